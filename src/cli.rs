@@ -1,0 +1,113 @@
+//! The command line: every flag is documented by its `///` line, which is also its `--help`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Run several AI coding agents in parallel on one project, each in its own git worktree,
+/// branch and tmux window. Nothing merges without your yes; unmerged work is never deleted.
+#[derive(Debug, Parser)]
+#[command(name = "orchestra", version, propagate_version = true)]
+pub struct Cli {
+    /// The tmux server's socket. Default: the server this shell runs inside ($TMUX), else
+    /// tmux's default server.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        env = "ORCHESTRA_TMUX_SOCKET"
+    )]
+    pub socket: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Turn a title into a free session label: `orchestra slugify Fix the login bug`.
+    Slugify(SlugifyArgs),
+    /// Start an agent on a new branch `session/<LABEL>`, in its own worktree and tmux window.
+    Dispatch(DispatchArgs),
+    /// List the sessions of this repo (or of every repo with --all).
+    List(ListArgs),
+    /// Close a session: its window and worktree go; its branch is deleted if merged, else
+    /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
+    Kill(KillArgs),
+    /// Check tmux, git and the state store, and reconcile the record with what is really
+    /// there (exit 1 when a problem remains).
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RepoArg {
+    /// The repository (any folder inside it). Default: the current folder.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SlugifyArgs {
+    /// The title, as several words or one quoted string.
+    #[arg(required = true, value_name = "TITLE")]
+    pub title: Vec<String>,
+    #[command(flatten)]
+    pub repo: RepoArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DispatchArgs {
+    /// The session's label: 1-63 characters of a-z, 0-9 and '-'. Names the branch
+    /// session/<LABEL>, the worktree folder and the tmux window.
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// The task to give the agent.
+    #[arg(long, conflicts_with = "prompt_file")]
+    pub prompt: Option<String>,
+    /// Read the task from this file.
+    #[arg(long, value_name = "FILE")]
+    pub prompt_file: Option<PathBuf>,
+    /// The commit the branch starts from. Default: HEAD of the repo's main worktree.
+    #[arg(long, value_name = "REV")]
+    pub base: Option<String>,
+    /// The agent command, split like a shell would (e.g. "claude --model opus").
+    /// Default: $ORCHESTRA_AGENT, else `claude`.
+    #[arg(long, value_name = "CMD")]
+    pub agent: Option<String>,
+    /// The agent's kind, when its program name does not tell.
+    #[arg(long, value_parser = ["claude", "codex", "gemini", "aider", "generic"])]
+    pub kind: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
+    /// host, retry_count, window, pane, age).
+    #[arg(long)]
+    pub json: bool,
+    /// Sessions of every repo, not only this one.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KillArgs {
+    /// The session's label.
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Save uncommitted changes as a WIP commit on the session's branch instead of refusing.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Repair what can be repaired safely: mark sessions whose pane is gone as dead, prune
+    /// git's records of worktrees whose folders are gone.
+    #[arg(long)]
+    pub fix: bool,
+}

@@ -1,0 +1,349 @@
+//! `orchestra dispatch`: a new branch, worktree and tmux window with an agent working in it.
+//! Any failure part-way undoes what was made, newest first.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::agent::{self, AgentKind, LaunchContext};
+use crate::cli::DispatchArgs;
+use crate::cmd::{open_repo, Context, Output};
+use crate::error::Error;
+use crate::git::{Oid, Repo};
+use crate::label;
+use crate::paths::{find_program, non_empty_env, session_dir};
+use crate::state::{now, AgentState, Session, Status, Store};
+use crate::tmux::{session_name_for, Placement, Tmux, WindowSpec};
+
+/// How long a generic agent gets to draw something before its prompt is typed anyway.
+const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
+
+pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    label::validate(&args.label)?;
+    let prompt = read_prompt(args)?;
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let command = agent_command(args.agent.as_deref())?;
+    let kind = match args.kind.as_deref() {
+        Some(k) => AgentKind::parse(k)
+            .ok_or_else(|| Error::BadInput(format!("unknown agent kind {k:?}")))?,
+        None => AgentKind::from_program(&command[0]),
+    };
+    let store = ctx.store()?;
+    let repo_id = repo.id();
+    let label = args.label.as_str();
+    if let Some(existing) = store.session_by_label(&repo_id, label)? {
+        return Err(Error::BadInput(format!(
+            "label {label:?} is already used by session {} ({}) in this repo: pick another (`orchestra slugify <title>` finds a free one)",
+            existing.id, existing.status
+        )));
+    }
+    let branch = format!("session/{label}");
+    if repo.branch_exists(&branch) {
+        return Err(Error::BadInput(format!(
+            "branch {branch} already exists: pick another label (`orchestra slugify <title>` finds a free one)"
+        )));
+    }
+    let worktree = worktree_root(&repo).join(label);
+    if worktree.exists() {
+        return Err(Error::BadInput(format!(
+            "{} already exists: pick another label or remove it",
+            worktree.display()
+        )));
+    }
+    let base = repo.resolve_commit(args.base.as_deref())?;
+    let base_branch = match args.base.as_deref() {
+        Some(rev) if repo.branch_exists(rev) => Some(rev.to_string()),
+        _ => repo.current_branch(),
+    };
+
+    let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let agent_uuid = uuid::Uuid::new_v4().to_string();
+    let port = free_port(&store)?;
+    let tmux = ctx.tmux();
+    let mut undo = Undo::new(&repo, &tmux);
+
+    let result = (|| -> Result<Session, Error> {
+        let dir = session_dir(&ctx.home, &id);
+        std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        undo.session_dir = Some(dir.clone());
+        let settings_file = dir.join("settings.json");
+        if kind == AgentKind::Claude {
+            let settings =
+                serde_json::to_string_pretty(&agent::claude_settings()).unwrap_or_default();
+            std::fs::write(&settings_file, settings)
+                .map_err(Error::io(format!("writing {}", settings_file.display())))?;
+        }
+
+        let root = worktree_root(&repo);
+        if !root.exists() {
+            std::fs::create_dir_all(&root)
+                .map_err(Error::io(format!("creating {}", root.display())))?;
+            undo.worktree_root = Some(root);
+        }
+        repo.add_worktree(&worktree, &branch, base)?;
+        undo.worktree = Some((worktree.clone(), branch.clone(), base));
+        repo.copy_worktree_includes(&worktree)?;
+
+        let launch = agent::launch(
+            kind,
+            &command,
+            prompt.as_deref(),
+            &LaunchContext {
+                agent_uuid: &agent_uuid,
+                settings_file: &settings_file,
+            },
+        );
+        let env = vec![
+            ("ORCHESTRA_SESSION".to_string(), id.clone()),
+            (
+                "ORCHESTRA_HOME".to_string(),
+                ctx.home.to_string_lossy().into_owned(),
+            ),
+            ("ORCHESTRA_PORT".to_string(), port.to_string()),
+        ];
+        let detached = format!("orchestra-{}", session_name_for(&repo.name()));
+        let window = tmux.new_window(
+            &WindowSpec {
+                name: label,
+                cwd: &worktree,
+                argv: &launch.argv,
+                env: &env,
+                placement: if tmux.inside() {
+                    Placement::Current
+                } else {
+                    Placement::Detached(&detached)
+                },
+            },
+            &[("@orchestra_id", &id), ("@orchestra_label", label)],
+        )?;
+        undo.window = Some((window.window.clone(), id.clone()));
+
+        let at = now();
+        let session = Session {
+            id: id.clone(),
+            repo: repo_id.clone(),
+            label: label.to_string(),
+            branch: branch.clone(),
+            base_commit: base.to_string(),
+            base_branch: base_branch.clone(),
+            worktree: worktree.to_string_lossy().into_owned(),
+            host: None,
+            tmux_socket: Some(window.socket_path.clone()),
+            tmux_session: Some(window.session_name.clone()),
+            window: Some(window.window.clone()),
+            pane: Some(window.pane.clone()),
+            agent_kind: kind.as_str().to_string(),
+            agent_argv: command.clone(),
+            agent_uuid: (kind == AgentKind::Claude).then(|| agent_uuid.clone()),
+            port: Some(port),
+            prompt: prompt.clone(),
+            status: Status::Running,
+            state: AgentState::Unknown,
+            retry_count: 0,
+            created_at: at,
+            updated_at: at,
+        };
+        store.insert_session(&session)?;
+        store.record_event(
+            &session,
+            "dispatched",
+            "",
+            Status::Running.as_str(),
+            &branch,
+        )?;
+
+        if let Some(text) = &launch.typed_prompt {
+            type_prompt_when_ready(&tmux, &window.pane, text)?;
+        }
+        Ok(session)
+    })();
+
+    let session = match result {
+        Ok(session) => session,
+        Err(e) => {
+            for problem in undo.run() {
+                out.note(format!("while undoing: {problem}"));
+            }
+            return Err(e);
+        }
+    };
+
+    out.line(format!(
+        "dispatched {label}: branch {branch}, worktree {}, window {} in tmux session {}",
+        session.worktree,
+        session.window.as_deref().unwrap_or("-"),
+        session.tmux_session.as_deref().unwrap_or("-"),
+    ));
+    let base_session = session.tmux_session.clone().unwrap_or_default();
+    let mut attach = tmux.command_prefix();
+    attach.extend(
+        [
+            "new-session",
+            "-A",
+            "-t",
+            &base_session,
+            "-s",
+            &format!("{base_session}-{label}"),
+            ";",
+            "select-window",
+            "-t",
+            label,
+        ]
+        .map(String::from),
+    );
+    out.line(format!("attach: {}", shell_join(&attach)));
+    Ok(())
+}
+
+fn read_prompt(args: &DispatchArgs) -> Result<Option<String>, Error> {
+    match (&args.prompt, &args.prompt_file) {
+        (Some(p), _) => Ok(Some(p.clone())),
+        (None, Some(file)) => std::fs::read_to_string(file).map(Some).map_err(|e| {
+            Error::BadInput(format!(
+                "cannot read the prompt file {}: {e}",
+                file.display()
+            ))
+        }),
+        (None, None) => Ok(None),
+    }
+}
+
+/// `--agent`, else `$ORCHESTRA_AGENT`, else `claude`, split like a shell would; the program
+/// must exist.
+fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
+    let text = flag
+        .map(str::to_string)
+        .or_else(|| non_empty_env("ORCHESTRA_AGENT"))
+        .unwrap_or_else(|| "claude".into());
+    let words = shell_words::split(&text)
+        .map_err(|e| Error::BadInput(format!("cannot split the agent command {text:?}: {e}")))?;
+    let Some(program) = words.first() else {
+        return Err(Error::BadInput("the agent command is empty".into()));
+    };
+    if find_program(program).is_none() {
+        return Err(Error::BadInput(format!(
+            "agent program {program:?} not found (not on PATH or not executable): install it or pass --agent"
+        )));
+    }
+    Ok(words)
+}
+
+/// `<parent>/<repo>.worktrees`, beside the main worktree.
+pub fn worktree_root(repo: &Repo) -> PathBuf {
+    let main = repo.main_worktree();
+    let parent = main.parent().unwrap_or(main);
+    parent.join(format!("{}.worktrees", repo.name()))
+}
+
+/// A free loopback port no other live session holds, for the session's dev servers.
+fn free_port(store: &Store) -> Result<u16, Error> {
+    let taken = store.ports_in_use()?;
+    for _ in 0..32 {
+        let listener =
+            TcpListener::bind(("127.0.0.1", 0)).map_err(Error::io("finding a free port"))?;
+        let port = listener
+            .local_addr()
+            .map_err(Error::io("finding a free port"))?
+            .port();
+        if !taken.contains(&port) {
+            return Ok(port);
+        }
+    }
+    Err(Error::Refused(
+        "no free TCP port found for the session".into(),
+    ))
+}
+
+/// Types the prompt once the program has drawn something (or after a second), then
+/// submits it.
+fn type_prompt_when_ready(tmux: &Tmux, pane: &str, text: &str) -> Result<(), Error> {
+    let started = Instant::now();
+    while started.elapsed() < TYPE_PROMPT_AFTER {
+        if tmux
+            .capture_pane(pane, 0)
+            .map(|screen| !screen.trim().is_empty())
+            .unwrap_or(false)
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.send_literal(pane, text)?;
+    tmux.send_keys(pane, &["Enter"])?;
+    Ok(())
+}
+
+/// A shell line a person can paste: each word quoted where needed, `;` as `\;`.
+fn shell_join(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| {
+            if w == ";" {
+                "\\;".to_string()
+            } else {
+                shell_words::quote(w).into_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What dispatch has made so far, to be taken back newest first if a later step fails.
+struct Undo<'a> {
+    repo: &'a Repo,
+    tmux: &'a Tmux,
+    session_dir: Option<PathBuf>,
+    worktree_root: Option<PathBuf>,
+    worktree: Option<(PathBuf, String, Oid)>,
+    window: Option<(String, String)>,
+}
+
+impl<'a> Undo<'a> {
+    fn new(repo: &'a Repo, tmux: &'a Tmux) -> Undo<'a> {
+        Undo {
+            repo,
+            tmux,
+            session_dir: None,
+            worktree_root: None,
+            worktree: None,
+            window: None,
+        }
+    }
+
+    /// Undoes everything recorded; returns what could not be undone.
+    fn run(self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if let Some((window, id)) = &self.window {
+            if let Err(e) = self.tmux.kill_window_if_ours(window, id) {
+                problems.push(format!("closing window {window}: {e}"));
+            }
+        }
+        if let Some((path, branch, base)) = &self.worktree {
+            if let Err(e) = self.repo.remove_worktree(path) {
+                problems.push(format!("removing worktree {}: {e}", path.display()));
+            }
+            // Only a branch still at its base holds no work; anything else is kept.
+            match self.repo.branch_tip(branch) {
+                Ok(tip) if tip == *base => {
+                    if let Err(e) = self.repo.delete_branch(branch) {
+                        problems.push(format!("deleting branch {branch}: {e}"));
+                    }
+                }
+                Ok(_) => problems.push(format!("branch {branch} has new commits: kept")),
+                Err(e) => problems.push(format!("reading branch {branch}: {e}")),
+            }
+        }
+        if let Some(root) = &self.worktree_root {
+            remove_if_empty(root);
+        }
+        if let Some(dir) = &self.session_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        problems
+    }
+}
+
+fn remove_if_empty(dir: &Path) {
+    // remove_dir refuses a folder that is not empty, which is the point.
+    let _ = std::fs::remove_dir(dir);
+}

@@ -1,0 +1,107 @@
+//! `orchestra list`: the sessions of this repo, or of every repo.
+
+use serde::Serialize;
+
+use crate::cli::ListArgs;
+use crate::cmd::{human_age, open_repo, render_table, Context, Output};
+use crate::error::Error;
+use crate::state::{now, Session};
+
+/// One row of `list --json`: an interface scripts rely on; keep the names stable.
+#[derive(Serialize)]
+pub struct ListRow {
+    pub id: String,
+    pub label: String,
+    pub status: String,
+    pub state: String,
+    pub branch: String,
+    pub worktree: String,
+    pub repo: String,
+    pub host: Option<String>,
+    pub retry_count: i64,
+    pub window: Option<String>,
+    pub pane: Option<String>,
+    /// Seconds since the session was created.
+    pub age: i64,
+}
+
+impl ListRow {
+    pub fn from_session(s: &Session, at: i64) -> ListRow {
+        ListRow {
+            id: s.id.clone(),
+            label: s.label.clone(),
+            status: s.status.to_string(),
+            state: s.state.to_string(),
+            branch: s.branch.clone(),
+            worktree: s.worktree.clone(),
+            repo: s.repo.clone(),
+            host: s.host.clone(),
+            retry_count: s.retry_count,
+            window: s.window.clone(),
+            pane: s.pane.clone(),
+            age: at - s.created_at,
+        }
+    }
+}
+
+pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let repo = if args.all {
+        None
+    } else {
+        Some(open_repo(args.repo.repo.as_deref()).map_err(|e| match e {
+            Error::Git(g) => {
+                Error::BadInput(format!("{g} (use --all for the sessions of every repo)"))
+            }
+            other => other,
+        })?)
+    };
+    let store = ctx.store()?;
+    let sessions = store.sessions(repo.as_ref().map(|r| r.id()).as_deref(), false)?;
+    let at = now();
+    let rows: Vec<ListRow> = sessions
+        .iter()
+        .map(|s| ListRow::from_session(s, at))
+        .collect();
+    if args.json {
+        let json = serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".into());
+        out.line(json);
+        return Ok(());
+    }
+    if rows.is_empty() {
+        out.line("no sessions");
+        return Ok(());
+    }
+    let mut header = vec![
+        "LABEL", "STATUS", "STATE", "BRANCH", "WINDOW", "PANE", "AGE", "RETRIES", "HOST", "ID",
+        "WORKTREE",
+    ];
+    if args.all {
+        header.push("REPO");
+    }
+    let table: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let mut cells = vec![
+                r.label.clone(),
+                r.status.clone(),
+                r.state.clone(),
+                r.branch.clone(),
+                r.window.clone().unwrap_or_else(|| "-".into()),
+                r.pane.clone().unwrap_or_else(|| "-".into()),
+                human_age(r.age),
+                r.retry_count.to_string(),
+                r.host.clone().unwrap_or_else(|| "local".into()),
+                r.id.clone(),
+                r.worktree.clone(),
+            ];
+            if args.all {
+                cells.push(r.repo.clone());
+            }
+            cells
+        })
+        .collect();
+    for line in render_table(&header, &table) {
+        out.line(line);
+    }
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! One file per subcommand: each validates its input, calls the modules that do the work,
+//! and renders the result to the writers it is given.
+
+pub mod dispatch;
+pub mod doctor;
+pub mod kill;
+pub mod list;
+pub mod slugify;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::git::Repo;
+use crate::paths::orchestra_home;
+use crate::state::{Session, Store};
+use crate::tmux::{Server, Tmux};
+
+/// What every command may need from its environment.
+pub struct Context {
+    pub home: PathBuf,
+    pub server: Server,
+}
+
+impl Context {
+    pub fn from_env(socket: Option<PathBuf>) -> Context {
+        Context {
+            home: orchestra_home(),
+            server: Server::resolve(socket.as_deref()),
+        }
+    }
+
+    pub fn store(&self) -> Result<Store, Error> {
+        Ok(Store::open(&self.home)?)
+    }
+
+    pub fn tmux(&self) -> Tmux {
+        Tmux::new(&self.server)
+    }
+}
+
+/// Where a command writes: results to `out`, notes and warnings to `err`.
+pub struct Output<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+}
+
+impl Output<'_> {
+    /// A line of results. A closed stdout (e.g. `| head`) is not the command's failure.
+    pub fn line(&mut self, text: impl AsRef<str>) {
+        let _ = writeln!(self.out, "{}", text.as_ref());
+    }
+
+    pub fn note(&mut self, text: impl AsRef<str>) {
+        let _ = writeln!(self.err, "orchestra: {}", text.as_ref());
+    }
+}
+
+/// The repository named by `--repo`, else the one containing the current folder.
+pub fn open_repo(dir: Option<&Path>) -> Result<Repo, Error> {
+    let dir = match dir {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().map_err(Error::io("reading the current folder"))?,
+    };
+    Ok(Repo::discover(&dir)?)
+}
+
+/// The live session `label` of `repo`, or bad input naming what exists.
+pub fn find_session(store: &Store, repo: &Repo, label: &str) -> Result<Session, Error> {
+    crate::label::validate(label)?;
+    store.session_by_label(&repo.id(), label)?.ok_or_else(|| {
+        Error::BadInput(format!(
+            "no session labelled {label:?} in {} (see `orchestra list`)",
+            repo.main_worktree().display()
+        ))
+    })
+}
+
+/// The tmux server a recorded session lives on.
+pub fn session_tmux(session: &Session) -> Tmux {
+    Tmux::new(&Server::at(session.tmux_socket.as_deref()))
+}
+
+/// "42s", "5m", "3h", "2d".
+pub fn human_age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        3600..=86_399 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let mut text = String::new();
+        for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            if i + 1 == cells.len() {
+                text.push_str(cell);
+            } else {
+                text.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        text.trim_end().to_string()
+    };
+    let mut out = vec![line(header.to_vec())];
+    out.extend(
+        rows.iter()
+            .map(|r| line(r.iter().map(String::as_str).collect())),
+    );
+    out
+}

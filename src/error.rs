@@ -1,0 +1,63 @@
+//! The error a command returns, and the exit status it maps to: 2 when the request cannot
+//! be carried out as given, 1 when a valid request was refused by the state of the work
+//! (or failed on the way).
+
+use crate::git::GitError;
+use crate::label::LabelError;
+use crate::state::StateError;
+use crate::tmux::TmuxError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The request itself is wrong: usage, labels, missing programs. Exit 2.
+    #[error("{0}")]
+    BadInput(String),
+    /// A valid request refused by the current state of the work. Exit 1.
+    #[error("{0}")]
+    Refused(String),
+    /// A check that came out false: exit 1 and no message (the output said it).
+    #[error("")]
+    CheckFailed,
+    #[error(transparent)]
+    Label(#[from] LabelError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::BadInput(_) | Error::Label(_) => 2,
+            Error::Tmux(TmuxError::NotInstalled | TmuxError::TooOld { .. }) => 2,
+            Error::Git(
+                GitError::NotARepo(_)
+                | GitError::Bare(_)
+                | GitError::NoCommits
+                | GitError::BadRevision(_)
+                | GitError::BranchExists(_)
+                | GitError::CliMissing,
+            ) => 2,
+            Error::State(StateError::LabelTaken { .. }) => 2,
+            _ => 1,
+        }
+    }
+
+    /// Whether there is a message to print (a false check has none).
+    pub fn is_silent(&self) -> bool {
+        matches!(self, Error::CheckFailed)
+    }
+
+    pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
+        let context = context.into();
+        move |source| Error::Io { context, source }
+    }
+}

@@ -1,0 +1,13 @@
+//! orchestra: run several AI coding agents in parallel on one project, each in its own git
+//! worktree, branch and tmux window. `main.rs` is the only place that prints and exits; every
+//! module here returns typed errors. See ARCHITECTURE.md for the map.
+
+pub mod agent;
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod git;
+pub mod label;
+pub mod paths;
+pub mod state;
+pub mod tmux;

@@ -1,0 +1,31 @@
+//! The `orchestra` binary: parse, dispatch to `cmd::*`, map errors to exit codes. The only
+//! place that prints an error and exits.
+
+use clap::Parser;
+
+use orchestra::cli::{Cli, Command};
+use orchestra::cmd::{self, Context, Output};
+
+fn main() {
+    let cli = Cli::parse();
+    let ctx = Context::from_env(cli.socket.clone());
+    let mut stdout = std::io::stdout().lock();
+    let mut stderr = std::io::stderr().lock();
+    let mut out = Output {
+        out: &mut stdout,
+        err: &mut stderr,
+    };
+    let result = match &cli.command {
+        Command::Slugify(args) => cmd::slugify::run(&ctx, args, &mut out),
+        Command::Dispatch(args) => cmd::dispatch::run(&ctx, args, &mut out),
+        Command::List(args) => cmd::list::run(&ctx, args, &mut out),
+        Command::Kill(args) => cmd::kill::run(&ctx, args, &mut out),
+        Command::Doctor(args) => cmd::doctor::run(&ctx, args, &mut out),
+    };
+    if let Err(e) = result {
+        if !e.is_silent() {
+            eprintln!("orchestra: {e}");
+        }
+        std::process::exit(e.exit_code());
+    }
+}

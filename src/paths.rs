@@ -1,0 +1,43 @@
+//! Where orchestra keeps its files.
+
+use std::path::{Path, PathBuf};
+
+/// `$ORCHESTRA_HOME`, else `${XDG_STATE_HOME:-~/.local/state}/orchestra`.
+pub fn orchestra_home() -> PathBuf {
+    if let Some(home) = non_empty_env("ORCHESTRA_HOME") {
+        return PathBuf::from(home);
+    }
+    if let Some(state) = non_empty_env("XDG_STATE_HOME") {
+        return Path::new(&state).join("orchestra");
+    }
+    let home = non_empty_env("HOME").unwrap_or_else(|| "/tmp".into());
+    Path::new(&home).join(".local/state/orchestra")
+}
+
+/// The folder holding one session's own files (hook settings, logs).
+pub fn session_dir(home: &Path, session_id: &str) -> PathBuf {
+    home.join("sessions").join(session_id)
+}
+
+pub fn non_empty_env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The program `name` resolves to: a path containing `/` as given, else the first
+/// executable of that name on `PATH`.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &Path| {
+        p.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        return executable(&p).then_some(p);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| executable(p))
+}

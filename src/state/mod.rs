@@ -1,0 +1,391 @@
+//! The record: the ONLY module that opens SQLite. Sessions, dependencies and the event log
+//! live in `$ORCHESTRA_HOME/state.db`, created on first use and migrated by
+//! `PRAGMA user_version`.
+
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde::Serialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("cannot create the state folder {path}: {source}")]
+    Folder {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("state database {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("state database {path} was written by a newer orchestra (schema {found}, this one knows {known})")]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("a session labelled {label:?} already exists in {repo}")]
+    LabelTaken { repo: String, label: String },
+}
+
+/// Lifecycle of a session; never mixed with [`AgentState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Blocked,
+    Running,
+    Stalled,
+    Done,
+    Merged,
+    Dead,
+}
+
+/// What the agent is doing now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentState {
+    Busy,
+    Waiting,
+    Idle,
+    Error,
+    Exited,
+    Unknown,
+}
+
+macro_rules! text_enum {
+    ($ty:ident { $($variant:ident => $text:literal),+ $(,)? }) => {
+        impl $ty {
+            pub fn as_str(self) -> &'static str {
+                match self { $($ty::$variant => $text),+ }
+            }
+            pub fn parse(text: &str) -> Option<Self> {
+                match text { $($text => Some($ty::$variant),)+ _ => None }
+            }
+        }
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+text_enum!(Status { Blocked => "blocked", Running => "running", Stalled => "stalled", Done => "done", Merged => "merged", Dead => "dead" });
+text_enum!(AgentState { Busy => "busy", Waiting => "waiting", Idle => "idle", Error => "error", Exited => "exited", Unknown => "unknown" });
+
+/// One session as recorded.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub id: String,
+    pub repo: String,
+    pub label: String,
+    pub branch: String,
+    pub base_commit: String,
+    /// The branch checked out in the repo's main worktree at dispatch: what "merged" means.
+    pub base_branch: Option<String>,
+    pub worktree: String,
+    /// `None` for this machine.
+    pub host: Option<String>,
+    pub tmux_socket: Option<String>,
+    pub tmux_session: Option<String>,
+    pub window: Option<String>,
+    pub pane: Option<String>,
+    pub agent_kind: String,
+    pub agent_argv: Vec<String>,
+    pub agent_uuid: Option<String>,
+    pub port: Option<u16>,
+    pub prompt: Option<String>,
+    pub status: Status,
+    pub state: AgentState,
+    pub retry_count: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
+     tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
+     prompt, status, state, retry_count, created_at, updated_at";
+
+impl Store {
+    /// Opens (creating on first use) `home/state.db`.
+    pub fn open(home: &Path) -> Result<Store, StateError> {
+        std::fs::create_dir_all(home).map_err(|source| StateError::Folder {
+            path: home.to_path_buf(),
+            source,
+        })?;
+        let path = home.join("state.db");
+        let sqlite = |source| StateError::Sqlite {
+            path: path.clone(),
+            source,
+        };
+        let conn = Connection::open(&path).map_err(sqlite)?;
+        // Many short-lived processes (hooks, status jobs, the user) write at once.
+        conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sqlite)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sqlite)?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sqlite)?;
+        let mut store = Store { conn, path };
+        schema::migrate(&mut store.conn, &store.path)?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StateError {
+        StateError::Sqlite {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    pub fn insert_session(&self, s: &Session) -> Result<(), StateError> {
+        let argv = serde_json::to_string(&s.agent_argv).unwrap_or_else(|_| "[]".into());
+        let result = self.conn.execute(
+            &format!(
+                "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
+            ),
+            params![
+                s.id,
+                s.repo,
+                s.label,
+                s.branch,
+                s.base_commit,
+                s.base_branch,
+                s.worktree,
+                s.host,
+                s.tmux_socket,
+                s.tmux_session,
+                s.window,
+                s.pane,
+                s.agent_kind,
+                argv,
+                s.agent_uuid,
+                s.port,
+                s.prompt,
+                s.status.as_str(),
+                s.state.as_str(),
+                s.retry_count,
+                s.created_at,
+                s.updated_at,
+            ],
+        );
+        match result {
+            Ok(_) => Ok(()),
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Err(StateError::LabelTaken {
+                    repo: s.repo.clone(),
+                    label: s.label.clone(),
+                })
+            }
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// Sessions of one repo (or of every repo), oldest first. Merged sessions are history:
+    /// shown only when `include_merged`.
+    pub fn sessions(
+        &self,
+        repo: Option<&str>,
+        include_merged: bool,
+    ) -> Result<Vec<Session>, StateError> {
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE (?1 IS NULL OR repo = ?1) \
+             AND (?2 OR status <> 'merged') ORDER BY created_at, rowid"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![repo, include_merged], session_from_row)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// The live (not merged) session with this label in this repo.
+    pub fn session_by_label(&self, repo: &str, label: &str) -> Result<Option<Session>, StateError> {
+        let sql = format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions WHERE repo = ?1 AND label = ?2 AND status <> 'merged'"
+        );
+        self.conn
+            .query_row(&sql, params![repo, label], session_from_row)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn session_by_id(&self, id: &str) -> Result<Option<Session>, StateError> {
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1");
+        self.conn
+            .query_row(&sql, params![id], session_from_row)
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Ports handed to sessions that are not merged yet.
+    pub fn ports_in_use(&self) -> Result<Vec<u16>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT port FROM sessions WHERE port IS NOT NULL AND status <> 'merged'",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, u16>(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Sets the lifecycle status, recording the change in `events` when it is one.
+    pub fn set_status(&self, s: &Session, status: Status, detail: &str) -> Result<(), StateError> {
+        if s.status == status {
+            return Ok(());
+        }
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE sessions SET status = ?2, updated_at = ?3 WHERE id = ?1",
+            params![s.id, status.as_str(), now()],
+        )
+        .map_err(|e| self.err(e))?;
+        insert_event(&tx, s, "status", s.status.as_str(), status.as_str(), detail)
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Removes a session's row; its events stay as history.
+    pub fn delete_session(&self, s: &Session, detail: &str) -> Result<(), StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        insert_event(&tx, s, "removed", s.status.as_str(), "", detail).map_err(|e| self.err(e))?;
+        tx.execute("DELETE FROM sessions WHERE id = ?1", params![s.id])
+            .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    pub fn record_event(
+        &self,
+        s: &Session,
+        kind: &str,
+        old: &str,
+        new: &str,
+        detail: &str,
+    ) -> Result<(), StateError> {
+        insert_event(&self.conn, s, kind, old, new, detail)
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The newest `limit` events, oldest first.
+    pub fn events(&self, limit: usize) -> Result<Vec<Event>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, at, session_id, label, repo, kind, old, new, detail FROM \
+                 (SELECT * FROM events ORDER BY seq DESC LIMIT ?1) ORDER BY seq",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map(params![limit as i64], |r| {
+                Ok(Event {
+                    seq: r.get(0)?,
+                    at: r.get(1)?,
+                    session_id: r.get(2)?,
+                    label: r.get(3)?,
+                    repo: r.get(4)?,
+                    kind: r.get(5)?,
+                    old: r.get(6)?,
+                    new: r.get(7)?,
+                    detail: r.get(8)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// SQLite's own consistency check: `None` when the file is sound.
+    pub fn integrity_problem(&self) -> Result<Option<String>, StateError> {
+        let verdict: String = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        Ok((verdict != "ok").then_some(verdict))
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Event {
+    pub seq: i64,
+    pub at: i64,
+    pub session_id: String,
+    pub label: Option<String>,
+    pub repo: Option<String>,
+    pub kind: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+    pub detail: Option<String>,
+}
+
+fn insert_event(
+    conn: &Connection,
+    s: &Session,
+    kind: &str,
+    old: &str,
+    new: &str,
+    detail: &str,
+) -> rusqlite::Result<usize> {
+    conn.execute(
+        "INSERT INTO events (at, session_id, label, repo, kind, old, new, detail) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![now(), s.id, s.label, s.repo, kind, old, new, detail],
+    )
+}
+
+fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    let argv: String = r.get(13)?;
+    let status: String = r.get(17)?;
+    let state: String = r.get(18)?;
+    Ok(Session {
+        id: r.get(0)?,
+        repo: r.get(1)?,
+        label: r.get(2)?,
+        branch: r.get(3)?,
+        base_commit: r.get(4)?,
+        base_branch: r.get(5)?,
+        worktree: r.get(6)?,
+        host: r.get(7)?,
+        tmux_socket: r.get(8)?,
+        tmux_session: r.get(9)?,
+        window: r.get(10)?,
+        pane: r.get(11)?,
+        agent_kind: r.get(12)?,
+        agent_argv: serde_json::from_str(&argv).unwrap_or_default(),
+        agent_uuid: r.get(14)?,
+        port: r.get(15)?,
+        prompt: r.get(16)?,
+        // The CHECK constraints keep these to known words.
+        status: Status::parse(&status).unwrap_or(Status::Dead),
+        state: AgentState::parse(&state).unwrap_or(AgentState::Unknown),
+        retry_count: r.get(19)?,
+        created_at: r.get(20)?,
+        updated_at: r.get(21)?,
+    })
+}

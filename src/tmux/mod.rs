@@ -1,0 +1,433 @@
+//! The ONLY module that runs tmux. Commands go through a [`Transport`] (a local process
+//! today, an SSH channel for remote hosts) so one batching scheme serves both: several
+//! commands travel in one tmux invocation joined by `;`, and their outputs are split apart
+//! again on nonce marker lines.
+
+mod transport;
+
+use std::path::{Path, PathBuf};
+
+pub use transport::{Local, Transport};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    #[error("tmux was not found on PATH: install tmux 3.2 or newer")]
+    NotInstalled,
+    #[error("could not run tmux: {0}")]
+    Spawn(std::io::Error),
+    #[error("tmux {command}: {message}")]
+    Failed { command: String, message: String },
+    #[error("tmux {found} is too old: orchestra needs tmux 3.2 or newer")]
+    TooOld { found: String },
+    #[error("unexpected output from tmux {command}: {output:?}")]
+    Unexpected { command: String, output: String },
+}
+
+/// Which tmux server to talk to, and whether this process runs inside it.
+#[derive(Debug, Clone)]
+pub struct Server {
+    /// `None`: tmux's default socket.
+    pub socket: Option<PathBuf>,
+    /// True when `$TMUX` names this same server: "the current session" then means
+    /// something.
+    pub inside: bool,
+}
+
+impl Server {
+    /// `--socket` (or `ORCHESTRA_TMUX_SOCKET`), else the server in `$TMUX`, else the
+    /// default one.
+    pub fn resolve(explicit: Option<&Path>) -> Server {
+        let tmux_env = std::env::var("TMUX").ok().filter(|v| !v.is_empty());
+        let current = tmux_env
+            .as_deref()
+            .and_then(|v| v.split(',').next())
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from);
+        match (explicit, current) {
+            (Some(socket), Some(current)) => Server {
+                inside: same_file(socket, &current),
+                socket: Some(socket.to_path_buf()),
+            },
+            (Some(socket), None) => Server {
+                socket: Some(socket.to_path_buf()),
+                inside: false,
+            },
+            (None, Some(current)) => Server {
+                socket: Some(current),
+                inside: true,
+            },
+            (None, None) => Server {
+                socket: None,
+                inside: false,
+            },
+        }
+    }
+
+    /// A server known by the socket path recorded for a session.
+    pub fn at(socket: Option<&str>) -> Server {
+        let mut server = Server::resolve(socket.map(Path::new));
+        if socket.is_none() {
+            server.inside = false;
+        }
+        server
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// Where a new window goes.
+pub enum Placement<'a> {
+    /// The session of the client this process runs in.
+    Current,
+    /// A detached session of this name, created when missing.
+    Detached(&'a str),
+}
+
+pub struct WindowSpec<'a> {
+    pub name: &'a str,
+    pub cwd: &'a Path,
+    /// The program and its arguments, executed directly (no shell in between).
+    pub argv: &'a [String],
+    pub env: &'a [(String, String)],
+    pub placement: Placement<'a>,
+}
+
+#[derive(Debug, Clone)]
+pub struct NewWindow {
+    pub session_name: String,
+    pub window: String,
+    pub pane: String,
+    pub socket_path: String,
+}
+
+/// One pane as `list-panes -a` sees it.
+#[derive(Debug, Clone)]
+pub struct Pane {
+    pub pane: String,
+    pub window: String,
+    pub session_name: String,
+    pub dead: bool,
+    pub current_command: String,
+    pub window_activity: i64,
+    pub orchestra_id: String,
+    pub orchestra_state: String,
+}
+
+pub struct Tmux {
+    transport: Box<dyn Transport>,
+    inside: bool,
+}
+
+const NEW_WINDOW_FORMAT: &str = "#{session_name}\t#{window_id}\t#{pane_id}\t#{socket_path}";
+
+impl Tmux {
+    pub fn new(server: &Server) -> Tmux {
+        Tmux {
+            transport: Box::new(Local::new(server.socket.clone())),
+            inside: server.inside,
+        }
+    }
+
+    pub fn with_transport(transport: Box<dyn Transport>, inside: bool) -> Tmux {
+        Tmux { transport, inside }
+    }
+
+    /// Whether "the current session" exists for this process.
+    pub fn inside(&self) -> bool {
+        self.inside
+    }
+
+    /// The command line a person would type to reach this server (absolute tmux path).
+    pub fn command_prefix(&self) -> Vec<String> {
+        self.transport.command_prefix()
+    }
+
+    fn run(&self, args: &[String]) -> Result<String, TmuxError> {
+        self.transport.tmux(args)
+    }
+
+    /// Runs several commands in ONE tmux invocation and returns each one's output.
+    pub fn batch(&self, commands: &[Vec<String>]) -> Result<Vec<String>, TmuxError> {
+        if commands.is_empty() {
+            return Ok(Vec::new());
+        }
+        let marker = format!("orchestra-split-{}", uuid::Uuid::new_v4().simple());
+        let mut args = Vec::new();
+        for (i, command) in commands.iter().enumerate() {
+            if i > 0 {
+                args.push(";".to_string());
+            }
+            args.extend(command.iter().cloned());
+            args.extend([
+                ";".into(),
+                "display-message".into(),
+                "-p".into(),
+                marker.clone(),
+            ]);
+        }
+        let output = self.run(&args)?;
+        let mut parts = Vec::with_capacity(commands.len());
+        let mut current = String::new();
+        for line in output.split_inclusive('\n') {
+            if line.trim_end_matches('\n') == marker {
+                parts.push(std::mem::take(&mut current));
+            } else {
+                current.push_str(line);
+            }
+        }
+        if parts.len() != commands.len() {
+            return Err(TmuxError::Unexpected {
+                command: "(batch)".into(),
+                output,
+            });
+        }
+        Ok(parts)
+    }
+
+    /// The server's version, refused below 3.2.
+    pub fn check_version(&self) -> Result<String, TmuxError> {
+        let out = self.run(&["-V".to_string()])?;
+        let found = out.trim().to_string();
+        match parse_version(&found) {
+            Some(v) if v < (3, 2) => Err(TmuxError::TooOld { found }),
+            _ => Ok(found),
+        }
+    }
+
+    pub fn has_session(&self, name: &str) -> Result<bool, TmuxError> {
+        match self.run(&strings(&["has-session", "-t", &format!("={name}")])) {
+            Ok(_) => Ok(true),
+            Err(TmuxError::Failed { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Opens a window running `spec.argv`, keeps its pane after the program exits (so the
+    /// exit is seen, not a vanished window), and sets `options` on it. Returns the ids.
+    pub fn new_window(
+        &self,
+        spec: &WindowSpec<'_>,
+        options: &[(&str, &str)],
+    ) -> Result<NewWindow, TmuxError> {
+        let mut args: Vec<String> = Vec::new();
+        match spec.placement {
+            Placement::Detached(session) if !self.has_session(session)? => {
+                args.extend(strings(&[
+                    "new-session",
+                    "-d",
+                    "-s",
+                    session,
+                    "-n",
+                    spec.name,
+                ]));
+            }
+            Placement::Detached(session) => {
+                args.extend(strings(&[
+                    "new-window",
+                    "-d",
+                    "-t",
+                    &format!("={session}:"),
+                    "-n",
+                    spec.name,
+                ]));
+            }
+            Placement::Current => args.extend(strings(&["new-window", "-d", "-n", spec.name])),
+        }
+        args.extend(strings(&["-P", "-F", NEW_WINDOW_FORMAT, "-c"]));
+        args.push(spec.cwd.to_string_lossy().into_owned());
+        for (key, value) in spec.env {
+            args.push("-e".into());
+            args.push(format!("{key}={value}"));
+        }
+        args.push("--".into());
+        // tmux hands a single argument to the shell; several are executed directly.
+        if spec.argv.len() == 1 {
+            args.push(shell_words::quote(&spec.argv[0]).into_owned());
+        } else {
+            args.extend(spec.argv.iter().cloned());
+        }
+        let out = self.run(&args)?;
+        let fields: Vec<&str> = out.trim_end().split('\t').collect();
+        let [session_name, window, pane, socket_path] = fields[..] else {
+            return Err(TmuxError::Unexpected {
+                command: "new-window".into(),
+                output: out,
+            });
+        };
+        let created = NewWindow {
+            session_name: session_name.into(),
+            window: window.into(),
+            pane: pane.into(),
+            socket_path: socket_path.into(),
+        };
+        let mut commands = vec![strings(&[
+            "set-option",
+            "-w",
+            "-t",
+            &created.window,
+            "remain-on-exit",
+            "on",
+        ])];
+        for (name, value) in options {
+            commands.push(strings(&[
+                "set-option",
+                "-w",
+                "-t",
+                &created.window,
+                name,
+                value,
+            ]));
+        }
+        if let Err(e) = self.batch(&commands) {
+            let _ = self.kill_window(&created.window);
+            return Err(e);
+        }
+        Ok(created)
+    }
+
+    /// A window option's value; `None` when the window is gone or the option unset.
+    pub fn window_option(&self, window: &str, name: &str) -> Result<Option<String>, TmuxError> {
+        match self.run(&strings(&[
+            "show-options",
+            "-w",
+            "-v",
+            "-q",
+            "-t",
+            window,
+            name,
+        ])) {
+            Ok(v) => {
+                let v = v.trim_end_matches('\n');
+                Ok((!v.is_empty()).then(|| v.to_string()))
+            }
+            Err(TmuxError::Failed { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Closes `window` only if it carries `@orchestra_id` = `id`: a window we did not
+    /// create (or one reusing a recycled id) is never touched. Returns whether it closed.
+    pub fn kill_window_if_ours(&self, window: &str, id: &str) -> Result<bool, TmuxError> {
+        if self.window_option(window, "@orchestra_id")?.as_deref() != Some(id) {
+            return Ok(false);
+        }
+        self.kill_window(window)?;
+        Ok(true)
+    }
+
+    fn kill_window(&self, window: &str) -> Result<(), TmuxError> {
+        self.run(&strings(&["kill-window", "-t", window]))
+            .map(|_| ())
+    }
+
+    /// Every pane on the server with what orchestra needs to know of it, in one call.
+    /// No server running means no panes.
+    pub fn list_panes(&self) -> Result<Vec<Pane>, TmuxError> {
+        let format = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_activity}\t#{@orchestra_id}\t#{@orchestra_state}\t#{pane_current_command}\t#{session_name}";
+        let out = match self.run(&strings(&["list-panes", "-a", "-F", format])) {
+            Ok(out) => out,
+            Err(TmuxError::Failed { message, .. }) if no_server(&message) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        Ok(out
+            .lines()
+            .filter_map(|line| {
+                let f: Vec<&str> = line.splitn(8, '\t').collect();
+                let [pane, window, dead, activity, id, state, command, session] = f[..] else {
+                    return None;
+                };
+                Some(Pane {
+                    pane: pane.into(),
+                    window: window.into(),
+                    dead: dead == "1",
+                    window_activity: activity.parse().unwrap_or(0),
+                    orchestra_id: id.into(),
+                    orchestra_state: state.into(),
+                    current_command: command.into(),
+                    session_name: session.into(),
+                })
+            })
+            .collect())
+    }
+
+    /// The visible screen of `pane` (plus `history` lines above it), as plain text.
+    pub fn capture_pane(&self, pane: &str, history: usize) -> Result<String, TmuxError> {
+        let start = format!("-{history}");
+        self.run(&strings(&[
+            "capture-pane",
+            "-p",
+            "-J",
+            "-t",
+            pane,
+            "-S",
+            &start,
+        ]))
+    }
+
+    /// Types `text` into `pane` literally: key names such as `Enter` or `C-c` stay text.
+    pub fn send_literal(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
+        self.run(&strings(&["send-keys", "-t", pane, "-l", "--", text]))
+            .map(|_| ())
+    }
+
+    /// Presses the named keys (e.g. `Enter`) in `pane`.
+    pub fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), TmuxError> {
+        let mut args = strings(&["send-keys", "-t", pane]);
+        args.extend(keys.iter().map(|k| k.to_string()));
+        self.run(&args).map(|_| ())
+    }
+}
+
+fn no_server(message: &str) -> bool {
+    message.contains("no server running") || message.contains("error connecting to")
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// "tmux 3.3a" → (3, 3); "tmux next-3.4" → (3, 4); unparsable (e.g. "master") → None.
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let digits = text.trim_start_matches(|c: char| !c.is_ascii_digit());
+    let mut parts = digits.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some((major, minor))
+}
+
+/// A tmux session name derived from free text: tmux itself rewrites `.` and `:`.
+pub fn session_name_for(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("tmux 3.3a"), Some((3, 3)));
+        assert_eq!(parse_version("tmux 3.2"), Some((3, 2)));
+        assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
+        assert_eq!(parse_version("tmux 2.9a"), Some((2, 9)));
+        assert_eq!(parse_version("tmux master"), None);
+    }
+
+    #[test]
+    fn session_names() {
+        assert_eq!(session_name_for("orchestra-my.repo"), "orchestra-my_repo");
+    }
+}
