@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build orchestra and install its binary into ~/.local/bin (or $PREFIX/bin). Idempotent:
+# running it again rebuilds only what changed and replaces the binary in place.
+#
+#   ./install.sh                 # ~/.local/bin/orchestra
+#   PREFIX=/usr/local ./install.sh
+set -euo pipefail
+cd "$(dirname "$0")"
+
+die() { echo "install.sh: $*" >&2; exit 2; }
+
+command -v git >/dev/null 2>&1 || die "git is required"
+command -v tmux >/dev/null 2>&1 || die "tmux 3.2 or newer is required (install it with your package manager)"
+version=$(tmux -V | sed -E 's/^tmux (next-)?//')
+major=${version%%.*}
+minor=$(printf '%s' "${version#*.}" | sed -E 's/[^0-9].*//')
+if [[ "$major" =~ ^[0-9]+$ ]] && { [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] && [ "${minor:-0}" -lt 2 ]; }; }; then
+  die "tmux $version is too old: orchestra needs tmux 3.2 or newer"
+fi
+command -v cargo >/dev/null 2>&1 || die "cargo is required to build orchestra (https://rustup.rs)"
+
+cargo build --release --locked --quiet
+prefix=${PREFIX:-$HOME/.local}
+mkdir -p "$prefix/bin"
+# Copy then rename: a running orchestra (a status job) keeps its old file intact.
+cp target/release/orchestra "$prefix/bin/.orchestra.new"
+mv -f "$prefix/bin/.orchestra.new" "$prefix/bin/orchestra"
+echo "installed $("$prefix/bin/orchestra" --version) to $prefix/bin/orchestra"
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "note: $prefix/bin is not on your PATH" ;;
+esac
+cat <<'TPM'
+To load the tmux plugin with TPM, add to ~/.tmux.conf:
+    set -g @plugin 'orchestra-dev/orchestra'
+then press prefix + I.
+TPM

@@ -1,0 +1,301 @@
+//! dispatch end to end: branch, worktree, window, options, the agent's environment and
+//! prompt; and rollback when a part is missing.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::harness::{wait_until, which, ClaudeWorld, Env};
+
+#[test]
+fn dispatch_makes_branch_worktree_and_window_and_types_the_prompt() {
+    let env = Env::new();
+    env.start_server(&[]);
+    // A gitignored .env listed in .worktreeinclude is copied; other ignored files are not.
+    std::fs::write(env.repo.join(".gitignore"), ".env\n*.log\n").unwrap();
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\n").unwrap();
+    env.git(&["add", ".gitignore", ".worktreeinclude"]);
+    env.git(&["commit", "-q", "-m", "ignore"]);
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(env.repo.join("build.log"), "noise\n").unwrap();
+
+    let run = env
+        .orchestra(&[
+            "dispatch",
+            "feature-a",
+            "--agent",
+            "bash --norc --noprofile",
+            "--prompt",
+            "echo \"$ORCHESTRA_SESSION $ORCHESTRA_PORT $ORCHESTRA_HOME\" > env.txt",
+        ])
+        .ok();
+    let worktree = env.worktree_path("feature-a");
+    assert!(run.stdout.contains("session/feature-a"), "{}", run.stdout);
+    assert!(run.stdout.contains("new-session -A -t orchestra-repo -s orchestra-repo-feature-a \\; select-window -t feature-a"), "{}", run.stdout);
+    let tmux_path = which("tmux").unwrap();
+    assert!(
+        run.stdout
+            .contains(&format!("attach: {}", tmux_path.display())),
+        "absolute tmux path: {}",
+        run.stdout
+    );
+
+    assert!(env.branches().contains(&"session/feature-a".to_string()));
+    assert_eq!(
+        crate::harness::git_in(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        "session/feature-a"
+    );
+    assert_eq!(
+        std::fs::read_to_string(worktree.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+    assert!(!worktree.join("build.log").exists());
+
+    let session = env.session("feature-a");
+    let id = session["id"].as_str().unwrap().to_string();
+    let window = session["window"].as_str().unwrap().to_string();
+    let pane = session["pane"].as_str().unwrap().to_string();
+    assert!(window.starts_with('@') && pane.starts_with('%'));
+    assert_eq!(session["status"], "running");
+    assert_eq!(
+        env.tmux(&["display-message", "-p", "-t", &window, "#{window_name}|#{@orchestra_id}|#{@orchestra_label}|#{session_name}|#{pane_current_path}"]).trim(),
+        format!("feature-a|{id}|feature-a|orchestra-repo|{}", worktree.display())
+    );
+
+    // The typed prompt ran in the agent, which saw its own session id, port and home.
+    let env_file = worktree.join("env.txt");
+    assert!(wait_until(Duration::from_secs(10), || env_file.exists()
+        && std::fs::read_to_string(&env_file).unwrap().ends_with('\n')));
+    let seen = std::fs::read_to_string(&env_file).unwrap();
+    let words: Vec<&str> = seen.split_whitespace().collect();
+    assert_eq!(words[0], id);
+    let port: u16 = words[1].parse().expect("ORCHESTRA_PORT is a port");
+    assert!(port > 0);
+    assert_eq!(Path::new(words[2]), env.home);
+}
+
+#[test]
+fn each_session_gets_its_own_port_and_base() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let first = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::write(env.repo.join("second.txt"), "2\n").unwrap();
+    env.git(&["add", "."]);
+    env.git(&["commit", "-q", "-m", "second"]);
+    env.orchestra(&[
+        "dispatch", "old-base", "--agent", "bash", "--kind", "generic", "--base", &first,
+    ])
+    .ok();
+    env.dispatch_shell("new-base").ok();
+    assert_eq!(env.git(&["rev-parse", "session/old-base"]).trim(), first);
+    assert_eq!(
+        env.git(&["rev-parse", "session/new-base"]),
+        env.git(&["rev-parse", "HEAD"])
+    );
+    let bad = env
+        .orchestra(&[
+            "dispatch",
+            "nope",
+            "--agent",
+            "bash",
+            "--base",
+            "no-such-rev",
+        ])
+        .fails_with(2);
+    assert!(bad.stderr.contains("no-such-rev"), "{}", bad.stderr);
+    assert!(!env.branches().contains(&"session/nope".to_string()));
+}
+
+#[test]
+fn dispatch_inside_tmux_opens_the_window_in_the_current_session() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let marker = env.root.join("done");
+    let command = format!(
+        "{} dispatch inner --agent 'sleep 300' > {} 2>&1; touch {}",
+        crate::harness::bin(),
+        env.root.join("out").display(),
+        marker.display()
+    );
+    env.tmux(&[
+        "new-window",
+        "-t",
+        "harness:",
+        "-c",
+        env.repo.to_str().unwrap(),
+        "-e",
+        &format!("ORCHESTRA_HOME={}", env.home.display()),
+        &command,
+    ]);
+    assert!(wait_until(Duration::from_secs(10), || marker.exists()));
+    let out = std::fs::read_to_string(env.root.join("out")).unwrap();
+    assert!(out.contains("tmux session harness"), "{out}");
+    let session = env.session("inner");
+    let window = session["window"].as_str().unwrap();
+    assert_eq!(
+        env.tmux(&["display-message", "-p", "-t", window, "#{session_name}"])
+            .trim(),
+        "harness"
+    );
+    assert!(env.tmux_try(&["has-session", "-t", "=orchestra-repo"]).code != 0);
+}
+
+/// Nothing of a failed dispatch may remain: branch, worktree, window, row, session files.
+fn assert_nothing_left(env: &Env, label: &str, windows_before: &[String]) {
+    assert_eq!(env.branches(), ["main"]);
+    assert!(!env.worktree_path(label).exists());
+    assert!(!env.root.join("repo.worktrees").exists());
+    assert!(!env.git(&["worktree", "list"]).contains(label));
+    assert_eq!(env.windows(), windows_before);
+    assert!(env.list_json().is_empty());
+    let sessions = env.home.join("sessions");
+    assert!(!sessions.exists() || std::fs::read_dir(&sessions).unwrap().next().is_none());
+}
+
+#[test]
+fn a_missing_agent_is_bad_input_and_nothing_is_made() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let windows = env.windows();
+    let run = env
+        .orchestra(&[
+            "dispatch",
+            "ghost",
+            "--agent",
+            "no-such-agent-program --flag",
+        ])
+        .fails_with(2);
+    assert!(
+        run.stderr.contains("no-such-agent-program"),
+        "{}",
+        run.stderr
+    );
+    assert_nothing_left(&env, "ghost", &windows);
+    // Unbalanced quotes in the agent command are bad input too.
+    env.orchestra(&["dispatch", "ghost", "--agent", "bash 'unclosed"])
+        .fails_with(2);
+    assert_nothing_left(&env, "ghost", &windows);
+}
+
+#[test]
+fn a_missing_tmux_rolls_everything_back() {
+    let mut env = Env::new();
+    env.start_server(&[]);
+    let windows = env.windows();
+    // A PATH with git and the agent but no tmux.
+    let bin = env.root.join("bin-without-tmux");
+    std::fs::create_dir_all(&bin).unwrap();
+    for program in ["git", "bash"] {
+        std::os::unix::fs::symlink(which(program).unwrap(), bin.join(program)).unwrap();
+    }
+    env.env
+        .push(("PATH".into(), bin.to_string_lossy().into_owned()));
+    let run = env
+        .orchestra(&[
+            "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
+        ])
+        .fails_with(2);
+    assert!(run.stderr.contains("tmux was not found"), "{}", run.stderr);
+    env.env.clear();
+    assert_nothing_left(&env, "no-tmux", &windows);
+}
+
+#[test]
+fn a_tmux_failure_after_the_worktree_exists_rolls_it_back() {
+    let mut env = Env::new();
+    env.start_server(&[]);
+    let windows = env.windows();
+    // A socket in a folder that does not exist: tmux fails once git has done its part.
+    env.env.push((
+        "ORCHESTRA_TMUX_SOCKET".into(),
+        env.root
+            .join("missing/dir/sock")
+            .to_string_lossy()
+            .into_owned(),
+    ));
+    let run = env.orchestra(&[
+        "dispatch", "mid-way", "--agent", "bash", "--kind", "generic",
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("tmux"), "{}", run.stderr);
+    env.env.clear();
+    assert_nothing_left(&env, "mid-way", &windows);
+}
+
+#[test]
+fn outside_a_repo_is_bad_input() {
+    let env = Env::new();
+    let elsewhere = env.root.join("not-a-repo");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let run = env
+        .orchestra_in(&elsewhere, &["dispatch", "x", "--agent", "bash"])
+        .fails_with(2);
+    assert!(
+        run.stderr.contains("not inside a git repository"),
+        "{}",
+        run.stderr
+    );
+    env.orchestra_in(&elsewhere, &["list"]).fails_with(2);
+    let prompt = env
+        .orchestra(&[
+            "dispatch",
+            "x",
+            "--agent",
+            "bash",
+            "--prompt-file",
+            "/no/such/file",
+        ])
+        .fails_with(2);
+    assert!(prompt.stderr.contains("/no/such/file"), "{}", prompt.stderr);
+}
+
+#[test]
+fn dispatch_runs_the_real_claude_with_its_session_id_and_the_prompt() {
+    let env = Env::new();
+    let worktree = env.worktree_path("claude-task");
+    let Some(world) = ClaudeWorld::start(&env, &[&worktree]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    let claude = world.claude.to_string_lossy().into_owned();
+    env.orchestra(&[
+        "dispatch",
+        "claude-task",
+        "--agent",
+        &claude,
+        "--prompt",
+        "[[say: on it]] please build the widget 7f3a",
+    ])
+    .ok();
+    let session = env.session("claude-task");
+    assert!(
+        wait_until(Duration::from_secs(60), || world
+            .api
+            .requests()
+            .contains("please build the widget 7f3a")),
+        "the fake API never received the prompt; screen:\n{}",
+        env.tmux(&[
+            "capture-pane",
+            "-p",
+            "-t",
+            session["pane"].as_str().unwrap()
+        ])
+    );
+    let pane = session["pane"].as_str().unwrap();
+    assert!(wait_until(Duration::from_secs(30), || env
+        .tmux(&["capture-pane", "-p", "-t", pane])
+        .contains("on it")));
+    // The agent runs with the session's uuid and hook settings file.
+    let pid = env.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap();
+    let argv: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    assert!(argv.iter().any(|a| a == "--session-id"), "{argv:?}");
+    let settings = argv
+        .iter()
+        .skip_while(|a| *a != "--settings")
+        .nth(1)
+        .expect("--settings FILE");
+    assert!(Path::new(settings).is_file(), "{settings}");
+}

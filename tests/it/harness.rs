@@ -1,0 +1,456 @@
+//! The shared test harness: a real tmux server per test on its own socket (killed on drop,
+//! only that socket), real git repos in temp folders, the real `claude` CLI against the
+//! scripted fake API of ../shared/fake-anthropic.
+//!
+//! Under `CI=true` a missing real part fails the test; elsewhere the test says it skipped.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub const CLAUDE_VERSION: &str = "2.1.332";
+
+pub fn on_ci() -> bool {
+    std::env::var("CI")
+        .map(|v| v == "true" || v == "1")
+        .unwrap_or(false)
+}
+
+/// Fails (on CI) or reports a skip (elsewhere) for a missing real part. Returns whether
+/// the test may go on.
+pub fn require(what: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    if on_ci() {
+        panic!("required test dependency missing: {what} (tests/run.sh installs it)");
+    }
+    eprintln!("SKIP: {what} is missing (tests/run.sh installs it)");
+    false
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_orchestra")
+}
+
+pub fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// Polls `check` every 50 ms until it holds or `timeout` passes.
+pub fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if check() {
+            return true;
+        }
+        if start.elapsed() > timeout {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    pub fn ok(self) -> Run {
+        assert_eq!(
+            self.code, 0,
+            "expected success; stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Exit `code` with exactly one line on stderr.
+    #[track_caller]
+    pub fn fails_with(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        assert_eq!(
+            self.stderr.lines().count(),
+            1,
+            "expected one line on stderr, got:\n{}",
+            self.stderr
+        );
+        self
+    }
+}
+
+/// One isolated world: a temp folder holding a git repo, `ORCHESTRA_HOME` and a tmux
+/// socket of its own.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub socket: PathBuf,
+    pub repo: PathBuf,
+    pub tmux_tmpdir: PathBuf,
+    /// Extra environment for orchestra runs (e.g. PATH overrides).
+    pub env: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        assert!(
+            which("tmux").is_some(),
+            "tmux is required (tests/run.sh installs it)"
+        );
+        assert!(
+            which("git").is_some(),
+            "git is required (tests/run.sh installs it)"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("orch")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
+        let root = dir.path().canonicalize().expect("canonical temp dir");
+        let tmux_tmpdir = root.join("tmux");
+        std::fs::create_dir_all(&tmux_tmpdir).expect("tmux tmpdir");
+        let env = Env {
+            home: root.join("home"),
+            socket: tmux_tmpdir.join("sock"),
+            repo: root.join("repo"),
+            tmux_tmpdir,
+            root,
+            dir,
+            env: Vec::new(),
+        };
+        init_repo(&env.repo);
+        env
+    }
+
+    /// Runs orchestra in the repo, outside tmux, on this test's server.
+    pub fn orchestra(&self, args: &[&str]) -> Run {
+        self.orchestra_in(&self.repo, args)
+    }
+
+    pub fn orchestra_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.orchestra_command(cwd, args);
+        Run::from(cmd.output().expect("run orchestra"))
+    }
+
+    pub fn orchestra_command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.args(args)
+            .current_dir(cwd)
+            .env("ORCHESTRA_HOME", &self.home)
+            .env("ORCHESTRA_TMUX_SOCKET", &self.socket)
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("ORCHESTRA_AGENT")
+            .env_remove("ORCHESTRA_SESSION")
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Starts this test's tmux server with a session `harness` (so it outlives the
+    /// sessions orchestra makes), its global environment taken from `env`.
+    pub fn start_server(&self, env: &[(String, String)]) {
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-S"])
+            .arg(&self.socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "harness",
+                "-x",
+                "200",
+                "-y",
+                "50",
+            ])
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("start tmux");
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Ends this test's tmux server and waits until it is gone.
+    pub fn stop_server(&self) {
+        let _ = self.tmux_try(&["kill-server"]);
+        assert!(wait_until(Duration::from_secs(5), || self
+            .tmux_try(&["list-sessions"])
+            .code
+            != 0
+            && !self.socket.exists()
+            || self
+                .tmux_try(&["list-sessions"])
+                .stderr
+                .contains("no server")));
+        let _ = std::fs::remove_file(&self.socket);
+    }
+
+    /// Runs tmux on this test's server; panics on failure.
+    #[track_caller]
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let run = self.tmux_try(args);
+        assert_eq!(run.code, 0, "tmux {args:?}: {}", run.stderr);
+        run.stdout
+    }
+
+    pub fn tmux_try(&self, args: &[&str]) -> Run {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux");
+        Run::from(out)
+    }
+
+    /// `window_id window_name @orchestra_id` of every window on the server.
+    pub fn windows(&self) -> Vec<String> {
+        let run = self.tmux_try(&[
+            "list-windows",
+            "-a",
+            "-F",
+            "#{window_id} #{window_name} #{@orchestra_id}",
+        ]);
+        run.stdout.lines().map(str::to_string).collect()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(&self.repo, args)
+    }
+
+    pub fn branches(&self) -> Vec<String> {
+        self.git(&["branch", "--format=%(refname:short)"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn worktree_path(&self, label: &str) -> PathBuf {
+        self.root.join("repo.worktrees").join(label)
+    }
+
+    pub fn list_json(&self) -> Vec<serde_json::Value> {
+        let run = self.orchestra(&["list", "--json"]).ok();
+        serde_json::from_str(&run.stdout).expect("list --json is JSON")
+    }
+
+    pub fn session(&self, label: &str) -> serde_json::Value {
+        self.list_json()
+            .into_iter()
+            .find(|s| s["label"] == label)
+            .unwrap_or_else(|| panic!("no session {label} in list --json"))
+    }
+
+    /// A generic agent that stays put: a shell reading commands.
+    pub fn dispatch_shell(&self, label: &str) -> Run {
+        self.orchestra(&[
+            "dispatch",
+            label,
+            "--agent",
+            "bash --norc --noprofile",
+            "--kind",
+            "generic",
+        ])
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        // Only this test's own server, by its own socket.
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn init_repo(repo: &Path) {
+    std::fs::create_dir_all(repo).expect("repo dir");
+    git_in(repo, &["init", "-q", "-b", "main"]);
+    git_in(repo, &["config", "user.name", "Test"]);
+    git_in(repo, &["config", "user.email", "test@example.com"]);
+    std::fs::write(repo.join("README.md"), "hello\n").expect("write");
+    git_in(repo, &["add", "."]);
+    git_in(repo, &["commit", "-q", "-m", "initial"]);
+}
+
+/// The real `claude` CLI: `$ORCHESTRA_TEST_CLAUDE`, else the pinned release in the test
+/// cache that tests/run.sh fills.
+pub fn claude_bin() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("ORCHESTRA_TEST_CLAUDE") {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
+        });
+    let p = cache
+        .join(format!("claude-{CLAUDE_VERSION}"))
+        .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    p.is_file().then_some(p)
+}
+
+pub fn fake_anthropic_dir() -> PathBuf {
+    std::env::var("ORCHESTRA_FAKE_ANTHROPIC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fake-anthropic"))
+}
+
+/// The scripted stand-in for the Anthropic API, on a free loopback port.
+pub struct FakeApi {
+    child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl FakeApi {
+    pub fn start(dir: &Path) -> FakeApi {
+        let port_file = dir.join("fake-api.port");
+        let log = dir.join("requests.jsonl");
+        let child = Command::new("python3")
+            .arg(fake_anthropic_dir().join("server.py"))
+            .args(["--port", "0", "--port-file"])
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start the fake API (python3)");
+        assert!(
+            wait_until(Duration::from_secs(10), || port_file.exists()),
+            "the fake API did not start"
+        );
+        let port = std::fs::read_to_string(&port_file)
+            .expect("port file")
+            .trim()
+            .parse()
+            .expect("port number");
+        FakeApi { child, port, log }
+    }
+
+    /// Every request body the fake API received, as JSON text.
+    pub fn requests(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real claude CLI, a fake API and a sandboxed HOME: what a test needs to run the agent.
+pub struct ClaudeWorld {
+    pub claude: PathBuf,
+    pub api: FakeApi,
+    /// The environment a tmux server must start with for claude to reach the fake API.
+    pub env: Vec<(String, String)>,
+}
+
+impl ClaudeWorld {
+    /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
+    pub fn start(env: &Env, trust: &[&Path]) -> Option<ClaudeWorld> {
+        let claude = claude_bin();
+        if !require(
+            &format!("the claude CLI {CLAUDE_VERSION}"),
+            claude.is_some(),
+        ) {
+            return None;
+        }
+        if !require("python3", which("python3").is_some()) {
+            return None;
+        }
+        let api = FakeApi::start(&env.root);
+        let home = env.root.join("claude-home");
+        let mut cmd = Command::new("python3");
+        cmd.arg(fake_anthropic_dir().join("claude-home.py"))
+            .arg(&home)
+            .arg("--env")
+            .arg("--port")
+            .arg(api.port.to_string());
+        for t in trust {
+            cmd.arg("--trust").arg(t);
+        }
+        let out = cmd.output().expect("claude-home.py");
+        assert!(
+            out.status.success(),
+            "claude-home.py: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut vars = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(assignment) = line.strip_prefix("export ") else {
+                continue;
+            };
+            let words = shell_words::split(assignment).expect("shell words");
+            let (k, v) = words[0].split_once('=').expect("NAME=value");
+            vars.push((k.to_string(), v.to_string()));
+        }
+        vars.push((
+            "TMUX_TMPDIR".into(),
+            env.tmux_tmpdir.to_string_lossy().into_owned(),
+        ));
+        Some(ClaudeWorld {
+            claude: claude.expect("checked above"),
+            api,
+            env: vars,
+        })
+    }
+}

@@ -1,0 +1,183 @@
+//! kill never loses work: merged branches go, unmerged ones are archived, uncommitted
+//! changes refuse (or are committed with --force); windows not ours survive.
+
+use crate::harness::{git_in, Env};
+
+#[test]
+fn kill_of_a_merged_session_deletes_branch_worktree_and_window() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("merged-one").ok();
+    let worktree = env.worktree_path("merged-one");
+    // Work committed on the session branch and merged into main by hand.
+    std::fs::write(worktree.join("feature.txt"), "done\n").unwrap();
+    git_in(&worktree, &["add", "."]);
+    git_in(&worktree, &["commit", "-q", "-m", "feature"]);
+    env.git(&[
+        "merge",
+        "-q",
+        "--no-ff",
+        "-m",
+        "merge",
+        "session/merged-one",
+    ]);
+    let window = env.session("merged-one")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    let run = env.orchestra(&["kill", "merged-one"]).ok();
+    assert!(
+        run.stdout.contains("deleted branch session/merged-one"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(env.branches(), ["main"]);
+    assert!(!worktree.exists());
+    assert!(!env
+        .windows()
+        .iter()
+        .any(|w| w.starts_with(&format!("{window} "))));
+    assert!(env.list_json().is_empty());
+    // The label is free again.
+    env.dispatch_shell("merged-one").ok();
+}
+
+#[test]
+fn kill_of_an_unmerged_session_archives_its_branch() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("unmerged").ok();
+    let worktree = env.worktree_path("unmerged");
+    std::fs::write(worktree.join("work.txt"), "precious\n").unwrap();
+    git_in(&worktree, &["add", "."]);
+    git_in(&worktree, &["commit", "-q", "-m", "precious work"]);
+    let tip = env.git(&["rev-parse", "session/unmerged"]);
+
+    let run = env.orchestra(&["kill", "unmerged"]).ok();
+    let archived: Vec<String> = env
+        .branches()
+        .into_iter()
+        .filter(|b| b.starts_with("archive/unmerged-"))
+        .collect();
+    assert_eq!(archived.len(), 1, "{:?}", env.branches());
+    assert!(
+        run.stdout.contains(&archived[0]),
+        "the new name is printed: {}",
+        run.stdout
+    );
+    assert_eq!(env.git(&["rev-parse", &archived[0]]), tip);
+    assert!(!env.branches().contains(&"session/unmerged".to_string()));
+    assert!(!worktree.exists());
+    // archive/<label>-<yyyymmdd-hhmmss>
+    let stamp = archived[0].trim_start_matches("archive/unmerged-");
+    assert_eq!(stamp.len(), 15, "{stamp}");
+    assert!(stamp.chars().enumerate().all(|(i, c)| if i == 8 {
+        c == '-'
+    } else {
+        c.is_ascii_digit()
+    }));
+}
+
+#[test]
+fn uncommitted_changes_refuse_and_force_saves_them() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("dirty").ok();
+    let worktree = env.worktree_path("dirty");
+    std::fs::write(worktree.join("untracked.txt"), "not yet committed\n").unwrap();
+    let windows = env.windows();
+
+    let run = env.orchestra(&["kill", "dirty"]).fails_with(1);
+    assert!(run.stderr.contains("uncommitted"), "{}", run.stderr);
+    assert!(run.stderr.contains("untracked.txt"), "{}", run.stderr);
+    assert!(run.stderr.contains("--force"), "{}", run.stderr);
+    // Nothing changed.
+    assert!(worktree.join("untracked.txt").exists());
+    assert_eq!(env.windows(), windows);
+    assert!(env.branches().contains(&"session/dirty".to_string()));
+    assert_eq!(env.list_json().len(), 1);
+
+    let run = env.orchestra(&["kill", "dirty", "--force"]).ok();
+    assert!(run.stdout.contains("WIP commit"), "{}", run.stdout);
+    let archived = env
+        .branches()
+        .into_iter()
+        .find(|b| b.starts_with("archive/dirty-"))
+        .expect("archived");
+    assert_eq!(
+        env.git(&["show", &format!("{archived}:untracked.txt")]),
+        "not yet committed\n"
+    );
+    assert!(env
+        .git(&["log", "-1", "--format=%s", &archived])
+        .starts_with("WIP"));
+}
+
+#[test]
+fn ignored_files_are_not_uncommitted_work() {
+    let env = Env::new();
+    env.start_server(&[]);
+    std::fs::write(env.repo.join(".gitignore"), "target/\n").unwrap();
+    env.git(&["add", "."]);
+    env.git(&["commit", "-q", "-m", "ignore target"]);
+    env.dispatch_shell("ignored").ok();
+    let worktree = env.worktree_path("ignored");
+    std::fs::create_dir_all(worktree.join("target")).unwrap();
+    std::fs::write(worktree.join("target/out.o"), "binary").unwrap();
+    env.orchestra(&["kill", "ignored"]).ok();
+    assert!(!worktree.exists());
+}
+
+#[test]
+fn windows_the_tool_did_not_create_survive_a_kill() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("mine").ok();
+    // A user's window with the same name in the same tmux session.
+    env.tmux(&[
+        "new-window",
+        "-d",
+        "-t",
+        "orchestra-repo:",
+        "-n",
+        "mine",
+        "sleep 300",
+    ]);
+    let window = env.session("mine")["window"].as_str().unwrap().to_string();
+    env.orchestra(&["kill", "mine"]).ok();
+    let windows = env.windows();
+    assert!(windows.iter().any(|w| w.ends_with(" mine ")), "{windows:?}");
+    assert!(!windows.iter().any(|w| w.starts_with(&format!("{window} "))));
+
+    // After a tmux restart window ids are reused: the recorded id now names a user window.
+    env.dispatch_shell("recycled").ok();
+    let recorded = env.session("recycled")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.stop_server();
+    env.start_server(&[]);
+    while !env
+        .windows()
+        .iter()
+        .any(|w| w.starts_with(&format!("{recorded} ")))
+    {
+        env.tmux(&["new-window", "-d", "-t", "harness:", "sleep 300"]);
+    }
+    env.orchestra(&["kill", "recycled"]).ok();
+    assert!(
+        env.windows()
+            .iter()
+            .any(|w| w.starts_with(&format!("{recorded} "))),
+        "the user's window {recorded} was closed: {:?}",
+        env.windows()
+    );
+}
+
+#[test]
+fn kill_of_an_unknown_label_is_bad_input() {
+    let env = Env::new();
+    let run = env.orchestra(&["kill", "nobody"]).fails_with(2);
+    assert!(run.stderr.contains("no session labelled"), "{}", run.stderr);
+}

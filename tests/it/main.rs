@@ -1,0 +1,10 @@
+//! The one integration test binary: every test drives the real `orchestra` binary against
+//! real tmux, git and (where it matters) the real `claude` CLI.
+
+mod harness;
+
+mod dispatch;
+mod doctor;
+mod kill;
+mod labels;
+mod list;

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The one test command (README, CI): installs what the tests need when it is missing,
+# then runs cargo fmt --check, clippy and the whole suite.
+#
+#   tests/run.sh                 # everything
+#   tests/run.sh dispatch::      # extra arguments go to the test filter
+#
+# The pinned Claude CLI is installed once into $ORCHESTRA_TEST_CACHE
+# (default ~/.cache/orchestra-test), outside the clone, and reused.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CLAUDE_VERSION=2.1.332
+CLAUDE_OLD_VERSION=2.0.77
+CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
+export ORCHESTRA_TEST_CACHE=$CACHE
+
+say() { printf '==> %s\n' "$*"; }
+
+apt_updated=""
+apt_install() {
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "tests/run.sh: missing $*, and no apt-get to install it with" >&2
+    exit 2
+  fi
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ -z "$apt_updated" ]; then
+    $sudo apt-get update -qq
+    apt_updated=1
+  fi
+  say "installing $*"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+need_cmd() { # need_cmd COMMAND PACKAGE
+  command -v "$1" >/dev/null 2>&1 || apt_install "$2"
+}
+
+need_cmd tmux tmux
+need_cmd git git
+need_cmd python3 python3
+need_cmd npm npm
+need_cmd node nodejs
+# Later suites: a real sshd on loopback, a real D-Bus session bus.
+[ -x /usr/sbin/sshd ] || apt_install openssh-server
+need_cmd dbus-run-session dbus
+need_cmd dbus-monitor dbus
+
+install_claude() { # install_claude VERSION
+  local dir="$CACHE/claude-$1"
+  if [ ! -e "$dir/node_modules/@anthropic-ai/claude-code/package.json" ]; then
+    say "installing the Claude CLI $1 into $dir"
+    mkdir -p "$dir"
+    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+      "@anthropic-ai/claude-code@$1" >/dev/null
+  fi
+}
+install_claude "$CLAUDE_VERSION"
+install_claude "$CLAUDE_OLD_VERSION"
+claude="$CACHE/claude-$CLAUDE_VERSION/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
+if [ ! -x "$claude" ]; then
+  echo "tests/run.sh: the Claude CLI binary is missing at $claude" >&2
+  exit 1
+fi
+say "claude $("$claude" --version)"
+say "$(tmux -V), $(git --version)"
+
+say "cargo fmt --check"
+cargo fmt --all -- --check
+say "cargo clippy"
+cargo clippy --all-targets --quiet -- -D warnings
+say "cargo test"
+# Each test runs its own tmux server and often a real claude: two per core is plenty.
+cargo test --quiet -- --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "$@"
