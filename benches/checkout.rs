@@ -48,7 +48,18 @@ fn main() {
     for run in 0..RUNS {
         let path = tmp.path().join(format!("cli-{run}"));
         let t = Instant::now();
-        git(&repo_dir, &["worktree", "add", "-q", "-b", &format!("cli-{run}"), path.to_str().unwrap(), "HEAD"]);
+        git(
+            &repo_dir,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                &format!("cli-{run}"),
+                path.to_str().unwrap(),
+                "HEAD",
+            ],
+        );
         cli.push(t.elapsed());
 
         let path = tmp.path().join(format!("lib-{run}"));
@@ -56,12 +67,22 @@ fn main() {
         let branch = repo.branch(&format!("lib-{run}"), &head, false).unwrap();
         let mut opts = git2::WorktreeAddOptions::new();
         opts.reference(Some(branch.get()));
-        repo.worktree(&format!("lib-{run}"), &path, Some(&opts)).unwrap();
+        repo.worktree(&format!("lib-{run}"), &path, Some(&opts))
+            .unwrap();
         lib.push(t.elapsed());
     }
     let (cli, lib) = (median(cli), median(lib));
     println!("new worktree of {FILES} files, median of {RUNS}:");
-    println!("  git worktree add (CLI)   {:8.1} ms", cli.as_secs_f64() * 1e3);
-    println!("  libgit2 worktree+checkout {:7.1} ms", lib.as_secs_f64() * 1e3);
-    println!("  libgit2 / CLI            {:8.2}x", lib.as_secs_f64() / cli.as_secs_f64());
+    println!(
+        "  git worktree add (CLI)   {:8.1} ms",
+        cli.as_secs_f64() * 1e3
+    );
+    println!(
+        "  libgit2 worktree+checkout {:7.1} ms",
+        lib.as_secs_f64() * 1e3
+    );
+    println!(
+        "  libgit2 / CLI            {:8.2}x",
+        lib.as_secs_f64() / cli.as_secs_f64()
+    );
 }
