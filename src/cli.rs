@@ -37,6 +37,93 @@ pub enum Command {
     /// Check tmux, git and the state store, and reconcile the record with what is really
     /// there (exit 1 when a problem remains).
     Doctor(DoctorArgs),
+    /// Record an agent event: the endpoint for Claude Code hooks (hook JSON on stdin) and
+    /// tmux hooks. `orchestra event --session ID waiting`.
+    Event(EventArgs),
+    /// Say what a captured screen shows: busy, waiting, idle, error or unknown.
+    /// `tmux capture-pane -p -t %3 | orchestra classify`.
+    Classify(ClassifyArgs),
+    /// Read every orchestra window once (batched), update states, badges and the record.
+    Refresh(RefreshArgs),
+    /// Print the status-line summary (e.g. `⚙2 ✋1 ✓3`), refreshing at most once a second.
+    /// Used as `#(orchestra status-line)` in status-right.
+    StatusLine,
+    /// Show every session's state, who said it, and how long its window has been quiet.
+    Health(HealthArgs),
+    /// Show the newest events (state and status changes) of this repo's sessions.
+    Events(EventsArgs),
+    /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
+    /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
+    Notify(NotifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct EventArgs {
+    /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
+    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a tmux hook
+    /// (pane-died, pane-exited), or a state (busy, waiting, idle, error, exited).
+    pub event: String,
+    /// The session's id. Default: $ORCHESTRA_SESSION.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Called as a Claude Code hook: read the hook JSON on stdin, never fail (a failing
+    /// hook would block the agent); problems go to $ORCHESTRA_HOME/logs/hooks.log.
+    #[arg(long)]
+    pub from_hook: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Only this session's events.
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Events of every repo.
+    #[arg(long)]
+    pub all: bool,
+    /// How many of the newest events.
+    #[arg(short = 'n', long, default_value_t = 50)]
+    pub limit: usize,
+    /// Print a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// The captured screen. Default: standard input.
+    pub file: Option<PathBuf>,
+    /// The agent kind whose rules apply.
+    #[arg(long, default_value = "claude")]
+    pub kind: String,
+    /// Print {"state", "rule", "kind"} instead of the word.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Print what the refresh did as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// Print a JSON array of rows.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    #[arg(long)]
+    pub title: String,
+    #[arg(long, default_value = "")]
+    pub body: String,
+    /// The command to run when there is no notification bus; title and body are appended.
+    #[arg(long, value_name = "CMD")]
+    pub fallback_cmd: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -78,6 +165,9 @@ pub struct DispatchArgs {
     /// The agent's kind, when its program name does not tell.
     #[arg(long, value_parser = ["claude", "codex", "gemini", "aider", "generic"])]
     pub kind: Option<String>,
+    /// Do not wire Claude Code hooks: the state then comes from reading the screen alone.
+    #[arg(long)]
+    pub no_hooks: bool,
 }
 
 #[derive(Debug, Args)]

@@ -26,6 +26,8 @@ pub enum Error {
     Tmux(#[from] TmuxError),
     #[error(transparent)]
     Git(#[from] GitError),
+    #[error(transparent)]
+    Health(#[from] crate::health::HealthError),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -47,6 +49,9 @@ impl Error {
                 | GitError::CliMissing,
             ) => 2,
             Error::State(StateError::LabelTaken { .. }) => 2,
+            Error::Health(crate::health::HealthError::Tmux(
+                TmuxError::NotInstalled | TmuxError::TooOld { .. },
+            )) => 2,
             _ => 1,
         }
     }

@@ -21,6 +21,13 @@ fn main() {
         Command::List(args) => cmd::list::run(&ctx, args, &mut out),
         Command::Kill(args) => cmd::kill::run(&ctx, args, &mut out),
         Command::Doctor(args) => cmd::doctor::run(&ctx, args, &mut out),
+        Command::Event(args) => cmd::event::run(&ctx, args, &mut out),
+        Command::Classify(args) => cmd::classify::run(&ctx, args, &mut out),
+        Command::Refresh(args) => cmd::refresh::run(&ctx, args, &mut out),
+        Command::StatusLine => cmd::refresh::status_line(&ctx, &mut out),
+        Command::Health(args) => cmd::refresh::health(&ctx, args, &mut out),
+        Command::Events(args) => cmd::events::run(&ctx, args, &mut out),
+        Command::Notify(args) => cmd::event::notify(&ctx, args, &mut out),
     };
     if let Err(e) = result {
         if !e.is_silent() {

@@ -1,6 +1,8 @@
 //! Agent kinds: how each is launched and how its prompt reaches it. Screen rules and hook
 //! wiring per kind live here too, as data.
 
+pub mod rules;
+
 use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,9 +102,134 @@ pub fn launch(
     Launch { argv, typed_prompt }
 }
 
-/// The settings file passed with `--settings`: the hooks that report state.
-pub fn claude_settings() -> serde_json::Value {
-    serde_json::json!({ "hooks": {} })
+/// The Claude Code hook events that report state, and the release that introduced each
+/// (a release refuses a whole settings file naming an event it does not know).
+const CLAUDE_HOOKS: &[(&str, (u32, u32, u32))] = &[
+    ("UserPromptSubmit", (0, 0, 0)),
+    ("PreToolUse", (0, 0, 0)),
+    ("PostToolUse", (0, 0, 0)),
+    ("PermissionRequest", (0, 0, 0)),
+    ("Notification", (0, 0, 0)),
+    ("Stop", (0, 0, 0)),
+    ("SessionEnd", (0, 0, 0)),
+    ("StopFailure", (2, 1, 78)),
+];
+
+/// The settings file passed with `--settings`: hooks that call `orchestra event` for every
+/// state-bearing event this release of the CLI knows. An unknown release gets the events
+/// every 2.x release has.
+pub fn claude_settings(orchestra: &Path, version: Option<(u32, u32, u32)>) -> serde_json::Value {
+    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
+    let mut hooks = serde_json::Map::new();
+    for (event, since) in CLAUDE_HOOKS {
+        let known = match version {
+            Some(v) => v >= *since,
+            None => *since == (0, 0, 0),
+        };
+        if !known {
+            continue;
+        }
+        hooks.insert(
+            event.to_string(),
+            serde_json::json!([{ "hooks": [{
+                "type": "command",
+                "command": format!("{exe} event --from-hook {event}"),
+                "timeout": 10
+            }]}]),
+        );
+    }
+    serde_json::json!({ "hooks": hooks })
+}
+
+/// The release of the agent `command` runs ("2.1.332 (Claude Code)" → (2, 1, 332)), asked
+/// once per program file and cached in `cache_file`: `--version` of a node-based release
+/// takes a second.
+pub fn agent_version(command: &[String], cache_file: &Path) -> Option<(u32, u32, u32)> {
+    let key = version_cache_key(command)?;
+    let mut cache: std::collections::BTreeMap<String, String> = std::fs::read_to_string(cache_file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    if let Some(v) = cache.get(&key) {
+        return parse_version(v);
+    }
+    let text = run_version(command)?;
+    let version = parse_version(&text)?;
+    cache.insert(key, text);
+    if let Ok(json) = serde_json::to_string_pretty(&cache) {
+        let tmp = cache_file.with_extension("tmp");
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, cache_file);
+        }
+    }
+    Some(version)
+}
+
+/// The command plus the size and mtime of every file it names: a reinstall changes it.
+fn version_cache_key(command: &[String]) -> Option<String> {
+    let program = crate::paths::find_program(command.first()?)?;
+    let mut key = program.to_string_lossy().into_owned();
+    for (i, word) in command.iter().enumerate() {
+        let path = if i == 0 {
+            program.clone()
+        } else {
+            Path::new(word).to_path_buf()
+        };
+        if i > 0 {
+            key.push(' ');
+            key.push_str(word);
+        }
+        if let Ok(meta) = std::fs::metadata(&path) {
+            let mtime = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            key.push_str(&format!("#{}:{mtime}", meta.len()));
+        }
+    }
+    Some(key)
+}
+
+fn run_version(command: &[String]) -> Option<String> {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new(&command[0])
+        .args(&command[1..])
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < Duration::from_secs(10) => {
+                std::thread::sleep(Duration::from_millis(10))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    Some(out.trim().to_string())
+}
+
+/// The first `N.N.N` in `text`.
+pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let start = text.find(|c: char| c.is_ascii_digit())?;
+    let mut parts = text[start..]
+        .split(|c: char| !c.is_ascii_digit())
+        .take(3)
+        .map(|p| p.parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??, parts.next()??))
 }
 
 #[cfg(test)]
@@ -119,6 +246,28 @@ mod tests {
         assert_eq!(AgentKind::from_program("bash"), AgentKind::Generic);
         assert_eq!(AgentKind::parse("aider"), Some(AgentKind::Aider));
         assert_eq!(AgentKind::parse("vim"), None);
+    }
+
+    #[test]
+    fn hook_events_follow_the_release() {
+        let events = |v| {
+            let s = claude_settings(Path::new("/opt/my tools/orchestra"), v);
+            let mut keys: Vec<String> = s["hooks"].as_object().unwrap().keys().cloned().collect();
+            keys.sort();
+            (keys, s)
+        };
+        let (old, _) = events(Some((2, 0, 77)));
+        assert!(!old.contains(&"StopFailure".to_string()));
+        assert!(old.contains(&"PermissionRequest".to_string()));
+        let (new, settings) = events(Some((2, 1, 332)));
+        assert!(new.contains(&"StopFailure".to_string()));
+        let command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap();
+        assert_eq!(command, "'/opt/my tools/orchestra' event --from-hook Stop");
+        assert_eq!(events(None).0, old);
+        assert_eq!(parse_version("2.1.332 (Claude Code)"), Some((2, 1, 332)));
+        assert_eq!(parse_version("v10.2"), None);
     }
 
     #[test]

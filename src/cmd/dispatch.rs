@@ -68,8 +68,19 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         undo.session_dir = Some(dir.clone());
         let settings_file = dir.join("settings.json");
         if kind == AgentKind::Claude {
-            let settings =
-                serde_json::to_string_pretty(&agent::claude_settings()).unwrap_or_default();
+            let version = if args.no_hooks {
+                None
+            } else {
+                agent::agent_version(&command, &ctx.home.join("agent-versions.json"))
+            };
+            let exe = std::env::current_exe()
+                .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+            let settings = if args.no_hooks {
+                serde_json::json!({})
+            } else {
+                agent::claude_settings(&exe, version)
+            };
+            let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
             std::fs::write(&settings_file, settings)
                 .map_err(Error::io(format!("writing {}", settings_file.display())))?;
         }
@@ -114,7 +125,11 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
                     Placement::Detached(&detached)
                 },
             },
-            &[("@orchestra_id", &id), ("@orchestra_label", label)],
+            &[
+                ("@orchestra_id", &id),
+                ("@orchestra_label", label),
+                ("@orchestra_state", AgentState::Unknown.as_str()),
+            ],
         )?;
         undo.window = Some((window.window.clone(), id.clone()));
 
@@ -139,6 +154,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             prompt: prompt.clone(),
             status: Status::Running,
             state: AgentState::Unknown,
+            state_at: 0,
+            state_source: String::new(),
             retry_count: 0,
             created_at: at,
             updated_at: at,

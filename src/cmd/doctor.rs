@@ -96,7 +96,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
             s.pane.as_deref().unwrap_or("-")
         );
         if args.fix {
-            store.set_status(s, Status::Dead, "doctor: pane gone")?;
+            store.change_status(s, Status::Dead, "doctor: pane gone")?;
             report.fixed(out, format!("{what}; marked dead"));
         } else {
             report.problem(out, format!("{what} (doctor --fix marks it dead)"));

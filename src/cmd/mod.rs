@@ -1,10 +1,14 @@
 //! One file per subcommand: each validates its input, calls the modules that do the work,
 //! and renders the result to the writers it is given.
 
+pub mod classify;
 pub mod dispatch;
 pub mod doctor;
+pub mod event;
+pub mod events;
 pub mod kill;
 pub mod list;
+pub mod refresh;
 pub mod slugify;
 
 use std::io::Write;
@@ -36,6 +40,11 @@ impl Context {
 
     pub fn tmux(&self) -> Tmux {
         Tmux::new(&self.server)
+    }
+
+    /// The screen rules: built-in, with `$ORCHESTRA_HOME/agents.toml` laid over them.
+    pub fn rules(&self) -> Result<crate::agent::rules::Rules, Error> {
+        crate::agent::rules::Rules::load(&self.home).map_err(|e| Error::BadInput(e.to_string()))
     }
 }
 

@@ -104,6 +104,19 @@ pub struct Session {
     pub retry_count: i64,
     pub created_at: i64,
     pub updated_at: i64,
+    /// When the state was last said, in microseconds since the epoch.
+    pub state_at: i64,
+    /// Who said it: "hook", "screen", "tmux" or "" (nobody yet).
+    pub state_source: String,
+}
+
+/// A recorded change of state or status.
+#[derive(Debug, Clone)]
+pub struct Transition {
+    pub session: Session,
+    pub kind: &'static str,
+    pub old: String,
+    pub new: String,
 }
 
 pub struct Store {
@@ -120,7 +133,7 @@ pub fn now() -> i64 {
 
 const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
      tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
-     prompt, status, state, retry_count, created_at, updated_at";
+     prompt, status, state, retry_count, created_at, updated_at, state_at, state_source";
 
 impl Store {
     /// Opens (creating on first use) `home/state.db`.
@@ -164,7 +177,7 @@ impl Store {
         let result = self.conn.execute(
             &format!(
                 "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)"
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
             ),
             params![
                 s.id,
@@ -189,6 +202,8 @@ impl Store {
                 s.retry_count,
                 s.created_at,
                 s.updated_at,
+                s.state_at,
+                s.state_source,
             ],
         );
         match result {
@@ -256,20 +271,95 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    /// Sets the lifecycle status, recording the change in `events` when it is one.
-    pub fn set_status(&self, s: &Session, status: Status, detail: &str) -> Result<(), StateError> {
-        if s.status == status {
-            return Ok(());
-        }
+    /// Records that `source` said the session is in `state` at `at` (microseconds). The
+    /// newest word wins: an older one (a hook process that ran late) changes nothing.
+    /// Returns the transition when the state changed; the check and the write are one
+    /// transaction, so a transition is recorded (and notified) once.
+    pub fn apply_state(
+        &self,
+        id: &str,
+        state: AgentState,
+        at: i64,
+        source: &str,
+        detail: &str,
+    ) -> Result<Option<Transition>, StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        // Taking the write lock first makes the read below current.
+        tx.execute("UPDATE sessions SET id = id WHERE id = ?1", params![id])
+            .map_err(|e| self.err(e))?;
+        let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1");
+        let Some(current) = tx
+            .query_row(&sql, params![id], session_from_row)
+            .optional()
+            .map_err(|e| self.err(e))?
+        else {
+            return Ok(None);
+        };
+        if at < current.state_at {
+            return Ok(None);
+        }
         tx.execute(
-            "UPDATE sessions SET status = ?2, updated_at = ?3 WHERE id = ?1",
-            params![s.id, status.as_str(), now()],
+            "UPDATE sessions SET state = ?2, state_at = ?3, state_source = ?4, updated_at = ?5 WHERE id = ?1",
+            params![id, state.as_str(), at, source, now()],
         )
         .map_err(|e| self.err(e))?;
+        let transition = if current.state != state {
+            insert_event(
+                &tx,
+                &current,
+                "state",
+                current.state.as_str(),
+                state.as_str(),
+                detail,
+            )
+            .map_err(|e| self.err(e))?;
+            Some(Transition {
+                old: current.state.to_string(),
+                new: state.to_string(),
+                kind: "state",
+                session: Session {
+                    state,
+                    state_at: at,
+                    state_source: source.to_string(),
+                    ..current
+                },
+            })
+        } else {
+            None
+        };
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(transition)
+    }
+
+    /// Sets the lifecycle status if it differs, returning the transition.
+    pub fn change_status(
+        &self,
+        s: &Session,
+        status: Status,
+        detail: &str,
+    ) -> Result<Option<Transition>, StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let changed = tx
+            .execute(
+                "UPDATE sessions SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status <> ?2",
+                params![s.id, status.as_str(), now()],
+            )
+            .map_err(|e| self.err(e))?;
+        if changed == 0 {
+            return Ok(None);
+        }
         insert_event(&tx, s, "status", s.status.as_str(), status.as_str(), detail)
             .map_err(|e| self.err(e))?;
-        tx.commit().map_err(|e| self.err(e))
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(Some(Transition {
+            old: s.status.to_string(),
+            new: status.to_string(),
+            kind: "status",
+            session: Session {
+                status,
+                ..s.clone()
+            },
+        }))
     }
 
     /// Removes a session's row; its events stay as history.
@@ -294,17 +384,23 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// The newest `limit` events, oldest first.
-    pub fn events(&self, limit: usize) -> Result<Vec<Event>, StateError> {
+    /// The newest `limit` events (of one repo, and one label, when given), oldest first.
+    pub fn events(
+        &self,
+        repo: Option<&str>,
+        label: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<Event>, StateError> {
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT seq, at, session_id, label, repo, kind, old, new, detail FROM \
-                 (SELECT * FROM events ORDER BY seq DESC LIMIT ?1) ORDER BY seq",
+                 (SELECT * FROM events WHERE (?1 IS NULL OR repo = ?1) AND (?2 IS NULL OR label = ?2) \
+                  ORDER BY seq DESC LIMIT ?3) ORDER BY seq",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![limit as i64], |r| {
+            .query_map(params![repo, label, limit as i64], |r| {
                 Ok(Event {
                     seq: r.get(0)?,
                     at: r.get(1)?,
@@ -387,5 +483,7 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         retry_count: r.get(19)?,
         created_at: r.get(20)?,
         updated_at: r.get(21)?,
+        state_at: r.get(22)?,
+        state_source: r.get(23)?,
     })
 }

@@ -54,6 +54,9 @@ const MIGRATIONS: &[&str] = &[
         detail     TEXT
     );
     CREATE INDEX events_session ON events(session_id, seq);",
+    // 2: when the state was last said and by whom (hook or screen): the newest word wins.
+    "ALTER TABLE sessions ADD COLUMN state_at INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN state_source TEXT NOT NULL DEFAULT '';",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -105,6 +105,47 @@ pub struct NewWindow {
     pub socket_path: String,
 }
 
+/// What one [`Tmux::snapshot`] call learns.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub socket_path: String,
+    pub options: Vec<(String, String)>,
+    pub panes: Vec<Pane>,
+}
+
+impl Snapshot {
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.options
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_activity}\t#{@orchestra_id}\t#{@orchestra_state}\t#{pane_current_command}\t#{session_name}";
+
+fn parse_panes(out: &str) -> Vec<Pane> {
+    out.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.splitn(8, '\t').collect();
+            let [pane, window, dead, activity, id, state, command, session] = f[..] else {
+                return None;
+            };
+            Some(Pane {
+                pane: pane.into(),
+                window: window.into(),
+                dead: dead == "1",
+                window_activity: activity.parse().unwrap_or(0),
+                orchestra_id: id.into(),
+                orchestra_state: state.into(),
+                current_command: command.into(),
+                session_name: session.into(),
+            })
+        })
+        .collect()
+}
+
 /// One pane as `list-panes -a` sees it.
 #[derive(Debug, Clone)]
 pub struct Pane {
@@ -290,6 +331,27 @@ impl Tmux {
         Ok(created)
     }
 
+    /// Sets the window's state badge and reads one global option, in ONE call.
+    pub fn set_badge(
+        &self,
+        window: &str,
+        state: &str,
+        read_option: &str,
+    ) -> Result<Option<String>, TmuxError> {
+        let parts = self.batch(&[
+            strings(&["set-option", "-w", "-t", window, "@orchestra_state", state]),
+            strings(&[
+                "display-message",
+                "-p",
+                "-t",
+                window,
+                &format!("#{{{read_option}}}"),
+            ]),
+        ])?;
+        let value = parts[1].trim_end_matches('\n');
+        Ok((!value.is_empty()).then(|| value.to_string()))
+    }
+
     /// A window option's value; `None` when the window is gone or the option unset.
     pub fn window_option(&self, window: &str, name: &str) -> Result<Option<String>, TmuxError> {
         match self.run(&strings(&[
@@ -328,31 +390,70 @@ impl Tmux {
     /// Every pane on the server with what orchestra needs to know of it, in one call.
     /// No server running means no panes.
     pub fn list_panes(&self) -> Result<Vec<Pane>, TmuxError> {
-        let format = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_activity}\t#{@orchestra_id}\t#{@orchestra_state}\t#{pane_current_command}\t#{session_name}";
-        let out = match self.run(&strings(&["list-panes", "-a", "-F", format])) {
-            Ok(out) => out,
-            Err(TmuxError::Failed { message, .. }) if no_server(&message) => return Ok(Vec::new()),
+        match self.run(&strings(&["list-panes", "-a", "-F", PANE_FORMAT])) {
+            Ok(out) => Ok(parse_panes(&out)),
+            Err(TmuxError::Failed { message, .. }) if no_server(&message) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// ONE tmux call: the panes carrying `@orchestra_id`, the server's socket path, and the
+    /// values of the global `options` asked for. `None` when no server runs.
+    pub fn snapshot(&self, options: &[&str]) -> Result<Option<Snapshot>, TmuxError> {
+        let mut format = String::from("#{socket_path}");
+        for name in options {
+            format.push_str(&format!("\t#{{{name}}}"));
+        }
+        let commands = vec![
+            strings(&[
+                "list-panes",
+                "-a",
+                "-f",
+                "#{!=:#{@orchestra_id},}",
+                "-F",
+                PANE_FORMAT,
+            ]),
+            strings(&["display-message", "-p", &format]),
+        ];
+        let parts = match self.batch(&commands) {
+            Ok(parts) => parts,
+            Err(TmuxError::Failed { message, .. }) if no_server(&message) => return Ok(None),
             Err(e) => return Err(e),
         };
-        Ok(out
-            .lines()
-            .filter_map(|line| {
-                let f: Vec<&str> = line.splitn(8, '\t').collect();
-                let [pane, window, dead, activity, id, state, command, session] = f[..] else {
-                    return None;
-                };
-                Some(Pane {
-                    pane: pane.into(),
-                    window: window.into(),
-                    dead: dead == "1",
-                    window_activity: activity.parse().unwrap_or(0),
-                    orchestra_id: id.into(),
-                    orchestra_state: state.into(),
-                    current_command: command.into(),
-                    session_name: session.into(),
-                })
+        let mut values = parts[1].trim_end_matches('\n').split('\t');
+        let socket_path = values.next().unwrap_or_default().to_string();
+        let options = options
+            .iter()
+            .map(|name| {
+                (
+                    name.to_string(),
+                    values.next().unwrap_or_default().to_string(),
+                )
             })
-            .collect())
+            .collect();
+        Ok(Some(Snapshot {
+            socket_path,
+            options,
+            panes: parse_panes(&parts[0]),
+        }))
+    }
+
+    /// The visible screens of `panes`, in ONE tmux call.
+    pub fn capture_many(&self, panes: &[String]) -> Result<Vec<String>, TmuxError> {
+        let commands: Vec<Vec<String>> = panes
+            .iter()
+            .map(|p| strings(&["capture-pane", "-p", "-J", "-t", p]))
+            .collect();
+        self.batch(&commands)
+    }
+
+    /// Sets several window options in ONE tmux call: (window, option, value).
+    pub fn set_window_options(&self, sets: &[(String, String, String)]) -> Result<(), TmuxError> {
+        let commands: Vec<Vec<String>> = sets
+            .iter()
+            .map(|(w, name, value)| strings(&["set-option", "-w", "-t", w, name, value]))
+            .collect();
+        self.batch(&commands).map(|_| ())
     }
 
     /// The visible screen of `pane` (plus `history` lines above it), as plain text.
@@ -381,6 +482,17 @@ impl Tmux {
         args.extend(keys.iter().map(|k| k.to_string()));
         self.run(&args).map(|_| ())
     }
+}
+
+/// Shows `message` on the attached clients of the server at `socket`; false when there is
+/// no such server or no client to show it on.
+pub fn display_message(socket: Option<&str>, message: &str) -> bool {
+    let server = Server::at(socket);
+    let tmux = Tmux::new(&server);
+    // A message is a format: `#` must be doubled to stay itself.
+    let literal = message.replace('#', "##");
+    tmux.run(&strings(&["display-message", "-d", "5000", &literal]))
+        .is_ok()
 }
 
 fn no_server(message: &str) -> bool {

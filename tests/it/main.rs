@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod classify;
 mod dispatch;
 mod doctor;
 mod kill;

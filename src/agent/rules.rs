@@ -1,0 +1,326 @@
+//! Screen rules as data: what a captured pane says its agent is doing. The built-in rules
+//! (rules.toml, compiled in) can be extended or replaced per kind from
+//! `$ORCHESTRA_HOME/agents.toml`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use crate::state::AgentState;
+
+const BUILT_IN: &str = include_str!("rules.toml");
+const DEFAULT_TAIL_LINES: usize = 12;
+/// Only the bottom of a screen matters: a 10,000-line capture is read from its end.
+const MAX_LINES_EXAMINED: usize = 200;
+/// The input line sits this close to the bottom (a footer or hints may follow it).
+const INPUT_LINE_WITHIN: usize = 6;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RulesError {
+    #[error("{file}: {message}")]
+    Parse { file: String, message: String },
+    #[error("{file}: rule {rule:?} of {kind}: bad regex for {field}: {message}")]
+    Regex {
+        file: String,
+        kind: String,
+        rule: String,
+        field: &'static str,
+        message: String,
+    },
+    #[error("{file}: rule {rule:?} of {kind}: unknown state {state:?} (busy, waiting, idle, error or exited)")]
+    State {
+        file: String,
+        kind: String,
+        rule: String,
+        state: String,
+    },
+    #[error("cannot read {file}: {message}")]
+    Read { file: String, message: String },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KindSpec {
+    turn_marker: Option<String>,
+    border: Option<String>,
+    #[serde(default)]
+    replace: bool,
+    #[serde(default)]
+    rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    name: String,
+    state: String,
+    last_line: Option<String>,
+    tail: Option<String>,
+    tail_not: Option<String>,
+    tail_lines: Option<usize>,
+    above_input: Option<String>,
+    last_turn: Option<String>,
+    #[serde(default)]
+    input_box: bool,
+}
+
+#[derive(Debug)]
+struct Rule {
+    name: String,
+    state: AgentState,
+    last_line: Option<Regex>,
+    tail: Option<Regex>,
+    tail_not: Option<Regex>,
+    tail_lines: usize,
+    above_input: Option<Regex>,
+    last_turn: Option<Regex>,
+    input_box: bool,
+}
+
+#[derive(Debug)]
+struct KindRules {
+    turn_marker: Option<Regex>,
+    border: Option<Regex>,
+    rules: Vec<Rule>,
+}
+
+/// The screen rules of every agent kind.
+#[derive(Debug)]
+pub struct Rules {
+    kinds: HashMap<String, KindRules>,
+}
+
+/// What a screen says, and which rule said it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub state: AgentState,
+    pub rule: Option<String>,
+}
+
+impl Rules {
+    /// The built-in rules alone.
+    pub fn built_in() -> Rules {
+        let mut rules = Rules {
+            kinds: HashMap::new(),
+        };
+        rules
+            .merge(BUILT_IN, "built-in rules")
+            .expect("the built-in rules are valid (tested)");
+        rules
+    }
+
+    /// The built-in rules with `home/agents.toml` (if any) laid over them.
+    pub fn load(home: &Path) -> Result<Rules, RulesError> {
+        let mut rules = Rules::built_in();
+        let file = home.join("agents.toml");
+        match std::fs::read_to_string(&file) {
+            Ok(text) => rules.merge(&text, &file.display().to_string())?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(RulesError::Read {
+                    file: file.display().to_string(),
+                    message: e.to_string(),
+                })
+            }
+        }
+        Ok(rules)
+    }
+
+    /// Adds the kinds of `text`: their rules go before the ones already known (or replace
+    /// them with `replace = true`).
+    fn merge(&mut self, text: &str, file: &str) -> Result<(), RulesError> {
+        let specs: HashMap<String, KindSpec> =
+            toml::from_str(text).map_err(|e| RulesError::Parse {
+                file: file.to_string(),
+                message: e.to_string(),
+            })?;
+        for (kind, spec) in specs {
+            let compile = |field: &'static str, rule: &str, pattern: &Option<String>| {
+                pattern
+                    .as_deref()
+                    .map(Regex::new)
+                    .transpose()
+                    .map_err(|e| RulesError::Regex {
+                        file: file.to_string(),
+                        kind: kind.clone(),
+                        rule: rule.to_string(),
+                        field,
+                        message: e.to_string(),
+                    })
+            };
+            let mut rules = Vec::new();
+            for r in &spec.rules {
+                let state = AgentState::parse(&r.state)
+                    .filter(|s| *s != AgentState::Unknown)
+                    .ok_or_else(|| RulesError::State {
+                        file: file.to_string(),
+                        kind: kind.clone(),
+                        rule: r.name.clone(),
+                        state: r.state.clone(),
+                    })?;
+                rules.push(Rule {
+                    name: r.name.clone(),
+                    state,
+                    last_line: compile("last_line", &r.name, &r.last_line)?,
+                    tail: compile("tail", &r.name, &r.tail)?,
+                    tail_not: compile("tail_not", &r.name, &r.tail_not)?,
+                    tail_lines: r.tail_lines.unwrap_or(DEFAULT_TAIL_LINES),
+                    above_input: compile("above_input", &r.name, &r.above_input)?,
+                    last_turn: compile("last_turn", &r.name, &r.last_turn)?,
+                    input_box: r.input_box,
+                });
+            }
+            let turn_marker = compile("turn_marker", "-", &spec.turn_marker)?;
+            let border = compile("border", "-", &spec.border)?;
+            let entry = self.kinds.entry(kind.clone()).or_insert(KindRules {
+                turn_marker: None,
+                border: None,
+                rules: Vec::new(),
+            });
+            if spec.replace {
+                entry.rules.clear();
+            }
+            rules.append(&mut entry.rules);
+            entry.rules = rules;
+            if turn_marker.is_some() {
+                entry.turn_marker = turn_marker;
+            }
+            if border.is_some() {
+                entry.border = border;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn knows(&self, kind: &str) -> bool {
+        self.kinds.contains_key(kind)
+    }
+
+    /// Classifies one captured screen of an agent of `kind`.
+    pub fn classify(&self, kind: &str, screen: &str) -> Verdict {
+        let unknown = Verdict {
+            state: AgentState::Unknown,
+            rule: None,
+        };
+        let Some(k) = self.kinds.get(kind) else {
+            return unknown;
+        };
+        let lines = bottom_lines(screen);
+        if lines.is_empty() {
+            return unknown;
+        }
+        let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
+        let is_turn = |l: &str| k.turn_marker.as_ref().is_some_and(|m| m.is_match(l));
+        // The input line: the last turn-marker line among the bottom few.
+        let input_at = lines
+            .iter()
+            .rposition(|l| is_turn(l))
+            .filter(|i| lines.len() - i <= INPUT_LINE_WITHIN);
+        for rule in &k.rules {
+            if rule.input_box && input_at.is_none() {
+                continue;
+            }
+            if let Some(re) = &rule.last_line {
+                if !re.is_match(lines[lines.len() - 1]) {
+                    continue;
+                }
+            }
+            let tail = &lines[lines.len().saturating_sub(rule.tail_lines)..];
+            if let Some(re) = &rule.tail {
+                if !tail.iter().any(|l| re.is_match(l)) {
+                    continue;
+                }
+            }
+            if let Some(re) = &rule.tail_not {
+                if tail.iter().any(|l| re.is_match(l)) {
+                    continue;
+                }
+            }
+            if let Some(re) = &rule.above_input {
+                let Some(input) = input_at else { continue };
+                let above = lines[..input].iter().rev().find(|l| !is_border(l));
+                if !above.is_some_and(|l| re.is_match(l)) {
+                    continue;
+                }
+            }
+            if let Some(re) = &rule.last_turn {
+                let Some(input) = input_at else { continue };
+                let start = lines[..input]
+                    .iter()
+                    .rposition(|l| is_turn(l))
+                    .map_or(0, |i| i + 1);
+                if !lines[start..input].iter().any(|l| re.is_match(l)) {
+                    continue;
+                }
+            }
+            return Verdict {
+                state: rule.state,
+                rule: Some(rule.name.clone()),
+            };
+        }
+        unknown
+    }
+}
+
+/// The last non-empty lines of `screen` (at most [`MAX_LINES_EXAMINED`]), ANSI escapes
+/// removed, trailing whitespace trimmed, top to bottom.
+fn bottom_lines(screen: &str) -> Vec<&str> {
+    let mut lines: Vec<&str> = screen
+        .lines()
+        .rev()
+        .map(str::trim_end)
+        .filter(|l| !l.is_empty())
+        .take(MAX_LINES_EXAMINED)
+        .collect();
+    lines.reverse();
+    lines
+}
+
+/// Removes ANSI escape sequences (CSI, OSC, and two-byte escapes) from `text`.
+pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\u{1b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('[') => {
+                // CSI: parameters and intermediates, then one final byte in @..~.
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            Some(']') => {
+                // OSC: ends with BEL or ESC \.
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' {
+                        break;
+                    }
+                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                        chars.next();
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Reads the tail of a screen given as raw bytes (any encoding: invalid UTF-8 is
+/// replaced), ANSI escapes removed. Only the last `max_bytes` are decoded.
+pub fn screen_text(bytes: &[u8], max_bytes: usize) -> String {
+    let start = bytes.len().saturating_sub(max_bytes);
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    strip_ansi(&text).into_owned()
+}

@@ -1,0 +1,224 @@
+//! `orchestra event`: hooks report state at once. Called by Claude Code for every hook
+//! event and by tmux when a pane dies; must return in milliseconds and, as a Claude hook,
+//! must never fail (a failing hook would block the agent).
+
+use std::io::{IsTerminal, Read, Write};
+
+use crate::cli::{EventArgs, NotifyArgs};
+use crate::cmd::{session_tmux, Context, Output};
+use crate::error::Error;
+use crate::health::{notify_transition, now_micros};
+use crate::notify::{self, Fallback, Note};
+use crate::paths::non_empty_env;
+use crate::state::AgentState;
+
+/// Hook JSON larger than this is not read further: only a few fields matter.
+const MAX_HOOK_JSON: u64 = 1024 * 1024;
+
+pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    // The moment the event happened, as near as this process knows: it orders words.
+    let at = now_micros();
+    let result = record(ctx, args, at);
+    if args.from_hook {
+        if let Err(e) = result {
+            log_hook_problem(ctx, args, &e);
+        }
+        return Ok(());
+    }
+    let _ = out;
+    result
+}
+
+fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
+    let id = args
+        .session
+        .clone()
+        .or_else(|| non_empty_env("ORCHESTRA_SESSION"))
+        .ok_or_else(|| {
+            Error::BadInput("no session: pass --session ID or set ORCHESTRA_SESSION".into())
+        })?;
+    let hook = if args.from_hook || !std::io::stdin().is_terminal() && is_claude_hook(&args.event) {
+        read_hook_json()
+    } else {
+        serde_json::Value::Null
+    };
+    let state = state_for(&args.event, &hook)?;
+    let store = ctx.store()?;
+    let session = store
+        .session_by_id(&id)?
+        .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    let Some(state) = state else {
+        return Ok(());
+    };
+    let Some(transition) = store.apply_state(&session.id, state, at, "hook", &args.event)? else {
+        return Ok(());
+    };
+    if let Some(window) = &transition.session.window {
+        let tmux = session_tmux(&transition.session);
+        // One tmux call: the badge, and the notify command should this need a notification.
+        let notify_cmd = tmux
+            .set_badge(window, state.as_str(), "@orchestra-notify-cmd")
+            .ok()
+            .flatten();
+        notify_transition(
+            &transition,
+            &Fallback {
+                command: notify_cmd,
+                tmux_socket: transition.session.tmux_socket.clone(),
+            },
+        );
+    }
+    Ok(())
+}
+
+fn is_claude_hook(event: &str) -> bool {
+    event.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+}
+
+fn read_hook_json() -> serde_json::Value {
+    let mut text = String::new();
+    let _ = std::io::stdin()
+        .take(MAX_HOOK_JSON)
+        .read_to_string(&mut text);
+    serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
+}
+
+/// The state an event means; `None` for events that change nothing.
+pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
+    let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    Ok(match event {
+        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Some(AgentState::Busy),
+        "PermissionRequest" => Some(AgentState::Waiting),
+        "Notification" => {
+            let kind = field("notification_type");
+            let message = field("message").to_ascii_lowercase();
+            let asks = matches!(kind, "permission_prompt" | "elicitation_dialog")
+                || kind.is_empty() && message.contains("permission");
+            asks.then_some(AgentState::Waiting)
+        }
+        // A sub-agent finishing says nothing about its parent.
+        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => None,
+        "Stop" => Some(AgentState::Idle),
+        "SubagentStop" => None,
+        "SessionStart" => Some(AgentState::Idle),
+        "StopFailure" => Some(AgentState::Error),
+        "SessionEnd" | "pane-died" | "pane-exited" => Some(AgentState::Exited),
+        other => match AgentState::parse(other) {
+            Some(AgentState::Unknown) | None => {
+                return Err(Error::BadInput(format!(
+                    "unknown event {other:?}: a Claude Code hook event, pane-died, pane-exited, or busy/waiting/idle/error/exited"
+                )))
+            }
+            Some(state) => Some(state),
+        },
+    })
+}
+
+fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
+    let dir = ctx.home.join("logs");
+    let _ = std::fs::create_dir_all(&dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("hooks.log"))
+    {
+        let _ = writeln!(
+            f,
+            "{} event {} session {}: {e}",
+            chrono::Local::now().format("%Y-%m-%d %H:%M:%S"),
+            args.event,
+            args.session
+                .clone()
+                .or_else(|| non_empty_env("ORCHESTRA_SESSION"))
+                .unwrap_or_default()
+        );
+    }
+}
+
+/// `orchestra notify`: send one notification now (the detached half of `notify::spawn`).
+pub fn notify(ctx: &Context, args: &NotifyArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let via = notify::send(
+        &Note {
+            title: args.title.clone(),
+            body: args.body.clone(),
+        },
+        &Fallback {
+            command: args.fallback_cmd.clone(),
+            tmux_socket: ctx
+                .server
+                .socket
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+        },
+    );
+    out.line(format!("sent via {via}"));
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hook_events_map_to_states() {
+        let none = serde_json::Value::Null;
+        assert_eq!(
+            state_for("PreToolUse", &none).unwrap(),
+            Some(AgentState::Busy)
+        );
+        assert_eq!(
+            state_for("PermissionRequest", &none).unwrap(),
+            Some(AgentState::Waiting)
+        );
+        assert_eq!(state_for("Stop", &none).unwrap(), Some(AgentState::Idle));
+        assert_eq!(
+            state_for("StopFailure", &none).unwrap(),
+            Some(AgentState::Error)
+        );
+        assert_eq!(
+            state_for("SessionEnd", &none).unwrap(),
+            Some(AgentState::Exited)
+        );
+        assert_eq!(
+            state_for("pane-died", &none).unwrap(),
+            Some(AgentState::Exited)
+        );
+        assert_eq!(
+            state_for("waiting", &none).unwrap(),
+            Some(AgentState::Waiting)
+        );
+        assert!(state_for("bogus", &none).is_err());
+        assert!(state_for("unknown", &none).is_err());
+    }
+
+    #[test]
+    fn notifications_wait_only_for_a_person() {
+        let perm = json!({"notification_type": "permission_prompt"});
+        let idle = json!({"notification_type": "idle_prompt", "message": "Claude is waiting for your input"});
+        let elicit = json!({"notification_type": "elicitation_dialog"});
+        let old = json!({"message": "Claude needs your permission to use Bash"});
+        assert_eq!(
+            state_for("Notification", &perm).unwrap(),
+            Some(AgentState::Waiting)
+        );
+        assert_eq!(
+            state_for("Notification", &elicit).unwrap(),
+            Some(AgentState::Waiting)
+        );
+        assert_eq!(state_for("Notification", &idle).unwrap(), None);
+        assert_eq!(
+            state_for("Notification", &old).unwrap(),
+            Some(AgentState::Waiting)
+        );
+    }
+
+    #[test]
+    fn a_sub_agent_stop_leaves_the_parent_alone() {
+        let sub = json!({"hook_event_name": "SubagentStop", "agent_id": "ae186a1"});
+        let tagged = json!({"hook_event_name": "Stop", "agent_id": "ae186a1"});
+        assert_eq!(state_for("Stop", &sub).unwrap(), None);
+        assert_eq!(state_for("Stop", &tagged).unwrap(), None);
+        assert_eq!(state_for("SubagentStop", &sub).unwrap(), None);
+    }
+}

@@ -1,0 +1,466 @@
+//! Agent health without a daemon: a refresh reads every orchestra pane in one tmux call,
+//! captures only the panes that changed (one more call), classifies their screens, writes
+//! what changed (one more call, only if anything did), records transitions and sends
+//! notifications. Hooks (`orchestra event`) report state at once; a screen that clearly
+//! says otherwise later overrides them, since some changes fire no hook.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::rules::Rules;
+use crate::notify::{self, Fallback, Note};
+use crate::state::{AgentState, Session, StateError, Status, Store, Transition};
+use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
+
+/// A hook's word stands against the screen for this long: screens lag behind hooks (a
+/// menu is announced before it is drawn).
+const HOOK_GRACE_MICROS: i64 = 2_000_000;
+/// The status line refreshes at most this often, however many clients ask.
+const STATUS_EVERY_MS: i64 = 1_000;
+pub const DEFAULT_STALL_AFTER_SECS: i64 = 600;
+
+const SHELLS: &[&str] = &[
+    "bash", "zsh", "sh", "dash", "fish", "ksh", "tcsh", "csh", "nu",
+];
+
+/// The states shown in the summary, in order: (state, default symbol, default style).
+const SUMMARY: &[(&str, &str, &str)] = &[
+    ("busy", "⚙", "fg=yellow"),
+    ("waiting", "✋", "fg=magenta,bold"),
+    ("idle", "✓", "fg=green"),
+    ("error", "✗", "fg=red,bold"),
+    ("exited", "⏹", "fg=colour244"),
+    ("stalled", "⏳", "fg=red"),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum HealthError {
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// The tmux options a refresh reads (in its one listing call).
+fn option_names() -> Vec<String> {
+    let mut names = vec![
+        "@orchestra-stall-after".to_string(),
+        "@orchestra-notify-cmd".to_string(),
+    ];
+    for (state, _, _) in SUMMARY {
+        names.push(format!("@orchestra-symbol-{state}"));
+        names.push(format!("@orchestra-style-{state}"));
+    }
+    names
+}
+
+/// What a refresh remembers between runs, per tmux server.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Cache {
+    pub refreshed_ms: i64,
+    pub summary: String,
+    /// pane id → what was seen on it.
+    pub panes: BTreeMap<String, PaneSeen>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PaneSeen {
+    /// The second of the last capture.
+    pub captured_at: i64,
+    pub screen_state: String,
+    pub rule: Option<String>,
+}
+
+/// One row of `health`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HealthRow {
+    pub id: String,
+    pub label: String,
+    pub repo: String,
+    pub state: String,
+    pub status: String,
+    /// Who said the state last: hook, screen or tmux.
+    pub source: String,
+    /// Seconds since the state was last said.
+    pub state_age: i64,
+    /// Seconds since the window last showed output.
+    pub idle_for: i64,
+    /// What the screen said at the last capture, and by which rule.
+    pub screen: Option<String>,
+    pub rule: Option<String>,
+    pub window: String,
+    pub pane: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// tmux processes this refresh started.
+    pub tmux_calls: usize,
+    pub captured: usize,
+    pub transitions: Vec<Transition>,
+    pub summary: String,
+    pub rows: Vec<HealthRow>,
+}
+
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// A file-name-safe key for a tmux server, known without asking tmux.
+pub fn server_key(socket: Option<&Path>) -> String {
+    let text = socket
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "default".into());
+    // FNV-1a: stable across runs and releases, unlike std's hasher.
+    let hash = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("{hash:016x}")
+}
+
+fn cache_path(home: &Path, key: &str) -> PathBuf {
+    home.join("cache").join(format!("status-{key}.json"))
+}
+
+pub fn load_cache(home: &Path, key: &str) -> Cache {
+    std::fs::read(cache_path(home, key))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn save_cache(home: &Path, key: &str, cache: &Cache) {
+    let path = cache_path(home, key);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if let Ok(json) = serde_json::to_vec(cache) {
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+}
+
+/// `600`, `90s`, `10m`, `1h` → seconds.
+pub fn parse_duration_secs(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let n: i64 = digits.parse().ok()?;
+    match unit.trim() {
+        "" | "s" => Some(n),
+        "m" => Some(n * 60),
+        "h" => Some(n * 3600),
+        _ => None,
+    }
+}
+
+/// One refresh of the server `tmux` talks to. See the module comment for its cost.
+pub fn refresh(
+    home: &Path,
+    key: &str,
+    tmux: &Tmux,
+    store: &Store,
+    rules: &Rules,
+) -> Result<Outcome, HealthError> {
+    let now_us = now_micros();
+    let now_s = now_us / 1_000_000;
+    let names = option_names();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut outcome = Outcome {
+        tmux_calls: 1,
+        ..Outcome::default()
+    };
+    let mut cache = load_cache(home, key);
+    let Some(snap) = tmux.snapshot(&name_refs)? else {
+        cache.refreshed_ms = now_us / 1000;
+        cache.summary.clear();
+        cache.panes.clear();
+        save_cache(home, key, &cache);
+        return Ok(outcome);
+    };
+    let stall_after = snap
+        .option("@orchestra-stall-after")
+        .and_then(parse_duration_secs)
+        .unwrap_or(DEFAULT_STALL_AFTER_SECS);
+
+    let mut sessions: HashMap<String, Session> = store
+        .sessions(None, false)?
+        .into_iter()
+        .filter(|s| s.host.is_none())
+        .map(|s| (s.id.clone(), s))
+        .collect();
+    let ours: Vec<&Pane> = snap
+        .panes
+        .iter()
+        .filter(|p| sessions.contains_key(&p.orchestra_id))
+        .collect();
+
+    // Decide what to capture: panes with output at or after the second of their last capture.
+    let mut decisions: Vec<(String, AgentState, &'static str, String)> = Vec::new();
+    let mut to_capture: Vec<&Pane> = Vec::new();
+    for pane in &ours {
+        let s = &sessions[&pane.orchestra_id];
+        if pane.dead {
+            decisions.push((
+                s.id.clone(),
+                AgentState::Exited,
+                "tmux",
+                "the pane's program ended".into(),
+            ));
+        } else if agent_replaced_by_shell(s, pane) {
+            decisions.push((
+                s.id.clone(),
+                AgentState::Exited,
+                "tmux",
+                format!("{} runs instead of the agent", pane.current_command),
+            ));
+        } else if cache
+            .panes
+            .get(&pane.pane)
+            .is_none_or(|seen| pane.window_activity >= seen.captured_at)
+        {
+            to_capture.push(pane);
+        }
+    }
+    if !to_capture.is_empty() {
+        let ids: Vec<String> = to_capture.iter().map(|p| p.pane.clone()).collect();
+        let screens = tmux.capture_many(&ids)?;
+        outcome.tmux_calls += 1;
+        outcome.captured = screens.len();
+        for (pane, screen) in to_capture.iter().zip(&screens) {
+            let s = &sessions[&pane.orchestra_id];
+            let verdict = rules.classify(&s.agent_kind, screen);
+            cache.panes.insert(
+                pane.pane.clone(),
+                PaneSeen {
+                    captured_at: now_s,
+                    screen_state: verdict.state.to_string(),
+                    rule: verdict.rule.clone(),
+                },
+            );
+            let hook_is_fresh = s.state_source == "hook" && now_us - s.state_at < HOOK_GRACE_MICROS;
+            if verdict.state != AgentState::Unknown && verdict.state != s.state && !hook_is_fresh {
+                decisions.push((
+                    s.id.clone(),
+                    verdict.state,
+                    "screen",
+                    verdict.rule.unwrap_or_default(),
+                ));
+            }
+        }
+    }
+    // Forget panes that are gone.
+    let live: std::collections::HashSet<&str> =
+        snap.panes.iter().map(|p| p.pane.as_str()).collect();
+    cache.panes.retain(|pane, _| live.contains(pane.as_str()));
+
+    for (id, state, source, detail) in decisions {
+        if let Some(t) = store.apply_state(&id, state, now_us, source, &detail)? {
+            sessions.insert(id, t.session.clone());
+            outcome.transitions.push(t);
+        }
+    }
+
+    // Lifecycle: stalled while busy and silent too long; dead when the pane is gone.
+    for pane in &ours {
+        let s = sessions[&pane.orchestra_id].clone();
+        let silent = now_s - pane.window_activity > stall_after;
+        let next = match s.status {
+            Status::Running if s.state == AgentState::Busy && silent => Some(Status::Stalled),
+            Status::Stalled if !(s.state == AgentState::Busy && silent) => Some(Status::Running),
+            _ => None,
+        };
+        if let Some(status) = next {
+            if let Some(t) = store.change_status(
+                &s,
+                status,
+                &format!("no output for {}s", now_s - pane.window_activity),
+            )? {
+                sessions.insert(s.id.clone(), t.session.clone());
+                outcome.transitions.push(t);
+            }
+        }
+    }
+    let present: std::collections::HashSet<&str> =
+        ours.iter().map(|p| p.orchestra_id.as_str()).collect();
+    let gone: Vec<Session> = sessions
+        .values()
+        .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
+        .filter(|s| {
+            !present.contains(s.id.as_str())
+                && !matches!(s.status, Status::Dead | Status::Merged | Status::Blocked)
+        })
+        .cloned()
+        .collect();
+    for s in gone {
+        if let Some(t) = store.apply_state(
+            &s.id,
+            AgentState::Exited,
+            now_us,
+            "tmux",
+            "the pane is gone",
+        )? {
+            outcome.transitions.push(t);
+        }
+        if let Some(t) = store.change_status(&s, Status::Dead, "the pane is gone")? {
+            sessions.insert(s.id.clone(), t.session.clone());
+            outcome.transitions.push(t);
+        }
+    }
+
+    // Window badges: write only what differs.
+    let sets: Vec<(String, String, String)> = ours
+        .iter()
+        .filter_map(|pane| {
+            let state = sessions[&pane.orchestra_id].state.as_str();
+            (pane.orchestra_state != state).then(|| {
+                (
+                    pane.window.clone(),
+                    "@orchestra_state".to_string(),
+                    state.to_string(),
+                )
+            })
+        })
+        .collect();
+    if !sets.is_empty() {
+        tmux.set_window_options(&sets)?;
+        outcome.tmux_calls += 1;
+    }
+
+    let fallback = Fallback {
+        command: snap.option("@orchestra-notify-cmd").map(str::to_string),
+        tmux_socket: Some(snap.socket_path.clone()),
+    };
+    for t in &outcome.transitions {
+        notify_transition(t, &fallback);
+    }
+
+    outcome.summary = summary(&snap, ours.iter().map(|p| &sessions[&p.orchestra_id]));
+    outcome.rows = ours
+        .iter()
+        .map(|pane| {
+            let s = &sessions[&pane.orchestra_id];
+            let seen = cache.panes.get(&pane.pane);
+            HealthRow {
+                id: s.id.clone(),
+                label: s.label.clone(),
+                repo: s.repo.clone(),
+                state: s.state.to_string(),
+                status: s.status.to_string(),
+                source: s.state_source.clone(),
+                state_age: if s.state_at > 0 {
+                    (now_us - s.state_at) / 1_000_000
+                } else {
+                    now_s - s.created_at
+                },
+                idle_for: now_s - pane.window_activity,
+                screen: seen.map(|p| p.screen_state.clone()),
+                rule: seen.and_then(|p| p.rule.clone()),
+                window: pane.window.clone(),
+                pane: pane.pane.clone(),
+            }
+        })
+        .collect();
+    cache.refreshed_ms = now_us / 1000;
+    cache.summary = outcome.summary.clone();
+    save_cache(home, key, &cache);
+    Ok(outcome)
+}
+
+fn agent_replaced_by_shell(s: &Session, pane: &Pane) -> bool {
+    let is_shell = |name: &str| SHELLS.contains(&name.trim_start_matches('-'));
+    let program = s
+        .agent_argv
+        .first()
+        .and_then(|p| Path::new(p).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    is_shell(&pane.current_command) && !is_shell(&program)
+}
+
+/// "⚙2 ✋1 ✓3" with the configured symbols and styles; empty when there is nothing.
+fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in sessions {
+        *counts.entry(s.state.as_str()).or_default() += 1;
+        if s.status == Status::Stalled {
+            *counts.entry("stalled").or_default() += 1;
+        }
+    }
+    let mut parts = Vec::new();
+    for (state, symbol, style) in SUMMARY {
+        let Some(n) = counts.get(state).filter(|n| **n > 0) else {
+            continue;
+        };
+        let symbol = snap
+            .option(&format!("@orchestra-symbol-{state}"))
+            .unwrap_or(symbol);
+        let style = snap
+            .option(&format!("@orchestra-style-{state}"))
+            .unwrap_or(style);
+        parts.push(format!("#[{style}]{symbol}{n}#[default]"));
+    }
+    parts.join(" ")
+}
+
+/// Notifies a person of transitions that need one: into waiting, error, exited (state)
+/// or stalled, done (status).
+pub fn notify_transition(t: &Transition, fallback: &Fallback) {
+    let what = match (t.kind, t.new.as_str()) {
+        ("state", "waiting") => "is waiting for you",
+        ("state", "error") => "stopped on an error",
+        ("state", "exited") => "exited",
+        ("status", "stalled") => "has stalled (busy, no output)",
+        ("status", "done") => "is done",
+        _ => return,
+    };
+    let repo = Path::new(&t.session.repo)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| t.session.repo.clone());
+    notify::spawn(
+        &Note {
+            title: format!("orchestra: {} {what}", t.session.label),
+            body: format!("session {} in {repo} {what}", t.session.label),
+        },
+        fallback,
+    );
+}
+
+/// What the status line prints: the cached summary when fresh (no tmux call, no database),
+/// else a refresh by whichever process gets the lock first; the others print the cache.
+pub fn status_line(
+    home: &Path,
+    key: &str,
+    refresh_now: impl FnOnce() -> Result<Outcome, HealthError>,
+) -> Result<String, HealthError> {
+    let cache = load_cache(home, key);
+    let now_ms = now_micros() / 1000;
+    if now_ms - cache.refreshed_ms < STATUS_EVERY_MS {
+        return Ok(cache.summary);
+    }
+    let lock_path = home.join("cache").join(format!("status-{key}.lock"));
+    if let Some(dir) = lock_path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let Ok(lock) = std::fs::File::create(&lock_path) else {
+        return Ok(cache.summary);
+    };
+    if lock.try_lock().is_err() {
+        return Ok(cache.summary);
+    }
+    // Someone may have refreshed between our read and our lock.
+    let cache = load_cache(home, key);
+    if now_micros() / 1000 - cache.refreshed_ms < STATUS_EVERY_MS {
+        return Ok(cache.summary);
+    }
+    Ok(refresh_now()?.summary)
+}

@@ -1,0 +1,95 @@
+//! Desktop notifications: the ONLY caller of notify-rust. Sending happens in a detached
+//! child process (`orchestra notify …`), so whoever records a transition — a hook, the
+//! status line — never waits for a bus. Without a bus the fallbacks are the command in
+//! `@orchestra-notify-cmd`, then tmux `display-message`; failing all, silence.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// What a notification says.
+#[derive(Debug, Clone)]
+pub struct Note {
+    pub title: String,
+    pub body: String,
+}
+
+/// Where to fall back to when there is no notification bus.
+#[derive(Debug, Clone, Default)]
+pub struct Fallback {
+    /// `@orchestra-notify-cmd`: a command line; title and body are appended as arguments.
+    pub command: Option<String>,
+    /// The tmux socket for `display-message`.
+    pub tmux_socket: Option<String>,
+}
+
+/// Starts a detached `orchestra notify` for `note` and returns at once. Never fails:
+/// a notification that cannot be sent is not the caller's problem.
+pub fn spawn(note: &Note, fallback: &Fallback) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let mut cmd = Command::new(exe);
+    cmd.arg("notify")
+        .arg("--title")
+        .arg(&note.title)
+        .arg("--body")
+        .arg(&note.body);
+    if let Some(c) = &fallback.command {
+        cmd.arg("--fallback-cmd").arg(c);
+    }
+    if let Some(s) = &fallback.tmux_socket {
+        cmd.arg("--socket").arg(s);
+    }
+    // No inherited pipes: a Claude hook waits for its stdout to close.
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _ = cmd.spawn();
+}
+
+/// Sends `note` now, trying the bus, then the fallbacks. Returns which way it went.
+pub fn send(note: &Note, fallback: &Fallback) -> &'static str {
+    if send_dbus(note) {
+        return "dbus";
+    }
+    if let Some(command) = fallback.command.as_deref().filter(|c| !c.trim().is_empty()) {
+        if let Ok(mut argv) = shell_words::split(command) {
+            if !argv.is_empty() {
+                let program = argv.remove(0);
+                let ran = Command::new(program)
+                    .args(argv)
+                    .arg(&note.title)
+                    .arg(&note.body)
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+                if ran.map(|s| s.success()).unwrap_or(false) {
+                    return "command";
+                }
+            }
+        }
+    }
+    let message = format!("{}: {}", note.title, note.body);
+    if crate::tmux::display_message(fallback.tmux_socket.as_deref(), &message) {
+        return "tmux";
+    }
+    "none"
+}
+
+fn send_dbus(note: &Note) -> bool {
+    // No session bus to be found: do not let zbus go looking for one.
+    let runtime_bus = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(|d| std::path::Path::new(&d).join("bus").exists())
+        .unwrap_or(false);
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() && !runtime_bus {
+        return false;
+    }
+    notify_rust::Notification::new()
+        .appname("orchestra")
+        .summary(&note.title)
+        .body(&note.body)
+        .timeout(notify_rust::Timeout::from(Duration::from_secs(10)))
+        .show()
+        .is_ok()
+}

@@ -1,0 +1,199 @@
+//! The screen classifier on real screens captured from the pinned CLI and 2.0.77
+//! (tests/capture-screens.sh made them), plus hand-made edge cases.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::harness::{bin, Env};
+
+fn classify(env: &Env, input: &[u8], extra: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(bin());
+    cmd.arg("classify")
+        .args(extra)
+        .env("ORCHESTRA_HOME", &env.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+    let mut files = Vec::new();
+    for version in ["2.1.332", "2.0.77"] {
+        for entry in std::fs::read_dir(root.join(version)).unwrap() {
+            let path = entry.unwrap().path();
+            if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("txt" | "ansi")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn every_real_screen_is_classified_as_its_name_says() {
+    let env = Env::new();
+    let files = fixtures();
+    assert!(files.len() >= 30, "fixtures missing: {files:?}");
+    for file in files {
+        let expected = file
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .split('-')
+            .next()
+            .unwrap()
+            .to_string();
+        let (code, got, err) = classify(&env, &std::fs::read(&file).unwrap(), &[]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(got, expected, "{}", file.display());
+    }
+}
+
+/// `screen` with its line starting with `prefix` replaced by `with`.
+fn replace_line(screen: &str, prefix: &str, with: &str) -> String {
+    let line = screen
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no line starting with {prefix:?} in:\n{screen}"));
+    screen.replacen(line, with, 1)
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/screens")
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn hand_made_edge_cases() {
+    let env = Env::new();
+    let idle = fixture("2.1.332/idle-after-turn.txt");
+    let menu = fixture("2.1.332/waiting-bash-menu.txt");
+    let check = |input: &[u8], want: &str, why: &str| {
+        let (code, got, err) = classify(&env, input, &[]);
+        assert_eq!(code, 0, "{why}: {err}");
+        assert_eq!(got, want, "{why}");
+    };
+    check(b"", "unknown", "an empty pane");
+    check(b"\n\n   \n", "unknown", "a blank pane");
+    check(b"user@host:~/src$ ", "unknown", "a shell prompt");
+
+    // A finished turn names its duration; only a live spinner says "esc to interrupt".
+    let churned = replace_line(&idle, "✻", "✻ Churned for 12s");
+    check(churned.as_bytes(), "idle", "a finished turn");
+
+    // Menu words quoted in the agent's prose, even on lines of their own, are not a menu.
+    let quoted = replace_line(
+        &idle,
+        "✻",
+        "● The dialog reads:\n  Do you want to proceed?\n  ❯ 1. Yes\n    2. No\n  Esc to cancel\n✻ Worked for 1s",
+    );
+    check(quoted.as_bytes(), "idle", "a quoted menu");
+    let prose_interrupt = replace_line(&idle, "✻", "● Press esc to interrupt a turn.");
+    check(
+        prose_interrupt.as_bytes(),
+        "idle",
+        "prose naming the interrupt key",
+    );
+
+    // A 10,000-line pane: only its bottom decides.
+    let mut long = String::new();
+    for i in 0..10_000 {
+        long.push_str(&format!("line {i}: ❯ 1. Yes  Esc to cancel  API Error\n"));
+    }
+    check(
+        format!("{long}{idle}").as_bytes(),
+        "idle",
+        "10,000 lines then idle",
+    );
+    check(
+        format!("{long}{menu}").as_bytes(),
+        "waiting",
+        "10,000 lines then a menu",
+    );
+
+    // Invalid UTF-8 does not stop it.
+    let mut bytes = b"\xff\xfe garbage \xc3\x28\n".to_vec();
+    bytes.extend_from_slice(menu.as_bytes());
+    check(&bytes, "waiting", "invalid UTF-8 above a menu");
+    let mut bytes = idle.as_bytes().to_vec();
+    bytes.splice(10..10, b"\xff\xff".iter().copied());
+    check(&bytes, "idle", "invalid UTF-8 inside the screen");
+
+    // An API error is only an error while it is the last output.
+    let error = fixture("2.1.332/error-api-400.txt");
+    check(error.as_bytes(), "error", "error as the last output");
+    let recovered = replace_line(
+        &error,
+        "● API Error",
+        "● API Error: 400 scripted error 400\n\n❯ try again\n\n● Done.",
+    );
+    check(
+        recovered.as_bytes(),
+        "idle",
+        "an error followed by a good turn",
+    );
+
+    // --json names the rule; unknown kinds are bad input.
+    let (_, json, _) = classify(&env, menu.as_bytes(), &["--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["state"], "waiting");
+    assert_eq!(v["rule"], "menu-or-dialog");
+    let (code, _, err) = classify(&env, b"", &["--kind", "vim"]);
+    assert_eq!(code, 2);
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn users_can_add_and_replace_rules() {
+    let env = Env::new();
+    std::fs::create_dir_all(&env.home).unwrap();
+    std::fs::write(
+        env.home.join("agents.toml"),
+        "[generic]\n[[generic.rules]]\nname = \"ready\"\nstate = \"idle\"\nlast_line = 'READY>$'\n\n\
+         [claude]\nreplace = true\n[[claude.rules]]\nname = \"only-this\"\nstate = \"busy\"\ntail = 'xyzzy'\n",
+    )
+    .unwrap();
+    assert_eq!(
+        classify(&env, b"booting\nREADY>", &["--kind", "generic"]).1,
+        "idle"
+    );
+    let menu = fixture("2.1.332/waiting-bash-menu.txt");
+    assert_eq!(
+        classify(&env, menu.as_bytes(), &[]).1,
+        "unknown",
+        "built-in claude rules replaced"
+    );
+    assert_eq!(classify(&env, b"xyzzy", &[]).1, "busy");
+
+    std::fs::write(
+        env.home.join("agents.toml"),
+        "[claude]\n[[claude.rules]]\nname = \"bad\"\nstate = \"idle\"\ntail = '(unclosed'\n",
+    )
+    .unwrap();
+    let (code, _, err) = classify(&env, b"", &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("agents.toml") && err.contains("bad"), "{err}");
+    std::fs::write(env.home.join("agents.toml"), "[claude]\nrulez = []\n").unwrap();
+    let (code, _, err) = classify(&env, b"", &[]);
+    assert_eq!(code, 2, "unknown keys are errors");
+    assert!(err.contains("rulez"), "{err}");
+}
