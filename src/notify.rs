@@ -82,7 +82,8 @@ fn send_dbus(note: &Note) -> bool {
     let runtime_bus = std::env::var_os("XDG_RUNTIME_DIR")
         .map(|d| std::path::Path::new(&d).join("bus").exists())
         .unwrap_or(false);
-    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() && !runtime_bus {
+    let address = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").filter(|a| !a.is_empty());
+    if address.is_none() && !runtime_bus {
         return false;
     }
     notify_rust::Notification::new()

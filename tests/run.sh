@@ -44,8 +44,9 @@ need_cmd npm npm
 need_cmd node nodejs
 # Later suites: a real sshd on loopback, a real D-Bus session bus.
 [ -x /usr/sbin/sshd ] || apt_install openssh-server
-need_cmd dbus-run-session dbus
-need_cmd dbus-monitor dbus
+need_cmd dbus-daemon dbus
+# The notification stand-in is a few lines of python3-dbus (Debian's python3).
+/usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || apt_install python3-dbus python3-gi
 
 install_claude() { # install_claude VERSION
   local dir="$CACHE/claude-$1"

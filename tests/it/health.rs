@@ -1,0 +1,199 @@
+//! Agent health end to end: the real claude CLI against the fake API, driven through its
+//! real states, seen through hooks and through the screen alone.
+
+use std::time::Duration;
+
+use crate::harness::{wait_until, ClaudeWorld, Env};
+
+struct Agent<'a> {
+    env: &'a Env,
+    pane: String,
+    window: String,
+    /// Whether to run `orchestra refresh` while waiting (the screen path).
+    refresh: bool,
+}
+
+impl Agent<'_> {
+    fn state(&self) -> String {
+        if self.refresh {
+            self.env.orchestra(&["refresh"]).ok();
+        }
+        self.env.session("agent")["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    #[track_caller]
+    fn wait_for(&self, want: &str) {
+        let mut last = String::new();
+        let ok = wait_until(Duration::from_secs(40), || {
+            last = self.state();
+            last == want
+        });
+        assert!(
+            ok,
+            "state stayed {last:?}, wanted {want:?}; screen:\n{}\nevents:\n{}",
+            self.screen(),
+            self.env.orchestra(&["events", "agent"]).stdout
+        );
+        let badge = self.env.tmux(&[
+            "show-options",
+            "-w",
+            "-v",
+            "-t",
+            &self.window,
+            "@orchestra_state",
+        ]);
+        if self.refresh {
+            assert_eq!(badge.trim(), want, "the window badge follows");
+        } else {
+            assert_eq!(badge.trim(), want, "the hook set the window badge at once");
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.env.tmux(&["capture-pane", "-p", "-t", &self.pane])
+    }
+
+    fn type_prompt(&self, text: &str) {
+        self.env.tmux(&["send-keys", "-t", &self.pane, "-l", text]);
+        std::thread::sleep(Duration::from_millis(300));
+        self.env.tmux(&["send-keys", "-t", &self.pane, "Enter"]);
+    }
+}
+
+fn drive_through_states(hooks: bool) {
+    let env = Env::new();
+    let worktree = env.worktree_path("agent");
+    let Some(world) = ClaudeWorld::start(&env, &[&worktree]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    let agent_cmd = format!(
+        "{} --permission-mode default",
+        shell_words::quote(&world.claude.to_string_lossy())
+    );
+    let mut args = vec![
+        "dispatch",
+        "agent",
+        "--agent",
+        &agent_cmd,
+        "--prompt",
+        "[[slow: 5]] [[say: alpha beta gamma delta epsilon]]",
+    ];
+    if !hooks {
+        args.push("--no-hooks");
+    }
+    env.orchestra(&args).ok();
+    let session = env.session("agent");
+    let agent = Agent {
+        env: &env,
+        pane: session["pane"].as_str().unwrap().to_string(),
+        window: session["window"].as_str().unwrap().to_string(),
+        refresh: !hooks,
+    };
+
+    agent.wait_for("busy");
+    agent.wait_for("idle");
+    assert!(agent.screen().contains("epsilon"));
+
+    // A permission menu, approved by choosing "Yes".
+    agent.type_prompt("[[bash: touch approved.txt]]");
+    agent.wait_for("waiting");
+    assert!(wait_until(Duration::from_secs(10), || agent
+        .screen()
+        .contains("Do you want to proceed?")));
+    // The CLI ignores keys for a moment after it draws a menu (against stray presses).
+    std::thread::sleep(Duration::from_millis(800));
+    env.tmux(&["send-keys", "-t", &agent.pane, "Enter"]);
+    assert!(
+        wait_until(Duration::from_secs(20), || worktree
+            .join("approved.txt")
+            .exists()),
+        "the approved command did not run; screen:\n{}",
+        agent.screen()
+    );
+    agent.wait_for("idle");
+
+    // A denied menu fires no hook: only the screen can tell it is over.
+    agent.type_prompt("[[write: denied.txt | no]]");
+    agent.wait_for("waiting");
+    assert!(wait_until(Duration::from_secs(10), || agent
+        .screen()
+        .contains("Do you want to create")));
+    std::thread::sleep(Duration::from_millis(800));
+    env.tmux(&["send-keys", "-t", &agent.pane, "Escape"]);
+    let screen_path = Agent {
+        refresh: true,
+        ..agent
+    };
+    // Past the grace a hook's word has over the screen.
+    std::thread::sleep(Duration::from_millis(2100));
+    screen_path.wait_for("idle");
+    assert!(!worktree.join("denied.txt").exists());
+    let agent = Agent {
+        refresh: !hooks,
+        ..screen_path
+    };
+
+    agent.type_prompt("[[error: 400]]");
+    agent.wait_for("error");
+
+    // The agent killed: its pane dies (remain-on-exit keeps it), a refresh sees it.
+    let pid = env.tmux(&["display-message", "-p", "-t", &agent.pane, "#{pane_pid}"]);
+    std::process::Command::new("kill")
+        .arg(pid.trim())
+        .status()
+        .unwrap();
+    let exited = Agent {
+        refresh: true,
+        ..agent
+    };
+    exited.wait_for("exited");
+
+    // The event log holds every transition, said by hooks or by the screen.
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&env.orchestra(&["events", "agent", "--json"]).ok().stdout).unwrap();
+    let states: Vec<&str> = events
+        .iter()
+        .filter(|e| e["kind"] == "state")
+        .map(|e| e["new"].as_str().unwrap())
+        .collect();
+    for want in ["busy", "idle", "waiting", "error", "exited"] {
+        assert!(
+            states.contains(&want),
+            "no transition into {want}: {states:?}"
+        );
+    }
+    let into_waiting = events
+        .iter()
+        .find(|e| e["kind"] == "state" && e["new"] == "waiting")
+        .unwrap();
+    if hooks {
+        assert_eq!(
+            into_waiting["detail"], "PermissionRequest",
+            "said by the hook: {into_waiting}"
+        );
+    } else {
+        assert_eq!(
+            into_waiting["detail"], "menu-or-dialog",
+            "said by the screen rule: {into_waiting}"
+        );
+    }
+    assert!(
+        env.home.join("logs/hooks.log").metadata().is_err(),
+        "a hook failed: {:?}",
+        std::fs::read_to_string(env.home.join("logs/hooks.log"))
+    );
+}
+
+#[test]
+fn hooks_report_the_real_agents_states() {
+    drive_through_states(true);
+}
+
+#[test]
+fn screens_alone_report_the_real_agents_states() {
+    drive_through_states(false);
+}

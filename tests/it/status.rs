@@ -1,0 +1,165 @@
+//! The status path: refresh cost, status-line caching, stalled/exited/dead detection.
+
+use std::time::Duration;
+
+use crate::harness::{which, Env};
+
+/// Puts a `tmux` on PATH that logs each call, then runs the real one.
+fn count_tmux_calls(env: &mut Env) -> std::path::PathBuf {
+    let dir = env.root.join("counting-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = env.root.join("tmux-calls.log");
+    let real = which("tmux").unwrap();
+    std::fs::write(
+        dir.join("tmux"),
+        format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            real.display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(dir.join("tmux"))
+        .status()
+        .unwrap();
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap());
+    env.env.push(("PATH".into(), path));
+    log
+}
+
+fn calls(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log)
+        .map(|t| t.lines().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_quiet_refresh_costs_one_call_and_a_fresh_status_line_none() {
+    let mut env = Env::new();
+    env.start_server(&[]);
+    for label in ["one", "two", "three", "four"] {
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--agent",
+            "sleep 600",
+            "--kind",
+            "generic",
+        ])
+        .ok();
+    }
+    // Settle: capture everything once, let a second pass so activity is older than it.
+    env.orchestra(&["refresh"]).ok();
+    std::thread::sleep(Duration::from_millis(1100));
+    env.orchestra(&["refresh"]).ok();
+    let events_before = env.orchestra(&["events", "--json"]).ok().stdout;
+
+    let log = count_tmux_calls(&mut env);
+    let run = env.orchestra(&["refresh", "--json"]).ok();
+    let outcome: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(outcome["captured"], 0, "{outcome}");
+    assert!(
+        calls(&log) <= 2,
+        "a quiet refresh made {} tmux calls",
+        calls(&log)
+    );
+    assert_eq!(
+        outcome["tmux_calls"].as_u64().unwrap() as usize,
+        calls(&log)
+    );
+    env.env.clear();
+    assert_eq!(
+        env.orchestra(&["events", "--json"]).ok().stdout,
+        events_before,
+        "nothing written"
+    );
+
+    // status-line: the first call in a second refreshes, the next ones read the cache.
+    let log = count_tmux_calls(&mut env);
+    std::thread::sleep(Duration::from_millis(1100));
+    env.orchestra(&["status-line"]).ok();
+    let after_first = calls(&log);
+    assert!((1..=2).contains(&after_first), "{after_first}");
+    for _ in 0..5 {
+        env.orchestra(&["status-line"]).ok();
+    }
+    assert_eq!(calls(&log), after_first, "a fresh cache makes no tmux call");
+}
+
+#[test]
+fn status_line_sums_up_states_with_configurable_symbols() {
+    let env = Env::new();
+    env.start_server(&[]);
+    for label in ["a", "b", "c"] {
+        env.dispatch_shell(label).ok();
+    }
+    let id = |l: &str| env.session(l)["id"].as_str().unwrap().to_string();
+    env.orchestra(&["event", "--session", &id("a"), "waiting"])
+        .ok();
+    env.orchestra(&["event", "--session", &id("b"), "waiting"])
+        .ok();
+    env.orchestra(&["event", "--session", &id("c"), "error"])
+        .ok();
+    env.tmux(&["set-option", "-g", "@orchestra-symbol-waiting", "W"]);
+    std::thread::sleep(Duration::from_millis(1100));
+    let line = env.orchestra(&["status-line"]).ok().stdout;
+    assert!(line.contains("W2"), "{line}");
+    assert!(line.contains("✗1"), "{line}");
+    assert!(line.contains("#[fg=red,bold]"), "styled for tmux: {line}");
+    // health shows the same.
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&env.orchestra(&["health", "--json"]).ok().stdout).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows
+        .iter()
+        .any(|r| r["label"] == "c" && r["state"] == "error" && r["source"] == "hook"));
+}
+
+#[test]
+fn stalled_exited_and_dead_are_detected() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.tmux(&["set-option", "-g", "@orchestra-stall-after", "1s"]);
+
+    // Busy but silent past the limit: stalled; output again: running.
+    env.dispatch_shell("silent").ok();
+    let id = env.session("silent")["id"].as_str().unwrap().to_string();
+    env.orchestra(&["event", "--session", &id, "busy"]).ok();
+    std::thread::sleep(Duration::from_millis(2500));
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(env.session("silent")["status"], "stalled");
+    let pane = env.session("silent")["pane"].as_str().unwrap().to_string();
+    env.tmux(&["send-keys", "-t", &pane, "-l", "echo awake"]);
+    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    std::thread::sleep(Duration::from_millis(300));
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(env.session("silent")["status"], "running");
+
+    // The agent replaced by a shell: exited.
+    env.orchestra(&[
+        "dispatch",
+        "replaced",
+        "--agent",
+        "env bash --norc --noprofile",
+        "--kind",
+        "generic",
+    ])
+    .ok();
+    std::thread::sleep(Duration::from_millis(300));
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(env.session("replaced")["state"], "exited");
+
+    // The window closed under us: dead.
+    env.dispatch_shell("closed").ok();
+    let window = env.session("closed")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.tmux(&["kill-window", "-t", &window]);
+    env.orchestra(&["refresh"]).ok();
+    let closed = env.session("closed");
+    assert_eq!(closed["status"], "dead");
+    assert_eq!(closed["state"], "exited");
+}
