@@ -52,6 +52,7 @@ impl Error {
             Error::Health(crate::health::HealthError::Tmux(
                 TmuxError::NotInstalled | TmuxError::TooOld { .. },
             )) => 2,
+            Error::Health(crate::health::HealthError::Rules(_)) => 2,
             _ => 1,
         }
     }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::rules::Rules;
+use crate::agent::rules::{Rules, RulesError};
 use crate::notify::{self, Fallback, Note};
 use crate::state::{AgentState, Session, StateError, Status, Store, Transition};
 use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
@@ -41,6 +41,8 @@ pub enum HealthError {
     Tmux(#[from] TmuxError),
     #[error(transparent)]
     State(#[from] StateError),
+    #[error(transparent)]
+    Rules(#[from] crate::agent::rules::RulesError),
     #[error("{0}")]
     Other(String),
 }
@@ -63,6 +65,11 @@ fn option_names() -> Vec<String> {
 pub struct Cache {
     pub refreshed_ms: i64,
     pub summary: String,
+    /// The database fingerprint the cached `sessions` were read at.
+    #[serde(default)]
+    pub db_fingerprint: String,
+    #[serde(default)]
+    pub sessions: Vec<Session>,
     /// pane id → what was seen on it.
     pub panes: BTreeMap<String, PaneSeen>,
 }
@@ -162,13 +169,15 @@ pub fn parse_duration_secs(text: &str) -> Option<i64> {
     }
 }
 
-/// One refresh of the server `tmux` talks to. See the module comment for its cost.
+/// One refresh of the server `tmux` talks to. A quiet tick (no pane showed output since
+/// its last capture, nothing written to the record since the last tick) is ONE tmux call
+/// and no database at all: changed panes are recaptured inside that call, and the
+/// sessions are read from the cache while the database files are unchanged.
 pub fn refresh(
     home: &Path,
     key: &str,
     tmux: &Tmux,
-    store: &Store,
-    rules: &Rules,
+    rules: impl FnOnce() -> Result<Rules, RulesError>,
 ) -> Result<Outcome, HealthError> {
     let now_us = now_micros();
     let now_s = now_us / 1_000_000;
@@ -179,7 +188,12 @@ pub fn refresh(
         ..Outcome::default()
     };
     let mut cache = load_cache(home, key);
-    let Some(snap) = tmux.snapshot(&name_refs)? else {
+    let recapture: Vec<(String, i64)> = cache
+        .panes
+        .iter()
+        .map(|(pane, seen)| (pane.clone(), seen.captured_at))
+        .collect();
+    let Some(snap) = tmux.snapshot(&name_refs, &recapture)? else {
         cache.refreshed_ms = now_us / 1000;
         cache.summary.clear();
         cache.panes.clear();
@@ -191,8 +205,15 @@ pub fn refresh(
         .and_then(parse_duration_secs)
         .unwrap_or(DEFAULT_STALL_AFTER_SECS);
 
-    let mut sessions: HashMap<String, Session> = store
-        .sessions(None, false)?
+    let mut store: Option<Store> = None;
+    let fingerprint = Store::fingerprint(home);
+    let cached_sessions = !fingerprint.is_empty() && cache.db_fingerprint == fingerprint;
+    let list = if cached_sessions {
+        std::mem::take(&mut cache.sessions)
+    } else {
+        opened(&mut store, home)?.sessions(None, false)?
+    };
+    let mut sessions: HashMap<String, Session> = list
         .into_iter()
         .filter(|s| s.host.is_none())
         .map(|s| (s.id.clone(), s))
@@ -203,9 +224,10 @@ pub fn refresh(
         .filter(|p| sessions.contains_key(&p.orchestra_id))
         .collect();
 
-    // Decide what to capture: panes with output at or after the second of their last capture.
+    // Screens: the changed panes tmux recaptured, plus panes never captured before.
     let mut decisions: Vec<(String, AgentState, &'static str, String)> = Vec::new();
-    let mut to_capture: Vec<&Pane> = Vec::new();
+    let mut screens: Vec<(String, String)> = snap.screens.clone();
+    let mut first_seen: Vec<String> = Vec::new();
     for pane in &ours {
         let s = &sessions[&pane.orchestra_id];
         if pane.dead {
@@ -222,24 +244,30 @@ pub fn refresh(
                 "tmux",
                 format!("{} runs instead of the agent", pane.current_command),
             ));
-        } else if cache
-            .panes
-            .get(&pane.pane)
-            .is_none_or(|seen| pane.window_activity >= seen.captured_at)
-        {
-            to_capture.push(pane);
+        } else if !cache.panes.contains_key(&pane.pane) {
+            first_seen.push(pane.pane.clone());
         }
     }
-    if !to_capture.is_empty() {
-        let ids: Vec<String> = to_capture.iter().map(|p| p.pane.clone()).collect();
-        let screens = tmux.capture_many(&ids)?;
+    if !first_seen.is_empty() {
+        let captured = tmux.capture_many(&first_seen)?;
         outcome.tmux_calls += 1;
-        outcome.captured = screens.len();
-        for (pane, screen) in to_capture.iter().zip(&screens) {
+        screens.extend(first_seen.into_iter().zip(captured));
+    }
+    outcome.captured = screens.len();
+    if !screens.is_empty() {
+        let rules = rules()?;
+        let by_pane: HashMap<&str, &Pane> = ours.iter().map(|p| (p.pane.as_str(), *p)).collect();
+        for (pane_id, screen) in &screens {
+            let Some(pane) = by_pane.get(pane_id.as_str()) else {
+                continue;
+            };
             let s = &sessions[&pane.orchestra_id];
-            let verdict = rules.classify(&s.agent_kind, screen);
+            if pane.dead {
+                continue;
+            }
+            let verdict = rules.classify(&s.agent_kind, screen)?;
             cache.panes.insert(
-                pane.pane.clone(),
+                pane_id.clone(),
                 PaneSeen {
                     captured_at: now_s,
                     screen_state: verdict.state.to_string(),
@@ -262,8 +290,12 @@ pub fn refresh(
         snap.panes.iter().map(|p| p.pane.as_str()).collect();
     cache.panes.retain(|pane, _| live.contains(pane.as_str()));
 
+    let mut wrote = false;
     for (id, state, source, detail) in decisions {
-        if let Some(t) = store.apply_state(&id, state, now_us, source, &detail)? {
+        wrote = true;
+        if let Some(t) =
+            opened(&mut store, home)?.apply_state(&id, state, now_us, source, &detail)?
+        {
             sessions.insert(id, t.session.clone());
             outcome.transitions.push(t);
         }
@@ -279,11 +311,9 @@ pub fn refresh(
             _ => None,
         };
         if let Some(status) = next {
-            if let Some(t) = store.change_status(
-                &s,
-                status,
-                &format!("no output for {}s", now_s - pane.window_activity),
-            )? {
+            wrote = true;
+            let detail = format!("no output for {}s", now_s - pane.window_activity);
+            if let Some(t) = opened(&mut store, home)?.change_status(&s, status, &detail)? {
                 sessions.insert(s.id.clone(), t.session.clone());
                 outcome.transitions.push(t);
             }
@@ -301,6 +331,8 @@ pub fn refresh(
         .cloned()
         .collect();
     for s in gone {
+        wrote = true;
+        let store = opened(&mut store, home)?;
         if let Some(t) = store.apply_state(
             &s.id,
             AgentState::Exited,
@@ -371,8 +403,19 @@ pub fn refresh(
         .collect();
     cache.refreshed_ms = now_us / 1000;
     cache.summary = outcome.summary.clone();
+    // After a write of ours the next tick reads the record again: another process may
+    // have written in between.
+    cache.db_fingerprint = if wrote { String::new() } else { fingerprint };
+    cache.sessions = sessions.into_values().collect();
     save_cache(home, key, &cache);
     Ok(outcome)
+}
+
+fn opened<'a>(slot: &'a mut Option<Store>, home: &Path) -> Result<&'a Store, StateError> {
+    if slot.is_none() {
+        *slot = Some(Store::open(home)?);
+    }
+    Ok(slot.as_ref().expect("just opened"))
 }
 
 fn agent_replaced_by_shell(s: &Session, pane: &Pane) -> bool {

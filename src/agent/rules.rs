@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Deserialize;
@@ -17,7 +18,7 @@ const MAX_LINES_EXAMINED: usize = 200;
 /// The input line sits this close to the bottom (a footer or hints may follow it).
 const INPUT_LINE_WITHIN: usize = 6;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum RulesError {
     #[error("{file}: {message}")]
     Parse { file: String, message: String },
@@ -79,8 +80,19 @@ struct Rule {
     input_box: bool,
 }
 
-#[derive(Debug)]
+/// One kind's rules as written (from one or more files), compiled on first use: a status
+/// refresh pays only for the kinds it meets.
+#[derive(Debug, Default)]
 struct KindRules {
+    turn_marker: Option<(String, String)>,
+    border: Option<(String, String)>,
+    /// (file the rule came from, rule)
+    rules: Vec<(String, RuleSpec)>,
+    compiled: OnceLock<Result<Compiled, RulesError>>,
+}
+
+#[derive(Debug)]
+struct Compiled {
     turn_marker: Option<Regex>,
     border: Option<Regex>,
     rules: Vec<Rule>,
@@ -137,58 +149,32 @@ impl Rules {
                 message: e.to_string(),
             })?;
         for (kind, spec) in specs {
-            let compile = |field: &'static str, rule: &str, pattern: &Option<String>| {
-                pattern
-                    .as_deref()
-                    .map(Regex::new)
-                    .transpose()
-                    .map_err(|e| RulesError::Regex {
-                        file: file.to_string(),
-                        kind: kind.clone(),
-                        rule: rule.to_string(),
-                        field,
-                        message: e.to_string(),
-                    })
-            };
-            let mut rules = Vec::new();
             for r in &spec.rules {
-                let state = AgentState::parse(&r.state)
-                    .filter(|s| *s != AgentState::Unknown)
-                    .ok_or_else(|| RulesError::State {
+                if AgentState::parse(&r.state).is_none_or(|s| s == AgentState::Unknown) {
+                    return Err(RulesError::State {
                         file: file.to_string(),
                         kind: kind.clone(),
                         rule: r.name.clone(),
                         state: r.state.clone(),
-                    })?;
-                rules.push(Rule {
-                    name: r.name.clone(),
-                    state,
-                    last_line: compile("last_line", &r.name, &r.last_line)?,
-                    tail: compile("tail", &r.name, &r.tail)?,
-                    tail_not: compile("tail_not", &r.name, &r.tail_not)?,
-                    tail_lines: r.tail_lines.unwrap_or(DEFAULT_TAIL_LINES),
-                    above_input: compile("above_input", &r.name, &r.above_input)?,
-                    last_turn: compile("last_turn", &r.name, &r.last_turn)?,
-                    input_box: r.input_box,
-                });
+                    });
+                }
             }
-            let turn_marker = compile("turn_marker", "-", &spec.turn_marker)?;
-            let border = compile("border", "-", &spec.border)?;
-            let entry = self.kinds.entry(kind.clone()).or_insert(KindRules {
-                turn_marker: None,
-                border: None,
-                rules: Vec::new(),
-            });
+            let entry = self.kinds.entry(kind).or_default();
             if spec.replace {
                 entry.rules.clear();
             }
+            let mut rules: Vec<(String, RuleSpec)> = spec
+                .rules
+                .into_iter()
+                .map(|r| (file.to_string(), r))
+                .collect();
             rules.append(&mut entry.rules);
             entry.rules = rules;
-            if turn_marker.is_some() {
-                entry.turn_marker = turn_marker;
+            if let Some(m) = spec.turn_marker {
+                entry.turn_marker = Some((file.to_string(), m));
             }
-            if border.is_some() {
-                entry.border = border;
+            if let Some(b) = spec.border {
+                entry.border = Some((file.to_string(), b));
             }
         }
         Ok(())
@@ -198,18 +184,28 @@ impl Rules {
         self.kinds.contains_key(kind)
     }
 
-    /// Classifies one captured screen of an agent of `kind`.
-    pub fn classify(&self, kind: &str, screen: &str) -> Verdict {
+    /// Compiles every kind's rules: where a bad pattern in agents.toml shows at once.
+    pub fn check_all(&self) -> Result<(), RulesError> {
+        for (kind, rules) in &self.kinds {
+            compiled(kind, rules)?;
+        }
+        Ok(())
+    }
+
+    /// Classifies one captured screen of an agent of `kind`. An unknown kind says
+    /// "unknown"; a bad pattern of that kind is an error.
+    pub fn classify(&self, kind: &str, screen: &str) -> Result<Verdict, RulesError> {
         let unknown = Verdict {
             state: AgentState::Unknown,
             rule: None,
         };
         let Some(k) = self.kinds.get(kind) else {
-            return unknown;
+            return Ok(unknown);
         };
+        let k = compiled(kind, k)?;
         let lines = bottom_lines(screen);
         if lines.is_empty() {
-            return unknown;
+            return Ok(unknown);
         }
         let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
         let is_turn = |l: &str| k.turn_marker.as_ref().is_some_and(|m| m.is_match(l));
@@ -255,13 +251,58 @@ impl Rules {
                     continue;
                 }
             }
-            return Verdict {
+            return Ok(Verdict {
                 state: rule.state,
                 rule: Some(rule.name.clone()),
-            };
+            });
         }
-        unknown
+        Ok(unknown)
     }
+}
+
+fn compiled<'a>(kind: &str, k: &'a KindRules) -> Result<&'a Compiled, RulesError> {
+    k.compiled
+        .get_or_init(|| compile_kind(kind, k))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
+    let compile = |file: &str, rule: &str, field: &'static str, pattern: Option<&str>| {
+        pattern
+            .map(Regex::new)
+            .transpose()
+            .map_err(|e| RulesError::Regex {
+                file: file.to_string(),
+                kind: kind.to_string(),
+                rule: rule.to_string(),
+                field,
+                message: e.to_string(),
+            })
+    };
+    let mut rules = Vec::new();
+    for (file, r) in &k.rules {
+        rules.push(Rule {
+            name: r.name.clone(),
+            state: AgentState::parse(&r.state).unwrap_or(AgentState::Unknown),
+            last_line: compile(file, &r.name, "last_line", r.last_line.as_deref())?,
+            tail: compile(file, &r.name, "tail", r.tail.as_deref())?,
+            tail_not: compile(file, &r.name, "tail_not", r.tail_not.as_deref())?,
+            tail_lines: r.tail_lines.unwrap_or(DEFAULT_TAIL_LINES),
+            above_input: compile(file, &r.name, "above_input", r.above_input.as_deref())?,
+            last_turn: compile(file, &r.name, "last_turn", r.last_turn.as_deref())?,
+            input_box: r.input_box,
+        });
+    }
+    let marker = |field, v: &Option<(String, String)>| match v {
+        Some((file, p)) => compile(file, "-", field, Some(p)),
+        None => Ok(None),
+    };
+    Ok(Compiled {
+        turn_marker: marker("turn_marker", &k.turn_marker)?,
+        border: marker("border", &k.border)?,
+        rules,
+    })
 }
 
 /// The last non-empty lines of `screen` (at most [`MAX_LINES_EXAMINED`]), ANSI escapes

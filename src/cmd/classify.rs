@@ -30,7 +30,9 @@ pub fn run(ctx: &Context, args: &ClassifyArgs, out: &mut Output<'_>) -> Result<(
                 .map_err(Error::io("reading the screen from standard input"))?;
         }
     }
-    let verdict = rules.classify(&args.kind, &screen_text(&bytes, TAIL_BYTES));
+    let verdict = rules
+        .classify(&args.kind, &screen_text(&bytes, TAIL_BYTES))
+        .map_err(|e| Error::BadInput(e.to_string()))?;
     if args.json {
         out.line(
             serde_json::json!({

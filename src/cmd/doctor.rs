@@ -40,6 +40,16 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
         Ok(v) => report.ok(out, v),
         Err(e) => report.problem(out, e.to_string()),
     }
+    match ctx
+        .rules()
+        .and_then(|r| r.check_all().map_err(|e| Error::BadInput(e.to_string())))
+    {
+        Ok(()) => report.ok(
+            out,
+            "screen rules (built in, plus agents.toml if present)".into(),
+        ),
+        Err(e) => report.problem(out, e.to_string()),
+    }
     let store = match ctx.store() {
         Ok(store) => store,
         Err(e) => {

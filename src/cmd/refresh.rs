@@ -6,16 +6,9 @@ use crate::error::Error;
 use crate::health::{self, Outcome};
 
 fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
-    let store = ctx.store()?;
-    let rules = ctx.rules()?;
     let key = health::server_key(ctx.server.socket.as_deref());
-    Ok(health::refresh(
-        &ctx.home,
-        &key,
-        &ctx.tmux(),
-        &store,
-        &rules,
-    )?)
+    let rules = || crate::agent::rules::Rules::load(&ctx.home);
+    Ok(health::refresh(&ctx.home, &key, &ctx.tmux(), rules)?)
 }
 
 pub fn run(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {

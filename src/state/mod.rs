@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
@@ -33,7 +33,7 @@ pub enum StateError {
 }
 
 /// Lifecycle of a session; never mixed with [`AgentState`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Blocked,
@@ -45,7 +45,7 @@ pub enum Status {
 }
 
 /// What the agent is doing now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentState {
     Busy,
@@ -78,7 +78,7 @@ text_enum!(Status { Blocked => "blocked", Running => "running", Stalled => "stal
 text_enum!(AgentState { Busy => "busy", Waiting => "waiting", Idle => "idle", Error => "error", Exited => "exited", Unknown => "unknown" });
 
 /// One session as recorded.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Session {
     pub id: String,
     pub repo: String,
@@ -156,9 +156,35 @@ impl Store {
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(sqlite)?;
+        // Every orchestra process is short-lived: checkpointing the WAL on each close would
+        // cost two fsyncs per hook event. SQLite's automatic checkpoints keep it bounded.
+        conn.set_db_config(
+            rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+            true,
+        )
+        .map_err(sqlite)?;
         let mut store = Store { conn, path };
         schema::migrate(&mut store.conn, &store.path)?;
         Ok(store)
+    }
+
+    /// A fingerprint of the database files (sizes and modification times): equal
+    /// fingerprints mean nothing was written in between, so a cached read still holds.
+    /// Costs two `stat`s and no SQLite.
+    pub fn fingerprint(home: &Path) -> String {
+        let mut text = String::new();
+        for name in ["state.db", "state.db-wal"] {
+            if let Ok(meta) = std::fs::metadata(home.join(name)) {
+                let mtime = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos())
+                    .unwrap_or(0);
+                text.push_str(&format!("{name}:{}:{mtime};", meta.len()));
+            }
+        }
+        text
     }
 
     pub fn path(&self) -> &Path {

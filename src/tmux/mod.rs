@@ -111,6 +111,8 @@ pub struct Snapshot {
     pub socket_path: String,
     pub options: Vec<(String, String)>,
     pub panes: Vec<Pane>,
+    /// (pane, screen) of the panes recaptured because they changed.
+    pub screens: Vec<(String, String)>,
 }
 
 impl Snapshot {
@@ -397,14 +399,21 @@ impl Tmux {
         }
     }
 
-    /// ONE tmux call: the panes carrying `@orchestra_id`, the server's socket path, and the
-    /// values of the global `options` asked for. `None` when no server runs.
-    pub fn snapshot(&self, options: &[&str]) -> Result<Option<Snapshot>, TmuxError> {
+    /// ONE tmux call: the panes carrying `@orchestra_id`, the server's socket path, the
+    /// values of the global `options` asked for, and the screens of the `recapture` panes
+    /// that showed output at or after the given second (tmux decides, with `if-shell -F`,
+    /// so no extra round trip). `None` when no server runs.
+    pub fn snapshot(
+        &self,
+        options: &[&str],
+        recapture: &[(String, i64)],
+    ) -> Result<Option<Snapshot>, TmuxError> {
         let mut format = String::from("#{socket_path}");
         for name in options {
             format.push_str(&format!("\t#{{{name}}}"));
         }
-        let commands = vec![
+        let captured_marker = format!("orchestra-captured-{}", uuid::Uuid::new_v4().simple());
+        let mut commands = vec![
             strings(&[
                 "list-panes",
                 "-a",
@@ -415,9 +424,23 @@ impl Tmux {
             ]),
             strings(&["display-message", "-p", &format]),
         ];
+        for (pane, since) in recapture {
+            commands.push(strings(&[
+                "if-shell",
+                "-F",
+                "-t",
+                pane,
+                &format!("#{{e|>=:#{{window_activity}},{since}}}"),
+                &format!("capture-pane -p -J -t {pane} ; display-message -p {captured_marker}"),
+            ]));
+        }
         let parts = match self.batch(&commands) {
             Ok(parts) => parts,
             Err(TmuxError::Failed { message, .. }) if no_server(&message) => return Ok(None),
+            // A pane to recapture vanished since the last tick: ask again without them.
+            Err(TmuxError::Failed { .. }) if !recapture.is_empty() => {
+                return self.snapshot(options, &[]);
+            }
             Err(e) => return Err(e),
         };
         let mut values = parts[1].trim_end_matches('\n').split('\t');
@@ -431,10 +454,20 @@ impl Tmux {
                 )
             })
             .collect();
+        let marker_line = format!("{captured_marker}\n");
+        let screens = recapture
+            .iter()
+            .zip(&parts[2..])
+            .filter_map(|((pane, _), out)| {
+                out.strip_suffix(&marker_line)
+                    .map(|screen| (pane.clone(), screen.to_string()))
+            })
+            .collect();
         Ok(Some(Snapshot {
             socket_path,
             options,
             panes: parse_panes(&parts[0]),
+            screens,
         }))
     }
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Benchmark: `orchestra refresh` against the per-pane way (one `tmux capture-pane` process
+# per window plus a grep, as a shell script would do it) at 8, 32 and 64 agent windows,
+# side by side in one run; tmux calls counted; `orchestra event` latency.
+#
+#   bench/refresh.sh [RUNS]     (default 7)
+# Targets: at 32 windows >= 10x less wall time; a quiet refresh <= 2 tmux calls; a
+# status-line on a fresh cache 0 calls.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-7}
+cargo build --release --quiet
+bin=$PWD/target/release/orchestra
+work=$(mktemp -d /tmp/orchestra-bench-refresh.XXXXXX)
+sock=$work/tmux.sock
+cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+real_tmux=$(command -v tmux)
+mkdir -p "$work/bin"
+cat > "$work/bin/tmux" <<SH
+#!/bin/sh
+echo x >> "$work/calls"
+exec "$real_tmux" "\$@"
+SH
+chmod +x "$work/bin/tmux"
+counted() { : > "$work/calls"; PATH="$work/bin:$PATH" "$@" >/dev/null; wc -l < "$work/calls"; }
+
+repo=$work/repo
+git init -q -b main "$repo"
+git -C "$repo" -c user.name=b -c user.email=b@localhost commit -q --allow-empty -m init
+export ORCHESTRA_HOME=$work/home ORCHESTRA_TMUX_SOCKET=$sock
+unset TMUX TMUX_PANE
+tmux -S "$sock" -f /dev/null new-session -d -s bench
+ns() { date +%s%N; }
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+per_pane_way() {
+  for p in $(tmux -S "$sock" list-panes -a -F '#{pane_id} #{@orchestra_id}' | awk '$2 != "" {print $1}'); do
+    tmux -S "$sock" capture-pane -p -t "$p" | grep -Eq 'esc to interrupt|Esc to cancel' || true
+  done
+}
+
+# Agents that keep printing: every refresh finds every pane changed (the worst case for
+# orchestra: every screen captured and classified). "orch quiet": the same windows with no
+# output since the last tick (the common case), against the same per-pane script.
+# (tmux resumes a stopped pane, so quiet is made with a flag file, not SIGSTOP.)
+agent="sh -c 'while :; do [ -e $work/quiet ] || echo working; sleep 0.2; done'"
+have=0
+printf '%-8s %12s %12s %7s %12s %7s %12s %12s\n' windows per-pane orchestra ratio "orch quiet" ratio quiet-calls status-calls
+for n in 8 32 64; do
+  while [ "$have" -lt "$n" ]; do
+    have=$((have + 1))
+    (cd "$repo" && "$bin" dispatch "w$have" --agent "$agent" --kind generic >/dev/null)
+  done
+  "$bin" refresh >/dev/null
+  theirs=(); ours=()
+  for _ in $(seq 1 "$runs"); do
+    t0=$(ns); per_pane_way; t1=$(ns); "$bin" refresh >/dev/null; t2=$(ns)
+    theirs+=($(( (t1 - t0) / 1000 ))); ours+=($(( (t2 - t1) / 1000 )))
+  done
+  # Quiet: stop the output, let a second pass, refresh twice.
+  touch "$work/quiet"
+  sleep 1.2; "$bin" refresh >/dev/null; sleep 1.1; "$bin" refresh >/dev/null
+  quiet=$(counted "$bin" refresh)
+  "$bin" status-line >/dev/null
+  fresh=$(counted "$bin" status-line)
+  quiet_t=()
+  for _ in $(seq 1 "$runs"); do t0=$(ns); "$bin" refresh >/dev/null; t1=$(ns); quiet_t+=($(( (t1 - t0) / 1000 ))); done
+  rm -f "$work/quiet"
+  mt=$(median "${theirs[@]}"); mo=$(median "${ours[@]}"); mq=$(median "${quiet_t[@]}")
+  awk -v n="$n" -v t="$mt" -v o="$mo" -v qt="$mq" -v q="$quiet" -v s="$fresh" \
+    'BEGIN { printf "%-8d %9.1f ms %9.1f ms %6.1fx %9.1f ms %6.1fx %12d %12d\n", n, t/1000, o/1000, t/o, qt/1000, t/qt, q, s }'
+done
+
+# The hook endpoint: one `orchestra event` (database write + badge), median of runs.
+id=$("$bin" list --repo "$repo" --json | awk -F'"' '/"id"/ {print $4; exit}')
+lat=()
+for i in $(seq 1 $((runs * 3))); do
+  state=busy; [ $((i % 2)) -eq 0 ] && state=idle
+  t0=$(ns); "$bin" event --session "$id" "$state"; t1=$(ns)
+  lat+=($(( (t1 - t0) / 1000 )))
+done
+awk -v m="$(median "${lat[@]}")" 'BEGIN { printf "orchestra event (hook endpoint): %.1f ms median\n", m/1000 }'

@@ -1,0 +1,78 @@
+//! Screen classification throughput: real screens of the pinned CLI and 2.0.77 (plain and
+//! with ANSI escapes), decoded, stripped and classified in a loop, in MB/s of screen text.
+//! Target: at least 100 MB/s.
+//!
+//!   cargo bench --bench classify
+
+use std::path::Path;
+use std::time::Instant;
+
+use orchestra::agent::rules::{screen_text, Rules};
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+    let mut screens: Vec<Vec<u8>> = Vec::new();
+    for version in ["2.1.332", "2.0.77"] {
+        for entry in std::fs::read_dir(root.join(version)).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("txt" | "ansi")
+            ) {
+                screens.push(std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    let rules = Rules::built_in();
+    let per_pass: usize = screens.iter().map(Vec::len).sum();
+    let mut states = 0usize;
+    // Warm up (compiles the rules), then measure.
+    for s in &screens {
+        let _ = rules.classify("claude", &screen_text(s, usize::MAX));
+    }
+    let passes = 2_000;
+    let started = Instant::now();
+    for _ in 0..passes {
+        for s in &screens {
+            let v = rules
+                .classify("claude", &screen_text(s, usize::MAX))
+                .expect("valid rules");
+            states += v.state as usize;
+        }
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let mb = (per_pass * passes) as f64 / 1e6;
+    println!(
+        "classify: {} real screens ({} KB) x {passes}: {:.1} MB in {:.2} s = {:.0} MB/s (target >= 100) [{states}]",
+        screens.len(),
+        per_pass / 1024,
+        mb,
+        secs,
+        mb / secs
+    );
+
+    // A 10,000-line pane: only its bottom is decoded and examined.
+    let mut big = Vec::new();
+    for i in 0..10_000 {
+        big.extend_from_slice(
+            format!("line {i}: some earlier output of the agent, long enough to matter\n")
+                .as_bytes(),
+        );
+    }
+    big.extend_from_slice(&screens[0]);
+    let runs = 2_000;
+    let started = Instant::now();
+    for _ in 0..runs {
+        let v = rules
+            .classify("claude", &screen_text(&big, 64 * 1024))
+            .expect("valid rules");
+        states += v.state as usize;
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let mb = (big.len() * runs) as f64 / 1e6;
+    println!(
+        "classify: a 10,000-line pane ({} KB) x {runs}: {:.0} MB/s of pane text [{states}]",
+        big.len() / 1024,
+        mb / secs
+    );
+}
