@@ -41,3 +41,16 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .map(|dir| dir.join(name))
         .find(|p| executable(p))
 }
+
+/// "size:mtime-nanos" of the file at `path`, or `None` when it does not exist: changes
+/// whenever the file is rewritten.
+pub fn file_stamp(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    let mtime = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    Some(format!("{}:{mtime}", meta.len()))
+}

@@ -179,14 +179,8 @@ fn version_cache_key(command: &[String]) -> Option<String> {
             key.push(' ');
             key.push_str(word);
         }
-        if let Ok(meta) = std::fs::metadata(&path) {
-            let mtime = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            key.push_str(&format!("#{}:{mtime}", meta.len()));
+        if let Some(stamp) = crate::paths::file_stamp(&path) {
+            key.push_str(&format!("#{stamp}"));
         }
     }
     Some(key)

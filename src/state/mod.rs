@@ -174,14 +174,8 @@ impl Store {
     pub fn fingerprint(home: &Path) -> String {
         let mut text = String::new();
         for name in ["state.db", "state.db-wal"] {
-            if let Ok(meta) = std::fs::metadata(home.join(name)) {
-                let mtime = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0);
-                text.push_str(&format!("{name}:{}:{mtime};", meta.len()));
+            if let Some(stamp) = crate::paths::file_stamp(&home.join(name)) {
+                text.push_str(&format!("{name}:{stamp};"));
             }
         }
         text
