@@ -56,9 +56,21 @@ impl Agent<'_> {
         self.env.tmux(&["capture-pane", "-p", "-t", &self.pane])
     }
 
+    /// Types `text` once the input box is back, and submits it once it shows there.
     fn type_prompt(&self, text: &str) {
+        let input_ready = |screen: &str| {
+            let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+            lines.iter().rev().take(6).any(|l| l.trim_end() == "❯")
+        };
+        assert!(
+            wait_until(Duration::from_secs(20), || input_ready(&self.screen())),
+            "no empty input box:\n{}",
+            self.screen()
+        );
         self.env.tmux(&["send-keys", "-t", &self.pane, "-l", text]);
-        std::thread::sleep(Duration::from_millis(300));
+        let shown = wait_until(Duration::from_secs(5), || self.screen().contains(text));
+        assert!(shown, "the typed text did not show:\n{}", self.screen());
+        std::thread::sleep(Duration::from_millis(200));
         self.env.tmux(&["send-keys", "-t", &self.pane, "Enter"]);
     }
 }
