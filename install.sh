@@ -30,8 +30,9 @@ case ":$PATH:" in
   *":$prefix/bin:"*) ;;
   *) echo "note: $prefix/bin is not on your PATH" ;;
 esac
-cat <<'TPM'
-To load the tmux plugin with TPM, add to ~/.tmux.conf:
-    set -g @plugin 'orchestra-dev/orchestra'
-then press prefix + I.
-TPM
+cat <<'CONF'
+To see every agent's state in tmux, add to ~/.tmux.conf:
+    set -g status-right '#(orchestra status-line) %H:%M'
+    set -g window-status-format '#I:#W #{@orchestra_state}'
+(The TPM plugin entry, orchestra.tmux, is not in this release yet.)
+CONF
