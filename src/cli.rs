@@ -34,6 +34,12 @@ pub enum Command {
     /// Close a session: its window and worktree go; its branch is deleted if merged, else
     /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
     Kill(KillArgs),
+    /// Review a session's work: its commits, diffstat and full diff (through $PAGER), and
+    /// its uncommitted changes apart.
+    Review(ReviewArgs),
+    /// Merge a session into its target branch after showing what it brings and asking
+    /// `[y/N]`; checks for conflicts in memory first. Nothing merges without a yes.
+    Merge(MergeArgs),
     /// Check tmux, git and the state store, and reconcile the record with what is really
     /// there (exit 1 when a problem remains).
     Doctor(DoctorArgs),
@@ -55,6 +61,52 @@ pub enum Command {
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// The session's label.
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// The branch to compare against. Default: the branch the session started from.
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// Print commits, files, insertions, deletions, conflicts and uncommitted paths as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Show it in a tmux popup (on --client, else the most recently active client).
+    #[arg(long)]
+    pub popup: bool,
+    /// The tmux client for --popup (key bindings pass #{client_name}).
+    #[arg(long, value_name = "NAME")]
+    pub client: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The session's label.
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Merge without asking (the only way without a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// The branch to merge into. Default: the branch the session started from.
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// One commit with the target as its only parent instead of a merge commit.
+    #[arg(long)]
+    pub squash: bool,
+    /// Commit the session's uncommitted changes (as a WIP commit) instead of refusing.
+    #[arg(long)]
+    pub include_uncommitted: bool,
+    /// Run the whole flow, question included, in a tmux popup.
+    #[arg(long)]
+    pub popup: bool,
+    /// The tmux client for --popup (key bindings pass #{client_name}).
+    #[arg(long, value_name = "NAME")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ pub mod error;
 pub mod git;
 pub mod health;
 pub mod label;
+pub mod lock;
 pub mod notify;
 pub mod paths;
 pub mod state;

@@ -20,6 +20,8 @@ fn main() {
         Command::Dispatch(args) => cmd::dispatch::run(&ctx, args, &mut out),
         Command::List(args) => cmd::list::run(&ctx, args, &mut out),
         Command::Kill(args) => cmd::kill::run(&ctx, args, &mut out),
+        Command::Review(args) => cmd::review::run(&ctx, args, &mut out),
+        Command::Merge(args) => cmd::merge::run(&ctx, args, &mut out),
         Command::Doctor(args) => cmd::doctor::run(&ctx, args, &mut out),
         Command::Event(args) => cmd::event::run(&ctx, args, &mut out),
         Command::Classify(args) => cmd::classify::run(&ctx, args, &mut out),

@@ -177,10 +177,100 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
         }
     }
 
+    check_merge_journals(ctx, args, &store, &mut report, out)?;
+
     if report.problems == 0 {
         out.line("all good");
         Ok(())
     } else {
         Err(Error::CheckFailed)
     }
+}
+
+/// A merge killed part-way left its journal: finish what the record shows was done (the
+/// ref moved: bring the target's worktree along, tear the session down), or drop a
+/// journal of a merge that never landed.
+fn check_merge_journals(
+    ctx: &Context,
+    args: &DoctorArgs,
+    store: &crate::state::Store,
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    use crate::cmd::merge::{finish_teardown, journal_dir, Journal};
+    let Ok(entries) = std::fs::read_dir(journal_dir(&ctx.home)) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let Some(journal) = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Journal>(&b).ok())
+        else {
+            report.problem(out, format!("unreadable merge journal {}", path.display()));
+            continue;
+        };
+        let what = format!("merge of {} into {}", journal.branch, journal.target);
+        let Ok(repo) = Repo::discover(Path::new(&journal.repo)) else {
+            report.problem(out, format!("{what}: repository {} is gone", journal.repo));
+            continue;
+        };
+        let tip = repo.branch_tip(&journal.target)?.to_string();
+        let landed = journal.new.as_deref() == Some(tip.as_str());
+        if !landed && tip == journal.old {
+            if args.fix {
+                let _ = std::fs::remove_file(&path);
+                report.fixed(
+                    out,
+                    format!(
+                        "{what} was interrupted before it landed: nothing changed; journal dropped"
+                    ),
+                );
+            } else {
+                report.problem(
+                    out,
+                    format!(
+                        "{what} was interrupted before it landed (doctor --fix drops the journal)"
+                    ),
+                );
+            }
+            continue;
+        }
+        if !landed {
+            report.problem(
+                out,
+                format!(
+                    "{what}: {} moved on since; check it by hand ({})",
+                    journal.target,
+                    path.display()
+                ),
+            );
+            continue;
+        }
+        if !args.fix {
+            report.problem(
+                out,
+                format!("{what} landed but its teardown did not finish (doctor --fix finishes it)"),
+            );
+            continue;
+        }
+        let old = crate::git::Oid::from_str(&journal.old).map_err(crate::git::GitError::from)?;
+        let new = crate::git::Oid::from_str(&tip).map_err(crate::git::GitError::from)?;
+        if let Some(wt) = &journal.target_worktree {
+            if Repo::index_tree(wt)? == repo.commit_tree(old)? {
+                repo.update_worktree(wt, old, new)?;
+            }
+        }
+        if let Some(session) = store.session_by_id(&journal.session_id)? {
+            if session.status != crate::state::Status::Merged {
+                finish_teardown(ctx, &repo, store, &session, &journal.target, out)?;
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+        report.fixed(out, format!("{what}: teardown finished"));
+    }
+    Ok(())
 }

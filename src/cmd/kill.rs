@@ -2,11 +2,9 @@
 //! worktree go; its branch is deleted only if merged, else archived under a new name.
 
 use crate::cli::KillArgs;
-use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
+use crate::cmd::{close_window, find_session, open_repo, settle_branch, Context, Output};
 use crate::error::Error;
-use crate::git::{self, Repo};
-use crate::state::Session;
-use crate::tmux::TmuxError;
+use crate::git;
 
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
@@ -57,60 +55,14 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
         repo.prune_worktrees()?;
     }
 
-    settle_branch(&repo, &session, out)?;
-    store.delete_session(&session, "killed")?;
-    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
-    out.line(format!("killed {}", session.label));
-    Ok(())
-}
-
-/// Closes the session's window if it is still ours; a gone window or server is fine.
-fn close_window(session: &Session, out: &mut Output<'_>) {
-    let Some(window) = &session.window else {
-        return;
-    };
-    match session_tmux(session).kill_window_if_ours(window, &session.id) {
-        Ok(_) => {}
-        Err(TmuxError::Failed { .. }) => {}
-        Err(e) => out.note(format!("could not close window {window}: {e}")),
-    }
-}
-
-/// Deletes the branch when its work is in the base branch; otherwise renames it to
-/// `archive/<label>-<time>` so the label is free and the work stays.
-fn settle_branch(repo: &Repo, session: &Session, out: &mut Output<'_>) -> Result<(), Error> {
-    if !repo.branch_exists(&session.branch) {
-        return Ok(());
-    }
     let into = session
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
-    let merged = match &into {
-        Some(into) if repo.branch_exists(into) => repo.is_merged(&session.branch, into)?,
-        _ => false,
-    };
-    if merged {
-        repo.delete_branch(&session.branch)?;
-        out.line(format!(
-            "deleted branch {} (merged into {})",
-            session.branch,
-            into.unwrap_or_default()
-        ));
-        return Ok(());
-    }
-    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-    let mut archive = format!("archive/{}-{stamp}", session.label);
-    let mut n = 2;
-    while repo.branch_exists(&archive) {
-        archive = format!("archive/{}-{stamp}-{n}", session.label);
-        n += 1;
-    }
-    repo.rename_branch(&session.branch, &archive)?;
-    out.line(format!(
-        "branch {} has unmerged work: kept as {archive}",
-        session.branch
-    ));
+    settle_branch(&repo, &session, into.as_deref(), out)?;
+    store.delete_session(&session, "killed")?;
+    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
+    out.line(format!("killed {}", session.label));
     Ok(())
 }
 

@@ -8,7 +8,9 @@ pub mod event;
 pub mod events;
 pub mod kill;
 pub mod list;
+pub mod merge;
 pub mod refresh;
+pub mod review;
 pub mod slugify;
 
 use std::io::Write;
@@ -18,7 +20,7 @@ use crate::error::Error;
 use crate::git::Repo;
 use crate::paths::orchestra_home;
 use crate::state::{Session, Store};
-use crate::tmux::{Server, Tmux};
+use crate::tmux::{Server, Tmux, TmuxError};
 
 /// What every command may need from its environment.
 pub struct Context {
@@ -126,4 +128,99 @@ pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
             .map(|r| line(r.iter().map(String::as_str).collect())),
     );
     out
+}
+
+/// Closes the session's window if it is still ours; a gone window or server is fine.
+pub fn close_window(session: &Session, out: &mut Output<'_>) {
+    let Some(window) = &session.window else {
+        return;
+    };
+    match session_tmux(session).kill_window_if_ours(window, &session.id) {
+        Ok(_) => {}
+        Err(TmuxError::Failed { .. }) => {}
+        Err(e) => out.note(format!("could not close window {window}: {e}")),
+    }
+}
+
+/// Deletes the session's branch when its work is in `into`; otherwise renames it to
+/// `archive/<label>-<time>` so the label is free and the work stays.
+pub fn settle_branch(
+    repo: &Repo,
+    session: &Session,
+    into: Option<&str>,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    if !repo.branch_exists(&session.branch) {
+        return Ok(());
+    }
+    let merged = match into {
+        Some(into) if repo.branch_exists(into) => repo.is_merged(&session.branch, into)?,
+        _ => false,
+    };
+    if merged {
+        repo.delete_branch(&session.branch)?;
+        out.line(format!(
+            "deleted branch {} (merged into {})",
+            session.branch,
+            into.unwrap_or_default()
+        ));
+        return Ok(());
+    }
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    let mut archive = format!("archive/{}-{stamp}", session.label);
+    let mut n = 2;
+    while repo.branch_exists(&archive) {
+        archive = format!("archive/{}-{stamp}-{n}", session.label);
+        n += 1;
+    }
+    repo.rename_branch(&session.branch, &archive)?;
+    out.line(format!(
+        "branch {} has unmerged work: kept as {archive}",
+        session.branch
+    ));
+    Ok(())
+}
+
+/// The branch a session's work goes into: `--into`, else the branch it started from,
+/// else the main worktree's branch. It must exist.
+pub fn target_branch(repo: &Repo, session: &Session, into: Option<&str>) -> Result<String, Error> {
+    let target = into
+        .map(str::to_string)
+        .or_else(|| session.base_branch.clone())
+        .or_else(|| repo.current_branch())
+        .ok_or_else(|| Error::BadInput("no target branch: pass --into BRANCH".into()))?;
+    if !repo.branch_exists(&target) {
+        return Err(Error::BadInput(format!("branch {target:?} does not exist")));
+    }
+    Ok(target)
+}
+
+/// Re-runs this very command in a tmux popup on `client` (else the most recently active
+/// client): the same arguments minus `--popup`, the same ORCHESTRA_HOME and tmux server.
+pub fn run_in_popup(
+    ctx: &Context,
+    client: Option<&str>,
+    cwd: &Path,
+    title: &str,
+) -> Result<(), Error> {
+    let tmux = ctx.tmux();
+    let client = match client {
+        Some(c) => c.to_string(),
+        None => tmux.most_recent_client()?.ok_or_else(|| {
+            Error::Refused("no tmux client is attached to show the popup on".into())
+        })?,
+    };
+    let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
+    let mut words = vec![
+        "env".to_string(),
+        format!("ORCHESTRA_HOME={}", ctx.home.display()),
+    ];
+    if let Some(socket) = &ctx.server.socket {
+        words.push(format!("ORCHESTRA_TMUX_SOCKET={}", socket.display()));
+    }
+    words.push(exe.to_string_lossy().into_owned());
+    words.extend(std::env::args().skip(1).filter(|a| a != "--popup"));
+    let command = shell_words::join(&words);
+    tmux.popup(&client, cwd, title, &command)?;
+    Ok(())
 }

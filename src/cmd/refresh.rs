@@ -5,7 +5,7 @@ use crate::cmd::{human_age, render_table, Context, Output};
 use crate::error::Error;
 use crate::health::{self, Outcome};
 
-fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
+pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
     let rules = || crate::agent::rules::Rules::load(&ctx.home);
     Ok(health::refresh(&ctx.home, &key, &ctx.tmux(), rules)?)

@@ -4,7 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+mod merge;
+
 use git2::{BranchType, Repository, StatusOptions};
+
+pub use merge::{CommitInfo, FileChange, Merged, Review};
 
 pub use git2::Oid;
 

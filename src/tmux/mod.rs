@@ -354,6 +354,63 @@ impl Tmux {
         Ok((!value.is_empty()).then(|| value.to_string()))
     }
 
+    /// A global option's value; `None` when unset (or no server runs).
+    pub fn global_option(&self, name: &str) -> Result<Option<String>, TmuxError> {
+        match self.run(&strings(&["show-options", "-g", "-q", "-v", name])) {
+            Ok(v) => {
+                let v = v.trim_end_matches('\n');
+                Ok((!v.is_empty()).then(|| v.to_string()))
+            }
+            Err(TmuxError::Failed { message, .. }) if no_server(&message) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The attached client that was active most recently.
+    pub fn most_recent_client(&self) -> Result<Option<String>, TmuxError> {
+        let out = match self.run(&strings(&[
+            "list-clients",
+            "-F",
+            "#{client_activity} #{client_name}",
+        ])) {
+            Ok(out) => out,
+            Err(TmuxError::Failed { message, .. }) if no_server(&message) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .max_by_key(|(activity, _)| activity.parse::<i64>().unwrap_or(0))
+            .map(|(_, name)| name.to_string()))
+    }
+
+    /// Opens a popup running the shell command `command` on `client`; it closes when the
+    /// command ends (`-E`).
+    pub fn popup(
+        &self,
+        client: &str,
+        cwd: &Path,
+        title: &str,
+        command: &str,
+    ) -> Result<(), TmuxError> {
+        self.run(&strings(&[
+            "display-popup",
+            "-E",
+            "-c",
+            client,
+            "-w",
+            "90%",
+            "-h",
+            "90%",
+            "-T",
+            title,
+            "-d",
+            &cwd.to_string_lossy(),
+            command,
+        ]))
+        .map(|_| ())
+    }
+
     /// A window option's value; `None` when the window is gone or the option unset.
     pub fn window_option(&self, window: &str, name: &str) -> Result<Option<String>, TmuxError> {
         match self.run(&strings(&[

@@ -10,5 +10,6 @@ mod health;
 mod kill;
 mod labels;
 mod list;
+mod merge;
 mod notify;
 mod status;

@@ -1,0 +1,100 @@
+//! `orchestra review`: what a session would bring into its target, read before a merge.
+
+use std::io::{IsTerminal, Write};
+use std::process::{Command, Stdio};
+
+use crate::cli::ReviewArgs;
+use crate::cmd::{find_session, open_repo, run_in_popup, target_branch, Context, Output};
+use crate::error::Error;
+use crate::git::{self, Repo};
+
+pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let store = ctx.store()?;
+    let session = find_session(&store, &repo, &args.label)?;
+    let target = target_branch(&repo, &session, args.into.as_deref())?;
+    if !repo.branch_exists(&session.branch) {
+        return Err(Error::Refused(format!("branch {} is gone", session.branch)));
+    }
+    if args.popup {
+        return run_in_popup(
+            ctx,
+            args.client.as_deref(),
+            repo.main_worktree(),
+            &format!(" review {} ", session.label),
+        );
+    }
+    let review = repo.review(&session.branch, &target)?;
+    let worktree = std::path::Path::new(&session.worktree);
+    let uncommitted = if worktree.exists() {
+        git::uncommitted_paths(worktree)?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let mut json = serde_json::to_value(&review).unwrap_or_default();
+        json["uncommitted"] = serde_json::json!(uncommitted);
+        out.line(serde_json::to_string_pretty(&json).unwrap_or_default());
+        return Ok(());
+    }
+    let mut text = format!(
+        "session {} — {} → {}: {} commit(s), {} file(s), +{} -{}, {}\n\n",
+        session.label,
+        session.branch,
+        target,
+        review.commits.len(),
+        review.files.len(),
+        review.insertions,
+        review.deletions,
+        if review.merges_cleanly {
+            "merges cleanly".to_string()
+        } else {
+            format!("CONFLICTS in {}", review.conflicts.join(", "))
+        }
+    );
+    let color = std::io::stdout().is_terminal();
+    text.push_str(&repo.review_text(&review.merge_base, &session.branch, color)?);
+    if !uncommitted.is_empty() {
+        text.push_str(&format!(
+            "\n=== uncommitted in {} (not part of the branch yet) ===\n",
+            session.worktree
+        ));
+        text.push_str(&Repo::uncommitted_text(worktree, color)?);
+    }
+    page(&text, out)
+}
+
+/// Shows `text` through `$PAGER` (default `less -R`) when standard output is a terminal.
+fn page(text: &str, out: &mut Output<'_>) -> Result<(), Error> {
+    if !std::io::stdout().is_terminal() {
+        let _ = out.out.write_all(text.as_bytes());
+        return Ok(());
+    }
+    let pager = std::env::var("PAGER")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "less -R".into());
+    let argv = shell_words::split(&pager)
+        .map_err(|e| Error::BadInput(format!("cannot split $PAGER {pager:?}: {e}")))?;
+    let Some((program, rest)) = argv.split_first() else {
+        let _ = out.out.write_all(text.as_bytes());
+        return Ok(());
+    };
+    let mut child = match Command::new(program)
+        .args(rest)
+        .stdin(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(_) => {
+            let _ = out.out.write_all(text.as_bytes());
+            return Ok(());
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A pager quit early closes the pipe: not an error.
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    let _ = child.wait();
+    Ok(())
+}
