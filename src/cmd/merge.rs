@@ -220,7 +220,7 @@ pub fn finish_teardown(
                 worktree,
                 &format!("WIP: left in session {} after its merge", session.label),
             )?;
-            out.line("saved changes made after the merge as a WIP commit".to_string());
+            out.line("saved changes made after the merge as a WIP commit");
         }
         repo.remove_worktree(worktree)?;
         if let Some(root) = worktree.parent() {
