@@ -25,7 +25,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_EMAIL", "bench@localhost")
         .output()
         .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -44,7 +48,11 @@ fn main() {
     for i in 0..FILES {
         let path = file(&dir, i);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(&path, format!("// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n").repeat(20)).expect("write");
+        std::fs::write(
+            &path,
+            format!("// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n").repeat(20),
+        )
+        .expect("write");
     }
     git(&dir, &["init", "-q", "-b", "main"]);
     git(&dir, &["add", "-A"]);
@@ -70,12 +78,24 @@ fn main() {
         lib.push(t.elapsed());
         assert!(conflicts.is_empty());
         let t = Instant::now();
-        git(&dir, &["merge-tree", "--write-tree", "main", "session/bench"]);
+        git(
+            &dir,
+            &["merge-tree", "--write-tree", "main", "session/bench"],
+        );
         cli.push(t.elapsed());
     }
     let (lib, cli) = (median(lib), median(cli));
     println!("conflict check, {FILES} files, {CHANGED} changed on each side, median of {RUNS}:");
-    println!("  git merge-tree --write-tree   {:8.1} ms", cli.as_secs_f64() * 1e3);
-    println!("  orchestra (git2, in memory)   {:8.1} ms", lib.as_secs_f64() * 1e3);
-    println!("  ratio                         {:8.2}x (target <= 1.5)", lib.as_secs_f64() / cli.as_secs_f64());
+    println!(
+        "  git merge-tree --write-tree   {:8.1} ms",
+        cli.as_secs_f64() * 1e3
+    );
+    println!(
+        "  orchestra (git2, in memory)   {:8.1} ms",
+        lib.as_secs_f64() * 1e3
+    );
+    println!(
+        "  ratio                         {:8.2}x (target <= 1.5)",
+        lib.as_secs_f64() / cli.as_secs_f64()
+    );
 }

@@ -19,6 +19,8 @@ use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
 const HOOK_GRACE_MICROS: i64 = 2_000_000;
 /// The status line refreshes at most this often, however many clients ask.
 const STATUS_EVERY_MS: i64 = 1_000;
+/// A pane with output this recently is recaptured inside the listing call.
+const RECENTLY_ACTIVE_SECS: i64 = 2;
 pub const DEFAULT_STALL_AFTER_SECS: i64 = 600;
 
 const SHELLS: &[&str] = &[
@@ -78,6 +80,9 @@ pub struct Cache {
 pub struct PaneSeen {
     /// The second of the last capture.
     pub captured_at: i64,
+    /// The pane's window activity when last listed.
+    #[serde(default)]
+    pub activity: i64,
     pub screen_state: String,
     pub rule: Option<String>,
 }
@@ -188,9 +193,13 @@ pub fn refresh(
         ..Outcome::default()
     };
     let mut cache = load_cache(home, key);
+    // Panes busy lately are likely to have changed again: tmux recaptures them inside the
+    // listing call when they did. Quiet panes cost nothing there; one that wakes up is
+    // captured by a second call.
     let recapture: Vec<(String, i64)> = cache
         .panes
         .iter()
+        .filter(|(_, seen)| seen.activity >= now_s - RECENTLY_ACTIVE_SECS)
         .map(|(pane, seen)| (pane.clone(), seen.captured_at))
         .collect();
     let Some(snap) = tmux.snapshot(&name_refs, &recapture)? else {
@@ -227,6 +236,7 @@ pub fn refresh(
     // Screens: the changed panes tmux recaptured, plus panes never captured before.
     let mut decisions: Vec<(String, AgentState, &'static str, String)> = Vec::new();
     let mut screens: Vec<(String, String)> = snap.screens.clone();
+    // Panes to capture by a second call: never seen, or woken up since their capture.
     let mut first_seen: Vec<String> = Vec::new();
     for pane in &ours {
         let s = &sessions[&pane.orchestra_id];
@@ -244,8 +254,15 @@ pub fn refresh(
                 "tmux",
                 format!("{} runs instead of the agent", pane.current_command),
             ));
-        } else if !cache.panes.contains_key(&pane.pane) {
-            first_seen.push(pane.pane.clone());
+        } else {
+            let recaptured = recapture.iter().any(|(p, _)| p == &pane.pane);
+            let changed = cache
+                .panes
+                .get(&pane.pane)
+                .is_none_or(|seen| !recaptured && pane.window_activity >= seen.captured_at);
+            if changed {
+                first_seen.push(pane.pane.clone());
+            }
         }
     }
     if !first_seen.is_empty() {
@@ -270,6 +287,7 @@ pub fn refresh(
                 pane_id.clone(),
                 PaneSeen {
                     captured_at: now_s,
+                    activity: pane.window_activity,
                     screen_state: verdict.state.to_string(),
                     rule: verdict.rule.clone(),
                 },
@@ -283,6 +301,11 @@ pub fn refresh(
                     verdict.rule.unwrap_or_default(),
                 ));
             }
+        }
+    }
+    for pane in &ours {
+        if let Some(seen) = cache.panes.get_mut(&pane.pane) {
+            seen.activity = pane.window_activity;
         }
     }
     // Forget panes that are gone.
