@@ -40,6 +40,8 @@ pub enum Command {
     /// Merge a session into its target branch after showing what it brings and asking
     /// `[y/N]`; checks for conflicts in memory first. Nothing merges without a yes.
     Merge(MergeArgs),
+    /// Dependencies between sessions: `deps add B A out/data.csv` makes B wait for A's file.
+    Deps(DepsArgs),
     /// Check tmux, git and the state store, and reconcile the record with what is really
     /// there (exit 1 when a problem remains).
     Doctor(DoctorArgs),
@@ -61,6 +63,39 @@ pub enum Command {
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DepsArgs {
+    #[command(subcommand)]
+    pub command: DepsCommand,
+    #[command(flatten)]
+    pub repo: RepoArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DepsCommand {
+    /// DEPENDENT waits for UPSTREAM's ARTIFACT: a file path (in its worktree or committed
+    /// on its branch), a branch name, or a commit, tried in that order; `file:`,
+    /// `branch:`, `commit:` force the kind. Refused: self edges, duplicates, cycles.
+    Add {
+        dependent: String,
+        upstream: String,
+        artifact: String,
+    },
+    /// Exit 0 if UPSTREAM's ARTIFACT exists, 1 if not; prints nothing.
+    Check { upstream: String, artifact: String },
+    /// The dependents still waiting on LABEL (not yet told), one per line.
+    Pending { label: String },
+    /// Record that DEPENDENT was told UPSTREAM's artifacts are ready (idempotent).
+    Notified { dependent: String, upstream: String },
+    /// The graph: a text list, or --json ({"nodes", "edges"}), or --dot (Graphviz).
+    Graph {
+        #[arg(long, conflicts_with = "dot")]
+        json: bool,
+        #[arg(long)]
+        dot: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -22,6 +22,7 @@ fn main() {
         Command::Kill(args) => cmd::kill::run(&ctx, args, &mut out),
         Command::Review(args) => cmd::review::run(&ctx, args, &mut out),
         Command::Merge(args) => cmd::merge::run(&ctx, args, &mut out),
+        Command::Deps(args) => cmd::deps::run(&ctx, args, &mut out),
         Command::Doctor(args) => cmd::doctor::run(&ctx, args, &mut out),
         Command::Event(args) => cmd::event::run(&ctx, args, &mut out),
         Command::Classify(args) => cmd::classify::run(&ctx, args, &mut out),

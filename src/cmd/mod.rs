@@ -2,6 +2,7 @@
 //! and renders the result to the writers it is given.
 
 pub mod classify;
+pub mod deps;
 pub mod dispatch;
 pub mod doctor;
 pub mod event;

@@ -321,3 +321,101 @@ pub fn commit_all(path: &Path, message: &str) -> Result<Oid, GitError> {
 pub fn cli_version() -> Result<String, GitError> {
     run_git(Path::new("."), &["--version"]).map(|v| v.trim().to_string())
 }
+
+/// What an artifact locator names once found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArtifactKind {
+    File,
+    Branch,
+    Commit,
+}
+
+impl ArtifactKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArtifactKind::File => "file",
+            ArtifactKind::Branch => "branch",
+            ArtifactKind::Commit => "commit",
+        }
+    }
+}
+
+/// Splits a `file:`/`branch:`/`commit:` prefix off a locator.
+pub fn artifact_kind(locator: &str) -> (Option<ArtifactKind>, &str) {
+    for (prefix, kind) in [
+        ("file:", ArtifactKind::File),
+        ("branch:", ArtifactKind::Branch),
+        ("commit:", ArtifactKind::Commit),
+    ] {
+        if let Some(rest) = locator.strip_prefix(prefix) {
+            return (Some(kind), rest);
+        }
+    }
+    (None, locator)
+}
+
+impl Repo {
+    /// Whether `locator` exists for an upstream session (its worktree and branch), tried
+    /// as a file (in the worktree or committed on the branch), a branch, then a commit
+    /// reachable from the branch or `target` — unless a prefix forces the kind.
+    pub fn find_artifact(
+        &self,
+        locator: &str,
+        worktree: &Path,
+        branch: &str,
+        target: Option<&str>,
+    ) -> Result<Option<ArtifactKind>, GitError> {
+        let (forced, name) = artifact_kind(locator);
+        let wants = |k: ArtifactKind| forced.is_none_or(|f| f == k);
+        if wants(ArtifactKind::File) && self.file_artifact(name, worktree, branch) {
+            return Ok(Some(ArtifactKind::File));
+        }
+        if wants(ArtifactKind::Branch) && self.branch_exists(name) {
+            return Ok(Some(ArtifactKind::Branch));
+        }
+        if wants(ArtifactKind::Commit)
+            && name.len() >= 4
+            && name.chars().all(|c| c.is_ascii_hexdigit())
+        {
+            if let Ok(commit) = self
+                .repo
+                .revparse_single(name)
+                .and_then(|o| o.peel_to_commit())
+            {
+                for tip_branch in std::iter::once(branch).chain(target) {
+                    if let Ok(tip) = self.branch_tip(tip_branch) {
+                        if tip == commit.id()
+                            || self
+                                .repo
+                                .graph_descendant_of(tip, commit.id())
+                                .unwrap_or(false)
+                        {
+                            return Ok(Some(ArtifactKind::Commit));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn file_artifact(&self, name: &str, worktree: &Path, branch: &str) -> bool {
+        let rel = Path::new(name);
+        let rel = rel.strip_prefix(worktree).unwrap_or(rel);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return false;
+        }
+        if worktree.join(rel).exists() {
+            return true;
+        }
+        self.branch_tip(branch)
+            .ok()
+            .and_then(|tip| self.repo.find_commit(tip).ok())
+            .and_then(|c| c.tree().ok())
+            .is_some_and(|tree| tree.get_path(rel).is_ok())
+    }
+}

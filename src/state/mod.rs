@@ -2,7 +2,10 @@
 //! live in `$ORCHESTRA_HOME/state.db`, created on first use and migrated by
 //! `PRAGMA user_version`.
 
+mod deps;
 mod schema;
+
+pub use deps::{Edge, EdgeRefusal};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
