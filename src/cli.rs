@@ -34,6 +34,14 @@ pub enum Command {
     /// Close a session: its window and worktree go; its branch is deleted if merged, else
     /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
     Kill(KillArgs),
+    /// Send a briefing to a session's agent, exactly as given, as one message:
+    /// `orchestra brief api "Use the v2 endpoints"` or `orchestra brief --all @notes.md`.
+    Brief(BriefArgs),
+    /// Answer the permission menu on a session's screen with its "Yes" entry (or, with
+    /// --always, the entry that stops asking for this kind of action).
+    Approve(ApproveArgs),
+    /// Answer the permission menu on a session's screen with "No" (or Esc where there is none).
+    Deny(DenyArgs),
     /// Review a session's work: its commits, diffstat and full diff (through $PAGER), and
     /// its uncommitted changes apart.
     Review(ReviewArgs),
@@ -96,6 +104,41 @@ pub enum DepsCommand {
         #[arg(long)]
         dot: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct BriefArgs {
+    /// The session's label (omit with --all), then the text, or @FILE to send a file.
+    #[arg(required = true, num_args = 1..=2, value_name = "LABEL TEXT|@FILE")]
+    pub words: Vec<String>,
+    /// Send to every live session of this repo.
+    #[arg(long)]
+    pub all: bool,
+    /// Send even when a menu is open (the keys would answer it) or the agent has exited.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub repo: RepoArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The session's label.
+    pub label: String,
+    /// Choose the entry that stops asking for this kind of action ("don't ask again",
+    /// "always allow", "allow all edits"), never one that switches to auto mode.
+    #[arg(long)]
+    pub always: bool,
+    #[command(flatten)]
+    pub repo: RepoArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DenyArgs {
+    /// The session's label.
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,8 @@ use crate::tmux::{session_name_for, Placement, Tmux, WindowSpec};
 
 /// How long a generic agent gets to draw something before its prompt is typed anyway.
 const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
+/// How long dispatch watches a new claude for its trust dialog.
+const TRUST_DIALOG_WAIT: Duration = Duration::from_secs(6);
 
 pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
     label::validate(&args.label)?;
@@ -62,7 +64,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     let tmux = ctx.tmux();
     let mut undo = Undo::new(&repo, &tmux);
 
-    let result = (|| -> Result<Session, Error> {
+    let result = (|out: &mut Output<'_>| -> Result<Session, Error> {
         let dir = session_dir(&ctx.home, &id);
         std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
@@ -172,8 +174,11 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         if let Some(text) = &launch.typed_prompt {
             type_prompt_when_ready(&tmux, &window.pane, text)?;
         }
+        if kind == AgentKind::Claude {
+            trust_our_worktree(&tmux, &session, out);
+        }
         Ok(session)
-    })();
+    })(out);
 
     let session = match result {
         Ok(session) => session,
@@ -269,6 +274,43 @@ fn free_port(store: &Store) -> Result<u16, Error> {
     Err(Error::Refused(
         "no free TCP port found for the session".into(),
     ))
+}
+
+/// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
+/// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
+/// only until the agent has drawn its first screen.
+fn trust_our_worktree(tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
+    if tmux
+        .global_option("@orchestra-trust-worktrees")
+        .ok()
+        .flatten()
+        .as_deref()
+        == Some("off")
+    {
+        return;
+    }
+    let Some(pane) = session.pane.as_deref() else {
+        return;
+    };
+    let started = Instant::now();
+    while started.elapsed() < TRUST_DIALOG_WAIT {
+        let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
+        if let Some(menu) = crate::agent::menu::parse(&screen) {
+            if menu.is_trust_dialog() {
+                match crate::cmd::approve::answer_session(session, crate::agent::menu::Answer::Yes)
+                {
+                    Ok(_) => out.line(format!("trusted {} for the agent", session.worktree)),
+                    Err(e) => out.note(format!("could not answer the trust dialog: {e}")),
+                }
+            }
+            return;
+        }
+        // The input box: the agent started without asking.
+        if screen.lines().any(|l| l.trim_end() == "❯") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// Types the prompt once the program has drawn something (or after a second), then

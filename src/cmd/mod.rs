@@ -1,6 +1,8 @@
 //! One file per subcommand: each validates its input, calls the modules that do the work,
 //! and renders the result to the writers it is given.
 
+pub mod approve;
+pub mod brief;
 pub mod classify;
 pub mod deps;
 pub mod dispatch;

@@ -566,6 +566,32 @@ impl Tmux {
             .map(|_| ())
     }
 
+    /// Pastes the file at `path` into `pane` as ONE bracketed paste (through a named buffer
+    /// deleted afterwards), so newlines do not submit and nothing is read as a key name.
+    pub fn paste_file(&self, pane: &str, path: &Path) -> Result<(), TmuxError> {
+        let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
+        self.batch(&[
+            strings(&["load-buffer", "-b", &buffer, &path.to_string_lossy()]),
+            strings(&["paste-buffer", "-p", "-d", "-b", &buffer, "-t", pane]),
+        ])
+        .map(|_| ())
+    }
+
+    /// Whether `pane` exists and its program still runs.
+    pub fn pane_alive(&self, pane: &str) -> Result<bool, TmuxError> {
+        match self.run(&strings(&[
+            "display-message",
+            "-p",
+            "-t",
+            pane,
+            "#{pane_dead}",
+        ])) {
+            Ok(out) => Ok(out.trim() == "0"),
+            Err(TmuxError::Failed { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Presses the named keys (e.g. `Enter`) in `pane`.
     pub fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), TmuxError> {
         let mut args = strings(&["send-keys", "-t", pane]);

@@ -14,3 +14,4 @@ mod list;
 mod merge;
 mod notify;
 mod status;
+mod talk;

@@ -1,0 +1,123 @@
+//! `orchestra approve` / `deny`: answer the menu on a session's screen, by the entry's label.
+
+use std::time::{Duration, Instant};
+
+use crate::agent::menu::{self, Answer, Menu};
+use crate::cli::{ApproveArgs, DenyArgs};
+use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
+use crate::error::Error;
+use crate::state::Session;
+use crate::tmux::Tmux;
+
+/// How long to wait for a menu to be drawn.
+const MENU_WAIT: Duration = Duration::from_secs(3);
+/// The CLI ignores keys for a moment after it draws a menu (against stray presses).
+const MENU_SETTLE: Duration = Duration::from_millis(700);
+
+pub fn approve(ctx: &Context, args: &ApproveArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let answer = if args.always {
+        Answer::Always
+    } else {
+        Answer::Yes
+    };
+    answer_menu(ctx, &args.label, args.repo.repo.as_deref(), answer, out)
+}
+
+pub fn deny(ctx: &Context, args: &DenyArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    answer_menu(ctx, &args.label, args.repo.repo.as_deref(), Answer::No, out)
+}
+
+fn answer_menu(
+    ctx: &Context,
+    label: &str,
+    repo_dir: Option<&std::path::Path>,
+    answer: Answer,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let repo = open_repo(repo_dir)?;
+    let store = ctx.store()?;
+    let session = find_session(&store, &repo, label)?;
+    let chosen = answer_session(&session, answer)?;
+    out.line(format!("{label}: chose {chosen:?}"));
+    Ok(())
+}
+
+/// Answers the menu on `session`'s screen; returns the label chosen ("Esc" for a deny
+/// without a No entry). No menu within [`MENU_WAIT`]: refused, nothing sent.
+pub fn answer_session(session: &Session, answer: Answer) -> Result<String, Error> {
+    let pane = session
+        .pane
+        .as_deref()
+        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
+    let tmux = session_tmux(session);
+    let menu = wait_for_menu(&tmux, pane, MENU_WAIT)?.ok_or_else(|| {
+        Error::Refused(format!(
+            "no menu on {}'s screen: nothing sent",
+            session.label
+        ))
+    })?;
+    // Let it settle: keys pressed the moment a menu appears may be dropped.
+    std::thread::sleep(MENU_SETTLE);
+    let menu = read_menu(&tmux, pane)?.unwrap_or(menu);
+    let Some(target) = menu.choose(answer) else {
+        if answer == Answer::No {
+            tmux.send_keys(pane, &["Escape"])?;
+            return Ok("Esc".into());
+        }
+        return Err(Error::Refused(format!(
+            "no entry of {}'s menu gives that answer: {}",
+            session.label,
+            menu.entries.join(" | ")
+        )));
+    };
+    let label = menu.entries[target].clone();
+    let key = if target > menu.cursor { "Down" } else { "Up" };
+    for _ in 0..target.abs_diff(menu.cursor) {
+        tmux.send_keys(pane, &[key])?;
+    }
+    // Confirm the cursor is on the chosen entry before pressing Enter.
+    let started = Instant::now();
+    loop {
+        match read_menu(&tmux, pane)? {
+            Some(m) if m.entries.get(m.cursor) == Some(&label) => break,
+            _ if started.elapsed() > Duration::from_secs(2) => {
+                return Err(Error::Refused(format!(
+                    "the cursor did not reach {label:?} on {}'s menu: nothing chosen",
+                    session.label
+                )))
+            }
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    tmux.send_keys(pane, &["Enter"])?;
+    // An Enter swallowed while the menu was settling: the same menu stays. Press once more.
+    std::thread::sleep(Duration::from_millis(1200));
+    if read_menu(&tmux, pane)?.is_some_and(|m| m == menu_at(&menu, target)) {
+        tmux.send_keys(pane, &["Enter"])?;
+    }
+    Ok(label)
+}
+
+fn menu_at(menu: &Menu, cursor: usize) -> Menu {
+    Menu {
+        entries: menu.entries.clone(),
+        cursor,
+    }
+}
+
+fn read_menu(tmux: &Tmux, pane: &str) -> Result<Option<Menu>, Error> {
+    Ok(menu::parse(&tmux.capture_pane(pane, 0)?))
+}
+
+pub fn wait_for_menu(tmux: &Tmux, pane: &str, limit: Duration) -> Result<Option<Menu>, Error> {
+    let started = Instant::now();
+    loop {
+        if let Some(m) = read_menu(tmux, pane)? {
+            return Ok(Some(m));
+        }
+        if started.elapsed() >= limit {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
