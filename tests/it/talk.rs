@@ -54,6 +54,13 @@ impl Claude {
         );
     }
 
+    /// The bottom of the screen (the banner above it animates).
+    fn bottom(&self, label: &str) -> String {
+        let screen = self.screen(label);
+        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines[lines.len().saturating_sub(10)..].join("\n")
+    }
+
     fn idle(&self, label: &str) -> bool {
         let s = self.screen(label);
         s.lines().any(|l| l.trim_end() == "❯") && !s.contains("esc to interrupt")
@@ -76,9 +83,9 @@ fn approve_runs_the_command_and_deny_does_not() {
     assert!(wait_until(Duration::from_secs(20), || c.idle("perm")));
 
     // No menu: refused, nothing sent.
-    let before = c.screen("perm");
+    let before = c.bottom("perm");
     c.env.orchestra(&["approve", "perm"]).fails_with(1);
-    assert_eq!(c.screen("perm"), before);
+    assert_eq!(c.bottom("perm"), before);
 
     // Deny: the command does not run.
     c.env
@@ -197,10 +204,10 @@ fn briefings_are_refused_on_a_menu_and_on_an_exited_agent() {
     };
     c.dispatch("guard", "[[bash: touch x.txt]]");
     c.wait_screen("guard", "Do you want to proceed?");
-    let before = c.screen("guard");
+    let before = c.bottom("guard");
     let run = c.env.orchestra(&["brief", "guard", "1"]).fails_with(1);
     assert!(run.stderr.contains("menu"), "{}", run.stderr);
-    assert_eq!(c.screen("guard"), before, "nothing typed");
+    assert_eq!(c.bottom("guard"), before, "nothing typed");
     c.env.orchestra(&["deny", "guard"]).ok();
     // The agent killed: the pane is dead.
     let pid = c.env.tmux(&[
