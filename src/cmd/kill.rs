@@ -2,7 +2,9 @@
 //! worktree go; its branch is deleted only if merged, else archived under a new name.
 
 use crate::cli::KillArgs;
-use crate::cmd::{close_window, find_session, open_repo, settle_branch, Context, Output};
+use crate::cmd::{
+    close_window, find_session, open_repo, settle_branch, short_list, Context, Output,
+};
 use crate::error::Error;
 use crate::git;
 
@@ -19,7 +21,7 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
             return Err(Error::Refused(format!(
                 "session {} has uncommitted changes ({}): commit them, or run `orchestra kill {} --force` to save them as a WIP commit on {}",
                 session.label,
-                summarize(&dirty),
+                short_list(&dirty),
                 session.label,
                 session.branch
             )));
@@ -64,18 +66,4 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
     let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
     out.line(format!("killed {}", session.label));
     Ok(())
-}
-
-fn summarize(paths: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut text = paths
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if paths.len() > SHOWN {
-        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
-    }
-    text
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::cli::MergeArgs;
 use crate::cmd::{
-    close_window, find_session, open_repo, run_in_popup, session_tmux, settle_branch,
+    close_window, find_session, open_repo, run_in_popup, session_tmux, settle_branch, short_list,
     target_branch, Context, Output,
 };
 use crate::error::Error;
@@ -54,9 +54,6 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
             .unwrap_or(Error::CheckFailed));
     };
     let target = target_branch(&repo, &session, args.into.as_deref())?;
-    if !repo.branch_exists(&session.branch) {
-        return Err(Error::Refused(format!("branch {} is gone", session.branch)));
-    }
     if args.popup {
         return run_in_popup(
             ctx,
@@ -326,14 +323,6 @@ fn merge_message(session: &Session, target: &str, review: &Review, squash: bool)
     };
     for c in review.commits.iter().rev() {
         text.push_str(&format!("* {} {}\n", &c.id[..10], c.summary));
-    }
-    text
-}
-
-fn short_list(paths: &[String]) -> String {
-    let mut text = paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
-    if paths.len() > 5 {
-        text.push_str(&format!(" and {} more", paths.len() - 5));
     }
     text
 }

@@ -185,8 +185,11 @@ pub fn settle_branch(
 }
 
 /// The branch a session's work goes into: `--into`, else the branch it started from,
-/// else the main worktree's branch. It must exist.
+/// else the main worktree's branch. It must exist, and so must the session's branch.
 pub fn target_branch(repo: &Repo, session: &Session, into: Option<&str>) -> Result<String, Error> {
+    if !repo.branch_exists(&session.branch) {
+        return Err(Error::Refused(format!("branch {} is gone", session.branch)));
+    }
     let target = into
         .map(str::to_string)
         .or_else(|| session.base_branch.clone())
@@ -226,4 +229,19 @@ pub fn run_in_popup(
     let command = shell_words::join(&words);
     tmux.popup(&client, cwd, title, &command)?;
     Ok(())
+}
+
+/// "a, b, c, d, e and 3 more": a list of paths short enough for one message line.
+pub fn short_list(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = paths
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    text
 }

@@ -13,9 +13,6 @@ pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(),
     let store = ctx.store()?;
     let session = find_session(&store, &repo, &args.label)?;
     let target = target_branch(&repo, &session, args.into.as_deref())?;
-    if !repo.branch_exists(&session.branch) {
-        return Err(Error::Refused(format!("branch {} is gone", session.branch)));
-    }
     if args.popup {
         return run_in_popup(
             ctx,
