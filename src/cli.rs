@@ -48,6 +48,17 @@ pub enum Command {
     /// Merge a session into its target branch after showing what it brings and asking
     /// `[y/N]`; checks for conflicts in memory first. Nothing merges without a yes.
     Merge(MergeArgs),
+    /// Mark a session done (a worker runs it with ORCHESTRA_SESSION set): its dependents
+    /// are checked and a notification says so.
+    Done(DoneArgs),
+    /// Bring back a dead or exited session in its worktree, its conversation resumed
+    /// (`claude --resume <uuid>`): `orchestra restart api` or `orchestra restart all`.
+    Restart(RestartArgs),
+    /// Start the orchestrator agent for a repo in a tmux window, with the task-drafting
+    /// prompt appended: it turns requests into tasks and dispatches them.
+    Launch(LaunchArgs),
+    /// Register the pane you are in as this repo's orchestrator, without restarting it.
+    Promote(PromoteArgs),
     /// Dependencies between sessions: `deps add B A out/data.csv` makes B wait for A's file.
     Deps(DepsArgs),
     /// Check tmux, git and the state store, and reconcile the record with what is really
@@ -71,6 +82,45 @@ pub enum Command {
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct LaunchArgs {
+    /// The repository. Default: the current folder.
+    #[arg(long, value_name = "DIR", conflicts_with = "new")]
+    pub repo: Option<PathBuf>,
+    /// Create a new git repository NAME under $ORCHESTRA_PROJECTS_DIR (default
+    /// ~/projects) first.
+    #[arg(long, value_name = "NAME")]
+    pub new: Option<String>,
+    /// Continue the orchestrator's last conversation.
+    #[arg(long)]
+    pub resume: bool,
+    /// The agent command. Default: $ORCHESTRA_AGENT, else `claude`.
+    #[arg(long, value_name = "CMD")]
+    pub agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PromoteArgs {
+    #[command(flatten)]
+    pub repo: RepoArg,
+}
+
+#[derive(Debug, Args)]
+pub struct DoneArgs {
+    /// The session's label. Default: the session in $ORCHESTRA_SESSION.
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub repo: RepoArg,
+}
+
+#[derive(Debug, Args)]
+pub struct RestartArgs {
+    /// The session's label, or `all` for every dead or exited session of this repo.
+    pub target: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
 }
 
 #[derive(Debug, Args)]
@@ -298,6 +348,11 @@ pub struct DispatchArgs {
     /// Do not wire Claude Code hooks: the state then comes from reading the screen alone.
     #[arg(long)]
     pub no_hooks: bool,
+    /// Wait for another session's artifact before starting: UPSTREAM:ARTIFACT (a file,
+    /// branch or commit, as in `deps add`). Repeatable. The session is created blocked and
+    /// its agent starts, with a line naming the artifacts, once they all exist.
+    #[arg(long, value_name = "UPSTREAM:ARTIFACT")]
+    pub after: Vec<String>,
 }
 
 #[derive(Debug, Args)]

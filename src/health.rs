@@ -112,6 +112,8 @@ pub struct HealthRow {
 pub struct Outcome {
     /// tmux processes this refresh started.
     pub tmux_calls: usize,
+    /// Sessions waiting for artifacts.
+    pub blocked: usize,
     pub captured: usize,
     pub transitions: Vec<Transition>,
     pub summary: String,
@@ -398,6 +400,10 @@ pub fn refresh(
         notify_transition(t, &fallback);
     }
 
+    outcome.blocked = sessions
+        .values()
+        .filter(|s| s.status == Status::Blocked)
+        .count();
     outcome.summary = summary(&snap, ours.iter().map(|p| &sessions[&p.orchestra_id]));
     outcome.rows = ours
         .iter()

@@ -12,5 +12,6 @@ pub mod label;
 pub mod lock;
 pub mod notify;
 pub mod paths;
+pub mod prompts;
 pub mod state;
 pub mod tmux;

@@ -69,6 +69,10 @@ pub struct Launch {
 pub struct LaunchContext<'a> {
     pub agent_uuid: &'a str,
     pub settings_file: &'a Path,
+    /// Appended to the agent's system prompt, where the agent takes one.
+    pub system_prompt: Option<&'a str>,
+    /// Continue this conversation instead of starting one (`--resume`).
+    pub resume: bool,
 }
 
 /// The argv for `kind`, starting from the user's command (`program` plus its own
@@ -83,12 +87,20 @@ pub fn launch(
     let mut typed_prompt = None;
     match kind {
         AgentKind::Claude => {
+            let session_flag = if ctx.resume {
+                "--resume"
+            } else {
+                "--session-id"
+            };
             argv.extend([
-                "--session-id".to_string(),
+                session_flag.to_string(),
                 ctx.agent_uuid.to_string(),
                 "--settings".to_string(),
                 ctx.settings_file.to_string_lossy().into_owned(),
             ]);
+            if let Some(text) = ctx.system_prompt {
+                argv.extend(["--append-system-prompt".to_string(), text.to_string()]);
+            }
             argv.extend(prompt.map(str::to_string));
         }
         AgentKind::Codex => argv.extend(prompt.map(str::to_string)),
@@ -270,6 +282,8 @@ mod tests {
         let ctx = LaunchContext {
             agent_uuid: "u-1",
             settings_file: Path::new("/s.json"),
+            system_prompt: None,
+            resume: false,
         };
         let l = launch(
             AgentKind::Claude,

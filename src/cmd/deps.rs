@@ -177,3 +177,80 @@ fn labels_by_id(store: &Store, repo: &Repo) -> Result<HashMap<String, String>, E
         .map(|s| (s.id, s.label))
         .collect())
 }
+
+/// Starts every blocked session whose artifacts all exist now: its agent gets its task plus
+/// a line naming them, it becomes running, its edges are marked notified, and a
+/// notification says so. Returns the labels started. Cheap when nothing is blocked.
+pub fn start_ready(
+    ctx: &Context,
+    store: &Store,
+    out: &mut Output<'_>,
+) -> Result<Vec<String>, Error> {
+    let blocked: Vec<Session> = store
+        .sessions(None, false)?
+        .into_iter()
+        .filter(|s| s.status == crate::state::Status::Blocked && s.host.is_none())
+        .collect();
+    let mut started = Vec::new();
+    for session in blocked {
+        let Ok(repo) = Repo::discover(Path::new(&session.repo)) else {
+            continue;
+        };
+        let edges: Vec<_> = store
+            .dependencies(Some(&session.repo))?
+            .into_iter()
+            .filter(|e| e.dependent == session.id)
+            .collect();
+        let mut ready = Vec::new();
+        for edge in &edges {
+            let Some(upstream) = store.session_by_id(&edge.upstream)? else {
+                break;
+            };
+            if !artifact_ready(&repo, &upstream, &edge.artifact)? {
+                break;
+            }
+            ready.push((upstream, edge.artifact.clone()));
+        }
+        if ready.len() != edges.len()
+            || !store.claim_blocked(&session, "its artifacts are ready")?
+        {
+            continue;
+        }
+        let names: Vec<String> = ready
+            .iter()
+            .map(|(u, a)| format!("{a} (from {})", u.label))
+            .collect();
+        let prompt = format!(
+            "{}\n\nReady for you now: {}.",
+            session.prompt.clone().unwrap_or_default(),
+            names.join(", ")
+        );
+        crate::cmd::dispatch::start_agent_in_pane(
+            ctx,
+            &session,
+            Some(prompt.trim_start()),
+            false,
+            out,
+        )?;
+        for (upstream, _) in &ready {
+            store.mark_notified(&session.id, &upstream.id)?;
+        }
+        crate::notify::spawn(
+            &crate::notify::Note {
+                title: format!("orchestra: {} started", session.label),
+                body: format!("{} started: {} ready", session.label, names.join(", ")),
+            },
+            &crate::notify::Fallback {
+                command: None,
+                tmux_socket: session.tmux_socket.clone(),
+            },
+        );
+        out.line(format!(
+            "started {}: {} ready",
+            session.label,
+            names.join(", ")
+        ));
+        started.push(session.label.clone());
+    }
+    Ok(started)
+}

@@ -30,7 +30,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             .ok_or_else(|| Error::BadInput(format!("unknown agent kind {k:?}")))?,
         None => AgentKind::from_program(&command[0]),
     };
-    let store = ctx.store()?;
+    let mut store = ctx.store()?;
     let repo_id = repo.id();
     let label = args.label.as_str();
     if let Some(existing) = store.session_by_label(&repo_id, label)? {
@@ -51,6 +51,17 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             "{} already exists: pick another label or remove it",
             worktree.display()
         )));
+    }
+    let mut waits: Vec<(Session, String)> = Vec::new();
+    for spec in &args.after {
+        let (upstream, artifact) = spec.split_once(':').ok_or_else(|| {
+            Error::BadInput(format!(
+                "--after {spec:?}: write it UPSTREAM:ARTIFACT (e.g. api:out/schema.json)"
+            ))
+        })?;
+        let upstream = crate::cmd::find_session(&store, &repo, upstream)?;
+        crate::cmd::deps::validate_artifact(artifact)?;
+        waits.push((upstream, artifact.to_string()));
     }
     let base = repo.resolve_commit(args.base.as_deref())?;
     let base_branch = match args.base.as_deref() {
@@ -97,29 +108,55 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         undo.worktree = Some((worktree.clone(), branch.clone(), base));
         repo.copy_worktree_includes(&worktree)?;
 
-        let launch = agent::launch(
-            kind,
-            &command,
-            prompt.as_deref(),
-            &LaunchContext {
-                agent_uuid: &agent_uuid,
-                settings_file: &settings_file,
+        let at = now();
+        let blocked = !waits.is_empty();
+        let mut session = Session {
+            id: id.clone(),
+            repo: repo_id.clone(),
+            label: label.to_string(),
+            branch: branch.clone(),
+            base_commit: base.to_string(),
+            base_branch: base_branch.clone(),
+            worktree: worktree.to_string_lossy().into_owned(),
+            host: None,
+            tmux_socket: None,
+            tmux_session: None,
+            window: None,
+            pane: None,
+            agent_kind: kind.as_str().to_string(),
+            agent_argv: command.clone(),
+            agent_uuid: (kind == AgentKind::Claude).then(|| agent_uuid.clone()),
+            port: Some(port),
+            prompt: prompt.clone(),
+            status: if blocked {
+                Status::Blocked
+            } else {
+                Status::Running
             },
-        );
-        let env = vec![
-            ("ORCHESTRA_SESSION".to_string(), id.clone()),
-            (
-                "ORCHESTRA_HOME".to_string(),
-                ctx.home.to_string_lossy().into_owned(),
-            ),
-            ("ORCHESTRA_PORT".to_string(), port.to_string()),
-        ];
+            state: AgentState::Unknown,
+            state_at: 0,
+            state_source: String::new(),
+            retry_count: 0,
+            created_at: at,
+            updated_at: at,
+        };
+        let (launch, env) = agent_launch(ctx, &session, prompt.as_deref(), false);
+        // A blocked session's window says what it waits for; its agent starts later.
+        let argv = if blocked {
+            let what: Vec<String> = waits
+                .iter()
+                .map(|(u, a)| format!("{}: {a}", u.label))
+                .collect();
+            waiting_placeholder(&format!("orchestra: {label} waits for {}", what.join(", ")))
+        } else {
+            launch.argv.clone()
+        };
         let detached = format!("orchestra-{}", session_name_for(&repo.name()));
         let window = tmux.new_window(
             &WindowSpec {
                 name: label,
                 cwd: &worktree,
-                argv: &launch.argv,
+                argv: &argv,
                 env: &env,
                 placement: if tmux.inside() {
                     Placement::Current
@@ -134,42 +171,25 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             ],
         )?;
         undo.window = Some((window.window.clone(), id.clone()));
+        session.tmux_socket = Some(window.socket_path.clone());
+        session.tmux_session = Some(window.session_name.clone());
+        session.window = Some(window.window.clone());
+        session.pane = Some(window.pane.clone());
 
-        let at = now();
-        let session = Session {
-            id: id.clone(),
-            repo: repo_id.clone(),
-            label: label.to_string(),
-            branch: branch.clone(),
-            base_commit: base.to_string(),
-            base_branch: base_branch.clone(),
-            worktree: worktree.to_string_lossy().into_owned(),
-            host: None,
-            tmux_socket: Some(window.socket_path.clone()),
-            tmux_session: Some(window.session_name.clone()),
-            window: Some(window.window.clone()),
-            pane: Some(window.pane.clone()),
-            agent_kind: kind.as_str().to_string(),
-            agent_argv: command.clone(),
-            agent_uuid: (kind == AgentKind::Claude).then(|| agent_uuid.clone()),
-            port: Some(port),
-            prompt: prompt.clone(),
-            status: Status::Running,
-            state: AgentState::Unknown,
-            state_at: 0,
-            state_source: String::new(),
-            retry_count: 0,
-            created_at: at,
-            updated_at: at,
-        };
         store.insert_session(&session)?;
-        store.record_event(
-            &session,
-            "dispatched",
-            "",
-            Status::Running.as_str(),
-            &branch,
-        )?;
+        undo.row = Some(id.clone());
+        for (upstream, artifact) in &waits {
+            if let Err(refusal) = store.add_dependency(&id, &upstream.id, artifact)? {
+                return Err(Error::BadInput(format!(
+                    "--after {}:{artifact}: {refusal:?}",
+                    upstream.label
+                )));
+            }
+        }
+        store.record_event(&session, "dispatched", "", session.status.as_str(), &branch)?;
+        if blocked {
+            return Ok(session);
+        }
 
         if let Some(text) = &launch.typed_prompt {
             type_prompt_when_ready(&tmux, &window.pane, text)?;
@@ -183,6 +203,11 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     let session = match result {
         Ok(session) => session,
         Err(e) => {
+            if let Some(id) = undo.row.take() {
+                if let Ok(Some(row)) = store.session_by_id(&id) {
+                    let _ = store.delete_session(&row, "dispatch undone");
+                }
+            }
             for problem in undo.run() {
                 out.note(format!("while undoing: {problem}"));
             }
@@ -190,6 +215,13 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         }
     };
 
+    if session.status == Status::Blocked {
+        let what: Vec<String> = args.after.clone();
+        out.line(format!(
+            "{label} is blocked until ready: {}",
+            what.join(", ")
+        ));
+    }
     out.line(format!(
         "dispatched {label}: branch {branch}, worktree {}, window {} in tmux session {}",
         session.worktree,
@@ -230,9 +262,83 @@ fn read_prompt(args: &DispatchArgs) -> Result<Option<String>, Error> {
     }
 }
 
+/// The argv and environment that start `session`'s agent with `prompt` (or continue its
+/// conversation with `resume`), as dispatch, unblocking and restart all need them.
+pub fn agent_launch(
+    ctx: &Context,
+    session: &Session,
+    prompt: Option<&str>,
+    resume: bool,
+) -> (agent::Launch, Vec<(String, String)>) {
+    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let settings_file = session_dir(&ctx.home, &session.id).join("settings.json");
+    let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    let launch = agent::launch(
+        kind,
+        &session.agent_argv,
+        prompt,
+        &LaunchContext {
+            agent_uuid: session.agent_uuid.as_deref().unwrap_or_default(),
+            settings_file: &settings_file,
+            system_prompt: worker_prompt.as_deref(),
+            resume,
+        },
+    );
+    let mut env = vec![
+        ("ORCHESTRA_SESSION".to_string(), session.id.clone()),
+        (
+            "ORCHESTRA_HOME".to_string(),
+            ctx.home.to_string_lossy().into_owned(),
+        ),
+    ];
+    if let Some(port) = session.port {
+        env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
+    }
+    (launch, env)
+}
+
+/// What a blocked session's window runs until its agent starts: the message, then nothing.
+/// The message is an argument, never part of a shell string.
+fn waiting_placeholder(message: &str) -> Vec<String> {
+    [
+        "sh",
+        "-c",
+        "printf '%s\\n' \"$1\"; exec tail -f /dev/null",
+        "orchestra-blocked",
+        message,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Runs a session's agent in its pane (replacing whatever is there), then gives it what
+/// it needs to get going: a typed prompt, an answer to the trust dialog.
+pub fn start_agent_in_pane(
+    ctx: &Context,
+    session: &Session,
+    prompt: Option<&str>,
+    resume: bool,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let pane = session
+        .pane
+        .as_deref()
+        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
+    let tmux = crate::cmd::session_tmux(session);
+    let (launch, env) = agent_launch(ctx, session, prompt, resume);
+    tmux.respawn(pane, Path::new(&session.worktree), &env, &launch.argv)?;
+    if let Some(text) = &launch.typed_prompt {
+        type_prompt_when_ready(&tmux, pane, text)?;
+    }
+    if session.agent_kind == AgentKind::Claude.as_str() {
+        trust_our_worktree(&tmux, session, out);
+    }
+    Ok(())
+}
+
 /// `--agent`, else `$ORCHESTRA_AGENT`, else `claude`, split like a shell would; the program
 /// must exist.
-fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
+pub fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
     let text = flag
         .map(str::to_string)
         .or_else(|| non_empty_env("ORCHESTRA_AGENT"))
@@ -354,6 +460,8 @@ struct Undo<'a> {
     session_dir: Option<PathBuf>,
     worktree_root: Option<PathBuf>,
     worktree: Option<(PathBuf, String, Oid)>,
+    /// The session row (and its dependency edges), removed by the caller holding the store.
+    row: Option<String>,
     window: Option<(String, String)>,
 }
 
@@ -365,6 +473,7 @@ impl<'a> Undo<'a> {
             session_dir: None,
             worktree_root: None,
             worktree: None,
+            row: None,
             window: None,
         }
     }

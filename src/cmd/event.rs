@@ -50,7 +50,17 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let Some(state) = state else {
         return Ok(());
     };
-    let Some(transition) = store.apply_state(&session.id, state, at, "hook", &args.event)? else {
+    let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
+    // An upstream's events are when its dependents notice its artifacts.
+    if transition.is_some() && has_blocked_dependents(&store, &session)? {
+        let mut sink = Vec::new();
+        let mut quiet = Output {
+            out: &mut sink,
+            err: &mut std::io::sink(),
+        };
+        crate::cmd::deps::start_ready(ctx, &store, &mut quiet)?;
+    }
+    let Some(transition) = transition else {
         return Ok(());
     };
     if let Some(window) = &transition.session.window {
@@ -69,6 +79,16 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         );
     }
     Ok(())
+}
+
+fn has_blocked_dependents(
+    store: &crate::state::Store,
+    session: &crate::state::Session,
+) -> Result<bool, Error> {
+    Ok(store
+        .dependencies(Some(&session.repo))?
+        .iter()
+        .any(|e| e.upstream == session.id && !e.notified))
 }
 
 fn is_claude_hook(event: &str) -> bool {

@@ -7,12 +7,15 @@ pub mod classify;
 pub mod deps;
 pub mod dispatch;
 pub mod doctor;
+pub mod done;
 pub mod event;
 pub mod events;
 pub mod kill;
+pub mod launch;
 pub mod list;
 pub mod merge;
 pub mod refresh;
+pub mod restart;
 pub mod review;
 pub mod slugify;
 

@@ -8,7 +8,17 @@ use crate::health::{self, Outcome};
 pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
     let rules = || crate::agent::rules::Rules::load(&ctx.home);
-    Ok(health::refresh(&ctx.home, &key, &ctx.tmux(), rules)?)
+    let outcome = health::refresh(&ctx.home, &key, &ctx.tmux(), rules)?;
+    // Status ticks are where blocked sessions notice their inputs, without a daemon.
+    if outcome.blocked > 0 {
+        let mut sink = Vec::new();
+        let mut quiet = Output {
+            out: &mut sink,
+            err: &mut std::io::sink(),
+        };
+        crate::cmd::deps::start_ready(ctx, &ctx.store()?, &mut quiet)?;
+    }
+    Ok(outcome)
 }
 
 pub fn run(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {

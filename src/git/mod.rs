@@ -419,3 +419,26 @@ impl Repo {
             .is_some_and(|tree| tree.get_path(rel).is_ok())
     }
 }
+
+/// Creates a new repository at `path` on branch `main` with an empty first commit, so
+/// sessions have something to branch from.
+pub fn init_repository(path: &Path) -> Result<Repo, GitError> {
+    let mut opts = git2::RepositoryInitOptions::new();
+    opts.initial_head("main").mkpath(true);
+    let repo = Repository::init_opts(path, &opts)?;
+    {
+        let signature = repo
+            .signature()
+            .or_else(|_| git2::Signature::now("orchestra", "orchestra@localhost"))?;
+        let tree = repo.find_tree(repo.index()?.write_tree()?)?;
+        repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            "Start of the project",
+            &tree,
+            &[],
+        )?;
+    }
+    Repo::discover(path)
+}

@@ -113,6 +113,19 @@ pub struct Session {
     pub state_source: String,
 }
 
+/// The orchestrator agent of a repo: launched by orchestra, or an existing pane promoted.
+#[derive(Debug, Clone)]
+pub struct Orchestrator {
+    pub repo: String,
+    pub tmux_socket: Option<String>,
+    pub window: Option<String>,
+    pub pane: String,
+    /// Its conversation, for `launch --resume`.
+    pub agent_uuid: Option<String>,
+    /// False for a promoted pane (its prompt was not applied).
+    pub launched: bool,
+}
+
 /// A recorded change of state or status.
 #[derive(Debug, Clone)]
 pub struct Transition {
@@ -383,6 +396,81 @@ impl Store {
                 ..s.clone()
             },
         }))
+    }
+
+    /// Moves a blocked session to running; true only for the one process that does it.
+    pub fn claim_blocked(&self, s: &Session, detail: &str) -> Result<bool, StateError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE sessions SET status = 'running', updated_at = ?2 WHERE id = ?1 AND status = 'blocked'",
+                params![s.id, now()],
+            )
+            .map_err(|e| self.err(e))?;
+        if changed > 0 {
+            self.record_event(s, "status", "blocked", "running", detail)?;
+        }
+        Ok(changed > 0)
+    }
+
+    /// Records a restart: the session's new window and pane, one more retry, running, and
+    /// its state unknown until the agent says.
+    pub fn record_restart(
+        &self,
+        s: &Session,
+        window: &str,
+        pane: &str,
+        tmux_session: &str,
+        tmux_socket: Option<&str>,
+    ) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE sessions SET window_id = ?2, pane_id = ?3, tmux_session = ?4, status = 'running', \
+                 state = 'unknown', state_source = '', retry_count = retry_count + 1, updated_at = ?5, \
+                 tmux_socket = COALESCE(?6, tmux_socket) WHERE id = ?1",
+                params![s.id, window, pane, tmux_session, now(), tmux_socket],
+            )
+            .map_err(|e| self.err(e))?;
+        self.record_event(
+            s,
+            "restart",
+            s.status.as_str(),
+            "running",
+            &format!("retry {}", s.retry_count + 1),
+        )
+    }
+
+    /// Records `pane` as the orchestrator agent of `repo` (one per repo).
+    pub fn set_orchestrator(&self, o: &Orchestrator) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO orchestrators (repo, tmux_socket, window_id, pane_id, agent_uuid, launched, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT(repo) DO UPDATE SET tmux_socket = ?2, \
+                 window_id = ?3, pane_id = ?4, agent_uuid = COALESCE(?5, agent_uuid), launched = ?6, created_at = ?7",
+                params![o.repo, o.tmux_socket, o.window, o.pane, o.agent_uuid, o.launched, now()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    pub fn orchestrator(&self, repo: &str) -> Result<Option<Orchestrator>, StateError> {
+        self.conn
+            .query_row(
+                "SELECT repo, tmux_socket, window_id, pane_id, agent_uuid, launched FROM orchestrators WHERE repo = ?1",
+                params![repo],
+                |r| {
+                    Ok(Orchestrator {
+                        repo: r.get(0)?,
+                        tmux_socket: r.get(1)?,
+                        window: r.get(2)?,
+                        pane: r.get(3)?,
+                        agent_uuid: r.get(4)?,
+                        launched: r.get(5)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))
     }
 
     /// Removes a session's row; its events stay as history.

@@ -57,6 +57,16 @@ const MIGRATIONS: &[&str] = &[
     // 2: when the state was last said and by whom (hook or screen): the newest word wins.
     "ALTER TABLE sessions ADD COLUMN state_at INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN state_source TEXT NOT NULL DEFAULT '';",
+    // 3: the orchestrator agent of each repo.
+    "CREATE TABLE orchestrators (
+        repo        TEXT PRIMARY KEY,
+        tmux_socket TEXT,
+        window_id   TEXT,
+        pane_id     TEXT NOT NULL,
+        agent_uuid  TEXT,
+        launched    INTEGER NOT NULL,
+        created_at  INTEGER NOT NULL
+    );",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -577,6 +577,30 @@ impl Tmux {
         .map(|_| ())
     }
 
+    /// Replaces whatever runs in `pane` (alive or dead) with `argv`, started in `cwd` with
+    /// `env` added. The pane keeps its id.
+    pub fn respawn(
+        &self,
+        pane: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        argv: &[String],
+    ) -> Result<(), TmuxError> {
+        let mut args = strings(&["respawn-pane", "-k", "-t", pane, "-c"]);
+        args.push(cwd.to_string_lossy().into_owned());
+        for (key, value) in env {
+            args.push("-e".into());
+            args.push(format!("{key}={value}"));
+        }
+        args.push("--".into());
+        if argv.len() == 1 {
+            args.push(shell_words::quote(&argv[0]).into_owned());
+        } else {
+            args.extend(argv.iter().cloned());
+        }
+        self.run(&args).map(|_| ())
+    }
+
     /// Whether `pane` exists and its program still runs.
     pub fn pane_alive(&self, pane: &str) -> Result<bool, TmuxError> {
         match self.run(&strings(&[

@@ -15,3 +15,4 @@ mod merge;
 mod notify;
 mod status;
 mod talk;
+mod workflow;

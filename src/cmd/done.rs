@@ -1,0 +1,47 @@
+//! `orchestra done`: a session says it has finished; whoever waits for it is told.
+
+use crate::cli::DoneArgs;
+use crate::cmd::{find_session, open_repo, Context, Output};
+use crate::error::Error;
+use crate::health::notify_transition;
+use crate::notify::Fallback;
+use crate::paths::non_empty_env;
+use crate::state::Status;
+
+pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let session = match &args.label {
+        Some(label) => find_session(&store, &open_repo(args.repo.repo.as_deref())?, label)?,
+        None => {
+            let id = non_empty_env("ORCHESTRA_SESSION").ok_or_else(|| {
+                Error::BadInput(
+                    "which session? give its label, or run it inside one (ORCHESTRA_SESSION)"
+                        .into(),
+                )
+            })?;
+            store
+                .session_by_id(&id)?
+                .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?
+        }
+    };
+    if matches!(session.status, Status::Merged | Status::Blocked) {
+        return Err(Error::Refused(format!(
+            "session {} is {}: it cannot be done",
+            session.label, session.status
+        )));
+    }
+    if let Some(t) = store.change_status(&session, Status::Done, "orchestra done")? {
+        notify_transition(
+            &t,
+            &Fallback {
+                command: None,
+                tmux_socket: session.tmux_socket.clone(),
+            },
+        );
+    }
+    out.line(format!("{} is done", session.label));
+    for label in crate::cmd::deps::start_ready(ctx, &store, out)? {
+        out.line(format!("{label} was waiting for it and has started"));
+    }
+    Ok(())
+}

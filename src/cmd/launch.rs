@@ -1,0 +1,126 @@
+//! `orchestra launch` and `promote`: the orchestrator agent of a repo.
+
+use std::path::PathBuf;
+
+use crate::agent::AgentKind;
+use crate::cli::{LaunchArgs, PromoteArgs};
+use crate::cmd::dispatch::agent_command;
+use crate::cmd::{open_repo, Context, Output};
+use crate::error::Error;
+use crate::paths::non_empty_env;
+use crate::state::Orchestrator;
+use crate::tmux::{session_name_for, Placement, WindowSpec};
+
+pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let command = agent_command(args.agent.as_deref())?;
+    let repo = match &args.new {
+        Some(name) => {
+            crate::label::validate(name)?;
+            let dir = projects_dir().join(name);
+            if dir.exists() {
+                return Err(Error::BadInput(format!("{} already exists", dir.display())));
+            }
+            let repo = crate::git::init_repository(&dir)?;
+            out.line(format!("created repository {}", dir.display()));
+            repo
+        }
+        None => open_repo(args.repo.as_deref())?,
+    };
+    let store = ctx.store()?;
+    let previous = store.orchestrator(&repo.id())?;
+    let kind = AgentKind::from_program(&command[0]);
+    let mut argv = command.clone();
+    let mut agent_uuid = None;
+    if kind == AgentKind::Claude {
+        match (
+            args.resume,
+            previous.as_ref().and_then(|o| o.agent_uuid.clone()),
+        ) {
+            (true, Some(uuid)) => argv.extend(["--resume".to_string(), uuid.clone()]),
+            (true, None) => argv.push("--continue".to_string()),
+            (false, _) => {
+                let uuid = uuid::Uuid::new_v4().to_string();
+                argv.extend(["--session-id".to_string(), uuid.clone()]);
+                agent_uuid = Some(uuid);
+            }
+        }
+        if let Some(prompt) = crate::prompts::load(&ctx.home, crate::prompts::TASK_DRAFTING) {
+            argv.extend(["--append-system-prompt".to_string(), prompt]);
+        }
+    }
+    let tmux = ctx.tmux();
+    let detached = format!("orchestra-{}", session_name_for(&repo.name()));
+    let env = vec![(
+        "ORCHESTRA_HOME".to_string(),
+        ctx.home.to_string_lossy().into_owned(),
+    )];
+    let window = tmux.new_window(
+        &WindowSpec {
+            name: "orchestrator",
+            cwd: repo.main_worktree(),
+            argv: &argv,
+            env: &env,
+            placement: if tmux.inside() {
+                Placement::Current
+            } else {
+                Placement::Detached(&detached)
+            },
+        },
+        &[("@orchestra_role", "orchestrator")],
+    )?;
+    store.set_orchestrator(&Orchestrator {
+        repo: repo.id(),
+        tmux_socket: Some(window.socket_path.clone()),
+        window: Some(window.window.clone()),
+        pane: window.pane.clone(),
+        agent_uuid,
+        launched: true,
+    })?;
+    out.line(format!(
+        "orchestrator for {} in window {} (tmux session {})",
+        repo.main_worktree().display(),
+        window.window,
+        window.session_name
+    ));
+    Ok(())
+}
+
+pub fn promote(ctx: &Context, args: &PromoteArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let pane = non_empty_env("TMUX_PANE")
+        .filter(|_| ctx.server.inside)
+        .ok_or_else(|| {
+            Error::BadInput("promote registers the pane you are in: run it inside tmux".into())
+        })?;
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let store = ctx.store()?;
+    store.set_orchestrator(&Orchestrator {
+        repo: repo.id(),
+        tmux_socket: ctx
+            .server
+            .socket
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+        window: None,
+        pane: pane.clone(),
+        agent_uuid: None,
+        launched: false,
+    })?;
+    out.line(format!(
+        "pane {pane} is now the orchestrator of {}",
+        repo.main_worktree().display()
+    ));
+    out.line(
+        "note: the task-drafting prompt is not applied to an agent already running \
+         (`orchestra launch` starts one with it)",
+    );
+    Ok(())
+}
+
+/// `$ORCHESTRA_PROJECTS_DIR`, else `~/projects`.
+fn projects_dir() -> PathBuf {
+    non_empty_env("ORCHESTRA_PROJECTS_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(non_empty_env("HOME").unwrap_or_else(|| "/tmp".into())).join("projects")
+        })
+}

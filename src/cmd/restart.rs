@@ -1,0 +1,111 @@
+//! `orchestra restart`: a dead or exited session comes back in its worktree, its
+//! conversation resumed.
+
+use std::path::Path;
+
+use crate::agent::AgentKind;
+use crate::cli::RestartArgs;
+use crate::cmd::dispatch::{agent_launch, start_agent_in_pane};
+use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
+use crate::error::Error;
+use crate::state::{AgentState, Session, Status};
+use crate::tmux::{session_name_for, Placement, WindowSpec};
+
+pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let store = ctx.store()?;
+    let targets: Vec<Session> = if args.target == "all" {
+        store
+            .sessions(Some(&repo.id()), false)?
+            .into_iter()
+            .filter(|s| s.host.is_none() && needs_restart(s))
+            .collect()
+    } else {
+        let s = find_session(&store, &repo, &args.target)?;
+        if !needs_restart(&s) && session_alive(&s) {
+            return Err(Error::Refused(format!(
+                "session {} is running: nothing to restart",
+                s.label
+            )));
+        }
+        vec![s]
+    };
+    if targets.is_empty() {
+        out.line("no dead or exited session to restart");
+        return Ok(());
+    }
+    for session in targets {
+        if !Path::new(&session.worktree).exists() {
+            out.note(format!(
+                "{}: its worktree {} is gone; not restarted",
+                session.label, session.worktree
+            ));
+            continue;
+        }
+        let resume =
+            session.agent_kind == AgentKind::Claude.as_str() && session.agent_uuid.is_some();
+        let tmux = session_tmux(&session);
+        let pane_exists = session
+            .pane
+            .as_deref()
+            .is_some_and(|p| tmux.capture_pane(p, 0).is_ok())
+            && session.window.as_deref().is_some_and(|w| {
+                tmux.window_option(w, "@orchestra_id")
+                    .ok()
+                    .flatten()
+                    .as_deref()
+                    == Some(&session.id)
+            });
+        let (window, pane, tmux_session, socket) = if pane_exists {
+            start_agent_in_pane(ctx, &session, None, resume, out)?;
+            (
+                session.window.clone().unwrap_or_default(),
+                session.pane.clone().unwrap_or_default(),
+                session.tmux_session.clone().unwrap_or_default(),
+                None,
+            )
+        } else {
+            // The window is gone: a new one on the server we are talking to.
+            let (launch, env) = agent_launch(ctx, &session, None, resume);
+            let here = ctx.tmux();
+            let detached = format!("orchestra-{}", session_name_for(&repo.name()));
+            let w = here.new_window(
+                &WindowSpec {
+                    name: &session.label,
+                    cwd: Path::new(&session.worktree),
+                    argv: &launch.argv,
+                    env: &env,
+                    placement: if here.inside() {
+                        Placement::Current
+                    } else {
+                        Placement::Detached(&detached)
+                    },
+                },
+                &[
+                    ("@orchestra_id", &session.id),
+                    ("@orchestra_label", &session.label),
+                    ("@orchestra_state", AgentState::Unknown.as_str()),
+                ],
+            )?;
+            (w.window, w.pane, w.session_name, Some(w.socket_path))
+        };
+        store.record_restart(&session, &window, &pane, &tmux_session, socket.as_deref())?;
+        out.line(format!(
+            "restarted {} (retry {}){}",
+            session.label,
+            session.retry_count + 1,
+            if resume { ", conversation resumed" } else { "" }
+        ));
+    }
+    Ok(())
+}
+
+fn needs_restart(s: &Session) -> bool {
+    s.status == Status::Dead || s.state == AgentState::Exited
+}
+
+fn session_alive(s: &Session) -> bool {
+    s.pane
+        .as_deref()
+        .is_some_and(|p| session_tmux(s).pane_alive(p).unwrap_or(false))
+}
