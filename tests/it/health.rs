@@ -37,19 +37,25 @@ impl Agent<'_> {
             self.screen(),
             self.env.orchestra(&["events", "agent"]).stdout
         );
-        let badge = self.env.tmux(&[
-            "show-options",
-            "-w",
-            "-v",
-            "-t",
-            &self.window,
-            "@orchestra_state",
-        ]);
-        if self.refresh {
-            assert_eq!(badge.trim(), want, "the window badge follows");
-        } else {
-            assert_eq!(badge.trim(), want, "the hook set the window badge at once");
-        }
+        // The hook writes the record, then the badge: allow it the moment in between.
+        let badge = || {
+            self.env
+                .tmux(&[
+                    "show-options",
+                    "-w",
+                    "-v",
+                    "-t",
+                    &self.window,
+                    "@orchestra_state",
+                ])
+                .trim()
+                .to_string()
+        };
+        assert!(
+            wait_until(Duration::from_secs(2), || badge() == want),
+            "the window badge says {:?}, the record {want:?}",
+            badge()
+        );
     }
 
     fn screen(&self) -> String {
