@@ -79,6 +79,16 @@ pub enum Command {
     Health(HealthArgs),
     /// Show the newest events (state and status changes) of this repo's sessions.
     Events(EventsArgs),
+    /// Print a shell completion script: `orchestra completions bash > ~/.local/share/bash-completion/completions/orchestra`.
+    Completions {
+        #[arg(value_parser = ["bash", "zsh", "fish"])]
+        shell: String,
+    },
+    /// Print the manual page (roff): `orchestra man | man -l -`.
+    Man,
+    /// The tmux side: `orchestra tmux init` binds the keys, the status segment, the window
+    /// badges and the pane hooks (what orchestra.tmux runs when TPM loads the plugin).
+    Tmux(TmuxArgs),
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
@@ -235,6 +245,48 @@ pub struct MergeArgs {
     /// The tmux client for --popup (key bindings pass #{client_name}).
     #[arg(long, value_name = "NAME")]
     pub client: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TmuxArgs {
+    #[command(subcommand)]
+    pub command: TmuxCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TmuxCommand {
+    /// Read the @orchestra-* options once, then bind the keys, interpolate
+    /// #{orchestra_status}, add the window badge and install the pane hooks. Idempotent.
+    Init,
+    /// The orchestra menu (what prefix + @orchestra-key opens), on --client.
+    Menu {
+        #[arg(long)]
+        client: Option<String>,
+    },
+    /// A sub-menu listing the sessions, each running ACTION on the chosen one.
+    Pick {
+        #[arg(value_parser = ["review", "merge", "brief", "approve", "deny", "kill"])]
+        action: String,
+        #[arg(long)]
+        client: Option<String>,
+    },
+    /// Dispatch from the menu's prompts (read from @orchestra-input-title/-task, never
+    /// through a shell), in the repo of the client's current pane.
+    DispatchInput {
+        #[arg(long)]
+        client: String,
+    },
+    /// Brief LABEL from the menu's prompt (read from @orchestra-input-text).
+    BriefInput {
+        label: String,
+        #[arg(long)]
+        client: String,
+    },
+    /// Jump to the next window whose agent waits for a person.
+    NextWaiting {
+        #[arg(long)]
+        client: Option<String>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -37,6 +37,9 @@ fn main() {
         Command::StatusLine => cmd::refresh::status_line(&ctx, &mut out),
         Command::Health(args) => cmd::refresh::health(&ctx, args, &mut out),
         Command::Events(args) => cmd::events::run(&ctx, args, &mut out),
+        Command::Completions { shell } => cmd::docs::completions(shell, &mut out),
+        Command::Man => cmd::docs::man(&mut out),
+        Command::Tmux(args) => cmd::tmux_cmd::run(&ctx, args, &mut out),
         Command::Notify(args) => cmd::event::notify(&ctx, args, &mut out),
     };
     if let Err(e) = result {

@@ -6,6 +6,7 @@ pub mod brief;
 pub mod classify;
 pub mod deps;
 pub mod dispatch;
+pub mod docs;
 pub mod doctor;
 pub mod done;
 pub mod event;
@@ -18,6 +19,7 @@ pub mod refresh;
 pub mod restart;
 pub mod review;
 pub mod slugify;
+pub mod tmux_cmd;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -354,6 +354,81 @@ impl Tmux {
         Ok((!value.is_empty()).then(|| value.to_string()))
     }
 
+    /// The raw values of global options (session or window scope, user options too), in
+    /// ONE call; unset ones are empty.
+    pub fn global_values(&self, names: &[&str]) -> Result<Vec<String>, TmuxError> {
+        self.format_values(None, names)
+    }
+
+    /// The values of formats as `client` sees them (its current pane), in ONE call.
+    pub fn global_values_for_client(
+        &self,
+        client: &str,
+        names: &[&str],
+    ) -> Result<Vec<String>, TmuxError> {
+        self.format_values(Some(client), names)
+    }
+
+    fn format_values(
+        &self,
+        client: Option<&str>,
+        names: &[&str],
+    ) -> Result<Vec<String>, TmuxError> {
+        let format = names
+            .iter()
+            .map(|n| format!("#{{{n}}}"))
+            .collect::<Vec<_>>()
+            .join("\u{1f}");
+        let mut args = strings(&["display-message", "-p"]);
+        if let Some(c) = client {
+            args.extend(strings(&["-c", c]));
+        }
+        args.push(format);
+        let out = self.run(&args)?;
+        let mut values: Vec<String> = out
+            .trim_end_matches('\n')
+            .split('\u{1f}')
+            .map(str::to_string)
+            .collect();
+        values.resize(names.len(), String::new());
+        Ok(values)
+    }
+
+    /// Runs tmux commands given as argv lists, in ONE call (no output expected).
+    pub fn run_commands(&self, commands: &[Vec<String>]) -> Result<(), TmuxError> {
+        self.batch(commands).map(|_| ())
+    }
+
+    /// The window `client` shows.
+    pub fn window_of_client(&self, client: &str) -> Result<Option<String>, TmuxError> {
+        match self.run(&strings(&[
+            "display-message",
+            "-p",
+            "-c",
+            client,
+            "#{window_id}",
+        ])) {
+            Ok(out) => Ok(Some(out.trim().to_string()).filter(|w| !w.is_empty())),
+            Err(TmuxError::Failed { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Shows `window` of `session` on `client` (the most recent client when `None`).
+    pub fn switch_client_to(
+        &self,
+        client: Option<&str>,
+        session: &str,
+        window: &str,
+    ) -> Result<(), TmuxError> {
+        let mut args = strings(&["switch-client"]);
+        if let Some(c) = client {
+            args.extend(strings(&["-c", c]));
+        }
+        args.extend(strings(&["-t", &format!("{session}:{window}")]));
+        self.run(&args).map(|_| ())
+    }
+
     /// A global option's value; `None` when unset (or no server runs).
     pub fn global_option(&self, name: &str) -> Result<Option<String>, TmuxError> {
         match self.run(&strings(&["show-options", "-g", "-q", "-v", name])) {

@@ -13,6 +13,7 @@ mod labels;
 mod list;
 mod merge;
 mod notify;
+mod plugin;
 mod status;
 mod talk;
 mod workflow;

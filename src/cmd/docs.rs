@@ -1,0 +1,24 @@
+//! `orchestra completions` and `orchestra man`: generated from the clap definitions.
+
+use clap::CommandFactory;
+
+use crate::cli::Cli;
+use crate::cmd::Output;
+use crate::error::Error;
+
+pub fn completions(shell: &str, out: &mut Output<'_>) -> Result<(), Error> {
+    let shell = match shell {
+        "bash" => clap_complete::Shell::Bash,
+        "zsh" => clap_complete::Shell::Zsh,
+        "fish" => clap_complete::Shell::Fish,
+        other => return Err(Error::BadInput(format!("no completions for {other:?}"))),
+    };
+    clap_complete::generate(shell, &mut Cli::command(), "orchestra", out.out);
+    Ok(())
+}
+
+pub fn man(out: &mut Output<'_>) -> Result<(), Error> {
+    clap_mangen::Man::new(Cli::command())
+        .render(out.out)
+        .map_err(Error::io("writing the manual page"))
+}
