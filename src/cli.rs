@@ -270,6 +270,11 @@ pub enum TmuxCommand {
         #[arg(long)]
         client: Option<String>,
     },
+    /// The menu's second Dispatch prompt (the task), after the title.
+    AskTask {
+        #[arg(long)]
+        client: String,
+    },
     /// Dispatch from the menu's prompts (read from @orchestra-input-title/-task, never
     /// through a shell), in the repo of the client's current pane.
     DispatchInput {

@@ -26,6 +26,13 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
         TmuxCommand::Init => init(ctx, out),
         TmuxCommand::Menu { client } => menu(ctx, client.as_deref()),
         TmuxCommand::Pick { action, client } => pick(ctx, action, client.as_deref()),
+        TmuxCommand::AskTask { client } => ask(
+            ctx,
+            client,
+            "task:",
+            "@orchestra-input-task",
+            &format!("tmux dispatch-input --client '{client}'"),
+        ),
         TmuxCommand::DispatchInput { client } => dispatch_input(ctx, client, out),
         TmuxCommand::BriefInput { label, client } => brief_input(ctx, label, client, out),
         TmuxCommand::NextWaiting { client } => next_waiting(ctx, client.as_deref(), out),
@@ -146,9 +153,12 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
         (
             "Dispatch…".into(),
             "d",
-            // The answers go into options (tmux quotes them), never into a shell string.
-            format!(
-                "command-prompt -p \"title:,task:\" \"set -g @orchestra-input-title '%1' ; set -g @orchestra-input-task '%2' ; run-shell -b \\\"{exe} tmux dispatch-input --client '{client}'\\\"\""
+            // Answers go into options, escaped by tmux (%%%), never into a shell string.
+            prompt_command(
+                "title:",
+                "@orchestra-input-title",
+                &exe,
+                &format!("tmux ask-task --client '{client}'"),
             ),
         ),
         ("Review…".into(), "r", pick("review")),
@@ -161,7 +171,11 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
             "w",
             format!("display-popup -E -w 90% -h 80% \"watch -t -n 1 {exe} health\""),
         ),
-        ("Next waiting".into(), "j", format!("run-shell -b \"{exe} tmux next-waiting --client '{client}'\"")),
+        (
+            "Next waiting".into(),
+            "j",
+            format!("run-shell -b \"{exe} tmux next-waiting --client '{client}'\""),
+        ),
         ("Kill…".into(), "k", pick("kill")),
     ];
     for (label, key, command) in items {
@@ -197,15 +211,33 @@ fn pick(ctx: &Context, action: &str, client: Option<&str>) -> Result<(), Error> 
         let key = char::from_digit(((i + 1) % 10) as u32, 10)
             .map(String::from)
             .unwrap_or_default();
-        let run = |cmd: &str| format!("run-shell -b \"{exe} {cmd} {} --repo {repo_arg}\"", s.label);
+        // Output would open in the pane; errors (stderr) still show.
+        let run = |cmd: &str| {
+            format!(
+                "run-shell -b \"{exe} {cmd} {} --repo {repo_arg} >/dev/null\"",
+                s.label
+            )
+        };
         let command = match action {
-            "review" => format!("display-popup -E -w 90% -h 90% \"{exe} review {} --repo {repo_arg}\"", s.label),
-            "merge" => format!("display-popup -E -w 90% -h 90% \"{exe} merge {} --repo {repo_arg}\"", s.label),
-            "brief" => format!(
-                "command-prompt -p \"brief {}:\" \"set -g @orchestra-input-text '%1' ; run-shell -b \\\"{exe} tmux brief-input {} --client '{client}'\\\"\"",
-                s.label, s.label
+            "review" => format!(
+                "display-popup -E -w 90% -h 90% \"{exe} review {} --repo {repo_arg}\"",
+                s.label
             ),
-            "kill" => format!("confirm-before -p \"kill {}? (y/n)\" \"{}\"", s.label, run("kill").replace('"', "\\\"")),
+            "merge" => format!(
+                "display-popup -E -w 90% -h 90% \"{exe} merge {} --repo {repo_arg}\"",
+                s.label
+            ),
+            "brief" => prompt_command(
+                &format!("brief {}:", s.label),
+                "@orchestra-input-text",
+                &exe,
+                &format!("tmux brief-input {} --client '{client}'", s.label),
+            ),
+            "kill" => format!(
+                "confirm-before -p \"kill {}? (y/n)\" \"{}\"",
+                s.label,
+                run("kill").replace('"', "\\\"")
+            ),
             other => run(other),
         };
         args.extend([format!("{} ({})", s.label, s.state), key, command]);
@@ -280,7 +312,14 @@ fn dispatch_input(ctx: &Context, client: &str, out: &mut Output<'_>) -> Result<(
         no_hooks: false,
         after: Vec::new(),
     };
-    let result = crate::cmd::dispatch::run(ctx, &args, out);
+    // run-shell would show anything printed in the pane: the result goes to a message.
+    let mut sink = Vec::new();
+    let mut quiet = Output {
+        out: &mut sink,
+        err: &mut std::io::sink(),
+    };
+    let result = crate::cmd::dispatch::run(ctx, &args, &mut quiet);
+    let _ = out;
     let message = match &result {
         Ok(()) => format!("orchestra: dispatched {}", args.label),
         Err(e) => format!("orchestra: {e}"),
@@ -313,5 +352,41 @@ fn brief_input(
             repo: Some(repo.main_worktree().to_path_buf()),
         },
     };
-    crate::cmd::brief::run(ctx, &args, out)
+    let mut sink = Vec::new();
+    let mut quiet = Output {
+        out: &mut sink,
+        err: &mut std::io::sink(),
+    };
+    let result = crate::cmd::brief::run(ctx, &args, &mut quiet);
+    let _ = out;
+    if let Err(e) = &result {
+        crate::tmux::display_message(
+            ctx.server
+                .socket
+                .as_ref()
+                .map(|p| p.to_string_lossy())
+                .as_deref(),
+            &format!("orchestra: {e}"),
+        );
+    }
+    result
+}
+
+/// A `command-prompt` that stores the answer in `option` exactly (tmux escapes `%%%`) and
+/// then runs `orchestra <then>`.
+fn prompt_command(prompt: &str, option: &str, exe: &str, then: &str) -> String {
+    format!("command-prompt -p \"{prompt}\" \"set -g {option} \\\"%%%\\\" ; run-shell -b \\\"{exe} {then}\\\"\"")
+}
+
+/// Shows a follow-up prompt on `client`.
+fn ask(ctx: &Context, client: &str, prompt: &str, option: &str, then: &str) -> Result<(), Error> {
+    let exe = exe()?;
+    let command = prompt_command(prompt, option, &exe, then);
+    let tmux = ctx.tmux();
+    // command-prompt as its own command, on the client: parse the string we built.
+    let words = shell_words::split(&command).map_err(|e| Error::BadInput(e.to_string()))?;
+    let mut args = strings(&["command-prompt", "-t", client]);
+    args.extend(words.into_iter().skip(1));
+    tmux.run_commands(&[args])?;
+    Ok(())
 }

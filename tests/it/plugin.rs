@@ -112,3 +112,225 @@ fn badge_off_and_completions_and_man() {
         &man[..man.len().min(300)]
     );
 }
+
+/// The outer terminal a person looks at: a tmux server whose one pane is a client
+/// attached to the server under test.
+struct Person {
+    socket: std::path::PathBuf,
+}
+
+impl Person {
+    fn attach(env: &Env) -> Person {
+        let socket = env.root.join("person.sock");
+        let attach = format!(
+            "env -u TMUX tmux -S {} attach -t harness",
+            env.socket.display()
+        );
+        let ok = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "person",
+                "-x",
+                "180",
+                "-y",
+                "50",
+                &attach,
+            ])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        assert!(wait_until(Duration::from_secs(10), || !env
+            .tmux(&["list-clients"])
+            .trim()
+            .is_empty()));
+        Person { socket }
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn sees(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "person"])
+    }
+
+    #[track_caller]
+    fn wait_to_see(&self, text: &str) {
+        assert!(
+            wait_until(Duration::from_secs(30), || self.sees().contains(text)),
+            "never saw {text:?}:\n{}",
+            self.sees()
+        );
+    }
+
+    /// The status line shows the window's badge: "1:label  waiting".
+    #[track_caller]
+    fn wait_for_badge(&self, window: &str, state: &str) {
+        let shows = || {
+            let screen = self.sees();
+            let status = screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .to_string();
+            status
+                .split(window)
+                .nth(1)
+                .is_some_and(|after| after.trim_start().starts_with(state))
+        };
+        assert!(
+            wait_until(Duration::from_secs(30), shows),
+            "the badge of {window} never said {state}:\n{}",
+            self.sees()
+        );
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "person"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
+    fn type_text(&self, text: &str) {
+        self.tmux(&["send-keys", "-t", "person", "-l", text]);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+impl Drop for Person {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .status();
+    }
+}
+
+#[test]
+fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
+    let env = Env::new();
+    let wt = env.worktree_path("add-a-menu-file");
+    let Some(world) = crate::harness::ClaudeWorld::start(&env, &[&wt]) else {
+        return;
+    };
+    let mut server_env = world.env.clone();
+    let agent = format!(
+        "{} --permission-mode default",
+        shell_words::quote(&world.claude.to_string_lossy())
+    );
+    server_env.push(("ORCHESTRA_AGENT".into(), agent));
+    server_env.push((
+        "ORCHESTRA_HOME".into(),
+        env.home.to_string_lossy().into_owned(),
+    ));
+    env.start_server(&server_env);
+    // The person's pane is in the repo.
+    env.tmux(&[
+        "send-keys",
+        "-t",
+        "harness:0",
+        "-l",
+        &format!("cd {}", env.repo.display()),
+    ]);
+    env.tmux(&["send-keys", "-t", "harness:0", "Enter"]);
+    load_plugin(&env);
+    let person = Person::attach(&env);
+
+    // prefix + O opens the menu; Dispatch… asks for a title and a task.
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see("Dispatch");
+    person.wait_to_see("Next waiting");
+    person.keys(&["d"]);
+    person.wait_to_see("title:");
+    person.type_text("Add a menu file");
+    person.keys(&["Enter"]);
+    person.wait_to_see("task:");
+    person.type_text(
+        "[[bash: echo from-the-menu > menu.txt && git add menu.txt && git commit -qm 'menu file']]",
+    );
+    person.keys(&["Enter"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || env
+            .orchestra(&["list", "--json"])
+            .stdout
+            .contains("add-a-menu-file")),
+        "no session dispatched:\n{}\nmessages:\n{}\noptions: {}",
+        person.sees(),
+        env.tmux(&["show-messages"]),
+        env.tmux(&["show-options", "-g", "@orchestra-input-title"])
+    );
+    // Its badge changes as it works and then waits for a person.
+    person.wait_for_badge("add-a-menu-file", "waiting");
+
+    // Approve from the menu: the sub-menu lists the session.
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see("Approve");
+    person.keys(&["a"]);
+    person.wait_to_see("add-a-menu-file (waiting)");
+    person.keys(&["1"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || env
+            .git(&[
+                "branch",
+                "--list",
+                "session/add-a-menu-file",
+                "--format=%(refname)"
+            ])
+            .contains("session")
+            && env
+                .git(&["log", "-1", "--format=%s", "session/add-a-menu-file"])
+                .contains("menu file")),
+        "the approved command did not run:\n{}",
+        person.sees()
+    );
+    person.wait_for_badge("add-a-menu-file", "idle");
+
+    // Review from the menu: a popup with the diff; q closes it.
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see("Review");
+    person.keys(&["r"]);
+    person.wait_to_see("add-a-menu-file (idle)");
+    person.keys(&["1"]);
+    person.wait_to_see("+from-the-menu");
+    person.keys(&["q"]);
+    assert!(wait_until(Duration::from_secs(10), || !person
+        .sees()
+        .contains("+from-the-menu")));
+
+    // Merge from the menu: the question in a popup, answered y.
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see("Merge");
+    person.keys(&["m"]);
+    person.wait_to_see("add-a-menu-file (idle)");
+    person.keys(&["1"]);
+    person.wait_to_see("Merge session/add-a-menu-file into main? [y/N]");
+    person.keys(&["y", "Enter"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || env
+            .repo
+            .join("menu.txt")
+            .exists()),
+        "not merged:\n{}",
+        person.sees()
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo.join("menu.txt")).unwrap(),
+        "from-the-menu\n"
+    );
+}
