@@ -39,9 +39,15 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
     }
 }
 
+/// The command line that runs this orchestra from tmux (jobs, hooks, bindings): its
+/// absolute path, and the ORCHESTRA_HOME it was set up with when one was given.
 fn exe() -> Result<String, Error> {
     let path = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
-    Ok(shell_words::quote(&path.to_string_lossy()).into_owned())
+    let exe = shell_words::quote(&path.to_string_lossy()).into_owned();
+    Ok(match crate::paths::non_empty_env("ORCHESTRA_HOME") {
+        Some(home) => format!("env ORCHESTRA_HOME={} {exe}", shell_words::quote(&home)),
+        None => exe,
+    })
 }
 
 fn strings(args: &[&str]) -> Vec<String> {

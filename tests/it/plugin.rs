@@ -82,12 +82,22 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
     env.dispatch_shell("hooked").ok();
     let id = env.session("hooked")["id"].as_str().unwrap().to_string();
     let pane = env.session("hooked")["pane"].as_str().unwrap().to_string();
-    env.tmux(&["send-keys", "-t", &pane, "-l", "exit"]);
-    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+    std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.trim())
+        .status()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || env
+        .tmux(&["display-message", "-p", "-t", &pane, "#{pane_dead}"])
+        .trim()
+        == "1"));
     assert!(
-        wait_until(Duration::from_secs(10), || env.session("hooked")["state"]
+        wait_until(Duration::from_secs(15), || env.session("hooked")["state"]
             == "exited"),
-        "the pane-died hook did not report {id}"
+        "the pane-died hook did not report {id}; hooks.log: {:?}; messages: {}",
+        std::fs::read_to_string(env.home.join("logs/hooks.log")),
+        env.tmux(&["show-messages"])
     );
 }
 
