@@ -18,6 +18,10 @@ const MAX_HOOK_JSON: u64 = 1024 * 1024;
 pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), Error> {
     // The moment the event happened, as near as this process knows: it orders words.
     let at = now_micros();
+    // A tmux hook fires for every pane; one without @orchestra_id is not ours.
+    if args.from_hook && args.session.as_deref() == Some("") {
+        return Ok(());
+    }
     let result = record(ctx, args, at);
     if args.from_hook {
         if let Err(e) = result {
@@ -53,12 +57,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
     // An upstream's events are when its dependents notice its artifacts.
     if transition.is_some() && has_blocked_dependents(&store, &session)? {
-        let mut sink = Vec::new();
-        let mut quiet = Output {
-            out: &mut sink,
-            err: &mut std::io::sink(),
-        };
-        crate::cmd::deps::start_ready(ctx, &store, &mut quiet)?;
+        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, &store, quiet))?;
     }
     let Some(transition) = transition else {
         return Ok(());

@@ -64,6 +64,16 @@ pub struct Output<'a> {
     pub err: &'a mut dyn Write,
 }
 
+/// Runs `f` with an Output that discards everything: work done on someone else's behalf
+/// (a hook, a status tick, a tmux `run-shell` whose output would open in the pane).
+pub fn quietly<T>(f: impl FnOnce(&mut Output<'_>) -> T) -> T {
+    let (mut out, mut err) = (std::io::sink(), std::io::sink());
+    f(&mut Output {
+        out: &mut out,
+        err: &mut err,
+    })
+}
+
 impl Output<'_> {
     /// A line of results. A closed stdout (e.g. `| head`) is not the command's failure.
     pub fn line(&mut self, text: impl AsRef<str>) {

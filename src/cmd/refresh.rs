@@ -11,12 +11,8 @@ pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
     let outcome = health::refresh(&ctx.home, &key, &ctx.tmux(), rules)?;
     // Status ticks are where blocked sessions notice their inputs, without a daemon.
     if outcome.blocked > 0 {
-        let mut sink = Vec::new();
-        let mut quiet = Output {
-            out: &mut sink,
-            err: &mut std::io::sink(),
-        };
-        crate::cmd::deps::start_ready(ctx, &ctx.store()?, &mut quiet)?;
+        let store = ctx.store()?;
+        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, &store, quiet))?;
     }
     Ok(outcome)
 }

@@ -15,22 +15,27 @@ pub fn run(ctx: &Context, args: &SlugifyArgs, out: &mut Output<'_>) -> Result<()
     };
     let chosen = match repo {
         None => base,
-        Some(repo) => {
-            let store = ctx.store()?;
-            let repo_id = repo.id();
-            let mut used: Vec<String> = store
-                .sessions(Some(&repo_id), false)?
-                .into_iter()
-                .map(|s| s.label)
-                .collect();
-            used.extend(
-                repo.branches_with_prefix("session/")?
-                    .into_iter()
-                    .filter_map(|b| b.strip_prefix("session/").map(str::to_string)),
-            );
-            label::first_free(&base, |candidate| used.iter().any(|u| u == candidate))
-        }
+        Some(repo) => free_label(ctx, &repo, &base)?,
     };
     out.line(chosen);
     Ok(())
+}
+
+/// `base`, or `base-2`, `base-3`…: the first that no live session of `repo` and no
+/// `session/*` branch uses.
+pub fn free_label(ctx: &Context, repo: &crate::git::Repo, base: &str) -> Result<String, Error> {
+    let store = ctx.store()?;
+    let mut used: Vec<String> = store
+        .sessions(Some(&repo.id()), false)?
+        .into_iter()
+        .map(|s| s.label)
+        .collect();
+    used.extend(
+        repo.branches_with_prefix("session/")?
+            .into_iter()
+            .filter_map(|b| b.strip_prefix("session/").map(str::to_string)),
+    );
+    Ok(label::first_free(base, |candidate| {
+        used.iter().any(|u| u == candidate)
+    }))
 }

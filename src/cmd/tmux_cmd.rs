@@ -89,8 +89,10 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
         }
     }
     for hook in ["pane-died", "pane-exited"] {
+        // One level of formats, expanded with the dying pane as the target (a nested
+        // if-shell loses it under load). Panes that are not ours pass an empty id.
         let action = format!(
-            "if-shell -F \"#{{@orchestra_id}}\" \"run-shell -b \\\"{exe} event --session #{{@orchestra_id}} {hook}\\\"\""
+            "run-shell -b \"{exe} event --from-hook --session '#{{@orchestra_id}}' {hook}\""
         );
         // Pane hooks live with the window options: -gw (plain -g misses them inside tmux).
         commands.push(strings(&[
@@ -290,21 +292,7 @@ fn dispatch_input(ctx: &Context, client: &str, out: &mut Output<'_>) -> Result<(
     let tmux = ctx.tmux();
     let values = tmux.global_values(&["@orchestra-input-title", "@orchestra-input-task"])?;
     let repo = client_repo(&tmux, client)?;
-    let title = values[0].clone();
-    let label = crate::label::slug(&title)?;
-    let store = ctx.store()?;
-    let mut used: Vec<String> = store
-        .sessions(Some(&repo.id()), false)?
-        .into_iter()
-        .map(|s| s.label)
-        .collect();
-    used.extend(
-        repo.branches_with_prefix("session/")?
-            .into_iter()
-            .filter_map(|b| b.strip_prefix("session/").map(str::to_string)),
-    );
-    drop(store);
-    let label = crate::label::first_free(&label, |c| used.iter().any(|u| u == c));
+    let label = crate::cmd::slugify::free_label(ctx, &repo, &crate::label::slug(&values[0])?)?;
     let args = crate::cli::DispatchArgs {
         label,
         repo: crate::cli::RepoArg {
@@ -319,12 +307,7 @@ fn dispatch_input(ctx: &Context, client: &str, out: &mut Output<'_>) -> Result<(
         after: Vec::new(),
     };
     // run-shell would show anything printed in the pane: the result goes to a message.
-    let mut sink = Vec::new();
-    let mut quiet = Output {
-        out: &mut sink,
-        err: &mut std::io::sink(),
-    };
-    let result = crate::cmd::dispatch::run(ctx, &args, &mut quiet);
+    let result = crate::cmd::quietly(|quiet| crate::cmd::dispatch::run(ctx, &args, quiet));
     let _ = out;
     let message = match &result {
         Ok(()) => format!("orchestra: dispatched {}", args.label),
@@ -358,12 +341,7 @@ fn brief_input(
             repo: Some(repo.main_worktree().to_path_buf()),
         },
     };
-    let mut sink = Vec::new();
-    let mut quiet = Output {
-        out: &mut sink,
-        err: &mut std::io::sink(),
-    };
-    let result = crate::cmd::brief::run(ctx, &args, &mut quiet);
+    let result = crate::cmd::quietly(|quiet| crate::cmd::brief::run(ctx, &args, quiet));
     let _ = out;
     if let Err(e) = &result {
         crate::tmux::display_message(

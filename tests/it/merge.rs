@@ -295,43 +295,7 @@ fn merge_in_a_popup_seen_as_a_person_sees_it() {
     env.start_server(&[]);
     session_with_commit(&env, "popped", "popped.txt", "p\n");
     // An outer tmux server whose pane is a client attached to the server under test.
-    let outer = env.root.join("outer.sock");
-    let attach = format!(
-        "env -u TMUX tmux -S {} attach -t harness",
-        env.socket.display()
-    );
-    let status = std::process::Command::new("tmux")
-        .arg("-S")
-        .arg(&outer)
-        .args([
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-s",
-            "outer",
-            "-x",
-            "160",
-            "-y",
-            "45",
-            &attach,
-        ])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let outer_tmux = |args: &[&str]| {
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&outer)
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    assert!(wait_until(Duration::from_secs(10), || !env
-        .tmux(&["list-clients"])
-        .trim()
-        .is_empty()));
+    let person = crate::harness::Person::attach(&env);
     let before = head(&env);
 
     // display-popup returns when the popup closes: the person answers meanwhile.
@@ -339,29 +303,19 @@ fn merge_in_a_popup_seen_as_a_person_sees_it() {
         .orchestra_command(&env.repo, &["merge", "popped", "--popup"])
         .spawn()
         .unwrap();
-    let seen = wait_until(Duration::from_secs(15), || {
-        outer_tmux(&["capture-pane", "-p", "-t", "outer"])
-            .contains("Merge session/popped into main? [y/N]")
-    });
-    let shown = outer_tmux(&["capture-pane", "-p", "-t", "outer"]);
-    assert!(seen, "no question in the popup:\n{shown}");
+    person.wait_to_see("Merge session/popped into main? [y/N]");
     assert!(
-        shown.contains("popped.txt"),
-        "the diffstat is in the popup:\n{shown}"
+        person.sees().contains("popped.txt"),
+        "the diffstat is in the popup:\n{}",
+        person.sees()
     );
-    outer_tmux(&["send-keys", "-t", "outer", "y", "Enter"]);
+    person.keys(&["y", "Enter"]);
     assert!(
         wait_until(Duration::from_secs(15), || head(&env) != before),
         "the popup's yes did not merge"
     );
     assert!(
-        wait_until(Duration::from_secs(10), || !outer_tmux(&[
-            "capture-pane",
-            "-p",
-            "-t",
-            "outer"
-        ])
-        .contains("[y/N]")),
+        wait_until(Duration::from_secs(10), || !person.sees().contains("[y/N]")),
         "the popup closed"
     );
     let out = popup.wait_with_output().unwrap();
@@ -370,11 +324,6 @@ fn merge_in_a_popup_seen_as_a_person_sees_it() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let _ = std::process::Command::new("tmux")
-        .arg("-S")
-        .arg(&outer)
-        .arg("kill-server")
-        .status();
     assert!(Path::new(&env.repo.join("popped.txt")).exists());
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::harness::{bin, wait_until, Env};
+use crate::harness::{bin, wait_until, Env, Person};
 
 fn load_plugin(env: &Env) {
     // As TPM does: its script runs in the background (`run -b`) and executes each
@@ -66,7 +66,10 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
         hooks.contains("pane-died[4242]") && hooks.contains("pane-exited[4242]"),
         "{hooks}"
     );
-    assert!(hooks.contains("event --session"), "{hooks}");
+    assert!(
+        hooks.contains("event --from-hook --session '#{@orchestra_id}'"),
+        "{hooks}"
+    );
 
     // Loading twice doubles nothing.
     load_plugin(&env);
@@ -78,27 +81,41 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
     assert_eq!(env.tmux(&["show-hooks", "-gw"]), hooks);
     assert_eq!(env.tmux(&["list-keys", "-T", "prefix"]), keys);
 
-    // The status job works as tmux runs it, and the hook marks a dead pane exited.
-    env.dispatch_shell("hooked").ok();
-    let id = env.session("hooked")["id"].as_str().unwrap().to_string();
-    let pane = env.session("hooked")["pane"].as_str().unwrap().to_string();
-    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
-    std::process::Command::new("kill")
-        .arg("-9")
-        .arg(pid.trim())
-        .status()
-        .unwrap();
-    assert!(wait_until(Duration::from_secs(10), || env
-        .tmux(&["display-message", "-p", "-t", &pane, "#{pane_dead}"])
-        .trim()
-        == "1"));
+    // The pane hook reports agents that died. tmux itself sometimes skips pane-died for a
+    // pane killed right after it started (seen here, about 1 in 8 under load): the status
+    // tick is the backstop. So: three agents die; the hook reports at least one; after a
+    // refresh all three are exited.
+    let mut panes = Vec::new();
+    for label in ["hooked-1", "hooked-2", "hooked-3"] {
+        env.dispatch_shell(label).ok();
+        panes.push((
+            label,
+            env.session(label)["pane"].as_str().unwrap().to_string(),
+        ));
+    }
+    for (_, pane) in &panes {
+        let pid = env.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
+        std::process::Command::new("kill")
+            .arg("-9")
+            .arg(pid.trim())
+            .status()
+            .unwrap();
+    }
+    let exited = || {
+        panes
+            .iter()
+            .filter(|(label, _)| env.session(label)["state"] == "exited")
+            .count()
+    };
     assert!(
-        wait_until(Duration::from_secs(15), || env.session("hooked")["state"]
-            == "exited"),
-        "the pane-died hook did not report {id}; hooks.log: {:?}; messages: {}",
-        std::fs::read_to_string(env.home.join("logs/hooks.log")),
-        env.tmux(&["show-messages"])
+        wait_until(Duration::from_secs(10), || exited() >= 1),
+        "no pane-died hook reported; hooks.log: {:?}",
+        std::fs::read_to_string(env.home.join("logs/hooks.log"))
     );
+    let events = env.orchestra(&["events", "--json"]).ok().stdout;
+    assert!(events.contains("pane-died"), "said by the hook: {events}");
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(exited(), 3);
 }
 
 #[test]
@@ -121,115 +138,6 @@ fn badge_off_and_completions_and_man() {
         "{}",
         &man[..man.len().min(300)]
     );
-}
-
-/// The outer terminal a person looks at: a tmux server whose one pane is a client
-/// attached to the server under test.
-struct Person {
-    socket: std::path::PathBuf,
-}
-
-impl Person {
-    fn attach(env: &Env) -> Person {
-        let socket = env.root.join("person.sock");
-        let attach = format!(
-            "env -u TMUX tmux -S {} attach -t harness",
-            env.socket.display()
-        );
-        let ok = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&socket)
-            .args([
-                "-f",
-                "/dev/null",
-                "new-session",
-                "-d",
-                "-s",
-                "person",
-                "-x",
-                "180",
-                "-y",
-                "50",
-                &attach,
-            ])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        assert!(wait_until(Duration::from_secs(10), || !env
-            .tmux(&["list-clients"])
-            .trim()
-            .is_empty()));
-        Person { socket }
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn sees(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "person"])
-    }
-
-    #[track_caller]
-    fn wait_to_see(&self, text: &str) {
-        assert!(
-            wait_until(Duration::from_secs(30), || self.sees().contains(text)),
-            "never saw {text:?}:\n{}",
-            self.sees()
-        );
-    }
-
-    /// The status line shows the window's badge: "1:label  waiting".
-    #[track_caller]
-    fn wait_for_badge(&self, window: &str, state: &str) {
-        let shows = || {
-            let screen = self.sees();
-            let status = screen
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("")
-                .to_string();
-            status
-                .split(window)
-                .nth(1)
-                .is_some_and(|after| after.trim_start().starts_with(state))
-        };
-        assert!(
-            wait_until(Duration::from_secs(30), shows),
-            "the badge of {window} never said {state}:\n{}",
-            self.sees()
-        );
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "person"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-        std::thread::sleep(Duration::from_millis(300));
-    }
-
-    fn type_text(&self, text: &str) {
-        self.tmux(&["send-keys", "-t", "person", "-l", text]);
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-impl Drop for Person {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .status();
-    }
 }
 
 #[test]
@@ -282,7 +190,7 @@ fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
             .contains("add-a-menu-file")),
         "no session dispatched:\n{}\nmessages:\n{}\noptions: {}",
         person.sees(),
-        env.tmux(&["show-messages"]),
+        env.orchestra(&["events", "--json"]).stdout,
         env.tmux(&["show-options", "-g", "@orchestra-input-title"])
     );
     // Its badge changes as it works and then waits for a person.
