@@ -10,6 +10,7 @@ pub mod git;
 pub mod health;
 pub mod label;
 pub mod lock;
+pub mod manifest;
 pub mod notify;
 pub mod paths;
 pub mod prompts;

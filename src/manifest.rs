@@ -1,0 +1,344 @@
+//! orchestra.toml: parse, validate, and report every error with file, line and column.
+//! Unknown keys are errors; nothing starts on an invalid file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct ManifestError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Orchestrator {
+    #[serde(default)]
+    pub shared_fs: String,
+    #[serde(default = "default_sync_interval")]
+    pub sync_interval: String,
+    #[serde(default = "default_poll_interval")]
+    pub poll_interval: u64,
+    #[serde(default = "default_capture_lines")]
+    pub capture_lines: usize,
+    #[serde(default = "default_worktree_dir")]
+    pub worktree_dir: String,
+    #[serde(default)]
+    pub wrap_up_cmd: String,
+    #[serde(default = "default_agent")]
+    pub agent: String,
+}
+
+fn default_sync_interval() -> String {
+    "6h".into()
+}
+fn default_poll_interval() -> u64 {
+    5
+}
+fn default_capture_lines() -> usize {
+    50
+}
+fn default_worktree_dir() -> String {
+    "../{repo}.worktrees".into()
+}
+fn default_agent() -> String {
+    "claude".into()
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// `user@host:port` (user and port optional).
+    pub address: String,
+    pub identity: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ManifestSession {
+    pub host: Option<String>,
+    pub path: String,
+    pub tmux: Option<String>,
+    pub role: Option<String>,
+    pub env: Option<String>,
+    #[serde(alias = "claude_args")]
+    pub agent_args: Option<String>,
+    #[serde(default)]
+    pub blocked_by: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Dependency {
+    pub when: String,
+    pub then: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    #[serde(default)]
+    pub orchestrator: Orchestrator,
+    #[serde(default)]
+    pub hosts: BTreeMap<String, Host>,
+    #[serde(default)]
+    pub sessions: BTreeMap<String, ManifestSession>,
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
+}
+
+/// The manifest's default place: `orchestra.toml` at the repo root.
+pub fn default_path(repo_root: &Path) -> PathBuf {
+    repo_root.join("orchestra.toml")
+}
+
+/// Reads and validates the manifest at `path`.
+pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+        file: path.display().to_string(),
+        line: 1,
+        column: 1,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(&text, &path.display().to_string())
+}
+
+/// Parses and validates manifest `text` (named `file` in errors).
+pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
+    let manifest: Manifest = toml::from_str(text).map_err(|e| {
+        let (line, column) = e
+            .span()
+            .map(|s| line_column(text, s.start))
+            .unwrap_or((1, 1));
+        ManifestError {
+            file: file.to_string(),
+            line,
+            column,
+            message: e.message().trim().to_string(),
+        }
+    })?;
+    validate(&manifest, text, file)?;
+    Ok(manifest)
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Where `needle` first appears after the line of `[header]` (best effort for
+/// errors found after parsing).
+fn locate(text: &str, header: &str, needle: &str) -> (usize, usize) {
+    let start = text.find(header).unwrap_or(0);
+    let at = text[start..]
+        .find(needle)
+        .map(|i| start + i)
+        .unwrap_or(start);
+    line_column(text, at)
+}
+
+fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
+    let err = |(line, column): (usize, usize), message: String| ManifestError {
+        file: file.to_string(),
+        line,
+        column,
+        message,
+    };
+    for (name, host) in &m.hosts {
+        let header = format!("[hosts.{name}]");
+        if parse_address(&host.address).is_none() {
+            return Err(err(
+                locate(text, &header, "address"),
+                format!(
+                    "hosts.{name}.address {:?} is not user@host:port (user and port optional)",
+                    host.address
+                ),
+            ));
+        }
+    }
+    for (label, s) in &m.sessions {
+        let header = format!("[sessions.{label}]");
+        if crate::label::validate(label).is_err() {
+            return Err(err(
+                locate(text, &header, label),
+                format!("session name {label:?} must be 1-63 characters of a-z, 0-9 and '-'"),
+            ));
+        }
+        if let Some(host) = &s.host {
+            if !m.hosts.contains_key(host) {
+                return Err(err(
+                    locate(text, &header, "host"),
+                    format!("sessions.{label}.host {host:?} is not a [hosts.*] entry"),
+                ));
+            }
+        }
+        if s.path.trim().is_empty() {
+            return Err(err(
+                locate(text, &header, "path"),
+                format!("sessions.{label}.path is empty"),
+            ));
+        }
+        for field in [&s.agent_args, &s.env].into_iter().flatten() {
+            if shell_words::split(field).is_err() {
+                return Err(err(
+                    locate(text, &header, field),
+                    format!("sessions.{label}: cannot split {field:?} like a shell would"),
+                ));
+            }
+        }
+        for upstream in &s.blocked_by {
+            if !m.sessions.contains_key(upstream) {
+                return Err(err(
+                    locate(text, &header, "blocked_by"),
+                    format!(
+                        "sessions.{label}.blocked_by names {upstream:?}, which is not a session"
+                    ),
+                ));
+            }
+        }
+    }
+    for d in &m.dependencies {
+        let at = locate(text, "[[dependencies]]", &d.when);
+        let words: Vec<&str> = d.when.split_whitespace().collect();
+        let ok = match words.as_slice() {
+            [name, "done"] => m.sessions.contains_key(*name),
+            [name, "has", _artifact, ..] => m.sessions.contains_key(*name),
+            _ => false,
+        };
+        if !ok {
+            return Err(err(
+                at,
+                format!(
+                    "when = {:?}: write \"NAME done\" or \"NAME has ARTIFACT\" with NAME a session",
+                    d.when
+                ),
+            ));
+        }
+        if shell_words::split(&d.then)
+            .map(|w| w.is_empty())
+            .unwrap_or(true)
+        {
+            return Err(err(
+                locate(text, "[[dependencies]]", &d.then),
+                format!("then = {:?} is not a command", d.then),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `user@host:port` → (user, host, port).
+pub fn parse_address(address: &str) -> Option<(Option<String>, String, Option<u16>)> {
+    let (user, rest) = match address.split_once('@') {
+        Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
+        Some(_) => return None,
+        None => (None, address),
+    };
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p.parse::<u16>().ok()?)),
+        None => (rest, None),
+    };
+    if host.is_empty() || host.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((user, host.to_string(), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[orchestrator]
+shared_fs = ""
+sync_interval = "6h"
+poll_interval = 5
+capture_lines = 50
+worktree_dir = "../{repo}.worktrees"
+wrap_up_cmd = ""
+agent = "claude"
+
+[hosts.gpu]
+address = "user@gpu-box:22"
+identity = "~/.ssh/id_ed25519"
+
+[sessions.pipeline]
+host = "gpu"
+path = "/home/user/project"
+tmux = "claude_pipeline"
+role = "pipeline"
+env = "export PATH=$HOME/.local/bin:$PATH"
+agent_args = "--allowedTools Edit,Write,Bash"
+blocked_by = []
+
+[sessions.analysis]
+path = "/home/user/analysis"
+claude_args = "--model opus"
+blocked_by = ["pipeline"]
+
+[[dependencies]]
+when = "pipeline done"
+then = 'brief analysis "Data ready at /share/output"'
+"#;
+
+    #[test]
+    fn the_documented_example_parses() {
+        let m = parse(GOOD, "orchestra.toml").unwrap();
+        assert_eq!(m.hosts["gpu"].address, "user@gpu-box:22");
+        assert_eq!(
+            m.sessions["analysis"].agent_args.as_deref(),
+            Some("--model opus"),
+            "claude_args is an alias"
+        );
+        assert_eq!(m.sessions["analysis"].blocked_by, ["pipeline"]);
+        assert_eq!(m.dependencies[0].when, "pipeline done");
+        assert_eq!(
+            parse_address("user@gpu-box:22"),
+            Some((Some("user".into()), "gpu-box".into(), Some(22)))
+        );
+        assert_eq!(parse_address("box"), Some((None, "box".into(), None)));
+        assert_eq!(parse_address("@box"), None);
+        assert_eq!(parse_address("box:port"), None);
+    }
+
+    #[test]
+    fn every_error_names_file_line_and_column() {
+        let cases: &[(&str, &str, usize, usize, &str)] = &[
+            ("unknown key", "[orchestrator]\npoll_intervall = 5\n", 2, 1, "unknown field"),
+            ("unknown table", "[orchestra]\nagent = \"x\"\n", 1, 2, "unknown field"),
+            ("bad value type", "[orchestrator]\npoll_interval = \"five\"\n", 2, 17, "invalid type"),
+            ("bad toml", "[sessions.a\npath = \"/x\"\n", 1, 12, ""),
+            ("missing path", "[sessions.a]\nhost = \"h\"\n", 1, 1, "missing field `path`"),
+            ("unknown host", "[sessions.a]\npath = \"/x\"\nhost = \"nowhere\"\n", 3, 1, "not a [hosts.*] entry"),
+            ("bad address", "[hosts.h]\naddress = \"me@box:ssh\"\n", 2, 1, "not user@host:port"),
+            ("bad label", "[sessions.Bad_Name]\npath = \"/x\"\n", 1, 11, "must be 1-63"),
+            ("unknown upstream", "[sessions.a]\npath = \"/x\"\nblocked_by = [\"ghost\"]\n", 3, 1, "not a session"),
+            (
+                "bad when",
+                "[sessions.a]\npath = \"/x\"\n[[dependencies]]\nwhen = \"a finished\"\nthen = \"brief a hi\"\n",
+                4,
+                9,
+                "NAME done",
+            ),
+            ("unsplittable args", "[sessions.a]\npath = \"/x\"\nagent_args = \"--x 'open\"\n", 3, 15, "cannot split"),
+        ];
+        for (what, text, line, column, message) in cases {
+            let e = parse(text, "orchestra.toml").expect_err(what);
+            assert_eq!(e.file, "orchestra.toml", "{what}");
+            assert_eq!((e.line, e.column), (*line, *column), "{what}: {e}");
+            assert!(e.message.contains(message), "{what}: {e}");
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("orchestra.toml:{line}:{column}: ")),
+                "{what}: {e}"
+            );
+        }
+    }
+}
