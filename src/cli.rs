@@ -77,6 +77,16 @@ pub enum Command {
     StatusLine,
     /// Show every session's state, who said it, and how long its window has been quiet.
     Health(HealthArgs),
+    /// A live dashboard: the health table, redrawn in place every second (Ctrl-C ends it).
+    /// What the menu's Dashboard opens in a popup.
+    Watch {
+        /// Seconds between redraws.
+        #[arg(long, default_value_t = 1)]
+        interval: u64,
+        /// Stop after this many redraws (0: until interrupted).
+        #[arg(long, default_value_t = 0)]
+        count: u64,
+    },
     /// Show the newest events (state and status changes) of this repo's sessions.
     Events(EventsArgs),
     /// Print a shell completion script: `orchestra completions bash > ~/.local/share/bash-completion/completions/orchestra`.

@@ -36,6 +36,9 @@ fn main() {
         Command::Refresh(args) => cmd::refresh::run(&ctx, args, &mut out),
         Command::StatusLine => cmd::refresh::status_line(&ctx, &mut out),
         Command::Health(args) => cmd::refresh::health(&ctx, args, &mut out),
+        Command::Watch { interval, count } => {
+            cmd::refresh::watch(&ctx, *interval, *count, &mut out)
+        }
         Command::Events(args) => cmd::events::run(&ctx, args, &mut out),
         Command::Completions { shell } => cmd::docs::completions(shell, &mut out),
         Command::Man => cmd::docs::man(&mut out),

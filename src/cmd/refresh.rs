@@ -70,15 +70,51 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     Ok(())
 }
 
+/// Redraws the health table in place: cursor home, the table, clear what is left below.
+pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> Result<(), Error> {
+    let mut drawn = 0;
+    loop {
+        let mut frame = Vec::new();
+        {
+            let mut sink = std::io::sink();
+            let mut buffer = Output {
+                out: &mut frame,
+                err: &mut sink,
+            };
+            table(ctx, &refresh_once(ctx)?, &mut buffer);
+        }
+        let now = chrono::Local::now().format("%H:%M:%S");
+        let _ = write!(
+            out.out,
+            "\x1b[H\x1b[2Korchestra · {now} · Ctrl-C to leave\n\x1b[2K\n"
+        );
+        for line in String::from_utf8_lossy(&frame).lines() {
+            let _ = writeln!(out.out, "\x1b[2K{line}");
+        }
+        let _ = write!(out.out, "\x1b[J");
+        let _ = out.out.flush();
+        drawn += 1;
+        if count > 0 && drawn >= count {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(interval.max(1)));
+    }
+}
+
 pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let outcome = refresh_once(ctx)?;
     if args.json {
         out.line(serde_json::to_string_pretty(&outcome.rows).unwrap_or_else(|_| "[]".into()));
         return Ok(());
     }
+    table(ctx, &outcome, out);
+    Ok(())
+}
+
+fn table(_ctx: &Context, outcome: &Outcome, out: &mut Output<'_>) {
     if outcome.rows.is_empty() {
         out.line("no orchestra windows on this tmux server");
-        return Ok(());
+        return;
     }
     let rows: Vec<Vec<String>> = outcome
         .rows
@@ -113,5 +149,4 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
     ) {
         out.line(line);
     }
-    Ok(())
 }

@@ -177,7 +177,7 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
         (
             "Dashboard".into(),
             "w",
-            format!("display-popup -E -w 90% -h 80% \"watch -t -n 1 {exe} health\""),
+            format!("display-popup -E -w 90% -h 80% \"{exe} watch\""),
         ),
         (
             "Next waiting".into(),

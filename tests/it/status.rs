@@ -163,3 +163,23 @@ fn stalled_exited_and_dead_are_detected() {
     assert_eq!(closed["status"], "dead");
     assert_eq!(closed["state"], "exited");
 }
+
+#[test]
+fn watch_redraws_the_table_in_place() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("watched").ok();
+    let run = env
+        .orchestra(&["watch", "--count", "2", "--interval", "1"])
+        .ok();
+    assert_eq!(
+        run.stdout.matches("\u{1b}[H").count(),
+        2,
+        "two frames, each from the top"
+    );
+    assert!(
+        run.stdout.contains("watched") && run.stdout.contains("LABEL"),
+        "{}",
+        run.stdout
+    );
+}
