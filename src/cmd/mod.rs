@@ -225,12 +225,7 @@ pub fn run_in_popup(
     title: &str,
 ) -> Result<(), Error> {
     let tmux = ctx.tmux();
-    let client = match client {
-        Some(c) => c.to_string(),
-        None => tmux.most_recent_client()?.ok_or_else(|| {
-            Error::Refused("no tmux client is attached to show the popup on".into())
-        })?,
-    };
+    let client = resolve_client(&tmux, client)?;
     let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
     let mut words = vec![
         "env".to_string(),
@@ -259,4 +254,14 @@ pub fn short_list(paths: &[String]) -> String {
         text.push_str(&format!(" and {} more", paths.len() - SHOWN));
     }
     text
+}
+
+/// `client`, else the attached client that was active most recently.
+pub fn resolve_client(tmux: &Tmux, client: Option<&str>) -> Result<String, Error> {
+    match client {
+        Some(c) => Ok(c.to_string()),
+        None => tmux
+            .most_recent_client()?
+            .ok_or_else(|| Error::Refused("no tmux client is attached to show it on".into())),
+    }
 }

@@ -137,12 +137,7 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
 /// The top menu, drawn on `client`.
 fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
     let tmux = ctx.tmux();
-    let client = match client {
-        Some(c) => c.to_string(),
-        None => tmux
-            .most_recent_client()?
-            .ok_or_else(|| Error::Refused("no tmux client to show the menu on".into()))?,
-    };
+    let client = crate::cmd::resolve_client(&tmux, client)?;
     let exe = exe()?;
     let pick =
         |action: &str| format!("run-shell -b \"{exe} tmux pick {action} --client '{client}'\"");
@@ -196,12 +191,7 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
 /// A sub-menu of the repo's sessions; choosing one runs `action` on it.
 fn pick(ctx: &Context, action: &str, client: Option<&str>) -> Result<(), Error> {
     let tmux = ctx.tmux();
-    let client = match client {
-        Some(c) => c.to_string(),
-        None => tmux
-            .most_recent_client()?
-            .ok_or_else(|| Error::Refused("no tmux client to show the menu on".into()))?,
-    };
+    let client = crate::cmd::resolve_client(&tmux, client)?;
     let repo = client_repo(&tmux, &client)?;
     let store = ctx.store()?;
     let sessions = store.sessions(Some(&repo.id()), false)?;
