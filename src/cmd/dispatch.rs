@@ -13,7 +13,7 @@ use crate::git::{Oid, Repo};
 use crate::label;
 use crate::paths::{find_program, non_empty_env, session_dir};
 use crate::state::{now, AgentState, Session, Status, Store};
-use crate::tmux::{session_name_for, Placement, Tmux, WindowSpec};
+use crate::tmux::{Tmux, WindowSpec};
 
 /// How long a generic agent gets to draw something before its prompt is typed anyway.
 const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
@@ -151,18 +151,13 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         } else {
             launch.argv.clone()
         };
-        let detached = format!("orchestra-{}", session_name_for(&repo.name()));
         let window = tmux.new_window(
             &WindowSpec {
                 name: label,
                 cwd: &worktree,
                 argv: &argv,
                 env: &env,
-                placement: if tmux.inside() {
-                    Placement::Current
-                } else {
-                    Placement::Detached(&detached)
-                },
+                placement: tmux.placement_for_repo(&repo.name()),
             },
             &[
                 ("@orchestra_id", &id),

@@ -9,7 +9,7 @@ use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::paths::non_empty_env;
 use crate::state::Orchestrator;
-use crate::tmux::{session_name_for, Placement, WindowSpec};
+use crate::tmux::WindowSpec;
 
 pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let command = agent_command(args.agent.as_deref())?;
@@ -49,7 +49,6 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
         }
     }
     let tmux = ctx.tmux();
-    let detached = format!("orchestra-{}", session_name_for(&repo.name()));
     let env = vec![(
         "ORCHESTRA_HOME".to_string(),
         ctx.home.to_string_lossy().into_owned(),
@@ -60,11 +59,7 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
             cwd: repo.main_worktree(),
             argv: &argv,
             env: &env,
-            placement: if tmux.inside() {
-                Placement::Current
-            } else {
-                Placement::Detached(&detached)
-            },
+            placement: tmux.placement_for_repo(&repo.name()),
         },
         &[("@orchestra_role", "orchestrator")],
     )?;

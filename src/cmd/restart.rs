@@ -9,7 +9,7 @@ use crate::cmd::dispatch::{agent_launch, start_agent_in_pane};
 use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
 use crate::error::Error;
 use crate::state::{AgentState, Session, Status};
-use crate::tmux::{session_name_for, Placement, WindowSpec};
+use crate::tmux::WindowSpec;
 
 pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
@@ -68,18 +68,13 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             // The window is gone: a new one on the server we are talking to.
             let (launch, env) = agent_launch(ctx, &session, None, resume);
             let here = ctx.tmux();
-            let detached = format!("orchestra-{}", session_name_for(&repo.name()));
             let w = here.new_window(
                 &WindowSpec {
                     name: &session.label,
                     cwd: Path::new(&session.worktree),
                     argv: &launch.argv,
                     env: &env,
-                    placement: if here.inside() {
-                        Placement::Current
-                    } else {
-                        Placement::Detached(&detached)
-                    },
+                    placement: here.placement_for_repo(&repo.name()),
                 },
                 &[
                     ("@orchestra_id", &session.id),

@@ -299,18 +299,7 @@ fn dispatch_input(ctx: &Context, client: &str, out: &mut Output<'_>) -> Result<(
     // run-shell would show anything printed in the pane: the result goes to a message.
     let result = crate::cmd::quietly(|quiet| crate::cmd::dispatch::run(ctx, &args, quiet));
     let _ = out;
-    let message = match &result {
-        Ok(()) => format!("orchestra: dispatched {}", args.label),
-        Err(e) => format!("orchestra: {e}"),
-    };
-    crate::tmux::display_message(
-        ctx.server
-            .socket
-            .as_ref()
-            .map(|p| p.to_string_lossy())
-            .as_deref(),
-        &message,
-    );
+    report(ctx, &result, Some(&format!("dispatched {}", args.label)));
     result
 }
 
@@ -333,17 +322,20 @@ fn brief_input(
     };
     let result = crate::cmd::quietly(|quiet| crate::cmd::brief::run(ctx, &args, quiet));
     let _ = out;
-    if let Err(e) = &result {
-        crate::tmux::display_message(
-            ctx.server
-                .socket
-                .as_ref()
-                .map(|p| p.to_string_lossy())
-                .as_deref(),
-            &format!("orchestra: {e}"),
-        );
-    }
+    report(ctx, &result, None);
     result
+}
+
+/// A menu action's result as a tmux message: what went wrong, or `done` when given
+/// (output printed by a `run-shell` would open over the pane instead).
+fn report(ctx: &Context, result: &Result<(), Error>, done: Option<&str>) {
+    let message = match (result, done) {
+        (Err(e), _) => format!("orchestra: {e}"),
+        (Ok(()), Some(done)) => format!("orchestra: {done}"),
+        (Ok(()), None) => return,
+    };
+    let socket = ctx.server.socket.as_ref().map(|p| p.to_string_lossy());
+    crate::tmux::display_message(socket.as_deref(), &message);
 }
 
 /// A `command-prompt` that stores the answer in `option` exactly (tmux escapes `%%%`) and

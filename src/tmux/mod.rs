@@ -81,11 +81,11 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Where a new window goes.
-pub enum Placement<'a> {
+pub enum Placement {
     /// The session of the client this process runs in.
     Current,
     /// A detached session of this name, created when missing.
-    Detached(&'a str),
+    Detached(String),
 }
 
 pub struct WindowSpec<'a> {
@@ -94,7 +94,7 @@ pub struct WindowSpec<'a> {
     /// The program and its arguments, executed directly (no shell in between).
     pub argv: &'a [String],
     pub env: &'a [(String, String)],
-    pub placement: Placement<'a>,
+    pub placement: Placement,
 }
 
 #[derive(Debug, Clone)]
@@ -180,6 +180,16 @@ impl Tmux {
         Tmux { transport, inside }
     }
 
+    /// Where a window for a repo goes: the current session inside tmux, else a detached
+    /// session `orchestra-<repo>`.
+    pub fn placement_for_repo(&self, repo_name: &str) -> Placement {
+        if self.inside {
+            Placement::Current
+        } else {
+            Placement::Detached(format!("orchestra-{}", session_name_for(repo_name)))
+        }
+    }
+
     /// Whether "the current session" exists for this process.
     pub fn inside(&self) -> bool {
         self.inside
@@ -258,7 +268,7 @@ impl Tmux {
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
         let mut args: Vec<String> = Vec::new();
-        match spec.placement {
+        match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
                 args.extend(strings(&[
                     "new-session",

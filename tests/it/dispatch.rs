@@ -116,16 +116,7 @@ fn dispatch_inside_tmux_opens_the_window_in_the_current_session() {
         env.root.join("out").display(),
         marker.display()
     );
-    env.tmux(&[
-        "new-window",
-        "-t",
-        "harness:",
-        "-c",
-        env.repo.to_str().unwrap(),
-        "-e",
-        &format!("ORCHESTRA_HOME={}", env.home.display()),
-        &command,
-    ]);
+    env.run_in_window(&command);
     assert!(wait_until(Duration::from_secs(10), || marker.exists()));
     let out = std::fs::read_to_string(env.root.join("out")).unwrap();
     assert!(out.contains("tmux session harness"), "{out}");

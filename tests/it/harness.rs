@@ -216,6 +216,26 @@ impl Env {
         let _ = std::fs::remove_file(&self.socket);
     }
 
+    /// Runs the shell `command` in a new window of the `harness` session (a real terminal,
+    /// inside tmux, in the repo, with this test's ORCHESTRA_HOME); returns its pane id.
+    pub fn run_in_window(&self, command: &str) -> String {
+        self.tmux(&[
+            "new-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "harness:",
+            "-c",
+            self.repo.to_str().expect("utf-8 temp path"),
+            "-e",
+            &format!("ORCHESTRA_HOME={}", self.home.display()),
+            command,
+        ])
+        .trim()
+        .to_string()
+    }
+
     /// Runs tmux on this test's server; panics on failure.
     #[track_caller]
     pub fn tmux(&self, args: &[&str]) -> String {

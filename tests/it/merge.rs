@@ -165,22 +165,7 @@ fn preconditions_refuse_and_change_nothing() {
 /// Runs `orchestra ARGS` in a new window of the test's server (a real terminal), leaving
 /// its exit status on screen.
 fn run_in_terminal(env: &Env, args: &str) -> String {
-    let command = format!("{} {args}; echo \"exit=$?\"; sleep 60", bin());
-    env.tmux(&[
-        "new-window",
-        "-P",
-        "-F",
-        "#{pane_id}",
-        "-t",
-        "harness:",
-        "-c",
-        env.repo.to_str().unwrap(),
-        "-e",
-        &format!("ORCHESTRA_HOME={}", env.home.display()),
-        &command,
-    ])
-    .trim()
-    .to_string()
+    env.run_in_window(&format!("{} {args}; echo \"exit=$?\"; sleep 60", bin()))
 }
 
 fn screen(env: &Env, pane: &str) -> String {

@@ -291,17 +291,7 @@ fn launch_starts_the_orchestrator_with_its_prompt_and_promote_registers_a_pane()
     // promote: only inside tmux; registers the pane it runs in.
     env.orchestra(&["promote"]).fails_with(2);
     let marker = env.root.join("promoted.txt");
-    let command = format!("{} promote > {} 2>&1", bin(), marker.display());
-    env.tmux(&[
-        "new-window",
-        "-t",
-        "harness:",
-        "-c",
-        env.repo.to_str().unwrap(),
-        "-e",
-        &format!("ORCHESTRA_HOME={}", env.home.display()),
-        &command,
-    ]);
+    env.run_in_window(&format!("{} promote > {} 2>&1", bin(), marker.display()));
     assert!(wait_until(Duration::from_secs(10), || {
         std::fs::read_to_string(&marker)
             .unwrap_or_default()
