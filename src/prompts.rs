@@ -22,3 +22,23 @@ pub fn load(home: &Path, name: &str) -> Option<String> {
         .ok()
         .or_else(|| built_in(name).map(str::to_string))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_users_copy_wins_over_the_built_in_prompt() {
+        let home = tempfile::tempdir().unwrap();
+        assert!(load(home.path(), WORKER)
+            .unwrap()
+            .contains("orchestra worker"));
+        std::fs::create_dir_all(home.path().join("prompts")).unwrap();
+        std::fs::write(home.path().join("prompts/worker.md"), "my own rules").unwrap();
+        assert_eq!(load(home.path(), WORKER).unwrap(), "my own rules");
+        assert!(load(home.path(), TASK_DRAFTING)
+            .unwrap()
+            .contains("orchestrator"));
+        assert_eq!(load(home.path(), "no-such-prompt"), None);
+    }
+}

@@ -297,3 +297,39 @@ fn pasted_content(text: &str) -> String {
     let end = text.rfind("</pasted_content").unwrap();
     text[body_start..end].trim_start_matches('\n').to_string()
 }
+
+#[test]
+fn brief_all_reaches_every_live_session_and_names_the_ones_it_skipped() {
+    let env = Env::new();
+    env.start_server(&[]);
+    for label in ["alive-1", "alive-2", "gone"] {
+        env.dispatch_shell(label).ok();
+    }
+    let pane = env.session("gone")["pane"].as_str().unwrap().to_string();
+    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+    std::process::Command::new("kill")
+        .arg("-9")
+        .arg(pid.trim())
+        .status()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || env
+        .tmux(&["display-message", "-p", "-t", &pane, "#{pane_dead}"])
+        .trim()
+        == "1"));
+    let run = env
+        .orchestra(&["brief", "--all", "echo briefed > briefed.txt"])
+        .fails_with(1);
+    assert!(
+        run.stderr.contains("gone") && run.stderr.contains("exited"),
+        "{}",
+        run.stderr
+    );
+    for label in ["alive-1", "alive-2"] {
+        let file = env.worktree_path(label).join("briefed.txt");
+        assert!(
+            wait_until(Duration::from_secs(10), || file.exists()),
+            "{label} was not briefed"
+        );
+    }
+    env.orchestra(&["brief", "--all", "x", "y"]).fails_with(2);
+}

@@ -264,6 +264,39 @@ fn launch_starts_the_orchestrator_with_its_prompt_and_promote_registers_a_pane()
         .requests()
         .contains("You are the orchestra orchestrator")));
 
+    // --resume continues that conversation: the new agent runs with --resume <its uuid>.
+    let argv_of = |pane: &str| -> Vec<String> {
+        let pid = env.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
+        std::fs::read(format!("/proc/{}/cmdline", pid.trim()))
+            .unwrap()
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
+    };
+    let first = argv_of(&pane);
+    let uuid = first
+        .iter()
+        .skip_while(|a| *a != "--session-id")
+        .nth(1)
+        .expect("--session-id")
+        .clone();
+    env.orchestra(&["launch", "--resume", "--agent", &claude_agent(&world)])
+        .ok();
+    let newest = env
+        .tmux(&["list-panes", "-a", "-F", "#{pane_id} #{window_name}"])
+        .lines()
+        .filter(|l| l.ends_with(" orchestrator"))
+        .filter_map(|l| l.split(' ').next().map(str::to_string))
+        .max_by_key(|p| p.trim_start_matches('%').parse::<u32>().unwrap_or(0))
+        .unwrap();
+    let resumed = argv_of(&newest);
+    assert!(
+        resumed
+            .windows(2)
+            .any(|w| w[0] == "--resume" && w[1] == uuid),
+        "{resumed:?}"
+    );
+
     // --new makes a repository to start from.
     let mut env2 = Env::new();
     let projects = env2.root.join("projects");
