@@ -28,6 +28,10 @@ pub enum Error {
     Git(#[from] GitError),
     #[error(transparent)]
     Health(#[from] crate::health::HealthError),
+    #[error(transparent)]
+    Manifest(#[from] crate::manifest::ManifestError),
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -38,7 +42,8 @@ pub enum Error {
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::BadInput(_) | Error::Label(_) => 2,
+            Error::BadInput(_) | Error::Label(_) | Error::Manifest(_) => 2,
+            Error::Remote(crate::remote::RemoteError::BadAddress { .. }) => 2,
             Error::Tmux(TmuxError::NotInstalled | TmuxError::TooOld { .. }) => 2,
             Error::Git(
                 GitError::NotARepo(_)

@@ -14,5 +14,6 @@ pub mod manifest;
 pub mod notify;
 pub mod paths;
 pub mod prompts;
+pub mod remote;
 pub mod state;
 pub mod tmux;

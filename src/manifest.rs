@@ -56,6 +56,39 @@ pub struct Host {
     /// `user@host:port` (user and port optional).
     pub address: String,
     pub identity: Option<String>,
+    /// "3s", "500ms" or a number of seconds. Default 3 s.
+    pub connect_timeout: Option<String>,
+    /// How long one command on the host may take. Default 5 s.
+    pub command_timeout: Option<String>,
+}
+
+impl Host {
+    pub fn connect_timeout(&self) -> std::time::Duration {
+        self.connect_timeout
+            .as_deref()
+            .and_then(parse_timeout)
+            .unwrap_or(crate::remote::DEFAULT_CONNECT_TIMEOUT)
+    }
+
+    pub fn command_timeout(&self) -> std::time::Duration {
+        self.command_timeout
+            .as_deref()
+            .and_then(parse_timeout)
+            .unwrap_or(crate::remote::DEFAULT_COMMAND_TIMEOUT)
+    }
+}
+
+/// "3s", "500ms", "2m" or "3" (seconds); zero is refused.
+pub fn parse_timeout(text: &str) -> Option<std::time::Duration> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let n: u64 = t[..split].parse().ok().filter(|n| *n > 0)?;
+    match t[split..].trim() {
+        "" | "s" => Some(std::time::Duration::from_secs(n)),
+        "ms" => Some(std::time::Duration::from_millis(n)),
+        "m" => Some(std::time::Duration::from_secs(n * 60)),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -153,7 +186,18 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
     };
     for (name, host) in &m.hosts {
         let header = format!("[hosts.{name}]");
-        if parse_address(&host.address).is_none() {
+        for (key, value) in [
+            ("connect_timeout", &host.connect_timeout),
+            ("command_timeout", &host.command_timeout),
+        ] {
+            if let Some(value) = value.as_deref().filter(|v| parse_timeout(v).is_none()) {
+                return Err(err(
+                    locate(text, &header, key),
+                    format!("hosts.{name}.{key} {value:?} is not a duration such as \"3s\" or \"500ms\""),
+                ));
+            }
+        }
+        if crate::remote::config::split_address(&host.address).is_none() {
             return Err(err(
                 locate(text, &header, "address"),
                 format!(
@@ -204,6 +248,12 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
             }
         }
     }
+    if let Some(cycle) = blocked_by_cycle(m) {
+        return Err(err(
+            locate(text, &format!("[sessions.{}]", cycle[0]), "blocked_by"),
+            format!("blocked_by goes round in a circle: {}", cycle.join(" → ")),
+        ));
+    }
     for d in &m.dependencies {
         let at = locate(text, "[[dependencies]]", &d.when);
         let words: Vec<&str> = d.when.split_whitespace().collect();
@@ -234,21 +284,68 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
     Ok(())
 }
 
-/// `user@host:port` → (user, host, port).
-pub fn parse_address(address: &str) -> Option<(Option<String>, String, Option<u16>)> {
-    let (user, rest) = match address.split_once('@') {
-        Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
-        Some(_) => return None,
-        None => (None, address),
-    };
-    let (host, port) = match rest.rsplit_once(':') {
-        Some((h, p)) => (h, Some(p.parse::<u16>().ok()?)),
-        None => (rest, None),
-    };
-    if host.is_empty() || host.contains(char::is_whitespace) {
-        return None;
+/// A `blocked_by` cycle, as names ending where they began.
+fn blocked_by_cycle(m: &Manifest) -> Option<Vec<String>> {
+    fn visit(
+        m: &Manifest,
+        name: &str,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|p| p == name) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(name.to_string());
+            return Some(cycle);
+        }
+        if done.contains(name) {
+            return None;
+        }
+        path.push(name.to_string());
+        for upstream in m
+            .sessions
+            .get(name)
+            .map(|s| &s.blocked_by[..])
+            .unwrap_or(&[])
+        {
+            if let Some(cycle) = visit(m, upstream, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(name.to_string());
+        None
     }
-    Some((user, host.to_string(), port))
+    let mut done = std::collections::BTreeSet::new();
+    m.sessions
+        .keys()
+        .find_map(|name| visit(m, name, &mut Vec::new(), &mut done))
+}
+
+impl Manifest {
+    /// Session names with every `blocked_by` upstream before its dependents (names in
+    /// `wanted`, plus nothing else), in a stable order.
+    pub fn start_order(&self, wanted: &[String]) -> Vec<String> {
+        let mut order: Vec<String> = Vec::new();
+        fn place(m: &Manifest, name: &str, order: &mut Vec<String>, depth: usize) {
+            if order.iter().any(|o| o == name) || depth > m.sessions.len() {
+                return;
+            }
+            for upstream in m
+                .sessions
+                .get(name)
+                .map(|s| &s.blocked_by[..])
+                .unwrap_or(&[])
+            {
+                place(m, upstream, order, depth + 1);
+            }
+            order.push(name.to_string());
+        }
+        for name in wanted {
+            place(self, name, &mut order, 0);
+        }
+        order.retain(|n| wanted.contains(n));
+        order
+    }
 }
 
 #[cfg(test)]
@@ -300,12 +397,12 @@ then = 'brief analysis "Data ready at /share/output"'
         assert_eq!(m.sessions["analysis"].blocked_by, ["pipeline"]);
         assert_eq!(m.dependencies[0].when, "pipeline done");
         assert_eq!(
-            parse_address("user@gpu-box:22"),
-            Some((Some("user".into()), "gpu-box".into(), Some(22)))
+            m.start_order(&["analysis".into(), "pipeline".into()]),
+            ["pipeline", "analysis"]
         );
-        assert_eq!(parse_address("box"), Some((None, "box".into(), None)));
-        assert_eq!(parse_address("@box"), None);
-        assert_eq!(parse_address("box:port"), None);
+        assert_eq!(m.hosts["gpu"].connect_timeout().as_secs(), 3);
+        assert_eq!(parse_timeout("500ms").map(|d| d.as_millis()), Some(500));
+        assert_eq!(parse_timeout("0s"), None);
     }
 
     #[test]
@@ -326,6 +423,14 @@ then = 'brief analysis "Data ready at /share/output"'
                 4,
                 9,
                 "NAME done",
+            ),
+            ("bad timeout", "[hosts.h]\naddress = \"box\"\ncommand_timeout = \"soon\"\n", 3, 1, "not a duration"),
+            (
+                "blocked_by cycle",
+                "[sessions.a]\npath = \"/x\"\nblocked_by = [\"b\"]\n[sessions.b]\npath = \"/y\"\nblocked_by = [\"a\"]\n",
+                3,
+                1,
+                "a → b → a",
             ),
             ("unsplittable args", "[sessions.a]\npath = \"/x\"\nagent_args = \"--x 'open\"\n", 3, 15, "cannot split"),
         ];

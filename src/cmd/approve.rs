@@ -49,7 +49,7 @@ pub fn answer_session(session: &Session, answer: Answer) -> Result<String, Error
         .pane
         .as_deref()
         .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let tmux = session_tmux(session);
+    let tmux = session_tmux(session)?;
     let menu = wait_for_menu(&tmux, pane, MENU_WAIT)?.ok_or_else(|| {
         Error::Refused(format!(
             "no menu on {}'s screen: nothing sent",

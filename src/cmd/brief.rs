@@ -68,7 +68,7 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
         .pane
         .as_deref()
         .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let tmux = session_tmux(session);
+    let tmux = session_tmux(session)?;
     if !force {
         if session.status == Status::Dead
             || session.state == AgentState::Exited
@@ -86,9 +86,9 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
             )));
         }
     }
-    let log = log_briefing(&ctx.home, session, text)?;
+    log_briefing(&ctx.home, session, text)?;
     if text.contains('\n') || text.len() > PASTE_OVER {
-        tmux.paste_file(pane, &log)?;
+        tmux.paste_text(pane, text)?;
     } else {
         tmux.send_literal(pane, text)?;
     }

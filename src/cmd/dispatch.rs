@@ -136,6 +136,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             state: AgentState::Unknown,
             state_at: 0,
             state_source: String::new(),
+            manifest: None,
+            owns_tmux_session: false,
             retry_count: 0,
             created_at: at,
             updated_at: at,
@@ -319,7 +321,7 @@ pub fn start_agent_in_pane(
         .pane
         .as_deref()
         .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let tmux = crate::cmd::session_tmux(session);
+    let tmux = crate::cmd::session_tmux(session)?;
     let (launch, env) = agent_launch(ctx, session, prompt, resume);
     tmux.respawn(pane, Path::new(&session.worktree), &env, &launch.argv)?;
     if let Some(text) = &launch.typed_prompt {

@@ -63,7 +63,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return Ok(());
     };
     if let Some(window) = &transition.session.window {
-        let tmux = session_tmux(&transition.session);
+        let tmux = session_tmux(&transition.session)?;
         // One tmux call: the badge, and the notify command should this need a notification.
         let notify_cmd = tmux
             .set_badge(window, state.as_str(), "@orchestra-notify-cmd")

@@ -235,7 +235,9 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
     let (Some(pane), Some(_)) = (&session.pane, &session.window) else {
         return;
     };
-    let tmux = session_tmux(session);
+    let Ok(tmux) = session_tmux(session) else {
+        return;
+    };
     let Ok(Some(command)) = tmux.global_option("@orchestra-wrap-up-cmd") else {
         return;
     };

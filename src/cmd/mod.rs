@@ -26,7 +26,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::git::Repo;
+use crate::manifest::Manifest;
 use crate::paths::orchestra_home;
+use crate::remote::HostSpec;
 use crate::state::{Session, Store};
 use crate::tmux::{Server, Tmux, TmuxError};
 
@@ -105,9 +107,73 @@ pub fn find_session(store: &Store, repo: &Repo, label: &str) -> Result<Session, 
     })
 }
 
-/// The tmux server a recorded session lives on.
-pub fn session_tmux(session: &Session) -> Tmux {
-    Tmux::new(&Server::at(session.tmux_socket.as_deref()))
+/// The tmux server a recorded session lives on: a local one by its socket, or its host's
+/// over SSH (the host as the session's orchestra.toml names it now).
+pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {
+    let Some(host) = &session.host else {
+        return Ok(Tmux::new(&Server::at(session.tmux_socket.as_deref())));
+    };
+    let manifest_path = session.manifest.as_deref().ok_or_else(|| {
+        Error::Refused(format!(
+            "session {} is on host {host} but names no orchestra.toml",
+            session.label
+        ))
+    })?;
+    let manifest = crate::manifest::load(Path::new(manifest_path))?;
+    remote_tmux(&host_spec(&manifest, host)?)
+}
+
+/// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`
+/// false a missing default file is no manifest at all.
+pub fn load_manifest(
+    repo: &Repo,
+    config: Option<&Path>,
+    required: bool,
+) -> Result<Option<(PathBuf, Manifest)>, Error> {
+    let path = match config {
+        Some(p) => std::path::absolute(p).map_err(Error::io("reading the current folder"))?,
+        None => crate::manifest::default_path(repo.main_worktree()),
+    };
+    if !path.exists() {
+        if required || config.is_some() {
+            return Err(Error::BadInput(format!(
+                "no manifest at {} (write one, or pass --config FILE)",
+                path.display()
+            )));
+        }
+        return Ok(None);
+    }
+    let manifest = crate::manifest::load(&path)?;
+    Ok(Some((path, manifest)))
+}
+
+/// The connection settings of host `name` in `manifest`.
+pub fn host_spec(manifest: &Manifest, name: &str) -> Result<HostSpec, Error> {
+    let host = manifest.hosts.get(name).ok_or_else(|| {
+        Error::BadInput(format!(
+            "host {name:?} is not a [hosts.*] entry of the manifest"
+        ))
+    })?;
+    let home = PathBuf::from(crate::paths::non_empty_env("HOME").unwrap_or_else(|| "/".into()));
+    Ok(HostSpec {
+        name: name.to_string(),
+        address: host.address.clone(),
+        identity: host
+            .identity
+            .as_deref()
+            .map(|i| crate::remote::config::expand_home(i, &home)),
+        connect_timeout: host.connect_timeout(),
+        command_timeout: host.command_timeout(),
+    })
+}
+
+/// tmux on a remote host, over an SSH connection made now.
+pub fn remote_tmux(spec: &HostSpec) -> Result<Tmux, Error> {
+    let conn = crate::remote::connect(spec)?;
+    Ok(Tmux::with_transport(
+        Box::new(crate::remote::RemoteTmux::new(conn, spec.identity.clone())),
+        false,
+    ))
 }
 
 /// "42s", "5m", "3h", "2d".
@@ -153,7 +219,11 @@ pub fn close_window(session: &Session, out: &mut Output<'_>) {
     let Some(window) = &session.window else {
         return;
     };
-    match session_tmux(session).kill_window_if_ours(window, &session.id) {
+    let tmux = match session_tmux(session) {
+        Ok(tmux) => tmux,
+        Err(e) => return out.note(format!("could not close window {window}: {e}")),
+    };
+    match tmux.kill_window_if_ours(window, &session.id) {
         Ok(_) => {}
         Err(TmuxError::Failed { .. }) => {}
         Err(e) => out.note(format!("could not close window {window}: {e}")),

@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
         }
         let resume =
             session.agent_kind == AgentKind::Claude.as_str() && session.agent_uuid.is_some();
-        let tmux = session_tmux(&session);
+        let tmux = session_tmux(&session)?;
         let pane_exists = session
             .pane
             .as_deref()
@@ -102,5 +102,5 @@ fn needs_restart(s: &Session) -> bool {
 fn session_alive(s: &Session) -> bool {
     s.pane
         .as_deref()
-        .is_some_and(|p| session_tmux(s).pane_alive(p).unwrap_or(false))
+        .is_some_and(|p| session_tmux(s).is_ok_and(|t| t.pane_alive(p).unwrap_or(false)))
 }

@@ -111,6 +111,20 @@ pub struct Session {
     pub state_at: i64,
     /// Who said it: "hook", "screen", "tmux" or "" (nobody yet).
     pub state_source: String,
+    /// The orchestra.toml that describes this session; `None` for a dispatched one. A
+    /// manifest session works in a plain folder: no branch, no worktree of ours.
+    #[serde(default)]
+    pub manifest: Option<String>,
+    /// Whether `up` created the tmux session (then `down` ends it).
+    #[serde(default)]
+    pub owns_tmux_session: bool,
+}
+
+impl Session {
+    /// Whether this session comes from an orchestra.toml rather than `dispatch`.
+    pub fn is_manifest(&self) -> bool {
+        self.manifest.is_some()
+    }
 }
 
 /// The orchestrator agent of a repo: launched by orchestra, or an existing pane promoted.
@@ -149,7 +163,8 @@ pub fn now() -> i64 {
 
 const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
      tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
-     prompt, status, state, retry_count, created_at, updated_at, state_at, state_source";
+     prompt, status, state, retry_count, created_at, updated_at, state_at, state_source, manifest, \
+     owns_tmux_session";
 
 impl Store {
     /// Opens (creating on first use) `home/state.db`.
@@ -213,7 +228,7 @@ impl Store {
         let result = self.conn.execute(
             &format!(
                 "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)"
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
             ),
             params![
                 s.id,
@@ -240,6 +255,8 @@ impl Store {
                 s.updated_at,
                 s.state_at,
                 s.state_source,
+                s.manifest,
+                s.owns_tmux_session,
             ],
         );
         match result {
@@ -596,5 +613,7 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         updated_at: r.get(21)?,
         state_at: r.get(22)?,
         state_source: r.get(23)?,
+        manifest: r.get(24)?,
+        owns_tmux_session: r.get(25)?,
     })
 }

@@ -67,6 +67,10 @@ const MIGRATIONS: &[&str] = &[
         launched    INTEGER NOT NULL,
         created_at  INTEGER NOT NULL
     );",
+    // 4: sessions described by an orchestra.toml (no branch, no worktree of ours), and
+    // whether `up` created the tmux session it runs in (only then does `down` end it).
+    "ALTER TABLE sessions ADD COLUMN manifest TEXT;
+    ALTER TABLE sessions ADD COLUMN owns_tmux_session INTEGER NOT NULL DEFAULT 0;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -19,6 +19,8 @@ pub enum TmuxError {
     Failed { command: String, message: String },
     #[error("tmux {found} is too old: orchestra needs tmux 3.2 or newer")]
     TooOld { found: String },
+    #[error("{0}")]
+    Remote(String),
     #[error("unexpected output from tmux {command}: {output:?}")]
     Unexpected { command: String, output: String },
 }
@@ -651,15 +653,28 @@ impl Tmux {
             .map(|_| ())
     }
 
-    /// Pastes the file at `path` into `pane` as ONE bracketed paste (through a named buffer
-    /// deleted afterwards), so newlines do not submit and nothing is read as a key name.
-    pub fn paste_file(&self, pane: &str, path: &Path) -> Result<(), TmuxError> {
+    /// Pastes `text` into `pane` as ONE bracketed paste (through a named buffer loaded
+    /// from tmux's standard input and deleted afterwards), so newlines do not submit and
+    /// nothing is read as a key name. Works the same on a remote server: no file is shared.
+    pub fn paste_text(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
         let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
-        self.batch(&[
-            strings(&["load-buffer", "-b", &buffer, &path.to_string_lossy()]),
-            strings(&["paste-buffer", "-p", "-d", "-b", &buffer, "-t", pane]),
-        ])
-        .map(|_| ())
+        let args = strings(&[
+            "load-buffer",
+            "-b",
+            &buffer,
+            "-",
+            ";",
+            "paste-buffer",
+            "-p",
+            "-d",
+            "-b",
+            &buffer,
+            "-t",
+            pane,
+        ]);
+        self.transport
+            .tmux_with_input(&args, Some(text.as_bytes()))
+            .map(|_| ())
     }
 
     /// Replaces whatever runs in `pane` (alive or dead) with `argv`, started in `cwd` with

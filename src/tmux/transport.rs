@@ -11,6 +11,9 @@ pub trait Transport {
     /// standard output.
     fn tmux(&self, args: &[String]) -> Result<String, TmuxError>;
 
+    /// Like [`Transport::tmux`], with `input` on tmux's standard input (`load-buffer -`).
+    fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError>;
+
     /// The program and socket arguments a person would type to reach the same server.
     fn command_prefix(&self) -> Vec<String>;
 }
@@ -35,15 +38,31 @@ impl Local {
 
 impl Transport for Local {
     fn tmux(&self, args: &[String]) -> Result<String, TmuxError> {
-        let output = Command::new("tmux")
+        self.tmux_with_input(args, None)
+    }
+
+    fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError> {
+        let spawn_error = |e: std::io::Error| match e.kind() {
+            std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
+            _ => TmuxError::Spawn(e),
+        };
+        let mut child = Command::new("tmux")
             .args(self.socket_args())
             .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
-                _ => TmuxError::Spawn(e),
-            })?;
+            .stdin(if input.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(spawn_error)?;
+        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            use std::io::Write;
+            stdin.write_all(input).map_err(TmuxError::Spawn)?;
+        }
+        let output = child.wait_with_output().map_err(TmuxError::Spawn)?;
         if output.status.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {

@@ -1,0 +1,645 @@
+//! The ONLY module that uses ssh2: reaching remote hosts. Host keys are checked against
+//! `~/.ssh/known_hosts` (unknown or changed keys are refused, never accepted silently);
+//! authentication tries the configured identity, then the ssh agent, then the default
+//! keys; `~/.ssh/config` decides where a host really is. [`RemoteTmux`] carries tmux
+//! commands over one SSH channel per call, so the tmux module's batching serves remote
+//! hosts exactly as local ones.
+
+pub mod config;
+pub mod known_hosts;
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::tmux::{TmuxError, Transport};
+pub use config::Target;
+use known_hosts::Verdict;
+
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A host as the manifest names it.
+#[derive(Debug, Clone)]
+pub struct HostSpec {
+    pub name: String,
+    /// `user@host:port`, user and port optional; `host` may be a `~/.ssh/config` alias.
+    pub address: String,
+    /// Tried before the agent and the default keys.
+    pub identity: Option<PathBuf>,
+    pub connect_timeout: Duration,
+    pub command_timeout: Duration,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteError {
+    #[error("host {host}: {address:?} is not an address (user@host:port)")]
+    BadAddress { host: String, address: String },
+    #[error("host {host} ({target}) is unreachable: {message}")]
+    Unreachable {
+        host: String,
+        target: String,
+        message: String,
+    },
+    #[error(
+        "host {host} ({target}) is not in {known_hosts}: it shows a {key_type} key \
+         {fingerprint}{others}. If that is its key, run: orchestra hosts trust {host} \
+         --fingerprint {fingerprint}"
+    )]
+    UnknownHostKey {
+        host: String,
+        target: String,
+        known_hosts: String,
+        key_type: String,
+        fingerprint: String,
+        others: String,
+    },
+    #[error(
+        "HOST KEY CHANGED for {host} ({target}): it now shows {key_type} key {fingerprint}, \
+         not the one in {known_hosts} line {line}. Someone may be intercepting the \
+         connection; orchestra will not connect. If the change is expected, remove the old \
+         line (ssh-keygen -R '{entry}') and run: orchestra hosts trust {host}"
+    )]
+    ChangedHostKey {
+        host: String,
+        target: String,
+        known_hosts: String,
+        line: usize,
+        key_type: String,
+        fingerprint: String,
+        entry: String,
+    },
+    #[error("host {host} ({target}): its key {fingerprint} is marked @revoked in {known_hosts} line {line}")]
+    RevokedHostKey {
+        host: String,
+        target: String,
+        known_hosts: String,
+        line: usize,
+        fingerprint: String,
+    },
+    #[error("host {host}: no key was accepted for user {user} (tried {tried})")]
+    AuthFailed {
+        host: String,
+        user: String,
+        tried: String,
+    },
+    #[error("host {host}: {what} timed out after {seconds}s")]
+    Timeout {
+        host: String,
+        what: String,
+        seconds: u64,
+    },
+    #[error("host {host}: {what}: {message}")]
+    Ssh {
+        host: String,
+        what: String,
+        message: String,
+    },
+    #[error("cannot write {path}: {source}")]
+    KnownHostsWrite {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl RemoteError {
+    /// Whether the host could not be reached at all (as opposed to refused or failing).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Unreachable { .. } | RemoteError::Timeout { .. }
+        )
+    }
+}
+
+/// What a command run on a host gave back.
+#[derive(Debug, Clone)]
+pub struct ExecOutput {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// The key a host showed, and what known_hosts says of it.
+pub struct Scan {
+    pub target: Target,
+    pub key: Vec<u8>,
+    pub verdict: Verdict,
+    pub known_hosts: PathBuf,
+    session: ssh2::Session,
+}
+
+impl Scan {
+    pub fn fingerprint(&self) -> String {
+        known_hosts::fingerprint(&self.key)
+    }
+
+    pub fn key_type(&self) -> String {
+        known_hosts::key_type(&self.key).unwrap_or_else(|| "unknown".into())
+    }
+
+    fn target_text(&self) -> String {
+        format!(
+            "{}@{}:{}",
+            self.target.user, self.target.hostname, self.target.port
+        )
+    }
+}
+
+/// An authenticated connection to a host.
+pub struct Connection {
+    pub name: String,
+    pub target: Target,
+    session: ssh2::Session,
+    command_timeout: Duration,
+}
+
+fn user_home() -> PathBuf {
+    PathBuf::from(crate::paths::non_empty_env("HOME").unwrap_or_else(|| "/".into()))
+}
+
+fn local_user() -> String {
+    crate::paths::non_empty_env("USER")
+        .or_else(|| crate::paths::non_empty_env("LOGNAME"))
+        .unwrap_or_else(|| "root".into())
+}
+
+/// `~/.ssh/known_hosts`.
+pub fn known_hosts_path() -> PathBuf {
+    user_home().join(".ssh").join("known_hosts")
+}
+
+/// Resolves `spec` through `~/.ssh/config`.
+pub fn resolve(spec: &HostSpec) -> Result<Target, RemoteError> {
+    let home = user_home();
+    let config = std::fs::read_to_string(home.join(".ssh").join("config")).unwrap_or_default();
+    config::resolve(&spec.address, &config, &home, &local_user()).ok_or_else(|| {
+        RemoteError::BadAddress {
+            host: spec.name.clone(),
+            address: spec.address.clone(),
+        }
+    })
+}
+
+fn millis(d: Duration) -> u32 {
+    d.as_millis().clamp(1, u32::MAX as u128) as u32
+}
+
+/// libssh2's code for a blocking call that ran out of time.
+const LIBSSH2_ERROR_TIMEOUT: i32 = -9;
+
+fn ssh_error(spec_name: &str, what: &str, timeout: Duration, e: ssh2::Error) -> RemoteError {
+    if e.code() == ssh2::ErrorCode::Session(LIBSSH2_ERROR_TIMEOUT) {
+        return RemoteError::Timeout {
+            host: spec_name.to_string(),
+            what: what.to_string(),
+            seconds: timeout.as_secs().max(1),
+        };
+    }
+    RemoteError::Ssh {
+        host: spec_name.to_string(),
+        what: what.to_string(),
+        message: e.message().to_string(),
+    }
+}
+
+/// Host key algorithms to offer, those known_hosts already lists for the host first (so
+/// a host known by its RSA key is not asked for a new ed25519 one and refused).
+fn host_key_preference(known_types: &[String]) -> String {
+    const ALL: &[&str] = &[
+        "ssh-ed25519",
+        "ecdsa-sha2-nistp256",
+        "ecdsa-sha2-nistp384",
+        "ecdsa-sha2-nistp521",
+        "rsa-sha2-512",
+        "rsa-sha2-256",
+        "ssh-rsa",
+    ];
+    let mut order: Vec<&str> = Vec::new();
+    for t in known_types {
+        let algorithms: &[&str] = match t.as_str() {
+            "ssh-rsa" => &["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"],
+            other => match ALL.iter().find(|a| **a == other) {
+                Some(a) => std::slice::from_ref(a),
+                None => &[],
+            },
+        };
+        for a in algorithms {
+            if !order.contains(a) {
+                order.push(a);
+            }
+        }
+    }
+    for a in ALL {
+        if !order.contains(a) {
+            order.push(a);
+        }
+    }
+    order.join(",")
+}
+
+/// Connects and reads the host's key, without judging it or logging in.
+pub fn scan(spec: &HostSpec) -> Result<Scan, RemoteError> {
+    let target = resolve(spec)?;
+    let target_text = format!("{}@{}:{}", target.user, target.hostname, target.port);
+    let unreachable = |message: String| RemoteError::Unreachable {
+        host: spec.name.clone(),
+        target: target_text.clone(),
+        message,
+    };
+    let addresses: Vec<_> = (target.hostname.as_str(), target.port)
+        .to_socket_addrs()
+        .map_err(|e| unreachable(e.to_string()))?
+        .collect();
+    let mut last = String::from("no address");
+    let mut tcp = None;
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, spec.connect_timeout) {
+            Ok(stream) => {
+                tcp = Some(stream);
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                return Err(RemoteError::Timeout {
+                    host: spec.name.clone(),
+                    what: format!("connecting to {target_text}"),
+                    seconds: spec.connect_timeout.as_secs().max(1),
+                })
+            }
+            Err(e) => last = e.to_string(),
+        }
+    }
+    let tcp = tcp.ok_or_else(|| unreachable(last))?;
+    let known_hosts = known_hosts_path();
+    let known = std::fs::read_to_string(&known_hosts).unwrap_or_default();
+    let mut session = ssh2::Session::new()
+        .map_err(|e| ssh_error(&spec.name, "starting ssh", spec.connect_timeout, e))?;
+    session.set_tcp_stream(tcp);
+    session.set_timeout(millis(spec.connect_timeout));
+    let types = known_hosts::known_types(&known, &target.hostname, target.port);
+    let _ = session.method_pref(ssh2::MethodType::HostKey, &host_key_preference(&types));
+    session.handshake().map_err(|e| {
+        ssh_error(
+            &spec.name,
+            &format!("ssh handshake with {target_text}"),
+            spec.connect_timeout,
+            e,
+        )
+    })?;
+    let key = session
+        .host_key()
+        .map(|(k, _)| k.to_vec())
+        .ok_or_else(|| RemoteError::Ssh {
+            host: spec.name.clone(),
+            what: "reading the host key".into(),
+            message: "the server showed none".into(),
+        })?;
+    let verdict = known_hosts::check(&known, &target.hostname, target.port, &key);
+    Ok(Scan {
+        target,
+        key,
+        verdict,
+        known_hosts,
+        session,
+    })
+}
+
+/// Connects, checks the host key and logs in.
+pub fn connect(spec: &HostSpec) -> Result<Connection, RemoteError> {
+    let scan = scan(spec)?;
+    let known_hosts = scan.known_hosts.display().to_string();
+    let target_text = scan.target_text();
+    match &scan.verdict {
+        Verdict::Known => {}
+        Verdict::Unknown { other_types } => {
+            return Err(RemoteError::UnknownHostKey {
+                host: spec.name.clone(),
+                target: target_text,
+                known_hosts,
+                key_type: scan.key_type(),
+                fingerprint: scan.fingerprint(),
+                others: if other_types.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        " (known_hosts lists it only with {})",
+                        other_types.join(", ")
+                    )
+                },
+            })
+        }
+        Verdict::Changed { line } => {
+            return Err(RemoteError::ChangedHostKey {
+                host: spec.name.clone(),
+                target: target_text,
+                known_hosts,
+                line: *line,
+                key_type: scan.key_type(),
+                fingerprint: scan.fingerprint(),
+                entry: known_hosts::host_entry_name(&scan.target.hostname, scan.target.port),
+            })
+        }
+        Verdict::Revoked { line } => {
+            return Err(RemoteError::RevokedHostKey {
+                host: spec.name.clone(),
+                target: target_text,
+                known_hosts,
+                line: *line,
+                fingerprint: scan.fingerprint(),
+            })
+        }
+    }
+    authenticate(&scan.session, spec, &scan.target)?;
+    scan.session.set_timeout(millis(spec.command_timeout));
+    Ok(Connection {
+        name: spec.name.clone(),
+        target: scan.target,
+        session: scan.session,
+        command_timeout: spec.command_timeout,
+    })
+}
+
+/// Adds the key `scan` saw to known_hosts. Refuses a changed or revoked key, and a key
+/// whose fingerprint is not `expected` when one is given. Returns false when it was
+/// already there.
+pub fn trust(scan: &Scan, expected: Option<&str>) -> Result<bool, RemoteError> {
+    let target = scan.target_text();
+    let known_hosts = scan.known_hosts.display().to_string();
+    match &scan.verdict {
+        Verdict::Known => return Ok(false),
+        Verdict::Changed { line } => {
+            return Err(RemoteError::ChangedHostKey {
+                host: scan.target.hostname.clone(),
+                target,
+                known_hosts,
+                line: *line,
+                key_type: scan.key_type(),
+                fingerprint: scan.fingerprint(),
+                entry: known_hosts::host_entry_name(&scan.target.hostname, scan.target.port),
+            })
+        }
+        Verdict::Revoked { line } => {
+            return Err(RemoteError::RevokedHostKey {
+                host: scan.target.hostname.clone(),
+                target,
+                known_hosts,
+                line: *line,
+                fingerprint: scan.fingerprint(),
+            })
+        }
+        Verdict::Unknown { .. } => {}
+    }
+    if let Some(expected) = expected {
+        if expected.trim() != scan.fingerprint() {
+            return Err(RemoteError::Ssh {
+                host: scan.target.hostname.clone(),
+                what: "trusting its key".into(),
+                message: format!(
+                    "it shows {}, not the {} you named: nothing was trusted",
+                    scan.fingerprint(),
+                    expected.trim()
+                ),
+            });
+        }
+    }
+    let line = known_hosts::line_for(&scan.target.hostname, scan.target.port, &scan.key)
+        .ok_or_else(|| RemoteError::Ssh {
+            host: scan.target.hostname.clone(),
+            what: "trusting its key".into(),
+            message: "the key is malformed".into(),
+        })?;
+    append_line(&scan.known_hosts, &line)?;
+    Ok(true)
+}
+
+fn append_line(path: &Path, line: &str) -> Result<(), RemoteError> {
+    let write = |source| RemoteError::KnownHostsWrite {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent() {
+        if !dir.exists() {
+            std::fs::create_dir_all(dir).map_err(write)?;
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    let existing = std::fs::read(path).unwrap_or_default();
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(write)?;
+    let mut text = String::new();
+    if !existing.is_empty() && !existing.ends_with(b"\n") {
+        text.push('\n');
+    }
+    text.push_str(line);
+    text.push('\n');
+    file.write_all(text.as_bytes()).map_err(write)
+}
+
+/// The configured identity, then the agent, then the default keys.
+fn authenticate(
+    session: &ssh2::Session,
+    spec: &HostSpec,
+    target: &Target,
+) -> Result<(), RemoteError> {
+    let user = target.user.as_str();
+    let mut tried: Vec<String> = Vec::new();
+    let mut configured: Vec<PathBuf> = spec.identity.iter().cloned().collect();
+    configured.extend(target.identity_files.iter().cloned());
+    let try_key = |key: &Path, tried: &mut Vec<String>| -> bool {
+        if !key.is_file() {
+            tried.push(format!("{} (missing)", key.display()));
+            return false;
+        }
+        let public = PathBuf::from(format!("{}.pub", key.display()));
+        let ok = session
+            .userauth_pubkey_file(
+                user,
+                public.is_file().then_some(public.as_path()),
+                key,
+                None,
+            )
+            .is_ok();
+        if !ok {
+            tried.push(key.display().to_string());
+        }
+        ok
+    };
+    for key in &configured {
+        if try_key(key, &mut tried) {
+            return Ok(());
+        }
+    }
+    if crate::paths::non_empty_env("SSH_AUTH_SOCK").is_some() {
+        if let Ok(mut agent) = session.agent() {
+            if agent.connect().is_ok() && agent.list_identities().is_ok() {
+                for identity in agent.identities().unwrap_or_default() {
+                    if agent.userauth(user, &identity).is_ok() {
+                        return Ok(());
+                    }
+                }
+            }
+            tried.push("the ssh agent".into());
+        }
+    }
+    let ssh_dir = user_home().join(".ssh");
+    for name in ["id_ed25519", "id_ecdsa", "id_rsa"] {
+        let key = ssh_dir.join(name);
+        if key.is_file() && !configured.contains(&key) && try_key(&key, &mut tried) {
+            return Ok(());
+        }
+    }
+    if tried.is_empty() {
+        tried.push("no keys: none configured, no agent, no ~/.ssh/id_*".into());
+    }
+    Err(RemoteError::AuthFailed {
+        host: spec.name.clone(),
+        user: user.to_string(),
+        tried: tried.join(", "),
+    })
+}
+
+impl Connection {
+    /// Runs `command` (a shell command line on the host), feeding it `input`, and waits
+    /// for it at most `timeout` (default: the host's command timeout) between outputs.
+    pub fn exec(
+        &self,
+        command: &str,
+        input: Option<&[u8]>,
+        timeout: Option<Duration>,
+    ) -> Result<ExecOutput, RemoteError> {
+        let timeout = timeout.unwrap_or(self.command_timeout);
+        self.session.set_timeout(millis(timeout));
+        let fail = |what: &str| {
+            let what = what.to_string();
+            let name = self.name.clone();
+            move |e: ssh2::Error| ssh_error(&name, &what, timeout, e)
+        };
+        let io_fail = |what: &str| {
+            let what = what.to_string();
+            let name = self.name.clone();
+            move |e: std::io::Error| {
+                if e.kind() == std::io::ErrorKind::TimedOut {
+                    RemoteError::Timeout {
+                        host: name.clone(),
+                        what: what.clone(),
+                        seconds: timeout.as_secs().max(1),
+                    }
+                } else {
+                    RemoteError::Ssh {
+                        host: name.clone(),
+                        what: what.clone(),
+                        message: e.to_string(),
+                    }
+                }
+            }
+        };
+        let mut channel = self
+            .session
+            .channel_session()
+            .map_err(fail("opening a channel"))?;
+        channel.exec(command).map_err(fail("running a command"))?;
+        if let Some(input) = input {
+            channel.write_all(input).map_err(io_fail("sending input"))?;
+        }
+        channel.send_eof().map_err(fail("sending input"))?;
+        let mut stdout = Vec::new();
+        channel
+            .read_to_end(&mut stdout)
+            .map_err(io_fail("reading output"))?;
+        let mut stderr = Vec::new();
+        channel
+            .stderr()
+            .read_to_end(&mut stderr)
+            .map_err(io_fail("reading errors"))?;
+        channel.wait_close().map_err(fail("closing a channel"))?;
+        let status = channel
+            .exit_status()
+            .map_err(fail("reading an exit status"))?;
+        Ok(ExecOutput {
+            status,
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        })
+    }
+
+    /// The argv of an interactive `ssh` to this host running `remote` (for attach).
+    pub fn ssh_argv(target: &Target, identity: Option<&Path>, remote: &[String]) -> Vec<String> {
+        let mut argv = vec![
+            "ssh".to_string(),
+            "-t".into(),
+            "-o".into(),
+            "StrictHostKeyChecking=yes".into(),
+            "-p".into(),
+            target.port.to_string(),
+        ];
+        if let Some(identity) = identity {
+            argv.push("-i".into());
+            argv.push(identity.display().to_string());
+        }
+        argv.push(format!("{}@{}", target.user, target.hostname));
+        argv.push("--".into());
+        argv.push(shell_words::join(remote));
+        argv
+    }
+}
+
+/// tmux on a remote host: each call is one `exec` on the connection.
+pub struct RemoteTmux {
+    conn: Connection,
+    identity: Option<PathBuf>,
+}
+
+impl RemoteTmux {
+    pub fn new(conn: Connection, identity: Option<PathBuf>) -> RemoteTmux {
+        RemoteTmux { conn, identity }
+    }
+}
+
+impl Transport for RemoteTmux {
+    fn tmux(&self, args: &[String]) -> Result<String, TmuxError> {
+        self.tmux_with_input(args, None)
+    }
+
+    fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError> {
+        let mut words = vec!["tmux".to_string()];
+        words.extend(args.iter().cloned());
+        let command = args.first().cloned().unwrap_or_default();
+        match self.conn.exec(&shell_words::join(&words), input, None) {
+            Ok(out) if out.status == 0 => Ok(out.stdout),
+            Ok(out) if out.status == 127 => Err(TmuxError::Failed {
+                command,
+                message: format!("tmux is not installed on host {}", self.conn.name),
+            }),
+            Ok(out) => Err(TmuxError::Failed {
+                command,
+                message: out.stderr.trim().to_string(),
+            }),
+            Err(e) => Err(TmuxError::Remote(e.to_string())),
+        }
+    }
+
+    fn command_prefix(&self) -> Vec<String> {
+        Connection::ssh_argv(
+            &self.conn.target,
+            self.identity.as_deref(),
+            &["tmux".into()],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_key_types_are_asked_for_first() {
+        let order = host_key_preference(&["ssh-rsa".into()]);
+        assert!(order.starts_with("rsa-sha2-512,rsa-sha2-256,ssh-rsa,ssh-ed25519"));
+        assert!(host_key_preference(&[]).starts_with("ssh-ed25519,"));
+    }
+}
