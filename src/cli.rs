@@ -99,6 +99,35 @@ pub enum Command {
     /// The tmux side: `orchestra tmux init` binds the keys, the status segment, the window
     /// badges and the pane hooks (what orchestra.tmux runs when TPM loads the plugin).
     Tmux(TmuxArgs),
+    /// Start the sessions of orchestra.toml (NAME, or all): the tmux session named by
+    /// `tmux` on its host if missing, and the agent in it; `blocked_by` upstreams first.
+    Up(UpDownArgs),
+    /// Stop the sessions of orchestra.toml (NAME, or all): the agent's exit command, a
+    /// wait, then the tmux session ends if `up` created it. Dependents stop first.
+    Down(UpDownArgs),
+    /// Every session, local and remote, a line each: label, host, state, status, and
+    /// whether its host answers.
+    Status(StatusArgs),
+    /// The last N lines of a session's screen (local or remote): `orchestra tail api 20`.
+    Tail(TailArgs),
+    /// Go to a session's window: switch to it inside tmux, attach outside; a remote one
+    /// opens `ssh -t HOST tmux attach` (in a new window when inside tmux).
+    Attach(AttachArgs),
+    /// Save the full screen and scrollback of every live session to DIR (default
+    /// $ORCHESTRA_HOME/collect/<time>), one file per session.
+    Collect(CollectArgs),
+    /// The manifest's SSH hosts: `hosts check` connects to each; `hosts trust NAME` adds
+    /// the key a host shows to ~/.ssh/known_hosts (never replaces a changed one).
+    Hosts(HostsArgs),
+    /// Ask each manifest session's agent (`claude -p` in its folder, remote ones over SSH)
+    /// what it has learned (prompts/insight.md), then synthesize the reports into
+    /// CONTEXT.md.
+    Insights(SyncArgs),
+    /// Ask each manifest session's agent to reflect and consolidate (prompts/dream.md),
+    /// then synthesize the reports into CONTEXT.md.
+    Dream(SyncArgs),
+    /// Insights and dream for every manifest session, both synthesized into CONTEXT.md.
+    Sync(SyncArgs),
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
@@ -353,6 +382,103 @@ pub struct RefreshArgs {
     /// Print what the refresh did as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Refresh the sessions on remote hosts instead (one SSH exec per host), saving what
+    /// is seen for the status line; what `status-line` starts in the background.
+    #[arg(long)]
+    pub remote: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestArg {
+    /// The manifest. Default: orchestra.toml at the root of the repo.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The repository (any folder inside it). Default: the current folder.
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpDownArgs {
+    /// A session of the manifest, or `all`.
+    #[arg(default_value = "all", value_name = "NAME|all")]
+    pub target: String,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+    /// Seconds `down` waits for the agent to exit before closing its window anyway.
+    #[arg(long, default_value_t = 20, value_name = "SECONDS")]
+    pub wait: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+    /// Print a JSON array of rows.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct TailArgs {
+    /// The session's label.
+    pub label: String,
+    /// How many lines. Default: the manifest's capture_lines, else 50.
+    pub lines: Option<usize>,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// The session's label.
+    pub label: String,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Where to write. Default: $ORCHESTRA_HOME/collect/<time>.
+    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+}
+
+#[derive(Debug, Args)]
+pub struct HostsArgs {
+    #[command(subcommand)]
+    pub command: HostsCommand,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HostsCommand {
+    /// Connect to each host (or NAME): host key, login, tmux version, round trip.
+    Check { name: Option<String> },
+    /// Add the key host NAME shows to ~/.ssh/known_hosts. With --fingerprint, only if it
+    /// is that key (copy it from the refusal message); a changed key is never replaced.
+    Trust {
+        name: String,
+        /// The SHA256:… fingerprint you expect.
+        #[arg(long, value_name = "SHA256:…")]
+        fingerprint: Option<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Only this manifest session. Default: every one.
+    pub name: Option<String>,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+    /// How many agents run at once.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub jobs: usize,
+    /// How long each agent may take ("90s", "10m").
+    #[arg(long, default_value = "10m", value_name = "DURATION")]
+    pub timeout: String,
 }
 
 #[derive(Debug, Args)]

@@ -44,6 +44,16 @@ fn main() {
         Command::Man => cmd::docs::man(&mut out),
         Command::Tmux(args) => cmd::tmux_cmd::run(&ctx, args, &mut out),
         Command::Notify(args) => cmd::event::notify(&ctx, args, &mut out),
+        Command::Up(args) => cmd::up::up(&ctx, args, &mut out),
+        Command::Down(args) => cmd::up::down(&ctx, args, &mut out),
+        Command::Status(args) => cmd::status::status(&ctx, args, &mut out),
+        Command::Tail(args) => cmd::status::tail(&ctx, args, &mut out),
+        Command::Attach(args) => cmd::status::attach(&ctx, args, &mut out),
+        Command::Collect(args) => cmd::status::collect(&ctx, args, &mut out),
+        Command::Hosts(args) => cmd::hosts::run(&ctx, args, &mut out),
+        Command::Insights(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Insights, &mut out),
+        Command::Dream(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Dream, &mut out),
+        Command::Sync(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Both, &mut out),
     };
     if let Err(e) = result {
         if !e.is_silent() {

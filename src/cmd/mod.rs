@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod done;
 pub mod event;
 pub mod events;
+pub mod hosts;
 pub mod kill;
 pub mod launch;
 pub mod list;
@@ -19,7 +20,10 @@ pub mod refresh;
 pub mod restart;
 pub mod review;
 pub mod slugify;
+pub mod status;
+pub mod sync;
 pub mod tmux_cmd;
+pub mod up;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
