@@ -88,7 +88,7 @@ pub struct PaneSeen {
 }
 
 /// One row of `health`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct HealthRow {
     pub id: String,
     pub label: String,
@@ -106,6 +106,9 @@ pub struct HealthRow {
     pub rule: Option<String>,
     pub window: String,
     pub pane: String,
+    /// The remote host it runs on; `None` here.
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -427,6 +430,7 @@ pub fn refresh(
                 rule: seen.and_then(|p| p.rule.clone()),
                 window: pane.window.clone(),
                 pane: pane.pane.clone(),
+                host: None,
             }
         })
         .collect();
@@ -535,4 +539,218 @@ pub fn status_line(
         return Ok(cache.summary);
     }
     Ok(refresh_now()?.summary)
+}
+
+/// What the last remote refresh saw, per host: the status line shows it with its age and
+/// never waits for a host itself.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct RemoteCache {
+    pub refreshed_ms: i64,
+    /// Seconds between remote refreshes (the smallest poll_interval of the manifests).
+    #[serde(default)]
+    pub poll_secs: u64,
+    pub hosts: Vec<HostSeen>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HostSeen {
+    pub name: String,
+    pub reachable: bool,
+    /// Why it could not be refreshed (unreachable, key refused, tmux failed).
+    pub error: Option<String>,
+    /// When it last answered (ms since the epoch); 0 never.
+    pub answered_ms: i64,
+    /// Round trip of the refresh call.
+    pub latency_ms: i64,
+    pub counts: BTreeMap<String, usize>,
+    pub rows: Vec<HealthRow>,
+}
+
+fn remote_cache_path(home: &Path) -> PathBuf {
+    home.join("cache").join("remote.json")
+}
+
+/// The lock a remote refresh holds while it runs (one at a time).
+pub fn remote_lock_path(home: &Path) -> PathBuf {
+    home.join("cache").join("remote.lock")
+}
+
+pub fn load_remote_cache(home: &Path) -> Option<RemoteCache> {
+    let bytes = std::fs::read(remote_cache_path(home)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+pub fn save_remote_cache(home: &Path, cache: &RemoteCache) {
+    let path = remote_cache_path(home);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+    if let Ok(json) = serde_json::to_vec(cache) {
+        if std::fs::write(&tmp, json).is_ok() {
+            let _ = std::fs::rename(&tmp, &path);
+        }
+    }
+}
+
+/// What one host's refresh learned.
+#[derive(Debug, Default)]
+pub struct HostOutcome {
+    pub rows: Vec<HealthRow>,
+    pub transitions: Vec<Transition>,
+    pub counts: BTreeMap<String, usize>,
+}
+
+/// Refreshes the sessions of one remote host through `tmux` (an SSH transport): ONE
+/// exec lists the panes and captures every session's screen (`if-shell` inside the same
+/// call); screens are classified and what changed is recorded. Remote agents have no
+/// hooks (they would call an orchestra on the host), so the screen is the word.
+pub fn refresh_host(
+    home: &Path,
+    host: &str,
+    tmux: &Tmux,
+    sessions: &[Session],
+    rules: &Rules,
+) -> Result<HostOutcome, HealthError> {
+    let now_us = now_micros();
+    let now_s = now_us / 1_000_000;
+    let recapture: Vec<(String, i64)> = sessions
+        .iter()
+        .filter_map(|s| s.pane.clone())
+        .map(|p| (p, 0))
+        .collect();
+    let snap = tmux.snapshot(&[], &recapture)?;
+    let panes: Vec<Pane> = snap.as_ref().map(|s| s.panes.clone()).unwrap_or_default();
+    let screens: HashMap<String, String> = snap
+        .map(|s| s.screens.into_iter().collect())
+        .unwrap_or_default();
+    let mut outcome = HostOutcome::default();
+    let mut store: Option<Store> = None;
+    for s in sessions {
+        let pane = panes
+            .iter()
+            .find(|p| Some(&p.pane) == s.pane.as_ref() && p.orchestra_id == s.id);
+        let (verdict, screen_state, rule) = match pane {
+            None => (
+                Some((AgentState::Exited, "tmux", "the pane is gone".to_string())),
+                None,
+                None,
+            ),
+            Some(p) if p.dead => (
+                Some((AgentState::Exited, "tmux", "the pane's program ended".to_string())),
+                None,
+                None,
+            ),
+            Some(p) => match screens.get(&p.pane) {
+                Some(screen) => {
+                    let v = rules.classify(&s.agent_kind, screen)?;
+                    let state = v.state;
+                    let rule = v.rule.clone();
+                    (
+                        (state != AgentState::Unknown)
+                            .then(|| (state, "screen", rule.clone().unwrap_or_default())),
+                        Some(state.to_string()),
+                        rule,
+                    )
+                }
+                None => (None, None, None),
+            },
+        };
+        let mut current = s.clone();
+        if let Some((state, source, detail)) = verdict {
+            if state != s.state {
+                if let Some(t) =
+                    opened(&mut store, home)?.apply_state(&s.id, state, now_us, source, &detail)?
+                {
+                    current = t.session.clone();
+                    outcome.transitions.push(t);
+                }
+            }
+        }
+        if pane.is_none() && current.status != Status::Dead {
+            if let Some(t) = opened(&mut store, home)?.change_status(
+                &current,
+                Status::Dead,
+                "the pane is gone",
+            )? {
+                current = t.session.clone();
+                outcome.transitions.push(t);
+            }
+        }
+        if let Some(p) = pane {
+            if p.orchestra_state != current.state.as_str() {
+                let _ = tmux.set_window_options(&[(
+                    p.window.clone(),
+                    "@orchestra_state".into(),
+                    current.state.to_string(),
+                )]);
+            }
+        }
+        *outcome
+            .counts
+            .entry(current.state.to_string())
+            .or_default() += 1;
+        outcome.rows.push(HealthRow {
+            id: current.id.clone(),
+            label: current.label.clone(),
+            repo: current.repo.clone(),
+            state: current.state.to_string(),
+            status: current.status.to_string(),
+            source: current.state_source.clone(),
+            state_age: if current.state_at > 0 {
+                (now_us - current.state_at) / 1_000_000
+            } else {
+                now_s - current.created_at
+            },
+            idle_for: pane.map_or(0, |p| now_s - p.window_activity),
+            screen: screen_state,
+            rule,
+            window: pane.map(|p| p.window.clone()).unwrap_or_default(),
+            pane: pane.map(|p| p.pane.clone()).unwrap_or_default(),
+            host: Some(host.to_string()),
+        });
+    }
+    Ok(outcome)
+}
+
+/// The remote part of the status line: `gpu ⚙1 ✋1`, an unreachable host in red, and the
+/// age of what is shown once it is older than three refreshes.
+pub fn remote_summary(cache: &RemoteCache, now_ms: i64) -> String {
+    let poll_ms = cache.poll_secs.max(1) as i64 * 1000;
+    let mut parts = Vec::new();
+    for host in &cache.hosts {
+        let mut text = String::new();
+        if host.reachable {
+            text.push_str(&format!("#[fg=cyan]{}#[default]", host.name));
+            for (state, symbol, style) in SUMMARY {
+                if let Some(n) = host.counts.get(*state).filter(|n| **n > 0) {
+                    text.push_str(&format!(" #[{style}]{symbol}{n}#[default]"));
+                }
+            }
+        } else {
+            text.push_str(&format!("#[fg=red,bold]{} unreachable#[default]", host.name));
+        }
+        if host.reachable && host.error.is_some() {
+            text.push_str(" #[fg=red,bold]error#[default]");
+        }
+        let age_ms = now_ms - host.answered_ms.max(0);
+        if host.answered_ms > 0 && age_ms > 3 * poll_ms {
+            text.push_str(&format!(" ({} ago)", age_text(age_ms / 1000)));
+        }
+        parts.push(text);
+    }
+    parts.join(" · ")
+}
+
+fn age_text(seconds: i64) -> String {
+    match seconds {
+        0..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m", seconds / 60),
+        _ => format!("{}h", seconds / 3600),
+    }
+}
+
+/// Whether the remote cache is old enough for a new refresh to start.
+pub fn remote_is_stale(cache: &RemoteCache, now_ms: i64) -> bool {
+    now_ms - cache.refreshed_ms >= cache.poll_secs.max(1) as i64 * 1000
 }

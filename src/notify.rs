@@ -25,25 +25,39 @@ pub struct Fallback {
 /// Starts a detached `orchestra notify` for `note` and returns at once. Never fails:
 /// a notification that cannot be sent is not the caller's problem.
 pub fn spawn(note: &Note, fallback: &Fallback) {
+    let mut args = vec![
+        "notify".to_string(),
+        "--title".into(),
+        note.title.clone(),
+        "--body".into(),
+        note.body.clone(),
+    ];
+    if let Some(c) = &fallback.command {
+        args.extend(["--fallback-cmd".to_string(), c.clone()]);
+    }
+    if let Some(s) = &fallback.tmux_socket {
+        args.extend(["--socket".to_string(), s.clone()]);
+    }
+    spawn_self_detached(&args, &[]);
+}
+
+/// Starts this very binary with `args` in the background and returns at once: no
+/// inherited pipes (a hook or a tmux `#()` job waits for its pipes to close), its own
+/// process group (a job's end does not take it along). Never fails.
+pub fn spawn_self_detached(args: &[String], env: &[(&str, &std::path::Path)]) {
+    use std::os::unix::process::CommandExt;
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
     let mut cmd = Command::new(exe);
-    cmd.arg("notify")
-        .arg("--title")
-        .arg(&note.title)
-        .arg("--body")
-        .arg(&note.body);
-    if let Some(c) = &fallback.command {
-        cmd.arg("--fallback-cmd").arg(c);
-    }
-    if let Some(s) = &fallback.tmux_socket {
-        cmd.arg("--socket").arg(s);
-    }
-    // No inherited pipes: a Claude hook waits for its stdout to close.
-    cmd.stdin(Stdio::null())
+    cmd.args(args)
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(Stdio::null())
+        .process_group(0);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     let _ = cmd.spawn();
 }
 

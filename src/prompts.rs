@@ -7,11 +7,23 @@ use std::path::Path;
 pub const WORKER: &str = "worker";
 /// The orchestrator's instructions, appended by `orchestra launch`.
 pub const TASK_DRAFTING: &str = "task-drafting";
+/// What a session has learned that the others should know (`orchestra insights`).
+pub const INSIGHT: &str = "insight";
+/// A session's reflection on its own memory and notes (`orchestra dream`).
+pub const DREAM: &str = "dream";
+/// Merges the insight reports into the shared context; `{{REPORTS}}` holds them.
+pub const SYNTHESIZE_INSIGHTS: &str = "synthesize_insights";
+/// Merges the dream reports into the shared context; `{{REPORTS}}` holds them.
+pub const SYNTHESIZE_DREAM: &str = "synthesize_dream";
 
 fn built_in(name: &str) -> Option<&'static str> {
     match name {
         WORKER => Some(include_str!("../prompts/worker.md")),
         TASK_DRAFTING => Some(include_str!("../prompts/task-drafting.md")),
+        INSIGHT => Some(include_str!("../prompts/insight.md")),
+        DREAM => Some(include_str!("../prompts/dream.md")),
+        SYNTHESIZE_INSIGHTS => Some(include_str!("../prompts/synthesize_insights.md")),
+        SYNTHESIZE_DREAM => Some(include_str!("../prompts/synthesize_dream.md")),
         _ => None,
     }
 }
@@ -40,5 +52,19 @@ mod tests {
             .unwrap()
             .contains("orchestrator"));
         assert_eq!(load(home.path(), "no-such-prompt"), None);
+    }
+
+    #[test]
+    fn the_sync_prompts_are_built_in_with_their_placeholders() {
+        let home = tempfile::tempdir().unwrap();
+        for name in [INSIGHT, DREAM] {
+            let text = load(home.path(), name).unwrap();
+            for key in ["{{SESSION}}", "{{ROLE}}", "{{PATH}}"] {
+                assert!(text.contains(key), "{name} lacks {key}");
+            }
+        }
+        for name in [SYNTHESIZE_INSIGHTS, SYNTHESIZE_DREAM] {
+            assert!(load(home.path(), name).unwrap().contains("{{REPORTS}}"));
+        }
     }
 }

@@ -79,23 +79,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         let dir = session_dir(&ctx.home, &id);
         std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
-        let settings_file = dir.join("settings.json");
         if kind == AgentKind::Claude {
-            let version = if args.no_hooks {
-                None
-            } else {
-                agent::agent_version(&command, &ctx.home.join("agent-versions.json"))
-            };
-            let exe = std::env::current_exe()
-                .map_err(Error::io("finding the orchestra binary for the hooks"))?;
-            let settings = if args.no_hooks {
-                serde_json::json!({})
-            } else {
-                agent::claude_settings(&exe, version)
-            };
-            let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
-            std::fs::write(&settings_file, settings)
-                .map_err(Error::io(format!("writing {}", settings_file.display())))?;
+            write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
         }
 
         let root = worktree_root(&repo);
@@ -292,6 +277,28 @@ pub fn agent_launch(
         env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
     }
     (launch, env)
+}
+
+/// Writes `dir/settings.json` for `claude --settings`: hooks calling `orchestra event`
+/// for the events the installed release knows (none when `hooks` is false).
+pub fn write_claude_settings(
+    ctx: &Context,
+    dir: &Path,
+    command: &[String],
+    hooks: bool,
+) -> Result<(), Error> {
+    let settings_file = dir.join("settings.json");
+    let settings = if hooks {
+        let version = agent::agent_version(command, &ctx.home.join("agent-versions.json"));
+        let exe = std::env::current_exe()
+            .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+        agent::claude_settings(&exe, version)
+    } else {
+        serde_json::json!({})
+    };
+    let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    std::fs::write(&settings_file, settings)
+        .map_err(Error::io(format!("writing {}", settings_file.display())))
 }
 
 /// What a blocked session's window runs until its agent starts: the message, then nothing.

@@ -3,7 +3,13 @@
 use crate::cli::{HealthArgs, RefreshArgs};
 use crate::cmd::{human_age, render_table, Context, Output};
 use crate::error::Error;
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use crate::health::{self, Outcome};
+use crate::notify::Fallback;
+use crate::cmd::{host_spec, remote_tmux};
+use crate::state::{Session, Transition};
 
 pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
@@ -18,6 +24,9 @@ pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
 }
 
 pub fn run(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    if args.remote {
+        return run_remote(ctx, args, out);
+    }
     let outcome = refresh_once(ctx)?;
     let transitions: Vec<serde_json::Value> = outcome
         .transitions
@@ -66,8 +75,205 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
             other => health::HealthError::Other(other.to_string()),
         })
     })?;
-    out.line(summary);
+    let remote = remote_status_part(ctx);
+    out.line(match (summary.is_empty(), remote.is_empty()) {
+        (_, true) => summary,
+        (true, false) => remote,
+        (false, false) => format!("{summary} · {remote}"),
+    });
     Ok(())
+}
+
+/// The remote hosts' part of the status line, from the cache only: a refresh that is due
+/// starts in a detached process (unless one runs), so a slow or dead host never delays
+/// the line. Nothing at all when no session lives on a remote host.
+fn remote_status_part(ctx: &Context) -> String {
+    let Some(cache) = health::load_remote_cache(&ctx.home) else {
+        return String::new();
+    };
+    if cache.hosts.is_empty() {
+        return String::new();
+    }
+    let now_ms = health::now_micros() / 1000;
+    if health::remote_is_stale(&cache, now_ms) && !remote_refresh_running(ctx) {
+        let mut args = vec!["refresh".to_string(), "--remote".to_string()];
+        if let Some(socket) = &ctx.server.socket {
+            args.push("--socket".into());
+            args.push(socket.to_string_lossy().into_owned());
+        }
+        crate::notify::spawn_self_detached(&args, &[("ORCHESTRA_HOME", &ctx.home)]);
+    }
+    health::remote_summary(&cache, now_ms)
+}
+
+fn remote_refresh_running(ctx: &Context) -> bool {
+    let path = health::remote_lock_path(&ctx.home);
+    match std::fs::File::open(&path) {
+        // Free now: the lock is released at once, the child takes it for real.
+        Ok(file) => file.try_lock().is_err(),
+        Err(_) => false,
+    }
+}
+
+/// `refresh --remote`: one at a time (a lock), every host at once (a thread each).
+fn run_remote(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let lock_path = health::remote_lock_path(&ctx.home);
+    if let Some(dir) = lock_path.parent() {
+        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+    }
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(Error::io(format!("opening {}", lock_path.display())))?;
+    if lock.try_lock().is_err() {
+        out.note("a remote refresh is already running");
+        return Ok(());
+    }
+    let cache = refresh_remote(ctx)?;
+    if args.json {
+        out.line(serde_json::to_string_pretty(&cache.hosts).unwrap_or_else(|_| "[]".into()));
+        return Ok(());
+    }
+    for host in &cache.hosts {
+        match &host.error {
+            None => out.line(format!(
+                "{}: {} session(s), {} ms",
+                host.name,
+                host.rows.len(),
+                host.latency_ms
+            )),
+            Some(e) => out.line(format!("{}: {e}", host.name)),
+        }
+    }
+    Ok(())
+}
+
+/// A remote refresh whose failure is nobody's business (after up/down).
+pub fn refresh_remote_quietly(ctx: &Context) {
+    let _ = refresh_remote(ctx);
+}
+
+/// Refreshes every remote host that has sessions, in parallel, and saves what was seen
+/// for the status line (hosts that fail keep their last answer time, for its age).
+pub fn refresh_remote(ctx: &Context) -> Result<health::RemoteCache, Error> {
+    let store = ctx.store()?;
+    let mut groups: BTreeMap<(String, String), Vec<Session>> = BTreeMap::new();
+    for s in store.sessions(None, false)? {
+        if let (Some(host), Some(manifest)) = (&s.host, &s.manifest) {
+            groups
+                .entry((manifest.clone(), host.clone()))
+                .or_default()
+                .push(s.clone());
+        }
+    }
+    drop(store);
+    let previous = health::load_remote_cache(&ctx.home).unwrap_or_default();
+    let fallback = Fallback {
+        command: None,
+        tmux_socket: ctx
+            .server
+            .socket
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned()),
+    };
+    let results: Vec<(health::HostSeen, u64, Vec<Transition>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|((manifest, host), sessions)| {
+                let home = ctx.home.clone();
+                let answered = previous
+                    .hosts
+                    .iter()
+                    .find(|h| h.name == host)
+                    .map_or(0, |h| h.answered_ms);
+                scope.spawn(move || refresh_one_host(&home, &manifest, &host, &sessions, answered))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .filter_map(|h| h.join().ok())
+            .collect()
+    });
+    let mut cache = health::RemoteCache {
+        refreshed_ms: health::now_micros() / 1000,
+        poll_secs: results.iter().map(|(_, p, _)| *p).min().unwrap_or(5),
+        hosts: Vec::new(),
+    };
+    for (seen, _, transitions) in results {
+        for t in &transitions {
+            health::notify_transition(t, &fallback);
+        }
+        cache.hosts.push(seen);
+    }
+    health::save_remote_cache(&ctx.home, &cache);
+    Ok(cache)
+}
+
+/// One host's refresh: connect, one batched exec, classify, record. A failure is kept
+/// in what is returned (the rows then show the recorded states).
+fn refresh_one_host(
+    home: &Path,
+    manifest_path: &str,
+    host: &str,
+    sessions: &[Session],
+    answered_ms: i64,
+) -> (health::HostSeen, u64, Vec<Transition>) {
+    let recorded_rows = sessions
+        .iter()
+        .map(|s| health::HealthRow {
+            id: s.id.clone(),
+            label: s.label.clone(),
+            repo: s.repo.clone(),
+            state: s.state.to_string(),
+            status: s.status.to_string(),
+            source: s.state_source.clone(),
+            state_age: (health::now_micros() - s.state_at) / 1_000_000,
+            idle_for: 0,
+            screen: None,
+            rule: None,
+            window: s.window.clone().unwrap_or_default(),
+            pane: s.pane.clone().unwrap_or_default(),
+            host: Some(host.to_string()),
+        })
+        .collect();
+    let mut seen = health::HostSeen {
+        name: host.to_string(),
+        reachable: false,
+        error: None,
+        answered_ms,
+        latency_ms: 0,
+        counts: BTreeMap::new(),
+        rows: recorded_rows,
+    };
+    let manifest = match crate::manifest::load(Path::new(manifest_path)) {
+        Ok(m) => m,
+        Err(e) => {
+            seen.reachable = true;
+            seen.error = Some(e.to_string());
+            return (seen, 5, Vec::new());
+        }
+    };
+    let poll = manifest.orchestrator.poll_interval.max(1);
+    let started = std::time::Instant::now();
+    let result = (|| -> Result<health::HostOutcome, Error> {
+        let tmux = remote_tmux(&host_spec(&manifest, host)?)?;
+        let rules = crate::agent::rules::Rules::load(home)
+            .map_err(|e| Error::BadInput(e.to_string()))?;
+        Ok(health::refresh_host(home, host, &tmux, sessions, &rules)?)
+    })();
+    match result {
+        Ok(outcome) => {
+            seen.reachable = true;
+            seen.answered_ms = health::now_micros() / 1000;
+            seen.latency_ms = started.elapsed().as_millis() as i64;
+            seen.counts = outcome.counts;
+            seen.rows = outcome.rows;
+            (seen, poll, outcome.transitions)
+        }
+        Err(e) => {
+            seen.reachable = !matches!(&e, Error::Remote(r) if r.is_unreachable());
+            seen.error = Some(e.to_string());
+            (seen, poll, Vec::new())
+        }
+    }
 }
 
 /// Redraws the health table in place: cursor home, the table, clear what is left below.

@@ -18,7 +18,7 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
         store
             .sessions(Some(&repo.id()), false)?
             .into_iter()
-            .filter(|s| s.host.is_none() && needs_restart(s))
+            .filter(|s| (s.host.is_none() || s.is_manifest()) && needs_restart(s))
             .collect()
     } else {
         let s = find_session(&store, &repo, &args.target)?;
@@ -35,6 +35,11 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
         return Ok(());
     }
     for session in targets {
+        if session.is_manifest() {
+            // A manifest session restarts as `down` then `up`, its conversation resumed.
+            crate::cmd::up::restart(ctx, &session, out)?;
+            continue;
+        }
         if !Path::new(&session.worktree).exists() {
             out.note(format!(
                 "{}: its worktree {} is gone; not restarted",

@@ -1,11 +1,406 @@
-//! up, down.
-use crate::cli::UpDownArgs;
-use crate::cmd::{Context, Output};
-use crate::error::Error;
+//! `orchestra up` and `down`: the sessions an orchestra.toml describes, on this machine
+//! or on a remote host. A manifest session works in a plain folder (no branch, no
+//! worktree of ours); its row in the record lives from `up` to `down`.
 
-pub fn up(_ctx: &Context, _args: &UpDownArgs, _out: &mut Output<'_>) -> Result<(), Error> {
-    Err(Error::Refused("not built yet".into()))
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::agent::{self, AgentKind, LaunchContext};
+use crate::cli::UpDownArgs;
+use crate::cmd::{host_spec, load_manifest, open_repo, remote_tmux, session_tmux, Context, Output};
+use crate::error::Error;
+use crate::git::Repo;
+use crate::manifest::{Manifest, ManifestSession};
+use crate::paths::session_dir;
+use crate::state::{now, AgentState, Session, Status, Store};
+use crate::tmux::{Placement, Tmux, TmuxError, WindowSpec};
+
+/// The manifest and the sessions of it a command acts on, checked before anything runs.
+struct Plan {
+    repo: Repo,
+    path: PathBuf,
+    manifest: Manifest,
+    /// In start order (upstreams first).
+    names: Vec<String>,
 }
-pub fn down(_ctx: &Context, _args: &UpDownArgs, _out: &mut Output<'_>) -> Result<(), Error> {
-    Err(Error::Refused("not built yet".into()))
+
+fn plan(args: &UpDownArgs) -> Result<Plan, Error> {
+    let repo = open_repo(args.manifest.repo.as_deref())?;
+    let Some((path, manifest)) = load_manifest(&repo, args.manifest.config.as_deref(), true)?
+    else {
+        return Err(Error::BadInput("no manifest".into()));
+    };
+    let wanted: Vec<String> = if args.target == "all" {
+        manifest.sessions.keys().cloned().collect()
+    } else {
+        crate::label::validate(&args.target)?;
+        if !manifest.sessions.contains_key(&args.target) {
+            return Err(Error::BadInput(format!(
+                "{:?} is not a session of {} (it has: {})",
+                args.target,
+                path.display(),
+                manifest.sessions.keys().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
+        vec![args.target.clone()]
+    };
+    if wanted.is_empty() {
+        return Err(Error::BadInput(format!(
+            "{} describes no [sessions.*]",
+            path.display()
+        )));
+    }
+    let names = manifest.start_order(&wanted);
+    Ok(Plan {
+        repo,
+        path,
+        manifest,
+        names,
+    })
+}
+
+pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let plan = plan(args)?;
+    let store = ctx.store()?;
+    // Upstreams named by blocked_by come up first, even when only NAME was asked for.
+    let mut names = plan.names.clone();
+    for name in &plan.names {
+        for upstream in &plan.manifest.sessions[name].blocked_by {
+            if !names.contains(upstream) {
+                names.push(upstream.clone());
+            }
+        }
+    }
+    let names = plan.manifest.start_order(&names);
+    // Nothing starts when a name is taken by a dispatched session.
+    for name in &names {
+        if let Some(existing) = store.session_by_label(&plan.repo.id(), name)? {
+            if !existing.is_manifest() {
+                return Err(Error::BadInput(format!(
+                    "{name:?} is already the label of a dispatched session of this repo: rename one"
+                )));
+            }
+        }
+    }
+    let mut failed = 0;
+    for name in &names {
+        match up_one(ctx, &store, &plan, name, None, out) {
+            Ok(line) => out.line(line),
+            Err(e) => {
+                failed += 1;
+                out.note(format!("{name}: {e}"));
+            }
+        }
+    }
+    crate::cmd::refresh::refresh_remote_quietly(ctx);
+    if failed > 0 {
+        return Err(Error::Refused(format!(
+            "{failed} of {} session(s) did not come up",
+            names.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Starts session `name` unless it is already up. Returns what happened, in one line.
+fn up_one(
+    ctx: &Context,
+    store: &Store,
+    plan: &Plan,
+    name: &str,
+    resume_uuid: Option<String>,
+    out: &mut Output<'_>,
+) -> Result<String, Error> {
+    let spec = &plan.manifest.sessions[name];
+    let repo_id = plan.repo.id();
+    let (tmux, where_) = match &spec.host {
+        Some(host) => (
+            remote_tmux(&host_spec(&plan.manifest, host)?)?,
+            format!("on {host}"),
+        ),
+        None => (ctx.tmux(), "here".to_string()),
+    };
+    if let Some(existing) = store.session_by_label(&repo_id, name)? {
+        let alive = existing
+            .pane
+            .as_deref()
+            .is_some_and(|p| tmux.pane_alive(p).unwrap_or(false));
+        if alive {
+            return Ok(format!("{name}: already up {where_}"));
+        }
+        // A stale row (its pane ended or its server went away): start afresh.
+        close_and_forget(store, &tmux, &existing, "its pane is gone")?;
+    }
+    let command = agent_command(&plan.manifest, spec)?;
+    let kind = AgentKind::from_program(&command[0]);
+    let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let agent_uuid = resume_uuid
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let dir = session_dir(&ctx.home, &id);
+    let mut argv = command.clone();
+    if kind == AgentKind::Claude {
+        if spec.host.is_none() {
+            std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+            crate::cmd::dispatch::write_claude_settings(ctx, &dir, &command, true)?;
+            argv = agent::launch(
+                kind,
+                &command,
+                None,
+                &LaunchContext {
+                    agent_uuid: &agent_uuid,
+                    settings_file: &dir.join("settings.json"),
+                    system_prompt: None,
+                    resume: resume_uuid.is_some(),
+                },
+            )
+            .argv;
+        } else {
+            // The hooks would call an orchestra on the host: its state comes from its screen.
+            let flag = if resume_uuid.is_some() {
+                "--resume"
+            } else {
+                "--session-id"
+            };
+            argv.extend([flag.to_string(), agent_uuid.clone()]);
+        }
+    }
+    if let Some(snippet) = spec.env.as_deref().filter(|e| !e.trim().is_empty()) {
+        // The snippet is the user's own shell text; the agent's argv stays argv.
+        let mut wrapped = vec![
+            "sh".to_string(),
+            "-c".into(),
+            format!("{snippet}\nexec \"$@\""),
+            "sh".into(),
+        ];
+        wrapped.extend(argv);
+        argv = wrapped;
+    }
+    let tmux_name = spec
+        .tmux
+        .clone()
+        .unwrap_or_else(|| format!("orchestra-{name}"));
+    let owns = !tmux.has_session(&tmux_name)?;
+    let env = vec![
+        ("ORCHESTRA_SESSION".to_string(), id.clone()),
+        (
+            "ORCHESTRA_HOME".to_string(),
+            ctx.home.to_string_lossy().into_owned(),
+        ),
+    ];
+    let cwd = PathBuf::from(&spec.path);
+    if spec.host.is_none() && !cwd.is_dir() {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(Error::BadInput(format!(
+            "path {} is not a folder",
+            cwd.display()
+        )));
+    }
+    let created = tmux
+        .new_window(
+            &WindowSpec {
+                name,
+                cwd: &cwd,
+                argv: &argv,
+                env: &env,
+                placement: Placement::Detached(tmux_name.clone()),
+            },
+            &[
+                ("@orchestra_id", &id),
+                ("@orchestra_label", name),
+                ("@orchestra_state", AgentState::Unknown.as_str()),
+            ],
+        )
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&dir);
+        })?;
+    if owns {
+        if let Err(e) = tmux.mark_session(&tmux_name, &id) {
+            out.note(format!("{name}: could not mark tmux session {tmux_name}: {e}"));
+        }
+    }
+    let at = now();
+    let session = Session {
+        id: id.clone(),
+        repo: repo_id,
+        label: name.to_string(),
+        branch: String::new(),
+        base_commit: String::new(),
+        base_branch: None,
+        worktree: spec.path.clone(),
+        host: spec.host.clone(),
+        tmux_socket: Some(created.socket_path.clone()),
+        tmux_session: Some(created.session_name.clone()),
+        window: Some(created.window.clone()),
+        pane: Some(created.pane.clone()),
+        agent_kind: kind.as_str().to_string(),
+        agent_argv: command,
+        agent_uuid: (kind == AgentKind::Claude).then_some(agent_uuid),
+        port: None,
+        prompt: None,
+        status: Status::Running,
+        state: AgentState::Unknown,
+        retry_count: 0,
+        created_at: at,
+        updated_at: at,
+        state_at: 0,
+        state_source: String::new(),
+        manifest: Some(plan.path.to_string_lossy().into_owned()),
+        owns_tmux_session: owns,
+    };
+    if let Err(e) = store.insert_session(&session) {
+        // Take back what was made: nothing is left without its row.
+        if owns {
+            let _ = tmux.kill_session_if_ours(&tmux_name, &id);
+        } else {
+            let _ = tmux.kill_window_if_ours(&created.window, &id);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(e.into());
+    }
+    store.record_event(&session, "up", "", "running", &where_)?;
+    Ok(format!(
+        "{name}: up {where_}, tmux session {} window {}{}",
+        created.session_name,
+        created.window,
+        if owns { " (created)" } else { "" }
+    ))
+}
+
+/// The manifest's agent command plus the session's own arguments.
+fn agent_command(manifest: &Manifest, spec: &ManifestSession) -> Result<Vec<String>, Error> {
+    let mut command = shell_words::split(&manifest.orchestrator.agent).map_err(|e| {
+        Error::BadInput(format!(
+            "cannot split agent {:?}: {e}",
+            manifest.orchestrator.agent
+        ))
+    })?;
+    if command.is_empty() {
+        return Err(Error::BadInput("[orchestrator] agent is empty".into()));
+    }
+    if spec.host.is_none() && crate::paths::find_program(&command[0]).is_none() {
+        return Err(Error::BadInput(format!(
+            "agent program {:?} not found (not on PATH or not executable)",
+            command[0]
+        )));
+    }
+    if let Some(args) = &spec.agent_args {
+        command.extend(
+            shell_words::split(args)
+                .map_err(|e| Error::BadInput(format!("cannot split agent_args {args:?}: {e}")))?,
+        );
+    }
+    Ok(command)
+}
+
+pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let plan = plan(args)?;
+    let store = ctx.store()?;
+    let mut failed = 0;
+    // Dependents stop before what they depend on.
+    for name in plan.names.iter().rev() {
+        let Some(session) = store
+            .session_by_label(&plan.repo.id(), name)?
+            .filter(Session::is_manifest)
+        else {
+            out.line(format!("{name}: not up"));
+            continue;
+        };
+        match down_one(&store, &session, Duration::from_secs(args.wait)) {
+            Ok(line) => out.line(line),
+            Err(e) => {
+                failed += 1;
+                out.note(format!("{name}: {e}"));
+            }
+        }
+    }
+    crate::cmd::refresh::refresh_remote_quietly(ctx);
+    if failed > 0 {
+        return Err(Error::Refused(format!("{failed} session(s) did not go down")));
+    }
+    Ok(())
+}
+
+/// Asks the agent to exit, waits up to `wait`, then closes what `up` made and forgets
+/// the session.
+pub fn down_one(store: &Store, session: &Session, wait: Duration) -> Result<String, Error> {
+    let tmux = session_tmux(session)?;
+    let name = &session.label;
+    let mut note = String::new();
+    if let Some(pane) = session.pane.as_deref() {
+        if tmux.pane_alive(pane)? {
+            let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+            ask_to_exit(&tmux, pane, kind)?;
+            let started = Instant::now();
+            while tmux.pane_alive(pane)? && started.elapsed() < wait {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            if tmux.pane_alive(pane)? {
+                note = format!(" (the agent did not exit within {}s: closed)", wait.as_secs());
+            }
+        }
+    }
+    close_and_forget(store, &tmux, session, "down")?;
+    Ok(format!("{name}: down{note}"))
+}
+
+/// Types the agent's own exit command (the agent saves its state on the way out).
+fn ask_to_exit(tmux: &Tmux, pane: &str, kind: AgentKind) -> Result<(), TmuxError> {
+    let command = match kind {
+        AgentKind::Claude | AgentKind::Aider => "/exit",
+        AgentKind::Codex | AgentKind::Gemini => "/quit",
+        AgentKind::Generic => return tmux.send_keys(pane, &["C-c"]),
+    };
+    // Escape first: a half-typed line or an open menu would swallow the command.
+    tmux.send_keys(pane, &["Escape"])?;
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.send_literal(pane, command)?;
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.send_keys(pane, &["Enter"])
+}
+
+/// Ends the tmux session if `up` created it (else closes the window), only when they are
+/// ours; then removes the row.
+fn close_and_forget(
+    store: &Store,
+    tmux: &Tmux,
+    session: &Session,
+    why: &str,
+) -> Result<(), Error> {
+    let closed_session = match (&session.tmux_session, session.owns_tmux_session) {
+        (Some(name), true) => tmux.kill_session_if_ours(name, &session.id)?,
+        _ => false,
+    };
+    if !closed_session {
+        if let Some(window) = &session.window {
+            tmux.kill_window_if_ours(window, &session.id)?;
+        }
+    }
+    store.delete_session(session, why)?;
+    Ok(())
+}
+
+/// `restart` of a manifest session: down, then up again with its conversation resumed.
+pub fn restart(ctx: &Context, session: &Session, out: &mut Output<'_>) -> Result<(), Error> {
+    let manifest_path = session.manifest.as_deref().unwrap_or_default();
+    let manifest = crate::manifest::load(Path::new(manifest_path))?;
+    if !manifest.sessions.contains_key(&session.label) {
+        return Err(Error::Refused(format!(
+            "{} is no longer in {manifest_path}",
+            session.label
+        )));
+    }
+    let repo = Repo::discover(Path::new(&session.repo))?;
+    let store = ctx.store()?;
+    let line = down_one(&store, session, Duration::from_secs(10))?;
+    out.line(line);
+    let plan = Plan {
+        repo,
+        path: PathBuf::from(manifest_path),
+        manifest,
+        names: vec![session.label.clone()],
+    };
+    let line = up_one(ctx, &store, &plan, &session.label, session.agent_uuid.clone(), out)?;
+    out.line(line);
+    Ok(())
 }

@@ -574,6 +574,9 @@ impl Connection {
             "-t".into(),
             "-o".into(),
             "StrictHostKeyChecking=yes".into(),
+            // The file orchestra checked the key against, whatever ssh's own default.
+            "-o".into(),
+            format!("UserKnownHostsFile={}", known_hosts_path().display()),
             "-p".into(),
             target.port.to_string(),
         ];

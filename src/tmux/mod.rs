@@ -528,6 +528,41 @@ impl Tmux {
         Ok(true)
     }
 
+    /// Marks tmux session `name` as made by orchestra for session `id`, so that only such a
+    /// session is ever ended by [`Tmux::kill_session_if_ours`].
+    pub fn mark_session(&self, name: &str, id: &str) -> Result<(), TmuxError> {
+        self.run(&strings(&[
+            "set-option",
+            "-t",
+            &format!("={name}"),
+            "@orchestra_owner",
+            id,
+        ]))
+        .map(|_| ())
+    }
+
+    /// Ends tmux session `name` only if [`Tmux::mark_session`] marked it for `id`.
+    pub fn kill_session_if_ours(&self, name: &str, id: &str) -> Result<bool, TmuxError> {
+        let target = format!("={name}");
+        let owner = match self.run(&strings(&[
+            "show-options",
+            "-v",
+            "-q",
+            "-t",
+            &target,
+            "@orchestra_owner",
+        ])) {
+            Ok(v) => v.trim().to_string(),
+            Err(TmuxError::Failed { .. }) => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if owner != id {
+            return Ok(false);
+        }
+        self.run(&strings(&["kill-session", "-t", &target]))?;
+        Ok(true)
+    }
+
     fn kill_window(&self, window: &str) -> Result<(), TmuxError> {
         self.run(&strings(&["kill-window", "-t", window]))
             .map(|_| ())
@@ -645,6 +680,26 @@ impl Tmux {
             "-S",
             &start,
         ]))
+    }
+
+    /// The whole scrollback of `pane` and its screen, as plain text.
+    pub fn capture_history(&self, pane: &str) -> Result<String, TmuxError> {
+        self.run(&strings(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-"]))
+    }
+
+    /// Replaces this process with an interactive `tmux attach` to `target` (through ssh
+    /// for a remote server). Returns only on failure.
+    pub fn exec_attach(&self, target: &str) -> TmuxError {
+        use std::os::unix::process::CommandExt;
+        let argv = self.attach_argv(target);
+        let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+        TmuxError::Spawn(err)
+    }
+
+    /// The argv of an interactive attach to `target`.
+    pub fn attach_argv(&self, target: &str) -> Vec<String> {
+        self.transport
+            .interactive_argv(&strings(&["attach-session", "-t", target]))
     }
 
     /// Types `text` into `pane` literally: key names such as `Enter` or `C-c` stay text.

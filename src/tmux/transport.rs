@@ -16,6 +16,13 @@ pub trait Transport {
 
     /// The program and socket arguments a person would type to reach the same server.
     fn command_prefix(&self) -> Vec<String>;
+
+    /// The argv that runs tmux with `args` on a person's terminal (for `attach`).
+    fn interactive_argv(&self, args: &[String]) -> Vec<String> {
+        let mut argv = self.command_prefix();
+        argv.extend(args.iter().cloned());
+        argv
+    }
 }
 
 /// tmux as a local process, found on `PATH` (users' tmux lives anywhere).
