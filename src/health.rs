@@ -637,7 +637,11 @@ pub fn refresh_host(
                 None,
             ),
             Some(p) if p.dead => (
-                Some((AgentState::Exited, "tmux", "the pane's program ended".to_string())),
+                Some((
+                    AgentState::Exited,
+                    "tmux",
+                    "the pane's program ended".to_string(),
+                )),
                 None,
                 None,
             ),
@@ -686,10 +690,7 @@ pub fn refresh_host(
                 )]);
             }
         }
-        *outcome
-            .counts
-            .entry(current.state.to_string())
-            .or_default() += 1;
+        *outcome.counts.entry(current.state.to_string()).or_default() += 1;
         outcome.rows.push(HealthRow {
             id: current.id.clone(),
             label: current.label.clone(),
@@ -728,7 +729,10 @@ pub fn remote_summary(cache: &RemoteCache, now_ms: i64) -> String {
                 }
             }
         } else {
-            text.push_str(&format!("#[fg=red,bold]{} unreachable#[default]", host.name));
+            text.push_str(&format!(
+                "#[fg=red,bold]{} unreachable#[default]",
+                host.name
+            ));
         }
         if host.reachable && host.error.is_some() {
             text.push_str(" #[fg=red,bold]error#[default]");

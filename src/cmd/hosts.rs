@@ -41,8 +41,8 @@ pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(),
             for name in names {
                 let spec = host_spec(&manifest, &name)?;
                 let started = Instant::now();
-                let checked = crate::cmd::remote_tmux(&spec)
-                    .and_then(|tmux| Ok(tmux.check_version()?));
+                let checked =
+                    crate::cmd::remote_tmux(&spec).and_then(|tmux| Ok(tmux.check_version()?));
                 match checked {
                     Ok(version) => out.line(format!(
                         "{name}: ok ({version}, {} ms)",
@@ -55,7 +55,7 @@ pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(),
                 }
             }
             if failed > 0 {
-                return Err(Error::CheckFailed);
+                return Err(Error::Refused(format!("{failed} host(s) failed the check")));
             }
             Ok(())
         }
@@ -107,4 +107,3 @@ pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(),
         }
     }
 }
-

@@ -6,9 +6,9 @@ use crate::error::Error;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::cmd::{host_spec, remote_tmux};
 use crate::health::{self, Outcome};
 use crate::notify::Fallback;
-use crate::cmd::{host_spec, remote_tmux};
 use crate::state::{Session, Transition};
 
 pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
@@ -187,10 +187,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<health::RemoteCache, Error> {
                 scope.spawn(move || refresh_one_host(&home, &manifest, &host, &sessions, answered))
             })
             .collect();
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().ok())
-            .collect()
+        handles.into_iter().filter_map(|h| h.join().ok()).collect()
     });
     let mut cache = health::RemoteCache {
         refreshed_ms: health::now_micros() / 1000,
@@ -255,8 +252,8 @@ fn refresh_one_host(
     let started = std::time::Instant::now();
     let result = (|| -> Result<health::HostOutcome, Error> {
         let tmux = remote_tmux(&host_spec(&manifest, host)?)?;
-        let rules = crate::agent::rules::Rules::load(home)
-            .map_err(|e| Error::BadInput(e.to_string()))?;
+        let rules =
+            crate::agent::rules::Rules::load(home).map_err(|e| Error::BadInput(e.to_string()))?;
         Ok(health::refresh_host(home, host, &tmux, sessions, &rules)?)
     })();
     match result {

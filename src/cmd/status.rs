@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::cli::{AttachArgs, CollectArgs, StatusArgs, TailArgs};
-use crate::cmd::{find_session, load_manifest, open_repo, render_table, session_tmux, Context, Output};
+use crate::cmd::{
+    find_session, load_manifest, open_repo, render_table, session_tmux, Context, Output,
+};
 use crate::error::Error;
 use crate::state::Status;
 use crate::tmux::{Placement, WindowSpec};
@@ -82,7 +84,9 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
         return Ok(());
     }
     if rows.is_empty() {
-        out.line("no sessions (dispatch one, or describe them in orchestra.toml and run `orchestra up`)");
+        out.line(
+            "no sessions (dispatch one, or describe them in orchestra.toml and run `orchestra up`)",
+        );
         return Ok(());
     }
     let table: Vec<Vec<String>> = rows
@@ -103,7 +107,10 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
             ]
         })
         .collect();
-    for line in render_table(&["LABEL", "HOST", "STATE", "STATUS", "HOST OK", "PATH"], &table) {
+    for line in render_table(
+        &["LABEL", "HOST", "STATE", "STATUS", "HOST OK", "PATH"],
+        &table,
+    ) {
         out.line(line);
     }
     for host in &remote.hosts {
@@ -119,7 +126,11 @@ pub fn tail(ctx: &Context, args: &TailArgs, out: &mut Output<'_>) -> Result<(), 
     let _ = ctx;
     let repo = open_repo(args.manifest.repo.as_deref())?;
     let lines = match args.lines {
-        Some(0) => return Err(Error::BadInput("the number of lines must be 1 or more".into())),
+        Some(0) => {
+            return Err(Error::BadInput(
+                "the number of lines must be 1 or more".into(),
+            ))
+        }
         Some(n) => n,
         None => load_manifest(&repo, args.manifest.config.as_deref(), false)?
             .map_or(50, |(_, m)| m.orchestrator.capture_lines.max(1)),
@@ -169,7 +180,11 @@ pub fn attach(ctx: &Context, args: &AttachArgs, out: &mut Output<'_>) -> Result<
         let here = ctx.tmux();
         let made = here.new_window(
             &WindowSpec {
-                name: &format!("{}@{}", session.label, session.host.as_deref().unwrap_or("")),
+                name: &format!(
+                    "{}@{}",
+                    session.label,
+                    session.host.as_deref().unwrap_or("")
+                ),
                 cwd: &std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
                 argv: &argv,
                 env: &[],
@@ -177,8 +192,15 @@ pub fn attach(ctx: &Context, args: &AttachArgs, out: &mut Output<'_>) -> Result<
             },
             &[],
         )?;
-        here.run_commands(&[vec!["select-window".into(), "-t".into(), made.window.clone()]])?;
-        out.line(format!("opened {} in window {}", session.label, made.window));
+        here.run_commands(&[vec![
+            "select-window".into(),
+            "-t".into(),
+            made.window.clone(),
+        ]])?;
+        out.line(format!(
+            "opened {} in window {}",
+            session.label, made.window
+        ));
         return Ok(());
     }
     Err(tmux.exec_attach(&target).into())
@@ -206,9 +228,8 @@ pub fn collect(ctx: &Context, args: &CollectArgs, out: &mut Output<'_>) -> Resul
     std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
     let mut failed = 0;
     for s in &sessions {
-        let captured = session_tmux(s).and_then(|tmux| {
-            Ok(tmux.capture_history(s.pane.as_deref().unwrap_or_default())?)
-        });
+        let captured = session_tmux(s)
+            .and_then(|tmux| Ok(tmux.capture_history(s.pane.as_deref().unwrap_or_default())?));
         match captured {
             Ok(text) => {
                 let path = dir.join(format!("{}.txt", s.label));

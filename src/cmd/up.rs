@@ -2,6 +2,7 @@
 //! or on a remote host. A manifest session works in a plain folder (no branch, no
 //! worktree of ours); its row in the record lives from `up` to `down`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -39,7 +40,12 @@ fn plan(args: &UpDownArgs) -> Result<Plan, Error> {
                 "{:?} is not a session of {} (it has: {})",
                 args.target,
                 path.display(),
-                manifest.sessions.keys().cloned().collect::<Vec<_>>().join(", ")
+                manifest
+                    .sessions
+                    .keys()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
         vec![args.target.clone()]
@@ -82,10 +88,24 @@ pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), 
             }
         }
     }
+    // Every host is reached (key checked, logged in) before anything starts anywhere.
+    let mut servers: BTreeMap<Option<String>, Tmux> = BTreeMap::new();
+    for name in &names {
+        let host = plan.manifest.sessions[name].host.clone();
+        if !servers.contains_key(&host) {
+            let tmux = match &host {
+                Some(h) => remote_tmux(&host_spec(&plan.manifest, h)?)?,
+                None => ctx.tmux(),
+            };
+            servers.insert(host, tmux);
+        }
+    }
     let mut failed = 0;
     for name in &names {
-        match up_one(ctx, &store, &plan, name, None, out) {
+        let tmux = &servers[&plan.manifest.sessions[name].host];
+        match up_one(ctx, &store, &plan, tmux, name, None, out) {
             Ok(line) => out.line(line),
+            Err(e) if names.len() == 1 => return Err(e),
             Err(e) => {
                 failed += 1;
                 out.note(format!("{name}: {e}"));
@@ -107,18 +127,16 @@ fn up_one(
     ctx: &Context,
     store: &Store,
     plan: &Plan,
+    tmux: &Tmux,
     name: &str,
     resume_uuid: Option<String>,
     out: &mut Output<'_>,
 ) -> Result<String, Error> {
     let spec = &plan.manifest.sessions[name];
     let repo_id = plan.repo.id();
-    let (tmux, where_) = match &spec.host {
-        Some(host) => (
-            remote_tmux(&host_spec(&plan.manifest, host)?)?,
-            format!("on {host}"),
-        ),
-        None => (ctx.tmux(), "here".to_string()),
+    let where_ = match &spec.host {
+        Some(host) => format!("on {host}"),
+        None => "here".to_string(),
     };
     if let Some(existing) = store.session_by_label(&repo_id, name)? {
         let alive = existing
@@ -129,7 +147,7 @@ fn up_one(
             return Ok(format!("{name}: already up {where_}"));
         }
         // A stale row (its pane ended or its server went away): start afresh.
-        close_and_forget(store, &tmux, &existing, "its pane is gone")?;
+        close_and_forget(store, tmux, &existing, "its pane is gone")?;
     }
     let command = agent_command(&plan.manifest, spec)?;
     let kind = AgentKind::from_program(&command[0]);
@@ -141,7 +159,8 @@ fn up_one(
     let mut argv = command.clone();
     if kind == AgentKind::Claude {
         if spec.host.is_none() {
-            std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(Error::io(format!("creating {}", dir.display())))?;
             crate::cmd::dispatch::write_claude_settings(ctx, &dir, &command, true)?;
             argv = agent::launch(
                 kind,
@@ -216,7 +235,9 @@ fn up_one(
         })?;
     if owns {
         if let Err(e) = tmux.mark_session(&tmux_name, &id) {
-            out.note(format!("{name}: could not mark tmux session {tmux_name}: {e}"));
+            out.note(format!(
+                "{name}: could not mark tmux session {tmux_name}: {e}"
+            ));
         }
     }
     let at = now();
@@ -308,6 +329,7 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
         };
         match down_one(&store, &session, Duration::from_secs(args.wait)) {
             Ok(line) => out.line(line),
+            Err(e) if plan.names.len() == 1 => return Err(e),
             Err(e) => {
                 failed += 1;
                 out.note(format!("{name}: {e}"));
@@ -316,7 +338,9 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
     }
     crate::cmd::refresh::refresh_remote_quietly(ctx);
     if failed > 0 {
-        return Err(Error::Refused(format!("{failed} session(s) did not go down")));
+        return Err(Error::Refused(format!(
+            "{failed} session(s) did not go down"
+        )));
     }
     Ok(())
 }
@@ -336,7 +360,10 @@ pub fn down_one(store: &Store, session: &Session, wait: Duration) -> Result<Stri
                 std::thread::sleep(Duration::from_millis(250));
             }
             if tmux.pane_alive(pane)? {
-                note = format!(" (the agent did not exit within {}s: closed)", wait.as_secs());
+                note = format!(
+                    " (the agent did not exit within {}s: closed)",
+                    wait.as_secs()
+                );
             }
         }
     }
@@ -361,12 +388,7 @@ fn ask_to_exit(tmux: &Tmux, pane: &str, kind: AgentKind) -> Result<(), TmuxError
 
 /// Ends the tmux session if `up` created it (else closes the window), only when they are
 /// ours; then removes the row.
-fn close_and_forget(
-    store: &Store,
-    tmux: &Tmux,
-    session: &Session,
-    why: &str,
-) -> Result<(), Error> {
+fn close_and_forget(store: &Store, tmux: &Tmux, session: &Session, why: &str) -> Result<(), Error> {
     let closed_session = match (&session.tmux_session, session.owns_tmux_session) {
         (Some(name), true) => tmux.kill_session_if_ours(name, &session.id)?,
         _ => false,
@@ -400,7 +422,16 @@ pub fn restart(ctx: &Context, session: &Session, out: &mut Output<'_>) -> Result
         manifest,
         names: vec![session.label.clone()],
     };
-    let line = up_one(ctx, &store, &plan, &session.label, session.agent_uuid.clone(), out)?;
+    let tmux = session_tmux(session)?;
+    let line = up_one(
+        ctx,
+        &store,
+        &plan,
+        &tmux,
+        &session.label,
+        session.agent_uuid.clone(),
+        out,
+    )?;
     out.line(line);
     Ok(())
 }

@@ -609,7 +609,9 @@ impl Transport for RemoteTmux {
     }
 
     fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError> {
-        let mut words = vec!["tmux".to_string()];
+        // -u: the exec channel carries no locale, and a client tmux thinks is not UTF-8
+        // gets its output sanitized (tabs become `_`).
+        let mut words = vec!["tmux".to_string(), "-u".to_string()];
         words.extend(args.iter().cloned());
         let command = args.first().cloned().unwrap_or_default();
         match self.conn.exec(&shell_words::join(&words), input, None) {

@@ -684,7 +684,15 @@ impl Tmux {
 
     /// The whole scrollback of `pane` and its screen, as plain text.
     pub fn capture_history(&self, pane: &str) -> Result<String, TmuxError> {
-        self.run(&strings(&["capture-pane", "-p", "-J", "-t", pane, "-S", "-"]))
+        self.run(&strings(&[
+            "capture-pane",
+            "-p",
+            "-J",
+            "-t",
+            pane,
+            "-S",
+            "-",
+        ]))
     }
 
     /// Replaces this process with an interactive `tmux attach` to `target` (through ssh

@@ -14,6 +14,8 @@ mod list;
 mod merge;
 mod notify;
 mod plugin;
+mod remote;
 mod status;
+mod sync;
 mod talk;
 mod workflow;

@@ -1,0 +1,323 @@
+//! Sessions on a remote host over a real `sshd` on 127.0.0.1 (throwaway keys, the remote
+//! side's own TMUX_TMPDIR): up, status, brief, approve, tail, down; host keys that are
+//! unknown or changed are refused; a closed port never slows the status line.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
+
+/// A test world with an sshd and an orchestra whose HOME holds the test's ~/.ssh.
+fn world() -> Option<(Env, Sshd)> {
+    let mut env = Env::new();
+    let sshd = Sshd::start(&env)?;
+    env.env
+        .push(("HOME".into(), sshd.home.to_string_lossy().into_owned()));
+    env.env.push(("SSH_AUTH_SOCK".into(), String::new()));
+    Some((env, sshd))
+}
+
+fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
+    let text = format!(
+        "[orchestrator]\nagent = {agent}\npoll_interval = 1\n\n\
+         [hosts.gpu]\naddress = {}\nidentity = '{}'\n\n{session}",
+        toml_string(&sshd.address()),
+        sshd.user_key.display(),
+        agent = toml_string(agent),
+    );
+    std::fs::write(env.repo.join("orchestra.toml"), text).expect("manifest");
+}
+
+fn toml_string(s: &str) -> String {
+    format!("'{s}'")
+}
+
+fn remote_folder(env: &Env, name: &str) -> PathBuf {
+    let p = env.root.join(name);
+    std::fs::create_dir_all(&p).expect("remote folder");
+    p
+}
+
+#[test]
+fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
+    let Some((env, sshd)) = world() else { return };
+    sshd.trust();
+    let folder = remote_folder(&env, "remote-project");
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\ntmux = \"claude_pipeline\"\n",
+            folder.display()
+        ),
+    );
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stdout.contains("pipeline: up on gpu"), "{}", up.stdout);
+    assert!(up.stdout.contains("(created)"), "{}", up.stdout);
+    // The session is on the remote side's server, not on this test's local one.
+    sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
+        .ok();
+    assert!(
+        env.tmux_try(&["has-session", "-t", "=claude_pipeline"])
+            .code
+            != 0
+    );
+
+    let status = env.orchestra(&["status"]).ok();
+    let line = status
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("pipeline"))
+        .unwrap_or_else(|| panic!("{}", status.stdout));
+    assert!(line.contains("gpu") && line.contains("reachable"), "{line}");
+    let list = env.list_json();
+    assert_eq!(list[0]["host"], "gpu");
+
+    env.orchestra(&["brief", "pipeline", "hello from afar"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(10), || env
+            .orchestra(&["tail", "pipeline", "5"])
+            .stdout
+            .contains("hello from afar")),
+        "{}",
+        env.orchestra(&["tail", "pipeline"]).stdout
+    );
+    // A multi-line briefing goes as one paste through the SSH channel's stdin.
+    env.orchestra(&["brief", "pipeline", "line one\nline two"])
+        .ok();
+    assert!(wait_until(Duration::from_secs(10), || {
+        let t = env.orchestra(&["tail", "pipeline", "10"]).stdout;
+        t.contains("line one") && t.contains("line two")
+    }));
+    let collected = env.root.join("collected");
+    env.orchestra(&["collect", collected.to_str().unwrap()])
+        .ok();
+    let capture = std::fs::read_to_string(collected.join("pipeline.txt")).expect("collected");
+    assert!(capture.contains("hello from afar"), "{capture}");
+
+    let down = env.orchestra(&["down"]).ok();
+    assert!(down.stdout.contains("pipeline: down"), "{}", down.stdout);
+    assert!(
+        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
+            .code
+            != 0
+    );
+    assert!(env.list_json().is_empty());
+    assert!(folder.exists(), "down never deletes the folder");
+}
+
+#[test]
+fn down_leaves_a_tmux_session_it_did_not_create() {
+    let Some((env, sshd)) = world() else { return };
+    sshd.trust();
+    let folder = remote_folder(&env, "shared");
+    sshd.remote_tmux(&["new-session", "-d", "-s", "mine", "sleep 600"])
+        .ok();
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.worker]\nhost = \"gpu\"\npath = '{}'\ntmux = \"mine\"\n",
+            folder.display()
+        ),
+    );
+    let up = env.orchestra(&["up", "worker"]).ok();
+    assert!(!up.stdout.contains("(created)"), "{}", up.stdout);
+    env.orchestra(&["down", "worker"]).ok();
+    let windows = sshd
+        .remote_tmux(&["list-windows", "-t", "=mine", "-F", "#{window_name}"])
+        .ok()
+        .stdout;
+    assert_eq!(
+        windows.lines().count(),
+        1,
+        "only our window closed: {windows}"
+    );
+    assert!(!windows.contains("worker"), "{windows}");
+}
+
+#[test]
+fn an_unknown_host_key_is_refused_until_trusted_by_fingerprint() {
+    let Some((env, sshd)) = world() else { return };
+    let folder = remote_folder(&env, "p");
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        ),
+    );
+    let refused = env.orchestra(&["up"]).fails_with(1);
+    assert!(refused.stderr.contains("is not in"), "{}", refused.stderr);
+    let fingerprint = refused
+        .stderr
+        .split_whitespace()
+        .find(|w| w.starts_with("SHA256:"))
+        .expect("the fingerprint is shown")
+        .trim_end_matches('.')
+        .to_string();
+    assert!(
+        refused.stderr.contains(&format!(
+            "orchestra hosts trust gpu --fingerprint {fingerprint}"
+        )),
+        "{}",
+        refused.stderr
+    );
+    // Nothing was made on the host, nothing recorded.
+    assert!(sshd.remote_tmux(&["list-sessions"]).code != 0);
+    assert!(env.list_json().is_empty());
+    let known = sshd.home.join(".ssh/known_hosts");
+    assert_eq!(std::fs::read_to_string(&known).unwrap(), "");
+
+    // A wrong fingerprint trusts nothing.
+    env.orchestra(&["hosts", "trust", "gpu", "--fingerprint", "SHA256:nope"])
+        .fails_with(1);
+    assert_eq!(std::fs::read_to_string(&known).unwrap(), "");
+    env.orchestra(&["hosts", "trust", "gpu", "--fingerprint", &fingerprint])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(&known).unwrap(),
+        sshd.known_hosts_line()
+    );
+    let check = env.orchestra(&["hosts", "check"]).ok();
+    assert!(check.stdout.contains("gpu: ok (tmux"), "{}", check.stdout);
+    env.orchestra(&["up"]).ok();
+    env.orchestra(&["down"]).ok();
+}
+
+#[test]
+fn a_changed_host_key_is_refused_loudly_and_never_replaced() {
+    let Some((env, sshd)) = world() else { return };
+    let other = sshd.dir.join("otherkey");
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let other_public = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let stale = format!(
+        "[127.0.0.1]:{} {}\n",
+        sshd.port,
+        other_public
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let known = sshd.home.join(".ssh/known_hosts");
+    std::fs::write(&known, &stale).unwrap();
+    let folder = remote_folder(&env, "p");
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        ),
+    );
+    let refused = env.orchestra(&["up"]).fails_with(1);
+    assert!(
+        refused.stderr.contains("HOST KEY CHANGED"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("line 1"), "{}", refused.stderr);
+    let trust = env.orchestra(&["hosts", "trust", "gpu"]).fails_with(1);
+    assert!(
+        trust.stderr.contains("HOST KEY CHANGED"),
+        "{}",
+        trust.stderr
+    );
+    let check = env.orchestra(&["hosts", "check", "gpu"]).fails_with(1);
+    assert!(
+        check.stdout.contains("HOST KEY CHANGED"),
+        "{}",
+        check.stdout
+    );
+    assert_eq!(std::fs::read_to_string(&known).unwrap(), stale);
+    assert!(sshd.remote_tmux(&["list-sessions"]).code != 0);
+    assert!(env.list_json().is_empty());
+}
+
+#[test]
+fn a_closed_port_never_slows_the_status_line() {
+    let Some((env, mut sshd)) = world() else {
+        return;
+    };
+    sshd.trust();
+    let folder = remote_folder(&env, "p");
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        ),
+    );
+    env.orchestra(&["up"]).ok();
+    let line = env.orchestra(&["status-line"]).ok().stdout;
+    assert!(line.contains("gpu"), "{line}");
+    sshd.stop();
+    let mut slowest = Duration::ZERO;
+    let mut seen = String::new();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(15) {
+        let t = Instant::now();
+        seen = env.orchestra(&["status-line"]).ok().stdout;
+        slowest = slowest.max(t.elapsed());
+        if seen.contains("gpu unreachable") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(seen.contains("gpu unreachable"), "{seen}");
+    assert!(
+        slowest < Duration::from_millis(100),
+        "a status line took {slowest:?}"
+    );
+    let status = env.orchestra(&["status"]).ok().stdout;
+    assert!(status.contains("UNREACHABLE"), "{status}");
+}
+
+#[test]
+fn a_broken_manifest_starts_nothing() {
+    let env = Env::new();
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        "[sessions.a]\npath = \"/tmp\"\nhots = \"gpu\"\n",
+    )
+    .unwrap();
+    let run = env.orchestra(&["up"]).fails_with(2);
+    assert!(
+        run.stderr
+            .contains("orchestra.toml:3:1: unknown field `hots`"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    let run = env.orchestra(&["up", "nope"]).fails_with(2);
+    assert!(run.stderr.contains("orchestra.toml"), "{}", run.stderr);
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        "[sessions.a]\npath = \"/tmp\"\n",
+    )
+    .unwrap();
+    let run = env.orchestra(&["up", "ghost"]).fails_with(2);
+    assert!(run.stderr.contains("not a session"), "{}", run.stderr);
+    assert!(env.list_json().is_empty());
+    let run = env
+        .orchestra(&["up", "--config", "/nowhere.toml"])
+        .fails_with(2);
+    assert!(run.stderr.contains("no manifest"), "{}", run.stderr);
+}
+
+#[allow(dead_code)]
+fn unused(_: &Path, _: Option<ClaudeWorld>) {}
