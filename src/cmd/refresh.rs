@@ -284,7 +284,13 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
                 out: &mut frame,
                 err: &mut sink,
             };
-            table(ctx, &refresh_once(ctx)?, &mut buffer);
+            let mut outcome = refresh_once(ctx)?;
+            // The dashboard never waits for a host: it shows the remote cache.
+            let _ = remote_status_part(ctx);
+            if let Some(remote) = health::load_remote_cache(&ctx.home) {
+                add_remote_rows(&mut outcome, &remote);
+            }
+            table(ctx, &outcome, &mut buffer);
         }
         let now = chrono::Local::now().format("%H:%M:%S");
         let _ = write!(
@@ -305,13 +311,29 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
 }
 
 pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<(), Error> {
-    let outcome = refresh_once(ctx)?;
+    let mut outcome = refresh_once(ctx)?;
+    // Remote sessions live: each host once, in parallel, bounded by its timeouts.
+    let remote = refresh_remote(ctx)?;
+    add_remote_rows(&mut outcome, &remote);
     if args.json {
         out.line(serde_json::to_string_pretty(&outcome.rows).unwrap_or_else(|_| "[]".into()));
         return Ok(());
     }
     table(ctx, &outcome, out);
+    for host in remote.hosts.iter().filter(|h| h.error.is_some()) {
+        out.line(format!(
+            "{}: {}",
+            host.name,
+            host.error.as_deref().unwrap_or_default()
+        ));
+    }
     Ok(())
+}
+
+fn add_remote_rows(outcome: &mut Outcome, remote: &health::RemoteCache) {
+    for host in &remote.hosts {
+        outcome.rows.extend(host.rows.iter().cloned());
+    }
 }
 
 fn table(_ctx: &Context, outcome: &Outcome, out: &mut Output<'_>) {
@@ -341,12 +363,14 @@ fn table(_ctx: &Context, outcome: &Outcome, out: &mut Output<'_>) {
                 },
                 r.window.clone(),
                 r.pane.clone(),
+                r.host.clone().unwrap_or_else(|| "local".into()),
             ]
         })
         .collect();
     for line in render_table(
         &[
             "LABEL", "STATE", "STATUS", "SAID BY", "SINCE", "QUIET", "SCREEN", "WINDOW", "PANE",
+            "HOST",
         ],
         &rows,
     ) {

@@ -319,5 +319,92 @@ fn a_broken_manifest_starts_nothing() {
     assert!(run.stderr.contains("no manifest"), "{}", run.stderr);
 }
 
-#[allow(dead_code)]
-fn unused(_: &Path, _: Option<ClaudeWorld>) {}
+/// The state `orchestra status --json` gives `label` (a live remote refresh each time).
+fn remote_state(env: &Env, label: &str) -> String {
+    let out = env.orchestra(&["status", "--json"]).ok().stdout;
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("status --json");
+    rows.iter()
+        .find(|r| r["label"] == label)
+        .map(|r| r["state"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
+    let Some((env, sshd)) = world() else { return };
+    let folder = remote_folder(&env, "remote-project");
+    let Some(world) = ClaudeWorld::start(&env, &[folder.as_path()]) else {
+        return;
+    };
+    sshd.trust();
+    // What claude needs to reach the fake API travels in the manifest's env snippet.
+    let exports: Vec<String> = world
+        .env
+        .iter()
+        .filter(|(k, _)| k != "TMUX_TMPDIR")
+        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
+        .collect();
+    write_manifest(
+        &env,
+        &sshd,
+        &world.claude.to_string_lossy(),
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\ntmux = \"claude_pipeline\"\n\
+             agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
+            folder.display(),
+            exports.join("\n")
+        ),
+    );
+    env.orchestra(&["up"]).ok();
+    let ready = |env: &Env| {
+        env.orchestra(&["tail", "pipeline", "40"])
+            .stdout
+            .lines()
+            .any(|l| l.trim_end() == "❯" || l.starts_with("❯ "))
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || ready(&env)),
+        "claude never drew its prompt:\n{}",
+        env.orchestra(&["tail", "pipeline", "40"]).stdout
+    );
+    env.orchestra(&["brief", "pipeline", "[[bash: touch made-remotely.txt]]"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || remote_state(&env, "pipeline")
+            == "waiting"),
+        "never waiting:\n{}",
+        env.orchestra(&["tail", "pipeline", "30"]).stdout
+    );
+    assert!(!folder.join("made-remotely.txt").exists());
+    let approved = env.orchestra(&["approve", "pipeline"]).ok();
+    assert!(approved.stdout.contains("Yes"), "{}", approved.stdout);
+    assert!(
+        wait_until(Duration::from_secs(20), || folder
+            .join("made-remotely.txt")
+            .exists()),
+        "{}",
+        env.orchestra(&["tail", "pipeline", "30"]).stdout
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || remote_state(&env, "pipeline")
+            == "idle"),
+        "{}",
+        env.orchestra(&["tail", "pipeline", "30"]).stdout
+    );
+    let health = env.orchestra(&["health"]).ok().stdout;
+    assert!(
+        health.contains("pipeline") && health.contains("gpu"),
+        "{health}"
+    );
+    let down = env.orchestra(&["down"]).ok();
+    assert!(
+        down.stdout.contains("pipeline: down") && !down.stdout.contains("did not exit"),
+        "the agent left by its own /exit: {}",
+        down.stdout
+    );
+    assert!(
+        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
+            .code
+            != 0
+    );
+}
