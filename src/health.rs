@@ -135,11 +135,7 @@ pub fn server_key(socket: Option<&Path>) -> String {
     let text = socket
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|| "default".into());
-    // FNV-1a: stable across runs and releases, unlike std's hasher.
-    let hash = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
-    });
-    format!("{hash:016x}")
+    crate::paths::stable_hash(&text)
 }
 
 fn cache_path(home: &Path, key: &str) -> PathBuf {

@@ -45,16 +45,39 @@ pub fn spawn(note: &Note, fallback: &Fallback) {
 /// inherited pipes (a hook or a tmux `#()` job waits for its pipes to close), its own
 /// process group (a job's end does not take it along). Never fails.
 pub fn spawn_self_detached(args: &[String], env: &[(&str, &std::path::Path)]) {
+    spawn_self_logged(args, env, None, None);
+}
+
+/// [`spawn_self_detached`] in folder `cwd`, its output appended to `log`.
+pub fn spawn_self_logged(
+    args: &[String],
+    env: &[(&str, &std::path::Path)],
+    cwd: Option<&std::path::Path>,
+    log: Option<&std::path::Path>,
+) {
     use std::os::unix::process::CommandExt;
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
     let mut cmd = Command::new(exe);
+    let output = || -> Stdio {
+        log.and_then(|path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .ok()
+        })
+        .map_or_else(Stdio::null, Stdio::from)
+    };
     cmd.args(args)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(output())
+        .stderr(output())
         .process_group(0);
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
     for (k, v) in env {
         cmd.env(k, v);
     }

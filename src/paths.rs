@@ -54,3 +54,12 @@ pub fn file_stamp(path: &Path) -> Option<String> {
         .unwrap_or(0);
     Some(format!("{}:{mtime}", meta.len()))
 }
+
+/// A short stable hash of `text` (FNV-1a, 64 bits, hex): the same across runs and
+/// releases, unlike std's hasher. For file names, not for security.
+pub fn stable_hash(text: &str) -> String {
+    let hash = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    });
+    format!("{hash:016x}")
+}

@@ -3,7 +3,7 @@
 
 use crate::cli::KillArgs;
 use crate::cmd::{
-    close_window, find_session, open_repo, settle_branch, short_list, Context, Output,
+    close_window, find_branch_session, open_repo, settle_branch, short_list, Context, Output,
 };
 use crate::error::Error;
 use crate::git;
@@ -11,7 +11,7 @@ use crate::git;
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
-    let session = find_session(&store, &repo, &args.label)?;
+    let session = find_branch_session(&store, &repo, &args.label, "kill")?;
     let worktree = std::path::Path::new(&session.worktree);
     let has_worktree = worktree.exists();
 

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::cli::MergeArgs;
 use crate::cmd::{
-    close_window, find_session, open_repo, run_in_popup, session_tmux, settle_branch, short_list,
-    target_branch, Context, Output,
+    close_window, find_branch_session, find_session, open_repo, run_in_popup, session_tmux,
+    settle_branch, short_list, target_branch, Context, Output,
 };
 use crate::error::Error;
 use crate::git::{self, Repo, Review};
@@ -53,6 +53,10 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
             .err()
             .unwrap_or(Error::CheckFailed));
     };
+    if session.is_manifest() {
+        // The same refusal review and kill give.
+        find_branch_session(&store, &repo, &args.label, "merge")?;
+    }
     let target = target_branch(&repo, &session, args.into.as_deref())?;
     if args.popup {
         return run_in_popup(

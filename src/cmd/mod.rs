@@ -111,6 +111,24 @@ pub fn find_session(store: &Store, repo: &Repo, label: &str) -> Result<Session, 
     })
 }
 
+/// Like [`find_session`], for commands about a session's branch (review, merge, kill):
+/// a manifest session has none, and is stopped with `down`.
+pub fn find_branch_session(
+    store: &Store,
+    repo: &Repo,
+    label: &str,
+    verb: &str,
+) -> Result<Session, Error> {
+    let session = find_session(store, repo, label)?;
+    if session.is_manifest() {
+        return Err(Error::BadInput(format!(
+            "{label} comes from {}: it works in a plain folder with no branch to {verb} (`orchestra down {label}` stops it)",
+            session.manifest.as_deref().unwrap_or("orchestra.toml")
+        )));
+    }
+    Ok(session)
+}
+
 /// The tmux server a recorded session lives on: a local one by its socket, or its host's
 /// over SSH (the host as the session's orchestra.toml names it now).
 pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {

@@ -20,6 +20,10 @@ pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
         let store = ctx.store()?;
         crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, &store, quiet))?;
     }
+    // A transition is when a manifest's `when` may have come true (not on quiet ticks).
+    if !outcome.transitions.is_empty() {
+        let _ = crate::cmd::up::run_ready_dependencies(ctx);
+    }
     Ok(outcome)
 }
 
@@ -194,13 +198,18 @@ pub fn refresh_remote(ctx: &Context) -> Result<health::RemoteCache, Error> {
         poll_secs: results.iter().map(|(_, p, _)| *p).min().unwrap_or(5),
         hosts: Vec::new(),
     };
+    let mut changed = false;
     for (seen, _, transitions) in results {
         for t in &transitions {
             health::notify_transition(t, &fallback);
         }
+        changed |= !transitions.is_empty();
         cache.hosts.push(seen);
     }
     health::save_remote_cache(&ctx.home, &cache);
+    if changed {
+        let _ = crate::cmd::up::run_ready_dependencies(ctx);
+    }
     Ok(cache)
 }
 

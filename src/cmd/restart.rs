@@ -22,7 +22,8 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             .collect()
     } else {
         let s = find_session(&store, &repo, &args.target)?;
-        if !needs_restart(&s) && session_alive(&s) {
+        // A manifest session restarts whatever its state: down, then up.
+        if !s.is_manifest() && !needs_restart(&s) && session_alive(&s) {
             return Err(Error::Refused(format!(
                 "session {} is running: nothing to restart",
                 s.label

@@ -4,14 +4,14 @@ use std::io::{IsTerminal, Write};
 use std::process::{Command, Stdio};
 
 use crate::cli::ReviewArgs;
-use crate::cmd::{find_session, open_repo, run_in_popup, target_branch, Context, Output};
+use crate::cmd::{find_branch_session, open_repo, run_in_popup, target_branch, Context, Output};
 use crate::error::Error;
 use crate::git::{self, Repo};
 
 pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
-    let session = find_session(&store, &repo, &args.label)?;
+    let session = find_branch_session(&store, &repo, &args.label, "review")?;
     let target = target_branch(&repo, &session, args.into.as_deref())?;
     if args.popup {
         return run_in_popup(

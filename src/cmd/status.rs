@@ -38,6 +38,9 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
         out.note(format!("could not refresh this machine's windows: {e}"));
     }
     let remote = crate::cmd::refresh::refresh_remote(ctx)?;
+    for line in crate::cmd::up::run_ready_dependencies(ctx)? {
+        out.note(format!("ran {line}"));
+    }
     let store = ctx.store()?;
     let sessions = store.sessions(Some(&repo.id()), false)?;
     let mut rows = Vec::new();

@@ -435,3 +435,115 @@ pub fn restart(ctx: &Context, session: &Session, out: &mut Output<'_>) -> Result
     out.line(line);
     Ok(())
 }
+
+/// Runs the `then` of each `[[dependencies]]` entry whose `when` has come true, once per
+/// upstream session (a marker file, created exclusively, decides who runs it). `then` is
+/// an orchestra command line, run as argv in the manifest's folder, its output in
+/// `$ORCHESTRA_HOME/logs/dependencies.log`. Returns the lines run.
+pub fn run_ready_dependencies(ctx: &Context) -> Result<Vec<String>, Error> {
+    let store = ctx.store()?;
+    let sessions = store.sessions(None, false)?;
+    let mut manifests: Vec<&str> = sessions
+        .iter()
+        .filter_map(|s| s.manifest.as_deref())
+        .collect();
+    manifests.sort();
+    manifests.dedup();
+    let mut ran = Vec::new();
+    for path in manifests {
+        // A manifest edited into an error since `up` fires nothing until it is mended.
+        let Ok(manifest) = crate::manifest::load(Path::new(path)) else {
+            continue;
+        };
+        let folder = Path::new(path).parent().unwrap_or(Path::new("/"));
+        for dependency in &manifest.dependencies {
+            let words: Vec<&str> = dependency.when.split_whitespace().collect();
+            let (name, artifact) = match words.as_slice() {
+                [name, "done"] => (*name, None),
+                [name, "has", rest @ ..] => (*name, Some(rest.join(" "))),
+                _ => continue,
+            };
+            let Some(upstream) = sessions
+                .iter()
+                .find(|s| s.label == name && s.manifest.as_deref() == Some(path))
+            else {
+                continue;
+            };
+            let ready = match &artifact {
+                None => upstream.status == Status::Done,
+                Some(file) => artifact_exists(upstream, file),
+            };
+            if !ready {
+                continue;
+            }
+            let marker = ctx
+                .home
+                .join("dependencies")
+                .join(crate::paths::stable_hash(&format!(
+                    "{path}\n{}\n{}\n{}",
+                    upstream.id, dependency.when, dependency.then
+                )));
+            if let Some(dir) = marker.parent() {
+                std::fs::create_dir_all(dir)
+                    .map_err(Error::io(format!("creating {}", dir.display())))?;
+            }
+            if std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&marker)
+                .is_err()
+            {
+                continue;
+            }
+            let Ok(args) = shell_words::split(&dependency.then) else {
+                continue;
+            };
+            let logs = ctx.home.join("logs");
+            let _ = std::fs::create_dir_all(&logs);
+            crate::notify::spawn_self_logged(
+                &args,
+                &[("ORCHESTRA_HOME", &ctx.home)],
+                Some(folder),
+                Some(&logs.join("dependencies.log")),
+            );
+            store.record_event(
+                upstream,
+                "dependency",
+                "",
+                &dependency.when,
+                &dependency.then,
+            )?;
+            ran.push(format!(
+                "{} → orchestra {}",
+                dependency.when, dependency.then
+            ));
+        }
+    }
+    Ok(ran)
+}
+
+/// Whether `file` (relative to the session's folder) exists, on its host.
+fn artifact_exists(session: &Session, file: &str) -> bool {
+    let path = Path::new(&session.worktree).join(file);
+    if session.host.is_none() {
+        return path.exists();
+    }
+    let Some(manifest) = session
+        .manifest
+        .as_deref()
+        .and_then(|m| crate::manifest::load(Path::new(m)).ok())
+    else {
+        return false;
+    };
+    let Some(spec) = session
+        .host
+        .as_deref()
+        .and_then(|h| host_spec(&manifest, h).ok())
+    else {
+        return false;
+    };
+    let command = shell_words::join(["test", "-e", &path.to_string_lossy()]);
+    crate::remote::connect(&spec)
+        .and_then(|conn| conn.exec(&command, None, None))
+        .is_ok_and(|out| out.status == 0)
+}

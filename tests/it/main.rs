@@ -11,6 +11,7 @@ mod health;
 mod kill;
 mod labels;
 mod list;
+mod manifest;
 mod merge;
 mod notify;
 mod plugin;
