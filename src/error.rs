@@ -28,10 +28,11 @@ pub enum Error {
     Git(#[from] GitError),
     #[error(transparent)]
     Health(#[from] crate::health::HealthError),
+    // Boxed: these carry several strings, and every Result<_, Error> pays for the largest.
     #[error(transparent)]
-    Manifest(#[from] crate::manifest::ManifestError),
+    Manifest(Box<crate::manifest::ManifestError>),
     #[error(transparent)]
-    Remote(#[from] crate::remote::RemoteError),
+    Remote(Box<crate::remote::RemoteError>),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -43,7 +44,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::BadInput(_) | Error::Label(_) | Error::Manifest(_) => 2,
-            Error::Remote(crate::remote::RemoteError::BadAddress { .. }) => 2,
+            Error::Remote(e) if matches!(**e, crate::remote::RemoteError::BadAddress { .. }) => 2,
             Error::Tmux(TmuxError::NotInstalled | TmuxError::TooOld { .. }) => 2,
             Error::Git(
                 GitError::NotARepo(_)
@@ -70,5 +71,17 @@ impl Error {
     pub fn io(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Error {
         let context = context.into();
         move |source| Error::Io { context, source }
+    }
+}
+
+impl From<crate::manifest::ManifestError> for Error {
+    fn from(e: crate::manifest::ManifestError) -> Error {
+        Error::Manifest(Box::new(e))
+    }
+}
+
+impl From<crate::remote::RemoteError> for Error {
+    fn from(e: crate::remote::RemoteError) -> Error {
+        Error::Remote(Box::new(e))
     }
 }

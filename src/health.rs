@@ -622,6 +622,7 @@ pub fn refresh_host(
         .unwrap_or_default();
     let mut outcome = HostOutcome::default();
     let mut store: Option<Store> = None;
+    let mut badges: Vec<(String, String, String)> = Vec::new();
     for s in sessions {
         let pane = panes
             .iter()
@@ -677,14 +678,12 @@ pub fn refresh_host(
                 outcome.transitions.push(t);
             }
         }
-        if let Some(p) = pane {
-            if p.orchestra_state != current.state.as_str() {
-                let _ = tmux.set_window_options(&[(
-                    p.window.clone(),
-                    "@orchestra_state".into(),
-                    current.state.to_string(),
-                )]);
-            }
+        if let Some(p) = pane.filter(|p| p.orchestra_state != current.state.as_str()) {
+            badges.push((
+                p.window.clone(),
+                "@orchestra_state".into(),
+                current.state.to_string(),
+            ));
         }
         *outcome.counts.entry(current.state.to_string()).or_default() += 1;
         outcome.rows.push(HealthRow {
@@ -706,6 +705,10 @@ pub fn refresh_host(
             pane: pane.map(|p| p.pane.clone()).unwrap_or_default(),
             host: Some(host.to_string()),
         });
+    }
+    // The host's window badges, all in one more exec, only when one changed.
+    if !badges.is_empty() {
+        tmux.set_window_options(&badges)?;
     }
     Ok(outcome)
 }

@@ -92,12 +92,12 @@ pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), 
     let mut servers: BTreeMap<Option<String>, Tmux> = BTreeMap::new();
     for name in &names {
         let host = plan.manifest.sessions[name].host.clone();
-        if !servers.contains_key(&host) {
-            let tmux = match &host {
+        if let std::collections::btree_map::Entry::Vacant(slot) = servers.entry(host) {
+            let tmux = match slot.key() {
                 Some(h) => remote_tmux(&host_spec(&plan.manifest, h)?)?,
                 None => ctx.tmux(),
             };
-            servers.insert(host, tmux);
+            slot.insert(tmux);
         }
     }
     let mut failed = 0;

@@ -42,42 +42,14 @@ pub enum RemoteError {
         target: String,
         message: String,
     },
-    #[error(
-        "host {host} ({target}) is not in {known_hosts}: it shows a {key_type} key \
-         {fingerprint}{others}. If that is its key, run: orchestra hosts trust {host} \
-         --fingerprint {fingerprint}"
-    )]
-    UnknownHostKey {
-        host: String,
-        target: String,
-        known_hosts: String,
-        key_type: String,
-        fingerprint: String,
-        others: String,
-    },
-    #[error(
-        "HOST KEY CHANGED for {host} ({target}): it now shows {key_type} key {fingerprint}, \
-         not the one in {known_hosts} line {line}. Someone may be intercepting the \
-         connection; orchestra will not connect. If the change is expected, remove the old \
-         line (ssh-keygen -R '{entry}') and run: orchestra hosts trust {host}"
-    )]
-    ChangedHostKey {
-        host: String,
-        target: String,
-        known_hosts: String,
-        line: usize,
-        key_type: String,
-        fingerprint: String,
-        entry: String,
-    },
-    #[error("host {host} ({target}): its key {fingerprint} is marked @revoked in {known_hosts} line {line}")]
-    RevokedHostKey {
-        host: String,
-        target: String,
-        known_hosts: String,
-        line: usize,
-        fingerprint: String,
-    },
+    /// The host shows a key known_hosts does not list.
+    #[error("{message}")]
+    UnknownHostKey { host: String, message: String },
+    /// The host shows a different key than known_hosts lists: possibly an attack.
+    #[error("{message}")]
+    ChangedHostKey { host: String, message: String },
+    #[error("{message}")]
+    RevokedHostKey { host: String, message: String },
     #[error("host {host}: no key was accepted for user {user} (tried {tried})")]
     AuthFailed {
         host: String,
@@ -123,6 +95,8 @@ pub struct ExecOutput {
 
 /// The key a host showed, and what known_hosts says of it.
 pub struct Scan {
+    /// The host's name in the manifest.
+    pub name: String,
     pub target: Target,
     pub key: Vec<u8>,
     pub verdict: Verdict,
@@ -297,6 +271,7 @@ pub fn scan(spec: &HostSpec) -> Result<Scan, RemoteError> {
         })?;
     let verdict = known_hosts::check(&known, &target.hostname, target.port, &key);
     Ok(Scan {
+        name: spec.name.clone(),
         target,
         key,
         verdict,
@@ -308,47 +283,33 @@ pub fn scan(spec: &HostSpec) -> Result<Scan, RemoteError> {
 /// Connects, checks the host key and logs in.
 pub fn connect(spec: &HostSpec) -> Result<Connection, RemoteError> {
     let scan = scan(spec)?;
-    let known_hosts = scan.known_hosts.display().to_string();
-    let target_text = scan.target_text();
     match &scan.verdict {
         Verdict::Known => {}
         Verdict::Unknown { other_types } => {
+            let others = if other_types.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (known_hosts lists it only with {})",
+                    other_types.join(", ")
+                )
+            };
+            let fingerprint = scan.fingerprint();
             return Err(RemoteError::UnknownHostKey {
                 host: spec.name.clone(),
-                target: target_text,
-                known_hosts,
-                key_type: scan.key_type(),
-                fingerprint: scan.fingerprint(),
-                others: if other_types.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (known_hosts lists it only with {})",
-                        other_types.join(", ")
-                    )
-                },
-            })
+                message: format!(
+                    "host {host} ({target}) is not in {known_hosts}: it shows a {key_type} \
+                     key {fingerprint}{others}. If that is its key, run: orchestra hosts trust \
+                     {host} --fingerprint {fingerprint}",
+                    host = spec.name,
+                    target = scan.target_text(),
+                    known_hosts = scan.known_hosts.display(),
+                    key_type = scan.key_type(),
+                ),
+            });
         }
-        Verdict::Changed { line } => {
-            return Err(RemoteError::ChangedHostKey {
-                host: spec.name.clone(),
-                target: target_text,
-                known_hosts,
-                line: *line,
-                key_type: scan.key_type(),
-                fingerprint: scan.fingerprint(),
-                entry: known_hosts::host_entry_name(&scan.target.hostname, scan.target.port),
-            })
-        }
-        Verdict::Revoked { line } => {
-            return Err(RemoteError::RevokedHostKey {
-                host: spec.name.clone(),
-                target: target_text,
-                known_hosts,
-                line: *line,
-                fingerprint: scan.fingerprint(),
-            })
-        }
+        Verdict::Changed { line } => return Err(changed_key(&spec.name, &scan, *line)),
+        Verdict::Revoked { line } => return Err(revoked_key(&spec.name, &scan, *line)),
     }
     authenticate(&scan.session, spec, &scan.target)?;
     scan.session.set_timeout(millis(spec.command_timeout));
@@ -364,30 +325,10 @@ pub fn connect(spec: &HostSpec) -> Result<Connection, RemoteError> {
 /// whose fingerprint is not `expected` when one is given. Returns false when it was
 /// already there.
 pub fn trust(scan: &Scan, expected: Option<&str>) -> Result<bool, RemoteError> {
-    let target = scan.target_text();
-    let known_hosts = scan.known_hosts.display().to_string();
     match &scan.verdict {
         Verdict::Known => return Ok(false),
-        Verdict::Changed { line } => {
-            return Err(RemoteError::ChangedHostKey {
-                host: scan.target.hostname.clone(),
-                target,
-                known_hosts,
-                line: *line,
-                key_type: scan.key_type(),
-                fingerprint: scan.fingerprint(),
-                entry: known_hosts::host_entry_name(&scan.target.hostname, scan.target.port),
-            })
-        }
-        Verdict::Revoked { line } => {
-            return Err(RemoteError::RevokedHostKey {
-                host: scan.target.hostname.clone(),
-                target,
-                known_hosts,
-                line: *line,
-                fingerprint: scan.fingerprint(),
-            })
-        }
+        Verdict::Changed { line } => return Err(changed_key(&scan.name, scan, *line)),
+        Verdict::Revoked { line } => return Err(revoked_key(&scan.name, scan, *line)),
         Verdict::Unknown { .. } => {}
     }
     if let Some(expected) = expected {
@@ -411,6 +352,35 @@ pub fn trust(scan: &Scan, expected: Option<&str>) -> Result<bool, RemoteError> {
         })?;
     append_line(&scan.known_hosts, &line)?;
     Ok(true)
+}
+
+fn changed_key(host: &str, scan: &Scan, line: usize) -> RemoteError {
+    RemoteError::ChangedHostKey {
+        host: host.to_string(),
+        message: format!(
+            "HOST KEY CHANGED for {host} ({}): it now shows {} key {}, not the one in {} \
+             line {line}. Someone may be intercepting the connection; orchestra will not \
+             connect. If the change is expected, remove the old line (ssh-keygen -R '{}') and \
+             run: orchestra hosts trust {host}",
+            scan.target_text(),
+            scan.key_type(),
+            scan.fingerprint(),
+            scan.known_hosts.display(),
+            known_hosts::host_entry_name(&scan.target.hostname, scan.target.port),
+        ),
+    }
+}
+
+fn revoked_key(host: &str, scan: &Scan, line: usize) -> RemoteError {
+    RemoteError::RevokedHostKey {
+        host: host.to_string(),
+        message: format!(
+            "host {host} ({}): its key {} is marked @revoked in {} line {line}",
+            scan.target_text(),
+            scan.fingerprint(),
+            scan.known_hosts.display()
+        ),
+    }
 }
 
 fn append_line(path: &Path, line: &str) -> Result<(), RemoteError> {

@@ -2,7 +2,7 @@
 //! side's own TMUX_TMPDIR): up, status, brief, approve, tail, down; host keys that are
 //! unknown or changed are refused; a closed port never slows the status line.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
