@@ -42,8 +42,12 @@ need_cmd git git
 need_cmd python3 python3
 need_cmd npm npm
 need_cmd node nodejs
-# Later suites: a real sshd on loopback, a real D-Bus session bus.
+# Remote hosts: a real sshd on loopback (and ssh-keygen for its throwaway keys).
 [ -x /usr/sbin/sshd ] || apt_install openssh-server
+need_cmd ssh-keygen openssh-client
+# The ssh2 crate builds OpenSSL from source (vendored): it needs perl and make.
+need_cmd perl perl
+need_cmd make make
 need_cmd dbus-daemon dbus
 # The notification stand-in is a few lines of python3-dbus (Debian's python3).
 /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || apt_install python3-dbus python3-gi
