@@ -18,6 +18,9 @@ if [[ "$major" =~ ^[0-9]+$ ]] && { [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] &&
   die "tmux $version is too old: orchestra needs tmux 3.2 or newer"
 fi
 command -v cargo >/dev/null 2>&1 || die "cargo is required to build orchestra (https://rustup.rs)"
+# The ssh2 crate builds its own OpenSSL (no system libssl needed): that takes perl and make.
+command -v perl >/dev/null 2>&1 || die "perl is required to build the bundled OpenSSL"
+command -v make >/dev/null 2>&1 || die "make is required to build the bundled OpenSSL"
 
 cargo build --release --locked --quiet
 prefix=${PREFIX:-$HOME/.local}
@@ -34,5 +37,6 @@ cat <<'CONF'
 To see every agent's state in tmux, add to ~/.tmux.conf:
     set -g status-right '#(orchestra status-line) %H:%M'
     set -g window-status-format '#I:#W #{@orchestra_state}'
-(The TPM plugin entry, orchestra.tmux, is not in this release yet.)
+Or load the plugin (keys, menu, badges, hooks): run-shell '/path/to/orchestra/orchestra.tmux'
+(with TPM: set -g @plugin '<this repository>')
 CONF
