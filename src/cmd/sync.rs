@@ -99,6 +99,15 @@ struct Target {
 }
 
 impl Target {
+    /// The folder as the agent sees it (on its own host).
+    fn folder(&self) -> String {
+        match &self.place {
+            Place::Local(p) => p.display().to_string(),
+            Place::Remote { path, .. } => path.clone(),
+        }
+    }
+
+    /// The folder as the person sees it: `host:path` for a remote one.
     fn path_text(&self) -> String {
         match &self.place {
             Place::Local(p) => p.display().to_string(),
@@ -147,7 +156,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
                 &[
                     ("SESSION", &target.name),
                     ("ROLE", &target.role),
-                    ("PATH", &target.path_text()),
+                    ("PATH", &target.folder()),
                 ],
             );
             jobs.push(Job {
@@ -531,8 +540,9 @@ fn context_document(
 ) -> String {
     let mut doc = String::from(
         "# Project context\n\n\
-         What the sessions of this project have learned, merged by `orchestra sync` \
-         (`insights`, `dream`). Rewritten on each run: edits here are lost.\n",
+         What the sessions of this project have learned, merged by orchestra \
+         (`orchestra sync`, `insights`, `dream`). Each run rewrites its section: edits \
+         here are lost.\n",
     );
     for part in Part::ALL {
         let section = match summaries.iter().find(|(p, _)| *p == part) {

@@ -531,10 +531,11 @@ impl Tmux {
     /// Marks tmux session `name` as made by orchestra for session `id`, so that only such a
     /// session is ever ended by [`Tmux::kill_session_if_ours`].
     pub fn mark_session(&self, name: &str, id: &str) -> Result<(), TmuxError> {
+        // `=name:` names the session exactly; a bare `=name` is no pane target.
         self.run(&strings(&[
             "set-option",
             "-t",
-            &format!("={name}"),
+            &format!("={name}:"),
             "@orchestra_owner",
             id,
         ]))
@@ -549,7 +550,7 @@ impl Tmux {
             "-v",
             "-q",
             "-t",
-            &target,
+            &format!("{target}:"),
             "@orchestra_owner",
         ])) {
             Ok(v) => v.trim().to_string(),

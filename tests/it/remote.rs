@@ -55,6 +55,21 @@ fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
     let up = env.orchestra(&["up"]).ok();
     assert!(up.stdout.contains("pipeline: up on gpu"), "{}", up.stdout);
     assert!(up.stdout.contains("(created)"), "{}", up.stdout);
+    assert!(up.stderr.is_empty(), "{}", up.stderr);
+    let owner = sshd
+        .remote_tmux(&[
+            "show-options",
+            "-v",
+            "-t",
+            "=claude_pipeline:",
+            "@orchestra_owner",
+        ])
+        .ok()
+        .stdout;
+    assert_eq!(
+        owner.trim(),
+        env.session("pipeline")["id"].as_str().unwrap()
+    );
     // The session is on the remote side's server, not on this test's local one.
     sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
         .ok();
