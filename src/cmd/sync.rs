@@ -675,8 +675,9 @@ fn judge(code: Option<i32>, stdout: String, stderr: String) -> Outcome {
 }
 
 /// The remote command line: every word quoted; a failed `cd` stops it before the agent
-/// starts in the wrong folder.
-fn remote_command(path: &str, env: Option<&str>, argv: &[String]) -> String {
+/// starts in the wrong folder. Where the host has coreutils' `timeout`, the agent is
+/// bounded there too: closing the channel on our side would not stop it.
+fn remote_command(path: &str, env: Option<&str>, argv: &[String], limit: Duration) -> String {
     // A leading ~ must stay outside the quotes for the remote shell to expand it.
     let dir = match path.strip_prefix("~/") {
         Some(rest) => format!("~/{}", shell_words::quote(rest)),
@@ -688,8 +689,11 @@ fn remote_command(path: &str, env: Option<&str>, argv: &[String]) -> String {
         line.push_str(env);
         line.push('\n');
     }
-    line.push_str("exec ");
-    line.push_str(&shell_words::join(argv));
+    let argv = shell_words::join(argv);
+    let secs = limit.as_secs().max(1);
+    line.push_str(&format!(
+        "if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 {secs} {argv}; else exec {argv}; fi"
+    ));
     line
 }
 
@@ -705,7 +709,7 @@ fn run_remote(
     // The timeout counts from the last output; `claude -p` prints its report only at the
     // end, so for it this is the whole run.
     match conn.exec(
-        &remote_command(path, env, argv),
+        &remote_command(path, env, argv, timeout),
         Some(prompt.as_bytes()),
         Some(timeout),
     ) {
@@ -904,13 +908,20 @@ mod tests {
         let argv: Vec<String> = ["claude", "--model", "it's", "-p"]
             .map(String::from)
             .to_vec();
+        let bounded = |a: &str| {
+            format!("if command -v timeout >/dev/null 2>&1; then exec timeout -k 5 90 {a}; else exec {a}; fi")
+        };
+        let limit = Duration::from_secs(90);
         assert_eq!(
-            remote_command("~/my project", Some("export A=1"), &argv),
-            "cd ~/'my project' || exit 1\nexport A=1\nexec claude --model 'it'\\''s' -p"
+            remote_command("~/my project", Some("export A=1"), &argv, limit),
+            format!(
+                "cd ~/'my project' || exit 1\nexport A=1\n{}",
+                bounded("claude --model 'it'\\''s' -p")
+            )
         );
         assert_eq!(
-            remote_command("/srv/x;rm -rf /", None, &argv[..1]),
-            "cd '/srv/x;rm -rf /' || exit 1\nexec claude"
+            remote_command("/srv/x;rm -rf /", None, &argv[..1], limit),
+            format!("cd '/srv/x;rm -rf /' || exit 1\n{}", bounded("claude"))
         );
     }
 
