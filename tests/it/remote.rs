@@ -298,6 +298,15 @@ fn a_closed_port_never_slows_the_status_line() {
         slowest < Duration::from_millis(100),
         "a status line took {slowest:?}"
     );
+    // What is shown gets older, and says so.
+    assert!(
+        wait_until(Duration::from_secs(10), || env
+            .orchestra(&["status-line"])
+            .stdout
+            .contains("ago)")),
+        "{}",
+        env.orchestra(&["status-line"]).stdout
+    );
     let status = env.orchestra(&["status"]).ok().stdout;
     assert!(status.contains("UNREACHABLE"), "{status}");
 }
@@ -421,5 +430,42 @@ fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
         sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
             .code
             != 0
+    );
+}
+
+#[test]
+fn attach_inside_tmux_opens_the_remote_session_in_a_window_here() {
+    let Some((env, sshd)) = world() else { return };
+    sshd.trust();
+    env.start_server(&[]);
+    let folder = remote_folder(&env, "p");
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        ),
+    );
+    env.orchestra(&["up"]).ok();
+    env.orchestra(&["brief", "pipeline", "seen-through-ssh"])
+        .ok();
+    let mut cmd = env.orchestra_command(&env.repo, &["attach", "pipeline"]);
+    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
+    let run = crate::harness::Run::from(cmd.output().expect("attach"));
+    let run = run.ok();
+    let window = run
+        .stdout
+        .split_whitespace()
+        .last()
+        .expect("the window")
+        .to_string();
+    assert!(
+        wait_until(Duration::from_secs(15), || env
+            .tmux(&["capture-pane", "-p", "-t", &window])
+            .contains("seen-through-ssh")),
+        "{}",
+        env.tmux(&["capture-pane", "-p", "-t", &window])
     );
 }
