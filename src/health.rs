@@ -111,6 +111,31 @@ pub struct HealthRow {
     pub host: Option<String>,
 }
 
+impl HealthRow {
+    /// The row of `s` as recorded; where it runs and what its screen says are the caller's.
+    pub fn recorded(s: &Session, now_us: i64) -> HealthRow {
+        HealthRow {
+            id: s.id.clone(),
+            label: s.label.clone(),
+            repo: s.repo.clone(),
+            state: s.state.to_string(),
+            status: s.status.to_string(),
+            source: s.state_source.clone(),
+            state_age: if s.state_at > 0 {
+                (now_us - s.state_at) / 1_000_000
+            } else {
+                now_us / 1_000_000 - s.created_at
+            },
+            idle_for: 0,
+            screen: None,
+            rule: None,
+            window: s.window.clone().unwrap_or_default(),
+            pane: s.pane.clone().unwrap_or_default(),
+            host: s.host.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// tmux processes this refresh started.
@@ -410,23 +435,12 @@ pub fn refresh(
             let s = &sessions[&pane.orchestra_id];
             let seen = cache.panes.get(&pane.pane);
             HealthRow {
-                id: s.id.clone(),
-                label: s.label.clone(),
-                repo: s.repo.clone(),
-                state: s.state.to_string(),
-                status: s.status.to_string(),
-                source: s.state_source.clone(),
-                state_age: if s.state_at > 0 {
-                    (now_us - s.state_at) / 1_000_000
-                } else {
-                    now_s - s.created_at
-                },
                 idle_for: now_s - pane.window_activity,
                 screen: seen.map(|p| p.screen_state.clone()),
                 rule: seen.and_then(|p| p.rule.clone()),
                 window: pane.window.clone(),
                 pane: pane.pane.clone(),
-                host: None,
+                ..HealthRow::recorded(s, now_us)
             }
         })
         .collect();
@@ -687,23 +701,13 @@ pub fn refresh_host(
         }
         *outcome.counts.entry(current.state.to_string()).or_default() += 1;
         outcome.rows.push(HealthRow {
-            id: current.id.clone(),
-            label: current.label.clone(),
-            repo: current.repo.clone(),
-            state: current.state.to_string(),
-            status: current.status.to_string(),
-            source: current.state_source.clone(),
-            state_age: if current.state_at > 0 {
-                (now_us - current.state_at) / 1_000_000
-            } else {
-                now_s - current.created_at
-            },
             idle_for: pane.map_or(0, |p| now_s - p.window_activity),
             screen: screen_state,
             rule,
             window: pane.map(|p| p.window.clone()).unwrap_or_default(),
             pane: pane.map(|p| p.pane.clone()).unwrap_or_default(),
             host: Some(host.to_string()),
+            ..HealthRow::recorded(&current, now_us)
         });
     }
     // The host's window badges, all in one more exec, only when one changed.

@@ -222,23 +222,10 @@ fn refresh_one_host(
     sessions: &[Session],
     answered_ms: i64,
 ) -> (health::HostSeen, u64, Vec<Transition>) {
+    let now_us = health::now_micros();
     let recorded_rows = sessions
         .iter()
-        .map(|s| health::HealthRow {
-            id: s.id.clone(),
-            label: s.label.clone(),
-            repo: s.repo.clone(),
-            state: s.state.to_string(),
-            status: s.status.to_string(),
-            source: s.state_source.clone(),
-            state_age: (health::now_micros() - s.state_at) / 1_000_000,
-            idle_for: 0,
-            screen: None,
-            rule: None,
-            window: s.window.clone().unwrap_or_default(),
-            pane: s.pane.clone().unwrap_or_default(),
-            host: Some(host.to_string()),
-        })
+        .map(|s| health::HealthRow::recorded(s, now_us))
         .collect();
     let mut seen = health::HostSeen {
         name: host.to_string(),

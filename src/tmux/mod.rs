@@ -671,20 +671,15 @@ impl Tmux {
 
     /// The visible screen of `pane` (plus `history` lines above it), as plain text.
     pub fn capture_pane(&self, pane: &str, history: usize) -> Result<String, TmuxError> {
-        let start = format!("-{history}");
-        self.run(&strings(&[
-            "capture-pane",
-            "-p",
-            "-J",
-            "-t",
-            pane,
-            "-S",
-            &start,
-        ]))
+        self.capture_from(pane, &format!("-{history}"))
     }
 
     /// The whole scrollback of `pane` and its screen, as plain text.
     pub fn capture_history(&self, pane: &str) -> Result<String, TmuxError> {
+        self.capture_from(pane, "-")
+    }
+
+    fn capture_from(&self, pane: &str, start: &str) -> Result<String, TmuxError> {
         self.run(&strings(&[
             "capture-pane",
             "-p",
@@ -692,7 +687,7 @@ impl Tmux {
             "-t",
             pane,
             "-S",
-            "-",
+            start,
         ]))
     }
 
