@@ -15,7 +15,7 @@ pub struct ManifestError {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Orchestrator {
     #[serde(default)]
@@ -32,6 +32,21 @@ pub struct Orchestrator {
     pub wrap_up_cmd: String,
     #[serde(default = "default_agent")]
     pub agent: String,
+}
+
+// A manifest without [orchestrator] gets the same defaults as one with an empty table.
+impl Default for Orchestrator {
+    fn default() -> Orchestrator {
+        Orchestrator {
+            shared_fs: String::new(),
+            sync_interval: default_sync_interval(),
+            poll_interval: default_poll_interval(),
+            capture_lines: default_capture_lines(),
+            worktree_dir: default_worktree_dir(),
+            wrap_up_cmd: String::new(),
+            agent: default_agent(),
+        }
+    }
 }
 
 fn default_sync_interval() -> String {
@@ -184,6 +199,21 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
         column,
         message,
     };
+    if crate::health::parse_duration_secs(&m.orchestrator.sync_interval).is_none() {
+        return Err(err(
+            locate(text, "[orchestrator]", "sync_interval"),
+            format!(
+                "orchestrator.sync_interval {:?} is not a duration such as \"6h\" or \"30m\"",
+                m.orchestrator.sync_interval
+            ),
+        ));
+    }
+    if m.orchestrator.poll_interval == 0 {
+        return Err(err(
+            locate(text, "[orchestrator]", "poll_interval"),
+            "orchestrator.poll_interval must be 1 second or more".into(),
+        ));
+    }
     for (name, host) in &m.hosts {
         let header = format!("[hosts.{name}]");
         for (key, value) in [
@@ -403,6 +433,13 @@ then = 'brief analysis "Data ready at /share/output"'
         assert_eq!(m.hosts["gpu"].connect_timeout().as_secs(), 3);
         assert_eq!(parse_timeout("500ms").map(|d| d.as_millis()), Some(500));
         assert_eq!(parse_timeout("0s"), None);
+        let bare = parse("[sessions.a]\npath = \"/x\"\n", "orchestra.toml").unwrap();
+        assert_eq!(
+            bare.orchestrator.agent, "claude",
+            "defaults without [orchestrator]"
+        );
+        assert_eq!(bare.orchestrator.poll_interval, 5);
+        assert_eq!(bare.orchestrator.capture_lines, 50);
     }
 
     #[test]
@@ -424,6 +461,7 @@ then = 'brief analysis "Data ready at /share/output"'
                 9,
                 "NAME done",
             ),
+            ("bad sync interval", "[orchestrator]\nsync_interval = \"often\"\n", 2, 1, "not a duration"),
             ("bad timeout", "[hosts.h]\naddress = \"box\"\ncommand_timeout = \"soon\"\n", 3, 1, "not a duration"),
             (
                 "blocked_by cycle",

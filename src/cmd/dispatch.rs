@@ -360,11 +360,32 @@ pub fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
     Ok(words)
 }
 
-/// `<parent>/<repo>.worktrees`, beside the main worktree.
+/// Where worktrees go: orchestra.toml's `worktree_dir` (`{repo}` is the repo's name;
+/// relative to the repo root), else `<parent>/<repo>.worktrees`, beside the main worktree.
+/// An unreadable manifest is the default here: `up` and `status` report its errors.
 pub fn worktree_root(repo: &Repo) -> PathBuf {
     let main = repo.main_worktree();
-    let parent = main.parent().unwrap_or(main);
-    parent.join(format!("{}.worktrees", repo.name()))
+    let configured = crate::manifest::load(&crate::manifest::default_path(main))
+        .ok()
+        .map(|m| m.orchestrator.worktree_dir)
+        .filter(|d| !d.trim().is_empty());
+    let dir = configured.unwrap_or_else(|| "../{repo}.worktrees".into());
+    let dir = dir.replace("{repo}", &repo.name());
+    let home = PathBuf::from(crate::paths::non_empty_env("HOME").unwrap_or_else(|| "/".into()));
+    let path = crate::remote::config::expand_home(&dir, &home);
+    let joined = main.join(path);
+    // Lexically: the folder may not exist yet.
+    let mut clean = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                clean.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    clean
 }
 
 /// A free loopback port no other live session holds, for the session's dev servers.

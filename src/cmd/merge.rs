@@ -234,7 +234,7 @@ pub fn finish_teardown(
     Ok(())
 }
 
-/// Sends `@orchestra-wrap-up-cmd` to the worker and waits (bounded) until it is idle again.
+/// Sends `@orchestra-wrap-up-cmd` (or orchestra.toml's `wrap_up_cmd`) to the worker and waits (bounded) until it is idle again.
 fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>) {
     let (Some(pane), Some(_)) = (&session.pane, &session.window) else {
         return;
@@ -242,7 +242,19 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
     let Ok(tmux) = session_tmux(session) else {
         return;
     };
-    let Ok(Some(command)) = tmux.global_option("@orchestra-wrap-up-cmd") else {
+    // The tmux option, else orchestra.toml's wrap_up_cmd.
+    let from_manifest = || {
+        crate::manifest::load(&crate::manifest::default_path(Path::new(&session.repo)))
+            .ok()
+            .map(|m| m.orchestrator.wrap_up_cmd)
+            .filter(|c| !c.trim().is_empty())
+    };
+    let Some(command) = tmux
+        .global_option("@orchestra-wrap-up-cmd")
+        .ok()
+        .flatten()
+        .or_else(from_manifest)
+    else {
         return;
     };
     let limit = tmux

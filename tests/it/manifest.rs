@@ -143,3 +143,25 @@ fn dependencies_run_once_when_their_upstream_is_done_or_has_its_artifact() {
     );
     env.orchestra(&["down"]).ok();
 }
+
+#[test]
+fn dispatch_puts_worktrees_where_the_manifest_says() {
+    let env = Env::new();
+    env.start_server(&[]);
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        "[orchestrator]\nworktree_dir = \"../wt-{repo}\"\n",
+    )
+    .unwrap();
+    env.dispatch_shell("placed").ok();
+    let worktree = env.session("placed")["worktree"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        std::path::PathBuf::from(&worktree),
+        env.root.join("wt-repo").join("placed")
+    );
+    assert!(std::path::Path::new(&worktree).join("README.md").exists());
+    env.orchestra(&["kill", "placed"]).ok();
+}

@@ -469,3 +469,76 @@ fn attach_inside_tmux_opens_the_remote_session_in_a_window_here() {
         env.tmux(&["capture-pane", "-p", "-t", &window])
     );
 }
+
+#[test]
+fn logins_try_ssh_config_then_the_agent_then_the_default_keys() {
+    let Some((mut env, sshd)) = world() else {
+        return;
+    };
+    sshd.trust();
+    let folder = remote_folder(&env, "p");
+    let session = format!(
+        "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+        folder.display()
+    );
+    let manifest = |address: &str| {
+        std::fs::write(
+            env.repo.join("orchestra.toml"),
+            format!(
+                "[orchestrator]\nagent = \"cat\"\n[hosts.gpu]\naddress = '{address}'\n\n{session}"
+            ),
+        )
+        .unwrap()
+    };
+    // No identity anywhere, no agent, no default key: refused, saying what was tried.
+    manifest(&sshd.address());
+    let run = env.orchestra(&["hosts", "check"]).fails_with(1);
+    assert!(run.stdout.contains("no key was accepted"), "{}", run.stdout);
+
+    // ~/.ssh/config: an alias with HostName, Port, User and IdentityFile.
+    std::fs::write(
+        sshd.home.join(".ssh/config"),
+        format!(
+            "Host gpu-alias\n    HostName 127.0.0.1\n    Port {}\n    User {}\n    IdentityFile {}\n",
+            sshd.port,
+            sshd.user,
+            sshd.user_key.display()
+        ),
+    )
+    .unwrap();
+    manifest("gpu-alias");
+    env.orchestra(&["hosts", "check"]).ok();
+    std::fs::remove_file(sshd.home.join(".ssh/config")).unwrap();
+
+    // The agent: a real ssh-agent holding the key.
+    let agent_sock = env.root.join("agent.sock");
+    let mut agent = std::process::Command::new("ssh-agent")
+        .arg("-D")
+        .arg("-a")
+        .arg(&agent_sock)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("ssh-agent");
+    assert!(wait_until(Duration::from_secs(5), || agent_sock.exists()));
+    let added = std::process::Command::new("ssh-add")
+        .arg(&sshd.user_key)
+        .env("SSH_AUTH_SOCK", &agent_sock)
+        .output()
+        .expect("ssh-add");
+    assert!(added.status.success());
+    manifest(&sshd.address());
+    env.env.retain(|(k, _)| k != "SSH_AUTH_SOCK");
+    env.env.push((
+        "SSH_AUTH_SOCK".into(),
+        agent_sock.to_string_lossy().into_owned(),
+    ));
+    env.orchestra(&["hosts", "check"]).ok();
+    let _ = agent.kill();
+    let _ = agent.wait();
+
+    // The default key, ~/.ssh/id_ed25519 (and no agent).
+    env.env.retain(|(k, _)| k != "SSH_AUTH_SOCK");
+    env.env.push(("SSH_AUTH_SOCK".into(), String::new()));
+    std::fs::copy(&sshd.user_key, sshd.home.join(".ssh/id_ed25519")).unwrap();
+    env.orchestra(&["hosts", "check"]).ok();
+}
