@@ -479,6 +479,10 @@ pub struct SyncArgs {
     /// How long each agent may take ("90s", "10m").
     #[arg(long, default_value = "10m", value_name = "DURATION")]
     pub timeout: String,
+    /// Only if the last run of this command is older than orchestra.toml's sync_interval
+    /// (for cron or a tmux hook: there is no daemon to keep the interval).
+    #[arg(long)]
+    pub if_due: bool,
 }
 
 #[derive(Debug, Args)]

@@ -125,6 +125,8 @@ struct Plan {
     context_dir: PathBuf,
     timeout: Duration,
     jobs: usize,
+    /// orchestra.toml's sync_interval, in seconds (for --if-due).
+    interval_secs: i64,
     /// Per part: the session prompt template and the synthesis template.
     templates: Vec<(Part, String, String)>,
 }
@@ -138,7 +140,32 @@ struct Job<'a> {
 
 pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> Result<(), Error> {
     let plan = plan(ctx, args, kind)?;
+    // --if-due: no daemon keeps the interval; cron or a tmux hook may call this often.
+    let stamp = ctx
+        .home
+        .join("cache")
+        .join(format!("last-{}", kind.command()));
+    if args.if_due {
+        let age = std::fs::metadata(&stamp)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .map(|d| d.as_secs() as i64);
+        if let Some(age) = age.filter(|a| *a < plan.interval_secs) {
+            out.line(format!(
+                "{}: not due (last run {} ago; sync_interval {})",
+                kind.command(),
+                crate::cmd::human_age(age),
+                crate::cmd::human_age(plan.interval_secs)
+            ));
+            return Ok(());
+        }
+    }
     let run_dir = make_run_dir(&ctx.home.join("runs"))?;
+    if let Some(dir) = stamp.parent() {
+        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+    }
+    std::fs::write(&stamp, b"").map_err(Error::io(format!("writing {}", stamp.display())))?;
     out.note(format!(
         "{}: asking {} session(s), {} at a time, each at most {}; reports in {}",
         kind.command(),
@@ -416,6 +443,9 @@ fn plan(ctx: &Context, args: &SyncArgs, kind: Kind) -> Result<Plan, Error> {
         context_dir,
         timeout,
         jobs: args.jobs,
+        // Validated with the manifest.
+        interval_secs: crate::health::parse_duration_secs(&manifest.orchestrator.sync_interval)
+            .unwrap_or(6 * 3600),
         templates,
     })
 }

@@ -104,6 +104,9 @@ fn sync_asks_every_session_and_merges_both_reports_into_context_md() {
         .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
         .ok();
     assert!(start.elapsed() < Duration::from_secs(25));
+    // Within sync_interval (default 6h) a --if-due run does nothing.
+    let due = w.env.orchestra(&["sync", "--if-due"]).ok();
+    assert!(due.stdout.contains("sync: not due"), "{}", due.stdout);
 
     let dir = w.run_dir();
     for (file, text) in [
