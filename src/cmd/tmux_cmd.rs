@@ -175,6 +175,14 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
             format!("display-popup -E -w 90% -h 80% \"{exe} watch\""),
         ),
         (
+            // Every session of the current pane's repo, remote hosts included.
+            "Status".into(),
+            "s",
+            format!(
+                "display-popup -E -w 90% -h 80% -d '#{{pane_current_path}}' \"{exe} status; printf '\\\\n(Enter closes)'; read _\""
+            ),
+        ),
+        (
             "Next waiting".into(),
             "j",
             format!("run-shell -b \"{exe} tmux next-waiting --client '{client}'\""),
