@@ -175,14 +175,19 @@ pub fn load_cache(home: &Path, key: &str) -> Cache {
 }
 
 fn save_cache(home: &Path, key: &str, cache: &Cache) {
-    let path = cache_path(home, key);
+    save_json(&cache_path(home, key), cache);
+}
+
+/// Writes `value` as JSON to `path` whole or not at all (a temp file renamed over it), so a
+/// reader never sees half a cache. A cache that cannot be written is only a slower tick.
+fn save_json(path: &Path, value: &impl Serialize) {
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
     let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if let Ok(json) = serde_json::to_vec(cache) {
+    if let Ok(json) = serde_json::to_vec(value) {
         if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
+            let _ = std::fs::rename(&tmp, path);
         }
     }
 }
@@ -591,16 +596,7 @@ pub fn load_remote_cache(home: &Path) -> Option<RemoteCache> {
 }
 
 pub fn save_remote_cache(home: &Path, cache: &RemoteCache) {
-    let path = remote_cache_path(home);
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if let Ok(json) = serde_json::to_vec(cache) {
-        if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, &path);
-        }
-    }
+    save_json(&remote_cache_path(home), cache);
 }
 
 /// What one host's refresh learned.

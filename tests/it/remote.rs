@@ -28,6 +28,19 @@ fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
     std::fs::write(env.repo.join("orchestra.toml"), text).expect("manifest");
 }
 
+/// One session `pipeline` on host gpu running `cat` in `folder`.
+fn cat_session(env: &Env, sshd: &Sshd, folder: &std::path::Path) {
+    write_manifest(
+        env,
+        sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        ),
+    );
+}
+
 fn toml_string(s: &str) -> String {
     format!("'{s}'")
 }
@@ -158,15 +171,7 @@ fn down_leaves_a_tmux_session_it_did_not_create() {
 fn an_unknown_host_key_is_refused_until_trusted_by_fingerprint() {
     let Some((env, sshd)) = world() else { return };
     let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd,
-        "cat",
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
-            folder.display()
-        ),
-    );
+    cat_session(&env, &sshd, &folder);
     let refused = env.orchestra(&["up"]).fails_with(1);
     assert!(refused.stderr.contains("is not in"), "{}", refused.stderr);
     let fingerprint = refused
@@ -228,15 +233,7 @@ fn a_changed_host_key_is_refused_loudly_and_never_replaced() {
     let known = sshd.home.join(".ssh/known_hosts");
     std::fs::write(&known, &stale).unwrap();
     let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd,
-        "cat",
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
-            folder.display()
-        ),
-    );
+    cat_session(&env, &sshd, &folder);
     let refused = env.orchestra(&["up"]).fails_with(1);
     assert!(
         refused.stderr.contains("HOST KEY CHANGED"),
@@ -268,15 +265,7 @@ fn a_closed_port_never_slows_the_status_line() {
     };
     sshd.trust();
     let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd,
-        "cat",
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
-            folder.display()
-        ),
-    );
+    cat_session(&env, &sshd, &folder);
     env.orchestra(&["up"]).ok();
     let line = env.orchestra(&["status-line"]).ok().stdout;
     assert!(line.contains("gpu"), "{line}");
@@ -439,15 +428,7 @@ fn attach_inside_tmux_opens_the_remote_session_in_a_window_here() {
     sshd.trust();
     env.start_server(&[]);
     let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd,
-        "cat",
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
-            folder.display()
-        ),
-    );
+    cat_session(&env, &sshd, &folder);
     env.orchestra(&["up"]).ok();
     env.orchestra(&["brief", "pipeline", "seen-through-ssh"])
         .ok();
