@@ -318,6 +318,8 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
     let plan = plan(args)?;
     let store = ctx.store()?;
     let mut failed = 0;
+    // One connection per server (a host, or a local socket), made when first needed.
+    let mut servers: BTreeMap<(Option<String>, Option<String>), Tmux> = BTreeMap::new();
     // Dependents stop before what they depend on.
     for name in plan.names.iter().rev() {
         let Some(session) = store
@@ -327,7 +329,17 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
             out.line(format!("{name}: not up"));
             continue;
         };
-        match down_one(&store, &session, Duration::from_secs(args.wait)) {
+        let key = match &session.host {
+            Some(host) => (Some(host.clone()), None),
+            None => (None, session.tmux_socket.clone()),
+        };
+        let tmux = match servers.entry(key) {
+            std::collections::btree_map::Entry::Occupied(slot) => slot.into_mut(),
+            std::collections::btree_map::Entry::Vacant(slot) => {
+                slot.insert(session_tmux(&session)?)
+            }
+        };
+        match down_one(&store, tmux, &session, Duration::from_secs(args.wait)) {
             Ok(line) => out.line(line),
             Err(e) if plan.names.len() == 1 => return Err(e),
             Err(e) => {
@@ -347,14 +359,18 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
 
 /// Asks the agent to exit, waits up to `wait`, then closes what `up` made and forgets
 /// the session.
-pub fn down_one(store: &Store, session: &Session, wait: Duration) -> Result<String, Error> {
-    let tmux = session_tmux(session)?;
+pub fn down_one(
+    store: &Store,
+    tmux: &Tmux,
+    session: &Session,
+    wait: Duration,
+) -> Result<String, Error> {
     let name = &session.label;
     let mut note = String::new();
     if let Some(pane) = session.pane.as_deref() {
         if tmux.pane_alive(pane)? {
             let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
-            ask_to_exit(&tmux, pane, kind)?;
+            ask_to_exit(tmux, pane, kind)?;
             let started = Instant::now();
             while tmux.pane_alive(pane)? && started.elapsed() < wait {
                 std::thread::sleep(Duration::from_millis(250));
@@ -367,7 +383,7 @@ pub fn down_one(store: &Store, session: &Session, wait: Duration) -> Result<Stri
             }
         }
     }
-    close_and_forget(store, &tmux, session, "down")?;
+    close_and_forget(store, tmux, session, "down")?;
     Ok(format!("{name}: down{note}"))
 }
 
@@ -414,7 +430,9 @@ pub fn restart(ctx: &Context, session: &Session, out: &mut Output<'_>) -> Result
     }
     let repo = Repo::discover(Path::new(&session.repo))?;
     let store = ctx.store()?;
-    let line = down_one(&store, session, Duration::from_secs(10))?;
+    // One connection for both halves.
+    let tmux = session_tmux(session)?;
+    let line = down_one(&store, &tmux, session, Duration::from_secs(10))?;
     out.line(line);
     let plan = Plan {
         repo,
@@ -422,7 +440,6 @@ pub fn restart(ctx: &Context, session: &Session, out: &mut Output<'_>) -> Result
         manifest,
         names: vec![session.label.clone()],
     };
-    let tmux = session_tmux(session)?;
     let line = up_one(
         ctx,
         &store,
