@@ -103,14 +103,8 @@ pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), 
     let mut failed = 0;
     for name in &names {
         let tmux = &servers[&plan.manifest.sessions[name].host];
-        match up_one(ctx, &store, &plan, tmux, name, None, out) {
-            Ok(line) => out.line(line),
-            Err(e) if names.len() == 1 => return Err(e),
-            Err(e) => {
-                failed += 1;
-                out.note(format!("{name}: {e}"));
-            }
-        }
+        let result = up_one(ctx, &store, &plan, tmux, name, None, out);
+        tally(name, result, names.len() == 1, &mut failed, out)?;
     }
     crate::cmd::refresh::refresh_remote_quietly(ctx);
     if failed > 0 {
@@ -118,6 +112,26 @@ pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), 
             "{failed} of {} session(s) did not come up",
             names.len()
         )));
+    }
+    Ok(())
+}
+
+/// Reports one session's outcome: its line, or a note and a count. Acting on one session
+/// alone, its error is the command's (one line, its own exit status).
+fn tally(
+    name: &str,
+    result: Result<String, Error>,
+    alone: bool,
+    failed: &mut usize,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    match result {
+        Ok(line) => out.line(line),
+        Err(e) if alone => return Err(e),
+        Err(e) => {
+            *failed += 1;
+            out.note(format!("{name}: {e}"));
+        }
     }
     Ok(())
 }
@@ -339,14 +353,8 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
                 slot.insert(session_tmux(&session)?)
             }
         };
-        match down_one(&store, tmux, &session, Duration::from_secs(args.wait)) {
-            Ok(line) => out.line(line),
-            Err(e) if plan.names.len() == 1 => return Err(e),
-            Err(e) => {
-                failed += 1;
-                out.note(format!("{name}: {e}"));
-            }
-        }
+        let result = down_one(&store, tmux, &session, Duration::from_secs(args.wait));
+        tally(name, result, plan.names.len() == 1, &mut failed, out)?;
     }
     crate::cmd::refresh::refresh_remote_quietly(ctx);
     if failed > 0 {
