@@ -1,12 +1,11 @@
 //! `orchestra refresh`, `status-line` and `health`: the status path.
 
-use crate::cli::{HealthArgs, RefreshArgs};
-use crate::cmd::{human_age, render_table, Context, Output};
-use crate::error::Error;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::cmd::{host_spec, remote_tmux};
+use crate::cli::{HealthArgs, RefreshArgs};
+use crate::cmd::{host_spec, human_age, remote_tmux, render_table, Context, Output};
+use crate::error::Error;
 use crate::health::{self, Outcome};
 use crate::notify::Fallback;
 use crate::state::{Session, Transition};
