@@ -421,3 +421,76 @@ fn a_repo_folder_named_like_a_tmux_format_is_used_as_it_is() {
     assert!(pwned.stdout.is_empty(), "{:?}", pwned);
     assert!(!Path::new("pwned").exists() && !repo.join("pwned").exists());
 }
+
+#[test]
+fn down_and_the_wrap_up_never_press_keys_in_a_reused_pane_id() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let folder = env.root.join("plain-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[orchestrator]\nagent = \"cat\"\n\n[sessions.pipeline]\npath = '{}'\n",
+            folder.display()
+        ),
+    )
+    .unwrap();
+    env.git(&["add", "orchestra.toml"]);
+    env.git(&["commit", "-q", "-m", "manifest"]);
+    env.orchestra(&["up", "pipeline"]).ok();
+    env.dispatch_shell("worker").ok();
+    let wt = env.worktree_path("worker");
+    std::fs::write(wt.join("w.txt"), "w\n").unwrap();
+    git_in(&wt, &["add", "w.txt"]);
+    git_in(&wt, &["commit", "-q", "-m", "work"]);
+    let down_pane = env.session("pipeline")["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let merge_pane = env.session("worker")["pane"].as_str().unwrap().to_string();
+
+    // After a tmux restart two strangers hold those pane ids: a `cat` that C-c would
+    // end, and a `cat` that would echo a wrap-up command.
+    env.stop_server();
+    env.start_server(&[]);
+    let mut strangers = Vec::new();
+    for _ in 0..8 {
+        let got = env.tmux(&[
+            "new-window",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "harness:",
+            "cat",
+        ]);
+        strangers.push(got.trim().to_string());
+    }
+    assert!(strangers.contains(&down_pane) && strangers.contains(&merge_pane));
+    let before_down = pane_facts(&env, &down_pane);
+    let before_merge = pane_facts(&env, &merge_pane);
+    env.tmux(&[
+        "set-option",
+        "-g",
+        "@orchestra-wrap-up-cmd",
+        "echo wrap-up-typed",
+    ]);
+    env.tmux(&["set-option", "-g", "@orchestra-wrap-up-timeout", "1"]);
+
+    env.orchestra(&["down", "pipeline", "--wait", "1"]).ok();
+    env.orchestra(&["merge", "worker", "--yes"]).ok();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(pane_facts(&env, &down_pane), before_down, "no C-c, no kill");
+    assert_eq!(pane_facts(&env, &merge_pane), before_merge);
+    let screen = env.tmux(&["capture-pane", "-p", "-t", &merge_pane]);
+    assert!(!screen.contains("wrap-up-typed"), "{screen}");
+    // Their windows were not closed either: no window of theirs carries our id.
+    assert_eq!(
+        env.tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .count(),
+        9
+    );
+}
