@@ -333,7 +333,7 @@ pub fn refresh(
                     rule: verdict.rule.clone(),
                 },
             );
-            let hook_is_fresh = s.state_source == "hook" && now_us - s.state_at < HOOK_GRACE_MICROS;
+            let hook_is_fresh = said_lately(s, now_us);
             if verdict.state != AgentState::Unknown && verdict.state != s.state && !hook_is_fresh {
                 decisions.push((
                     s.id.clone(),
@@ -364,7 +364,7 @@ pub fn refresh(
         } else {
             AgentState::Idle
         };
-        let hook_is_fresh = s.state_source == "hook" && now_us - s.state_at < HOOK_GRACE_MICROS;
+        let hook_is_fresh = said_lately(s, now_us);
         let decided = decisions.iter().any(|(id, ..)| id == &s.id);
         if state != s.state && !hook_is_fresh && !decided {
             let detail = format!("output {}s ago", now_s - pane.window_activity);
@@ -494,6 +494,12 @@ pub fn refresh(
 /// activity, and only when agents.toml gives them no rules either.
 fn may_lack_rules(kind: &str) -> bool {
     !matches!(kind, "claude" | "codex" | "gemini" | "aider")
+}
+
+/// Whether a word that outranks the screen for a while was said lately: a hook's, or
+/// orchestra's own after it answered a menu (screens lag behind both).
+fn said_lately(s: &Session, now_us: i64) -> bool {
+    matches!(s.state_source.as_str(), "hook" | "approve") && now_us - s.state_at < HOOK_GRACE_MICROS
 }
 
 /// The screen rules, loaded at most once per refresh and only when needed.

@@ -6,7 +6,7 @@ use crate::agent::menu::{self, Answer, Menu};
 use crate::cli::{ApproveArgs, DenyArgs};
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
-use crate::state::Session;
+use crate::state::{AgentState, Session};
 use crate::tmux::{Key, OwnedPane, Tmux};
 
 /// How long to wait for a menu to be drawn.
@@ -48,7 +48,18 @@ fn answer_menu(
 pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Result<String, Error> {
     let result =
         agent_pane(session).and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer));
-    record_if_gone(ctx, session, result)
+    let chosen = record_if_gone(ctx, session, result)?;
+    if answer != Answer::No {
+        // An approved tool may run for minutes with no hook until it ends: the agent is
+        // busy from now, as orchestra itself just made it.
+        let store = ctx.store()?;
+        let said = format!("approved: {chosen}");
+        let now = crate::health::now_micros();
+        if let Some(t) = store.apply_state(&session.id, AgentState::Busy, now, "approve", &said)? {
+            crate::cmd::announce(&t)?;
+        }
+    }
+    Ok(chosen)
 }
 
 fn answer_pane(

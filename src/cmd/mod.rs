@@ -185,6 +185,31 @@ pub fn record_if_gone<T>(
     )))
 }
 
+/// Shows a recorded state change at once: the window's badge and, where the change needs
+/// a person, a notification (ONE tmux call for the badge and the notify command).
+pub fn announce(transition: &crate::state::Transition) -> Result<(), Error> {
+    let Some(window) = &transition.session.window else {
+        return Ok(());
+    };
+    let tmux = session_tmux(&transition.session)?;
+    let notify_cmd = tmux
+        .set_badge(
+            window,
+            transition.session.state.as_str(),
+            "@orchestra-notify-cmd",
+        )
+        .ok()
+        .flatten();
+    crate::health::notify_transition(
+        transition,
+        &crate::notify::Fallback {
+            command: notify_cmd,
+            tmux_socket: transition.session.tmux_socket.clone(),
+        },
+    );
+    Ok(())
+}
+
 /// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`
 /// false a missing default file is no manifest at all.
 pub fn load_manifest(

@@ -432,6 +432,26 @@ impl Store {
 
     /// Records a restart: the session's new window and pane, one more retry, running, and
     /// its state unknown until the agent says.
+    /// The conversation the session's agent is in now (it changes on `/clear`, `/resume`).
+    pub fn set_agent_uuid(&self, s: &Session, uuid: &str) -> Result<(), StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE sessions SET agent_uuid = ?2, updated_at = ?3 WHERE id = ?1",
+            params![s.id, uuid, now()],
+        )
+        .map_err(|e| self.err(e))?;
+        insert_event(
+            &tx,
+            s,
+            "conversation",
+            s.agent_uuid.as_deref().unwrap_or_default(),
+            uuid,
+            "the agent moved to another conversation",
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
     pub fn record_restart(
         &self,
         s: &Session,

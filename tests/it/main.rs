@@ -20,4 +20,5 @@ mod remote;
 mod status;
 mod sync;
 mod talk;
+mod truth;
 mod workflow;
