@@ -27,8 +27,8 @@ pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 /// a host that sends more is broken or hostile, and its answer is refused.
 pub const MAX_EXEC_OUTPUT: usize = 16 << 20;
 
-/// The longest pause between two looks at a silent channel.
-const MAX_POLL_PAUSE: Duration = Duration::from_millis(10);
+/// How long one wait for stdout lasts before stderr is looked at again.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
 
 /// How long closing a channel after a failed command may wait for the host.
 const CLEANUP_GRACE: Duration = Duration::from_millis(500);
@@ -571,18 +571,29 @@ impl Connection {
         arm("sending input")?;
         channel.send_eof().map_err(fail("sending input"))?;
 
-        // Both streams are read in turn without blocking: a host that fills one while
-        // the other is being waited for cannot stall the call, and the deadline and the
-        // byte cap count everything it sends.
-        self.session.set_blocking(false);
+        // Both streams are drained without blocking, then the call waits in libssh2 for
+        // stdout (where answers come) a short slice at a time, so that stderr is looked at
+        // too: a host that fills one stream while the other is waited for cannot stall
+        // the call, and the deadline and the byte cap count everything it sends.
         // [stdout, stderr]
         let mut output: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
         let mut total = 0usize;
         let mut buffer = vec![0u8; 32 * 1024];
-        let mut pause = Duration::from_millis(1);
+        let mut take = |id: usize, n: usize, buffer: &[u8]| -> Result<(), RemoteError> {
+            output[id].extend_from_slice(&buffer[..n]);
+            total += n;
+            if total > MAX_EXEC_OUTPUT {
+                return Err(RemoteError::TooMuchOutput {
+                    host: self.name.clone(),
+                    limit_mib: MAX_EXEC_OUTPUT >> 20,
+                });
+            }
+            Ok(())
+        };
         loop {
+            self.session.set_blocking(false);
             let mut progressed = false;
-            for (id, into) in output.iter_mut().enumerate() {
+            for id in 0..2 {
                 loop {
                     let read = if id == 0 {
                         channel.read(&mut buffer)
@@ -592,15 +603,8 @@ impl Connection {
                     match read {
                         Ok(0) => break,
                         Ok(n) => {
-                            into.extend_from_slice(&buffer[..n]);
-                            total += n;
+                            take(id, n, &buffer)?;
                             progressed = true;
-                            if total > MAX_EXEC_OUTPUT {
-                                return Err(RemoteError::TooMuchOutput {
-                                    host: self.name.clone(),
-                                    limit_mib: MAX_EXEC_OUTPUT >> 20,
-                                });
-                            }
                         }
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                         Err(e) => return Err(io_fail("reading output")(e)),
@@ -610,16 +614,24 @@ impl Connection {
             if channel.eof() {
                 break;
             }
-            if Instant::now() >= deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
                 return Err(timed_out("waiting for its command to finish"));
             }
             if progressed {
-                pause = Duration::from_millis(1);
-            } else {
-                // No way to wait on the socket itself without unsafe code: a short,
-                // growing pause costs a few wake-ups a second on a slow host.
-                std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
-                pause = (pause * 2).min(MAX_POLL_PAUSE);
+                continue;
+            }
+            self.session.set_blocking(true);
+            self.session.set_timeout(millis(left.min(WAIT_SLICE)));
+            match channel.read(&mut buffer) {
+                Ok(0) => {
+                    // stdout ended; what is left (stderr, the close) comes at once, but a
+                    // pause keeps an odd libssh2 answer from becoming a busy loop.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(n) => take(0, n, &buffer)?,
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e) => return Err(io_fail("reading output")(e)),
             }
         }
         arm("closing a channel")?;

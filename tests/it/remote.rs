@@ -643,6 +643,7 @@ fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_a
             let started = Instant::now();
             let run = env.orchestra(&[verb, "--json"]).ok();
             let took = started.elapsed();
+            eprintln!("{mode}: {verb} took {took:?}");
             // command_timeout (2 s) plus the login and a little: never the 30 s drip.
             assert!(
                 took < Duration::from_secs(5),
