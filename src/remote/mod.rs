@@ -503,8 +503,8 @@ impl Connection {
         let deadline = Instant::now() + timeout;
         let result = self.exec_until(command, input, deadline, timeout);
         if result.is_err() {
-            // The abandoned channel was let go without waiting; what follows on this
-            // session (another exec, closing it) waits on the host only briefly.
+            // The failed channel went within the deadline; whatever follows on this
+            // session (another exec, closing it) may wait on the host only briefly.
             self.session.set_blocking(true);
             self.session.set_timeout(millis(CLEANUP_GRACE));
         }
