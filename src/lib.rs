@@ -3,6 +3,7 @@
 //! module here returns typed errors. See ARCHITECTURE.md for the map.
 
 pub mod agent;
+pub mod artifact;
 pub mod cli;
 pub mod cmd;
 pub mod error;

@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             ))
         })?;
         let upstream = crate::cmd::find_session(&store, &repo, upstream)?;
-        crate::cmd::deps::validate_artifact(artifact)?;
+        crate::artifact::validate(artifact)?;
         waits.push((upstream, artifact.to_string()));
     }
     let base = repo.resolve_commit(args.base.as_deref())?;

@@ -37,8 +37,14 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
     if let Err(e) = crate::cmd::refresh::refresh_once(ctx) {
         out.note(format!("could not refresh this machine's windows: {e}"));
     }
-    let remote = crate::cmd::refresh::refresh_remote(ctx)?;
-    for line in crate::cmd::up::run_ready_dependencies(ctx)? {
+    let crate::cmd::refresh::RemoteRefresh { cache: remote, ran } =
+        crate::cmd::refresh::refresh_remote(ctx)?;
+    // Local `when`s (the remote ones were looked for by the refresh above, within each
+    // host's deadline).
+    for line in ran
+        .into_iter()
+        .chain(crate::cmd::up::run_ready_dependencies(ctx, &[])?)
+    {
         out.note(format!("ran {line}"));
     }
     let store = ctx.store()?;

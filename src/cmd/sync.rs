@@ -736,8 +736,7 @@ fn run_remote(
     timeout: Duration,
 ) -> Outcome {
     let conn = crate::remote::connect(spec).map_err(|e| Failure::new(e.to_string()))?;
-    // The timeout counts from the last output; `claude -p` prints its report only at the
-    // end, so for it this is the whole run.
+    // The exec's deadline is the whole run (the host's `timeout` too, when it has one).
     match conn.exec(
         &remote_command(path, env, argv, timeout),
         Some(prompt.as_bytes()),
