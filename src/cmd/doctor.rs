@@ -442,6 +442,7 @@ fn check_repo(
         .iter()
         .map(|s| PathBuf::from(&s.worktree))
         .collect();
+    let live_branches: HashSet<&str> = sessions.iter().map(|s| s.branch.as_str()).collect();
     let root = worktree_root(repo);
     for (name, path, exists) in repo.linked_worktrees()? {
         if !exists {
@@ -462,7 +463,7 @@ fn check_repo(
             continue;
         }
         let made_for = Repo::checked_out_branch(&path)?
-            .filter(|b| b.starts_with("session/"))
+            .filter(|b| b.starts_with("session/") && !live_branches.contains(b.as_str()))
             .and_then(|b| repo.branch_made_for(&b).map(|id| (b, id)));
         match made_for {
             Some((branch, id)) if known_id(ctx, store, &id)? => {
@@ -499,7 +500,6 @@ fn check_repo(
         }
     }
 
-    let live_branches: HashSet<&str> = sessions.iter().map(|s| s.branch.as_str()).collect();
     for branch in repo.branches_with_prefix("session/")? {
         if live_branches.contains(branch.as_str()) || repo.worktree_of_branch(&branch)?.is_some() {
             continue;

@@ -108,11 +108,10 @@ fn assert_consistent(env: &Env, before: &Before, context: &str) {
     // Uncommitted work: still in its worktree, or committed on some branch.
     if let Some((file, content)) = &before.uncommitted {
         let in_place = std::fs::read_to_string(file).ok().as_deref() == Some(content.as_str());
+        // The scenarios write it at the top of the worktree.
         let rel = file
-            .components()
-            .rev()
-            .next()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let committed = env.branches().iter().any(|b| {
             let run = std::process::Command::new("git")
