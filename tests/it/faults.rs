@@ -262,28 +262,33 @@ fn report(command: &str, points: usize) {
 
 #[test]
 fn dispatch_killed_at_every_step_loses_and_orphans_nothing() {
-    let points = at_every_step(
+    let args = [
         "dispatch",
-        &[
-            "dispatch",
-            "fresh",
-            "--agent",
-            "bash --norc --noprofile",
-            "--kind",
-            "generic",
-            "--prompt",
-            "echo hello",
-        ],
-        |env| {
-            session_with_commit(env, "neighbour");
-            Before {
-                commits: all_commits(env),
-                uncommitted: None,
-            }
-        },
-    );
+        "fresh",
+        "--agent",
+        "bash --norc --noprofile",
+        "--kind",
+        "generic",
+        "--prompt",
+        "echo hello",
+    ];
+    // A neighbour session that must come through untouched.
+    let points = at_every_step("dispatch", &args, |env| {
+        session_with_commit(env, "neighbour");
+        Before {
+            commits: all_commits(env),
+            uncommitted: None,
+        }
+    });
     report("dispatch", points);
     assert!(points >= 6, "dispatch has only {points} kill points");
+    // The first session of the repo: dispatch makes the worktree folder too.
+    let points = at_every_step("dispatch", &args, |env| Before {
+        commits: all_commits(env),
+        uncommitted: None,
+    });
+    report("dispatch (first session)", points);
+    assert!(points >= 7, "dispatch has only {points} kill points");
 }
 
 #[test]
