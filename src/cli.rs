@@ -579,7 +579,8 @@ pub struct KillArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Repair what can be repaired safely: mark sessions whose pane is gone as dead, prune
-    /// git's records of worktrees whose folders are gone.
+    /// git's records of worktrees whose folders are gone, and settle what a command killed
+    /// part-way left (without losing a commit).
     #[arg(long)]
     pub fix: bool,
 }

@@ -7,6 +7,7 @@ pub mod artifact;
 pub mod cli;
 pub mod cmd;
 pub mod error;
+pub mod fault;
 pub mod git;
 pub mod health;
 pub mod label;

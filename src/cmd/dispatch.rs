@@ -69,6 +69,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         _ => repo.current_branch(),
     };
 
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let agent_uuid = uuid::Uuid::new_v4().to_string();
     let port = free_port(&store)?;
@@ -82,16 +83,20 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         if kind == AgentKind::Claude {
             write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
         }
+        crate::fault::point("dispatch");
 
         let root = worktree_root(&repo);
         if !root.exists() {
             std::fs::create_dir_all(&root)
                 .map_err(Error::io(format!("creating {}", root.display())))?;
             undo.worktree_root = Some(root);
+            crate::fault::point("dispatch");
         }
-        repo.add_worktree(&worktree, &branch, base)?;
+        repo.add_worktree(&worktree, &branch, base, &id)?;
         undo.worktree = Some((worktree.clone(), branch.clone(), base));
+        crate::fault::point("dispatch");
         repo.copy_worktree_includes(&worktree)?;
+        crate::fault::point("dispatch");
 
         let at = now();
         let blocked = !waits.is_empty();
@@ -153,6 +158,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             ],
         )?;
         undo.window = Some((window.window.clone(), id.clone()));
+        crate::fault::point("dispatch");
         session.tmux_socket = Some(window.socket_path.clone());
         session.tmux_session = Some(window.session_name.clone());
         session.window = Some(window.window.clone());
@@ -160,6 +166,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
         store.insert_session(&session)?;
         undo.row = Some(id.clone());
+        crate::fault::point("dispatch");
         for (upstream, artifact) in &waits {
             if let Err(refusal) = store.add_dependency(&id, upstream, artifact)? {
                 return Err(Error::BadInput(format!(
@@ -169,6 +176,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             }
         }
         store.record_event(&session, "dispatched", "", session.status.as_str(), &branch)?;
+        crate::fault::point("dispatch");
         if blocked {
             return Ok(session);
         }

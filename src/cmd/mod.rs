@@ -341,13 +341,7 @@ pub fn settle_branch(
         ));
         return Ok(());
     }
-    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-    let mut archive = format!("archive/{}-{stamp}", session.label);
-    let mut n = 2;
-    while repo.branch_exists(&archive) {
-        archive = format!("archive/{}-{stamp}-{n}", session.label);
-        n += 1;
-    }
+    let archive = repo.free_archive_name(&session.label);
     repo.rename_branch(&session.branch, &archive)?;
     out.line(format!(
         "branch {} has unmerged work: kept as {archive}",

@@ -68,6 +68,7 @@ fn plan(args: &UpDownArgs) -> Result<Plan, Error> {
 pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let plan = plan(args)?;
     let store = ctx.store()?;
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     // Upstreams named by blocked_by come up first, even when only NAME was asked for.
     let mut names = plan.names.clone();
     for name in &plan.names {

@@ -295,16 +295,26 @@ impl Tmux {
 
     /// Opens a window running `spec.argv`, keeps its pane after the program exits (so the
     /// exit is seen, not a vanished window), and sets `options` on it. Returns the ids.
+    /// One tmux call: the window is made under a unique name, marked through it, then
+    /// renamed, so no process killed half-way leaves a window of ours unmarked.
     pub fn new_window(
         &self,
         spec: &WindowSpec<'_>,
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
+        let unique = format!("orchestra-new-{}", uuid::Uuid::new_v4().simple());
         let mut args: Vec<String> = Vec::new();
-        let name = format_literal(spec.name);
-        match &spec.placement {
+        let target = match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
-                args.extend(strings(&["new-session", "-d", "-s", session, "-n", &name]));
+                args.extend(strings(&[
+                    "new-session",
+                    "-d",
+                    "-s",
+                    session,
+                    "-n",
+                    &unique,
+                ]));
+                format!("={session}:={unique}")
             }
             Placement::Detached(session) => {
                 args.extend(strings(&[
@@ -313,11 +323,15 @@ impl Tmux {
                     "-t",
                     &format!("={session}:"),
                     "-n",
-                    &name,
+                    &unique,
                 ]));
+                format!("={session}:={unique}")
             }
-            Placement::Current => args.extend(strings(&["new-window", "-d", "-n", &name])),
-        }
+            Placement::Current => {
+                args.extend(strings(&["new-window", "-d", "-n", &unique]));
+                format!(":={unique}")
+            }
+        };
         args.extend(strings(&["-P", "-F", NEW_WINDOW_FORMAT, "-c"]));
         args.push(format_literal(&spec.cwd.to_string_lossy()));
         for (key, value) in spec.env {
@@ -326,7 +340,33 @@ impl Tmux {
         }
         args.push("--".into());
         args.extend(program_words(spec.argv));
-        let out = self.run(&args)?;
+        for (name, value) in [("remain-on-exit", "on")].iter().chain(options) {
+            args.extend(strings(&[
+                ";",
+                "set-option",
+                "-w",
+                "-t",
+                &target,
+                name,
+                value,
+            ]));
+        }
+        // The name is a format there: `#` doubled stays itself.
+        args.extend(strings(&[
+            ";",
+            "rename-window",
+            "-t",
+            &target,
+            &format_literal(spec.name),
+        ]));
+        let out = match self.run(&args) {
+            Ok(out) => out,
+            Err(e) => {
+                // Made but not marked (a refused option): not left behind.
+                let _ = self.kill_window(&target);
+                return Err(e);
+            }
+        };
         let fields: Vec<&str> = out.trim_end().split('\t').collect();
         let [session_name, window, pane, socket_path] = fields[..] else {
             return Err(TmuxError::Unexpected {
@@ -334,35 +374,12 @@ impl Tmux {
                 output: out,
             });
         };
-        let created = NewWindow {
+        Ok(NewWindow {
             session_name: session_name.into(),
             window: window.into(),
             pane: pane.into(),
             socket_path: socket_path.into(),
-        };
-        let mut commands = vec![strings(&[
-            "set-option",
-            "-w",
-            "-t",
-            &created.window,
-            "remain-on-exit",
-            "on",
-        ])];
-        for (name, value) in options {
-            commands.push(strings(&[
-                "set-option",
-                "-w",
-                "-t",
-                &created.window,
-                name,
-                value,
-            ]));
-        }
-        if let Err(e) = self.batch(&commands) {
-            let _ = self.kill_window(&created.window);
-            return Err(e);
-        }
-        Ok(created)
+        })
     }
 
     /// Sets the window's state badge and reads one global option, in ONE call.
