@@ -97,9 +97,14 @@ fn an_approved_tool_is_busy_at_once_and_stays_busy_while_it_runs() {
         "@orchestra_state",
     ]);
     assert_eq!(badge.trim(), "busy");
-    while !done.exists() {
+    loop {
         c.env.orchestra(&["refresh"]).ok();
-        assert_eq!(c.state("slow-tool"), "busy", "{}", c.screen("slow-tool"));
+        let state = c.state("slow-tool");
+        // Read before the file exists: the command was still running then.
+        if done.exists() {
+            break;
+        }
+        assert_eq!(state, "busy", "{}", c.screen("slow-tool"));
         std::thread::sleep(Duration::from_millis(700));
     }
     assert!(c.ticks_until("slow-tool", "idle", Duration::from_secs(30)));
