@@ -224,7 +224,7 @@ class Server(ThreadingHTTPServer):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_version = "orchestra-fake-anthropic"
+    server_version = "orchestra-api-stand-in"
 
     def log_message(self, *args):
         pass
