@@ -142,6 +142,7 @@ class Model:
         self.tools = {}  # tool_use id -> the `after` text of the prompt that asked for it
         self.results_seen = set()
         self.answered = {}  # conversation -> Counter of texts as typed when last answered
+        self.last = {}  # conversation -> the last reply it got
         self.replies = {}  # (conversation, fingerprint) -> the reply given (retries get it again)
 
     def reply(self, request):
@@ -159,6 +160,7 @@ class Model:
             if seen_key in self.replies:
                 return self.again(self.replies[seen_key])
             reply = self.decide(key, texts, tool_results(messages))
+            self.last[key] = reply
             if len(self.replies) > 10000:
                 self.replies.clear()
             self.replies[seen_key] = reply
@@ -181,7 +183,10 @@ class Model:
             return self.issue(answer_to(prompt, "prompt"), prompt)
         if fresh:
             return Reply("tool-result", text=self.tools.get(fresh[-1], DEFAULT_AFTER))
-        # Nothing new (a resent request the CLI changed a little): the newest prompt again.
+        # Nothing new: the last request resent in another form (2.1 resends a failed one
+        # with more tools). Asking for a tool anew here would loop; the last reply is right.
+        if key in self.last:
+            return self.again(self.last[key], "again")
         newest = texts[-1] if texts else ""
         return self.issue(answer_to(newest, "again"), newest)
 
@@ -192,9 +197,10 @@ class Model:
             self.tools[tool_id] = script(prompt).get("after", DEFAULT_AFTER)
         return reply
 
-    def again(self, reply):
-        """The same answer to a retry; a tool call keeps its id (the first never arrived)."""
-        return Reply("retry", reply.text, reply.seconds, reply.error, reply.tool)
+    def again(self, reply, turn="retry"):
+        """The same answer to a resent request; a tool call keeps its id (the first never
+        arrived, or its result would be in the request)."""
+        return Reply(turn, reply.text, reply.seconds, reply.error, reply.tool)
 
 
 class Server(ThreadingHTTPServer):

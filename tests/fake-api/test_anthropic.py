@@ -123,6 +123,13 @@ class Turns(unittest.TestCase):
         reply = self.c.send(user(REMINDER))
         self.assertEqual((reply.turn, reply.error), ("again", 400))
 
+    def test_a_resent_tool_result_turn_never_asks_for_the_tool_again(self):
+        ask = self.c.send(user("[[bash: touch x]] [[after: ran]]"))
+        self.assertEqual(self.c.send(user(result(ask.tool[2]))).text, "ran")
+        self.c.messages.pop()
+        reply = self.c.send(user(REMINDER))
+        self.assertEqual((reply.turn, reply.text, reply.tool), ("again", "ran", None))
+
     def test_conversations_keep_their_own_counts(self):
         other = Conversation(self.model, session="99999999-2222-3333-4444-555555555555")
         self.assertEqual(self.c.send(user("[[say: hello]]")).text, "hello")
