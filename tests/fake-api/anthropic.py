@@ -111,7 +111,7 @@ class Reply:
 
 
 def answer_to(text, turn, tools_allowed=True):
-    """The reply a prompt's markers ask for. A tool call gets a fresh id."""
+    """The reply a prompt's markers ask for (a tool call gets its id from Model.issue)."""
     s = script(text)
     if "error" in s:
         code = int(s["error"]) if s["error"].isdigit() else 500
