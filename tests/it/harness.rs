@@ -1,6 +1,6 @@
 //! The shared test harness: a real tmux server per test on its own socket (killed on drop,
 //! only that socket), real git repos in temp folders, the real `claude` CLI against the
-//! scripted fake API of ../shared/fake-anthropic.
+//! scripted stand-in for the Anthropic API in tests/fake-api.
 //!
 //! Under `CI=true` a missing real part fails the test; elsewhere the test says it skipped.
 
@@ -365,10 +365,12 @@ pub fn claude_bin() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-pub fn fake_anthropic_dir() -> PathBuf {
-    std::env::var("ORCHESTRA_FAKE_ANTHROPIC")
+/// The folder of the API stand-ins: `$ORCHESTRA_FAKE_API` (to try another version of
+/// them), else the repository's own tests/fake-api.
+pub fn fake_api_dir() -> PathBuf {
+    std::env::var_os("ORCHESTRA_FAKE_API")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fake-anthropic"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-api"))
 }
 
 /// The scripted stand-in for the Anthropic API, on a free loopback port.
@@ -382,8 +384,8 @@ impl FakeApi {
     pub fn start(dir: &Path) -> FakeApi {
         let port_file = dir.join("fake-api.port");
         let log = dir.join("requests.jsonl");
-        let child = Command::new("python3")
-            .arg(fake_anthropic_dir().join("server.py"))
+        let mut child = Command::new("python3")
+            .arg(fake_api_dir().join("anthropic.py"))
             .args(["--port", "0", "--port-file"])
             .arg(&port_file)
             .arg("--log")
@@ -391,9 +393,14 @@ impl FakeApi {
             .stdout(Stdio::null())
             .spawn()
             .expect("start the fake API (python3)");
+        let mut exited = None;
+        let listening = wait_until(Duration::from_secs(10), || {
+            exited = child.try_wait().ok().flatten();
+            port_file.exists() || exited.is_some()
+        });
         assert!(
-            wait_until(Duration::from_secs(10), || port_file.exists()),
-            "the fake API did not start"
+            listening && exited.is_none(),
+            "the fake API did not start ({exited:?})"
         );
         let port = std::fs::read_to_string(&port_file)
             .expect("port file")
@@ -403,9 +410,12 @@ impl FakeApi {
         FakeApi { child, port, log }
     }
 
-    /// Every request body the fake API received, as JSON text.
+    /// Every request the fake API received, one JSON line each (`{"path", "turn",
+    /// "request"}`). A line still being written is left out.
     pub fn requests(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
+        log
     }
 }
 
@@ -440,18 +450,18 @@ impl ClaudeWorld {
         let api = FakeApi::start(&env.root);
         let home = env.root.join("claude-home");
         let mut cmd = Command::new("python3");
-        cmd.arg(fake_anthropic_dir().join("claude-home.py"))
+        cmd.arg(fake_api_dir().join("claude_home.py"))
             .arg(&home)
-            .arg("--env")
+            .arg("--print-env")
             .arg("--port")
             .arg(api.port.to_string());
         for t in trust {
             cmd.arg("--trust").arg(t);
         }
-        let out = cmd.output().expect("claude-home.py");
+        let out = cmd.output().expect("claude_home.py");
         assert!(
             out.status.success(),
-            "claude-home.py: {}",
+            "claude_home.py: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         let mut vars = Vec::new();

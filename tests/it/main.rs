@@ -7,6 +7,7 @@ mod classify;
 mod deps;
 mod dispatch;
 mod doctor;
+mod fake_api;
 mod faults;
 mod hardening;
 mod health;
