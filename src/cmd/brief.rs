@@ -4,11 +4,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::agent::menu;
+use crate::agent::AgentKind;
 use crate::cli::BriefArgs;
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
 use crate::state::{AgentState, Session, Status};
-use crate::tmux::Key;
+use crate::tmux::{Key, OwnedPane, Tmux};
+
+/// How long a briefing may sit in the input box after its Enter before Enter is pressed again.
+const RESUBMIT_AFTER: Duration = Duration::from_millis(1500);
 
 pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let (label, text_arg) = match (args.all, args.words.as_slice()) {
@@ -86,9 +90,42 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
         // The agent takes the text in before the key that submits it.
         std::thread::sleep(Duration::from_millis(300));
         tmux.press(&pane, &[Key::Enter])?;
+        if session.agent_kind == AgentKind::Claude.as_str() {
+            submit_if_still_typed(&tmux, &pane, text)?;
+        }
         Ok(())
     })();
     record_if_gone(ctx, session, result)
+}
+
+/// A busy machine can make the CLI drop an Enter pressed while it still takes in a paste:
+/// the text then sits in the input box. Seen there (and no menu, no running turn that the
+/// key could answer or interrupt), Enter is pressed once more.
+fn submit_if_still_typed(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(), Error> {
+    let tail: String = {
+        let last = text.trim_end().lines().last().unwrap_or_default().trim();
+        let chars: Vec<char> = last.chars().collect();
+        chars[chars.len().saturating_sub(20)..].iter().collect()
+    };
+    let started = std::time::Instant::now();
+    while started.elapsed() < RESUBMIT_AFTER {
+        std::thread::sleep(Duration::from_millis(250));
+        let screen = tmux.capture_pane(pane.pane(), 0)?;
+        let Some(input) = screen.lines().rev().find(|l| l.starts_with('❯')) else {
+            return Ok(());
+        };
+        let typed = input.trim_start_matches('❯').trim();
+        let waiting =
+            !typed.is_empty() && (typed.contains("[Pasted text") || typed.ends_with(&tail));
+        if !waiting {
+            return Ok(());
+        }
+    }
+    let screen = tmux.capture_pane(pane.pane(), 0)?;
+    if menu::parse(&screen).is_none() && !screen.contains("esc to interrupt") {
+        tmux.press(pane, &[Key::Enter])?;
+    }
+    Ok(())
 }
 
 fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path::PathBuf, Error> {
