@@ -37,6 +37,7 @@ pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), 
     if text.trim().is_empty() {
         return Err(Error::BadInput("the briefing is empty".into()));
     }
+    crate::tmux::typable(&text)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
     let targets: Vec<Session> = match label {

@@ -29,6 +29,25 @@ pub enum TmuxError {
     NotOurs { pane: String },
     #[error("{what} {value:?} cannot name a tmux object")]
     BadTarget { what: &'static str, value: String },
+    /// Text holding a control character a terminal reads as a key, not as text.
+    #[error("the text holds a control character ({found}) at character {at}: a terminal would read it as a key (Escape, Backspace…), not as text")]
+    Untypable { found: String, at: usize },
+}
+
+/// Whether `text` can reach an agent as text: no control characters but tab, newline and
+/// carriage return. An ESC would be the Escape key (or end a bracketed paste early and
+/// type the rest as keys), a DEL a Backspace, a NUL cannot travel at all.
+pub fn typable(text: &str) -> Result<(), TmuxError> {
+    let bad = |c: char| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || ('\u{80}'..='\u{9f}').contains(&c)
+    };
+    match text.chars().enumerate().find(|(_, c)| bad(*c)) {
+        Some((at, c)) => Err(TmuxError::Untypable {
+            found: format!("U+{:04X}", c as u32),
+            at: at + 1,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A session's agent pane as recorded, with the session id its window must carry. Every
@@ -755,7 +774,8 @@ impl Tmux {
     /// byte of it is ever read as a key name or parsed as a command; the buffer is pasted
     /// only if the pane is still ours (checked in the same call).
     pub fn type_text(&self, owned: &OwnedPane, text: &str) -> Result<(), TmuxError> {
-        let bracketed = text.contains('\n') || text.len() > PASTE_OVER;
+        typable(text)?;
+        let bracketed = text.contains(['\n', '\r']) || text.len() > PASTE_OVER;
         let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
         let load = strings(&["load-buffer", "-b", &buffer, "-"]);
         let paste = format!(
