@@ -509,7 +509,8 @@ impl Tmux {
     }
 
     /// Opens a popup running the shell command `command` on `client`; it closes when the
-    /// command ends (`-E`).
+    /// command ends (`-E`). tmux expands the folder and the title as formats (`#` doubled
+    /// here) but hands the command to the shell as it is.
     pub fn popup(
         &self,
         client: &str,
@@ -527,9 +528,9 @@ impl Tmux {
             "-h",
             "90%",
             "-T",
-            title,
+            &title.replace('#', "##"),
             "-d",
-            &cwd.to_string_lossy(),
+            &cwd.to_string_lossy().replace('#', "##"),
             command,
         ]))
         .map(|_| ())

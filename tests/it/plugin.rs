@@ -67,7 +67,7 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
         "{hooks}"
     );
     assert!(
-        hooks.contains("event --from-hook --session '#{@orchestra_id}'"),
+        hooks.contains("event --from-hook --session=#{q:@orchestra_id}"),
         "{hooks}"
     );
 
@@ -317,11 +317,12 @@ fn recording_agent(env: &Env) -> String {
     script.to_string_lossy().into_owned()
 }
 
-/// The person's pane goes to `dir`.
+/// The person's pane: a new shell in `dir` (typing `cd` waits for the shell to be ready,
+/// and the menus find the repo from the pane's folder).
 fn cd_person_pane(env: &Env, dir: &Path) {
-    let cd = format!("cd {}", shell_words::quote(&dir.to_string_lossy()));
-    env.tmux(&["send-keys", "-t", "harness:0", "-l", &cd]);
-    env.tmux(&["send-keys", "-t", "harness:0", "Enter"]);
+    // -c is a format to tmux: `#` doubled stays itself.
+    let dir = dir.to_string_lossy().replace('#', "##");
+    env.tmux(&["respawn-pane", "-k", "-t", "harness:0", "-c", &dir]);
 }
 
 fn briefings(home: &Path) -> Vec<String> {
