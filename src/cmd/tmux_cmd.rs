@@ -8,6 +8,7 @@ use crate::cmd::{popup_orchestra, quietly, Context, Output};
 use crate::error::Error;
 use crate::state::Session;
 use crate::term::Terminal;
+use crate::tmux::format_literal;
 
 /// The global option that holds the command line running this orchestra (shell words,
 /// with its ORCHESTRA_HOME). Jobs, hooks, bindings and menu entries name it as
@@ -76,11 +77,6 @@ fn strings(args: &[&str]) -> Vec<String> {
 //   something, except inside single quotes;
 // - the shell (run-shell, #() jobs, display-popup's command): shell words.
 
-/// `text` for a tmux layer that expands formats: every `#` doubled.
-fn literal_format(text: &str) -> String {
-    text.replace('#', "##")
-}
-
 /// `text` as one word for tmux's command parser: single-quoted, a `'` as `'\''`.
 fn parser_word(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
@@ -90,7 +86,7 @@ fn parser_word(text: &str) -> String {
 /// this orchestra with `args`, each reaching it exactly, then `tail`, a format of tmux's
 /// own (e.g. ` #{q:client_name}`).
 fn orchestra_job(args: &[&str], tail: &str) -> String {
-    let words = literal_format(&shell_words::join(args));
+    let words = format_literal(&shell_words::join(args));
     format!("{EXE_FORMAT} {words}{tail}")
 }
 
@@ -99,7 +95,7 @@ fn orchestra_job(args: &[&str], tail: &str) -> String {
 /// once more and hands it to the shell.
 fn menu_entry(args: &[&str]) -> String {
     let command = format!("run-shell -b {}", parser_word(&orchestra_job(args, "")));
-    literal_format(&command)
+    format_literal(&command)
 }
 
 /// One read, one write: everything the plugin sets up, idempotently.
@@ -238,14 +234,14 @@ fn pick(ctx: &Context, action: &str, client: &str) -> Result<Option<String>, Err
         "-c",
         client,
         "-T",
-        &format!("#[align=centre] {} ", literal_format(action)),
+        &format!("#[align=centre] {} ", format_literal(action)),
     ]);
     for (i, s) in sessions.iter().enumerate() {
         let key = char::from_digit(((i + 1) % 10) as u32, 10)
             .map(String::from)
             .unwrap_or_default();
         args.extend([
-            literal_format(&format!("{} ({})", s.label, s.state)),
+            format_literal(&format!("{} ({})", s.label, s.state)),
             key,
             menu_entry(&[
                 "tmux",
@@ -347,7 +343,7 @@ fn act(
 
 /// "kill LABEL?" as a menu on `client`: y kills, anything else leaves it.
 fn confirm_kill(ctx: &Context, client: &str, session: &Session) -> Result<(), Error> {
-    let label = literal_format(&session.label);
+    let label = format_literal(&session.label);
     let yes = menu_entry(&[
         "tmux",
         "act",
@@ -456,9 +452,10 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
     else {
         return Ok(None);
     };
+    // The terminal stays raw until the work is done: a Ctrl-C now is a byte, not a signal
+    // that would stop the dispatch half-way.
     term.show(&format!("dispatching {label}…"))
         .map_err(terminal_error)?;
-    drop(term);
     let args = crate::cli::DispatchArgs {
         label,
         repo: crate::cli::RepoArg {
@@ -490,7 +487,6 @@ fn ask_brief(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Err
         return Ok(None);
     };
     term.show("sending…").map_err(terminal_error)?;
-    drop(term);
     // The text as typed: brief_one, not `brief`, which would read `@FILE`.
     crate::cmd::brief::brief_one(ctx, &session, &text, false)?;
     Ok(Some(format!("briefed {}", session.label)))

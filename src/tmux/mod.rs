@@ -528,9 +528,9 @@ impl Tmux {
             "-h",
             "90%",
             "-T",
-            &title.replace('#', "##"),
+            &format_literal(title),
             "-d",
-            &cwd.to_string_lossy().replace('#', "##"),
+            &format_literal(&cwd.to_string_lossy()),
             command,
         ]))
         .map(|_| ())

@@ -158,15 +158,8 @@ fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
         env.home.to_string_lossy().into_owned(),
     ));
     env.start_server(&server_env);
-    // The person's pane is in the repo.
-    env.tmux(&[
-        "send-keys",
-        "-t",
-        "harness:0",
-        "-l",
-        &format!("cd {}", env.repo.display()),
-    ]);
-    env.tmux(&["send-keys", "-t", "harness:0", "Enter"]);
+    // The person's pane is in the repo (else the menu would act on the repo the tests run in).
+    cd_person_pane(&env, &env.repo);
     load_plugin(&env);
     let person = Person::attach(&env);
 
@@ -325,6 +318,16 @@ fn cd_person_pane(env: &Env, dir: &Path) {
     env.tmux(&["respawn-pane", "-k", "-t", "harness:0", "-c", &dir]);
 }
 
+/// Waits for the popup showing `text` to close.
+#[track_caller]
+fn wait_popup_closed(person: &Person, text: &str) {
+    assert!(
+        wait_until(Duration::from_secs(30), || !person.sees().contains(text)),
+        "the popup stayed open:\n{}",
+        person.sees()
+    );
+}
+
 fn briefings(home: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(home.join("briefings")) else {
         return Vec::new();
@@ -376,6 +379,8 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     person.type_text(HOSTILE);
     person.keys(&["Enter"]);
     let label = "a-b-run-shell-touch-x";
+    // The popup stays while the dispatch runs (tmux draws no menu over it).
+    wait_popup_closed(&person, "dispatching");
     let got = env.root.join("repo.worktrees").join(label).join("got.txt");
     let lines = || {
         std::fs::read_to_string(&got)
@@ -401,6 +406,7 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     person.wait_to_see(&format!("brief {label}"));
     person.type_text(HOSTILE);
     person.keys(&["Enter"]);
+    wait_popup_closed(&person, &format!("brief {label}"));
     assert!(
         wait_until(Duration::from_secs(20), || lines().len() == 2),
         "the briefing never arrived:\n{}",
@@ -454,6 +460,25 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     std::fs::write(worktree.join("menu.txt"), "reviewed\n").unwrap();
     crate::harness::git_in(&worktree, &["add", "menu.txt"]);
     crate::harness::git_in(&worktree, &["commit", "-q", "-m", "a commit to review"]);
+    // The pane hook runs the hostile binary too: an agent's death is reported by it.
+    // (Before a client is attached: then no status-line tick can see the death first.)
+    env.dispatch_shell("hooked").ok();
+    let pane = env.session("hooked")["pane"].as_str().unwrap().to_string();
+    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+    std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || env
+            .orchestra(&["events", "--json"])
+            .stdout
+            .contains("pane-died")),
+        "no pane-died hook reported; hooks.log: {:?}",
+        std::fs::read_to_string(env.home.join("logs/hooks.log"))
+    );
+    env.orchestra(&["kill", "hooked"]).ok();
+
     cd_person_pane(&env, &env.repo);
     let person = Person::attach(&env);
 
@@ -476,9 +501,7 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     person.wait_to_see("HOST OK");
     person.wait_to_see("lab");
     person.keys(&["Enter"]);
-    assert!(wait_until(Duration::from_secs(10), || !person
-        .sees()
-        .contains("HOST OK")));
+    wait_popup_closed(&person, "HOST OK");
 
     // Dashboard: `orchestra watch` in a popup; Ctrl-C ends it.
     person.keys(&["C-b", "O"]);
@@ -486,9 +509,7 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     person.keys(&["w"]);
     person.wait_to_see("SAID BY");
     person.keys(&["C-c"]);
-    assert!(wait_until(Duration::from_secs(10), || !person
-        .sees()
-        .contains("SAID BY")));
+    wait_popup_closed(&person, "SAID BY");
 
     // Review: the session's commit in a popup.
     person.keys(&["C-b", "O"]);
@@ -498,9 +519,7 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     person.keys(&["1"]);
     person.wait_to_see("+reviewed");
     person.keys(&["q"]);
-    assert!(wait_until(Duration::from_secs(10), || !person
-        .sees()
-        .contains("+reviewed")));
+    wait_popup_closed(&person, "+reviewed");
 
     // Brief: typed into the agent and logged in the hostile home.
     person.keys(&["C-b", "O"]);
@@ -511,27 +530,12 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     person.wait_to_see("brief lab");
     person.type_text("echo briefed-from-the-menu");
     person.keys(&["Enter"]);
+    wait_popup_closed(&person, "brief lab");
     assert!(
         wait_until(Duration::from_secs(20), || briefings(&env.home)
             == vec!["echo briefed-from-the-menu".to_string()]),
         "no briefing logged:\n{}",
         person.sees()
-    );
-
-    // The pane hook runs the hostile binary too: the agent's death is reported by it.
-    let pane = env.session("lab")["pane"].as_str().unwrap().to_string();
-    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
-    std::process::Command::new("kill")
-        .args(["-9", pid.trim()])
-        .status()
-        .unwrap();
-    assert!(
-        wait_until(Duration::from_secs(10), || env
-            .orchestra(&["events", "--json"])
-            .stdout
-            .contains("pane-died")),
-        "no pane-died hook reported; hooks.log: {:?}",
-        std::fs::read_to_string(env.home.join("logs/hooks.log"))
     );
 
     // Kill, confirmed: the session and its worktree go, its unmerged branch is kept.
