@@ -246,7 +246,12 @@ impl Terminal {
 
     /// Asks `question` and returns the text typed (empty if Enter came first), or `None`
     /// when the person cancelled. `lines`: the answer may hold line breaks.
-    pub fn ask(&mut self, question: &str, hint: &str, lines: bool) -> std::io::Result<Option<String>> {
+    pub fn ask(
+        &mut self,
+        question: &str,
+        hint: &str,
+        lines: bool,
+    ) -> std::io::Result<Option<String>> {
         let mut editor = Editor::new(lines);
         self.draw(question, hint, &editor)?;
         loop {
@@ -440,9 +445,15 @@ mod tests {
     #[test]
     fn line_breaks_only_where_the_field_takes_them() {
         assert_eq!(run(true, b"one\ntwo\r"), (Step::Submit, "one\ntwo".into()));
-        assert_eq!(run(true, b"one\x1b\rtwo\r"), (Step::Submit, "one\ntwo".into()));
+        assert_eq!(
+            run(true, b"one\x1b\rtwo\r"),
+            (Step::Submit, "one\ntwo".into())
+        );
         assert_eq!(run(false, b"one\ntwo\r"), (Step::Submit, "one".into()));
-        assert_eq!(run(false, b"one\x1b\rtwo\r"), (Step::Submit, "onetwo".into()));
+        assert_eq!(
+            run(false, b"one\x1b\rtwo\r"),
+            (Step::Submit, "onetwo".into())
+        );
     }
 
     #[test]

@@ -277,7 +277,13 @@ fn act(
                 let repo = client_repo(&tmux, client)?;
                 let dir = repo.main_worktree().to_string_lossy().into_owned();
                 let args = ["tmux", "ask", action, "--repo", &dir];
-                popup_orchestra(ctx, Some(client), repo.main_worktree(), &format!(" {action} "), &args)?;
+                popup_orchestra(
+                    ctx,
+                    Some(client),
+                    repo.main_worktree(),
+                    &format!(" {action} "),
+                    &args,
+                )?;
                 return Ok(None);
             }
             "watch" => {
@@ -285,7 +291,13 @@ fn act(
                     .global_values_for_client(client, &["pane_current_path"])?
                     .remove(0);
                 let cwd = if cwd.is_empty() { "/".to_string() } else { cwd };
-                popup_orchestra(ctx, Some(client), Path::new(&cwd), " dashboard ", &["watch"])?;
+                popup_orchestra(
+                    ctx,
+                    Some(client),
+                    Path::new(&cwd),
+                    " dashboard ",
+                    &["watch"],
+                )?;
                 return Ok(None);
             }
             _ => {}
@@ -381,9 +393,7 @@ fn menu_session(ctx: &Context, id: Option<&str>) -> Result<Session, Error> {
 
 /// Runs a command for a menu: what it prints becomes the message (`run-shell` would open
 /// its output over the pane).
-fn outcome(
-    f: impl FnOnce(&mut Output<'_>) -> Result<(), Error>,
-) -> Result<Option<String>, Error> {
+fn outcome(f: impl FnOnce(&mut Output<'_>) -> Result<(), Error>) -> Result<Option<String>, Error> {
     let (mut out, mut err) = (Vec::new(), std::io::sink());
     f(&mut Output {
         out: &mut out,

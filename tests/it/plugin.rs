@@ -302,11 +302,7 @@ fn recording_agent(env: &Env) -> String {
         "#!/bin/sh\nwhile IFS= read -r line; do printf '%s\\n' \"$line\" >> got.txt; done\n",
     )
     .unwrap();
-    std::fs::set_permissions(
-        &script,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )
-    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     script.to_string_lossy().into_owned()
 }
 
@@ -361,7 +357,9 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
         person.wait_to_see("title:");
         person.keys(&[cancel]);
         assert!(
-            wait_until(Duration::from_secs(10), || !person.sees().contains("title:")),
+            wait_until(Duration::from_secs(10), || !person
+                .sees()
+                .contains("title:")),
             "{cancel} did not close the prompt:\n{}",
             person.sees()
         );
@@ -415,7 +413,10 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     assert_eq!(lines()[1], HOSTILE);
     assert_eq!(briefings(&env.home), vec![HOSTILE.to_string()]);
 
-    assert_eq!(stray_files(&env, "X", &before), Vec::<std::path::PathBuf>::new());
+    assert_eq!(
+        stray_files(&env, "X", &before),
+        Vec::<std::path::PathBuf>::new()
+    );
 }
 
 #[test]
