@@ -82,6 +82,18 @@ impl Editor {
         Step::More
     }
 
+    /// Feeds `bytes` up to the first that ends the question; the last step.
+    pub fn feed_all(&mut self, bytes: &[u8]) -> Step {
+        let mut step = Step::More;
+        for &byte in bytes {
+            step = self.feed(byte);
+            if matches!(step, Step::Submit | Step::Cancel) {
+                break;
+            }
+        }
+        step
+    }
+
     pub fn feed(&mut self, byte: u8) -> Step {
         match std::mem::replace(&mut self.parse, Parse::Text) {
             Parse::Text => self.key(byte),
@@ -261,26 +273,11 @@ impl Terminal {
                 Ok(Ok(_)) | Err(_) => return Ok(None),
                 Ok(Err(e)) => return Err(e),
             };
-            let mut step = Step::More;
-            for &byte in &chunk {
-                step = editor.feed(byte);
-                if matches!(step, Step::Submit | Step::Cancel) {
-                    break;
-                }
-            }
+            let mut step = editor.feed_all(&chunk);
             if step == Step::EscPending {
                 step = match self.input.recv_timeout(ESC_WAIT) {
                     Err(RecvTimeoutError::Timeout) => editor.quiet(),
-                    Ok(Ok(bytes)) => {
-                        let mut step = Step::More;
-                        for &byte in &bytes {
-                            step = editor.feed(byte);
-                            if matches!(step, Step::Submit | Step::Cancel) {
-                                break;
-                            }
-                        }
-                        step
-                    }
+                    Ok(Ok(bytes)) => editor.feed_all(&bytes),
                     Ok(Err(e)) => return Err(e),
                     Err(RecvTimeoutError::Disconnected) => return Ok(None),
                 };
@@ -393,13 +390,7 @@ mod tests {
     /// Feeds `bytes`; returns the first Submit/Cancel (or the last step) and the text.
     fn run(lines: bool, bytes: &[u8]) -> (Step, String) {
         let mut editor = Editor::new(lines);
-        let mut step = Step::More;
-        for &b in bytes {
-            step = editor.feed(b);
-            if matches!(step, Step::Submit | Step::Cancel) {
-                break;
-            }
-        }
+        let step = editor.feed_all(bytes);
         (step, editor.text())
     }
 

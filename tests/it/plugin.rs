@@ -176,15 +176,16 @@ fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
         "[[bash: echo from-the-menu > menu.txt && git add menu.txt && git commit -qm 'menu file']]",
     );
     person.keys(&["Enter"]);
+    wait_popup_closed(&person, "dispatching");
     assert!(
         wait_until(Duration::from_secs(30), || env
             .orchestra(&["list", "--json"])
             .stdout
             .contains("add-a-menu-file")),
-        "no session dispatched:\n{}\nmessages:\n{}\noptions: {}",
+        "no session dispatched:\n{}\nevents:\n{}\nmessages: {}",
         person.sees(),
         env.orchestra(&["events", "--json"]).stdout,
-        env.tmux(&["show-options", "-g", "@orchestra-input-title"])
+        env.tmux(&["show-messages"])
     );
     // Its badge changes as it works and then waits for a person.
     person.wait_for_badge("add-a-menu-file", "waiting");
@@ -314,6 +315,19 @@ fn cd_person_pane(env: &Env, dir: &Path) {
     env.tmux(&["respawn-pane", "-k", "-t", "harness:0", "-c", &dir]);
 }
 
+/// Opens the orchestra menu and chooses the entry `entry` by its `key`.
+fn choose(person: &Person, entry: &str, key: &str) {
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see(entry);
+    person.keys(&[key]);
+}
+
+/// In a sub-menu of sessions, chooses `label` (listed first).
+fn choose_session(person: &Person, label: &str) {
+    person.wait_to_see(&format!("{label} ("));
+    person.keys(&["1"]);
+}
+
 /// Waits for the popup showing `text` to close.
 #[track_caller]
 fn wait_popup_closed(person: &Person, text: &str) {
@@ -351,9 +365,7 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
 
     // Esc, or Enter on an empty title, cancels: nothing is dispatched.
     for cancel in ["Escape", "Enter"] {
-        person.keys(&["C-b", "O"]);
-        person.wait_to_see("Dispatch");
-        person.keys(&["d"]);
+        choose(&person, "Dispatch", "d");
         person.wait_to_see("title:");
         person.keys(&[cancel]);
         assert!(
@@ -367,9 +379,7 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     assert!(env.list_json().is_empty());
 
     // Dispatch… with the hostile text as title and as task.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Dispatch");
-    person.keys(&["d"]);
+    choose(&person, "Dispatch", "d");
     person.wait_to_see("title:");
     person.type_text(HOSTILE);
     person.keys(&["Enter"]);
@@ -396,11 +406,8 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     assert_eq!(lines(), vec![HOSTILE.to_string()], "the prompt as typed");
 
     // Brief… with the same text: logged and typed exactly.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Brief");
-    person.keys(&["b"]);
-    person.wait_to_see(&format!("{label} ("));
-    person.keys(&["1"]);
+    choose(&person, "Brief", "b");
+    choose_session(&person, label);
     person.wait_to_see(&format!("brief {label}"));
     person.type_text(HOSTILE);
     person.keys(&["Enter"]);
@@ -496,38 +503,28 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     );
 
     // Status: `orchestra status` of the pane's repo in a popup; Enter closes it.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Status");
-    person.keys(&["s"]);
+    choose(&person, "Status", "s");
     person.wait_to_see("HOST OK");
     person.wait_to_see("lab");
     person.keys(&["Enter"]);
     wait_popup_closed(&person, "HOST OK");
 
     // Dashboard: `orchestra watch` in a popup; Ctrl-C ends it.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Dashboard");
-    person.keys(&["w"]);
+    choose(&person, "Dashboard", "w");
     person.wait_to_see("SAID BY");
     person.keys(&["C-c"]);
     wait_popup_closed(&person, "SAID BY");
 
     // Review: the session's commit in a popup.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Review");
-    person.keys(&["r"]);
-    person.wait_to_see("lab (");
-    person.keys(&["1"]);
+    choose(&person, "Review", "r");
+    choose_session(&person, "lab");
     person.wait_to_see("+reviewed");
     person.keys(&["q"]);
     wait_popup_closed(&person, "+reviewed");
 
     // Brief: typed into the agent and logged in the hostile home.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Brief");
-    person.keys(&["b"]);
-    person.wait_to_see("lab (");
-    person.keys(&["1"]);
+    choose(&person, "Brief", "b");
+    choose_session(&person, "lab");
     person.wait_to_see("brief lab");
     person.type_text("echo briefed-from-the-menu");
     person.keys(&["Enter"]);
@@ -540,11 +537,8 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     );
 
     // Kill, confirmed: the session and its worktree go, its unmerged branch is kept.
-    person.keys(&["C-b", "O"]);
-    person.wait_to_see("Kill");
-    person.keys(&["k"]);
-    person.wait_to_see("lab (");
-    person.keys(&["1"]);
+    choose(&person, "Kill", "k");
+    choose_session(&person, "lab");
     person.wait_to_see("kill lab?");
     person.keys(&["y"]);
     assert!(
