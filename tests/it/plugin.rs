@@ -378,9 +378,13 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     }
     assert!(env.list_json().is_empty());
 
-    // Dispatch… with the hostile text as title and as task.
+    // Dispatch… with the hostile text as title and as task. A title with nothing to make
+    // a label from is refused in the popup, which asks again.
     choose(&person, "Dispatch", "d");
     person.wait_to_see("title:");
+    person.type_text("%% #");
+    person.keys(&["Enter"]);
+    person.wait_to_see("try another title");
     person.type_text(HOSTILE);
     person.keys(&["Enter"]);
     person.wait_to_see("task:");
@@ -419,6 +423,11 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     );
     assert_eq!(lines()[1], HOSTILE);
     assert_eq!(briefings(&env.home), vec![HOSTILE.to_string()]);
+
+    // A refused action says why in a message: there is no menu to approve.
+    choose(&person, "Approve", "a");
+    choose_session(&person, label);
+    person.wait_to_see(&format!("no menu on {label}'s screen"));
 
     assert_eq!(
         stray_files(&env, "X", &before),
