@@ -405,7 +405,12 @@ pub fn popup_orchestra(
     words.push(exe.to_string_lossy().into_owned());
     words.extend(args.iter().map(|a| a.as_ref().to_string()));
     let command = shell_words::join(&words);
-    tmux.popup(&client, cwd, title, &command)?;
+    // display-popup takes a title from tmux 3.3 on.
+    let titled = tmux
+        .check_version()
+        .map(|v| crate::tmux::parse_version(&v).is_none_or(|v| v >= (3, 3)))
+        .unwrap_or(true);
+    tmux.popup(&client, cwd, if titled { title } else { "" }, &command)?;
     Ok(())
 }
 
