@@ -309,6 +309,9 @@ fn act(
         };
         match action {
             "review" | "merge" => {
+                // A refusal now is a message; in the popup it would vanish with it.
+                let opened = crate::cmd::open_repo(Some(Path::new(repo)))?;
+                crate::cmd::find_branch_session(&ctx.store()?, &opened, label, action)?;
                 let title = format!(" {action} {label} ");
                 let args = [action, label, "--repo", repo];
                 popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
