@@ -528,7 +528,9 @@ impl Tmux {
     }
 
     /// Opens a popup running the shell command `command` on `client`; it closes when the
-    /// command ends (`-E`).
+    /// command ends (`-E`). tmux expands the folder and the title as formats (`#` doubled
+    /// here) but hands the command to the shell as it is. An empty title passes no `-T`
+    /// (tmux 3.2 has none).
     pub fn popup(
         &self,
         client: &str,
@@ -536,7 +538,7 @@ impl Tmux {
         title: &str,
         command: &str,
     ) -> Result<(), TmuxError> {
-        self.run(&strings(&[
+        let mut args = strings(&[
             "display-popup",
             "-E",
             "-c",
@@ -545,13 +547,16 @@ impl Tmux {
             "90%",
             "-h",
             "90%",
-            "-T",
-            title,
-            "-d",
-            &cwd.to_string_lossy(),
-            command,
-        ]))
-        .map(|_| ())
+        ]);
+        if !title.is_empty() {
+            args.extend(["-T".to_string(), format_literal(title)]);
+        }
+        args.extend([
+            "-d".to_string(),
+            format_literal(&cwd.to_string_lossy()),
+            command.to_string(),
+        ]);
+        self.run(&args).map(|_| ())
     }
 
     /// A window option's value; `None` when the window is gone or the option unset.
