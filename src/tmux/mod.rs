@@ -253,7 +253,25 @@ impl Tmux {
     }
 
     fn run(&self, args: &[String]) -> Result<String, TmuxError> {
-        self.transport.tmux(args)
+        self.run_joined(&[args.to_vec()], None)
+    }
+
+    /// Runs `commands` in ONE tmux invocation, joined by `;`. tmux reads an argument that
+    /// ends in `;` as the end of a command, so every word is passed escaped
+    /// ([`argument_word`]): a prompt or path ending in `;` stays whole.
+    fn run_joined(
+        &self,
+        commands: &[Vec<String>],
+        input: Option<&[u8]>,
+    ) -> Result<String, TmuxError> {
+        let mut words = Vec::new();
+        for (i, command) in commands.iter().enumerate() {
+            if i > 0 {
+                words.push(";".to_string());
+            }
+            words.extend(command.iter().map(|w| argument_word(w)));
+        }
+        self.transport.tmux_with_input(&words, input)
     }
 
     /// Runs several commands in ONE tmux invocation and returns each one's output.
@@ -262,20 +280,12 @@ impl Tmux {
             return Ok(Vec::new());
         }
         let marker = format!("orchestra-split-{}", uuid::Uuid::new_v4().simple());
-        let mut args = Vec::new();
-        for (i, command) in commands.iter().enumerate() {
-            if i > 0 {
-                args.push(";".to_string());
-            }
-            args.extend(command.iter().cloned());
-            args.extend([
-                ";".into(),
-                "display-message".into(),
-                "-p".into(),
-                marker.clone(),
-            ]);
+        let mut joined = Vec::new();
+        for command in commands {
+            joined.push(command.clone());
+            joined.push(strings(&["display-message", "-p", &marker]));
         }
-        let output = self.run(&args)?;
+        let output = self.run_joined(&joined, None)?;
         let mut parts = Vec::with_capacity(commands.len());
         let mut current = String::new();
         for line in output.split_inclusive('\n') {
@@ -359,26 +369,18 @@ impl Tmux {
         }
         args.push("--".into());
         args.extend(program_words(spec.argv));
+        let mut commands = vec![args];
         for (name, value) in [("remain-on-exit", "on")].iter().chain(options) {
-            args.extend(strings(&[
-                ";",
-                "set-option",
-                "-w",
-                "-t",
-                &target,
-                name,
-                value,
-            ]));
+            commands.push(strings(&["set-option", "-w", "-t", &target, name, value]));
         }
         // The name is a format there: `#` doubled stays itself.
-        args.extend(strings(&[
-            ";",
+        commands.push(strings(&[
             "rename-window",
             "-t",
             &target,
             &format_literal(spec.name),
         ]));
-        let out = match self.run(&args) {
+        let out = match self.run_joined(&commands, None) {
             Ok(out) => out,
             Err(e) => {
                 // Made but not marked (a refused option): not left behind.
@@ -865,16 +867,16 @@ impl Tmux {
         otherwise: &str,
     ) -> Result<bool, TmuxError> {
         let marker = format!("orchestra-not-ours-{}", uuid::Uuid::new_v4().simple());
-        let mut args = before.to_vec();
-        if !args.is_empty() {
-            args.push(";".into());
+        let mut commands = Vec::new();
+        if !before.is_empty() {
+            commands.push(before.to_vec());
         }
         let refuse = if otherwise.is_empty() {
             format!("display-message -p {marker}")
         } else {
             format!("{otherwise} ; display-message -p {marker}")
         };
-        args.extend([
+        commands.push(vec![
             "if-shell".to_string(),
             "-F".into(),
             "-t".into(),
@@ -883,7 +885,7 @@ impl Tmux {
             action.to_string(),
             refuse,
         ]);
-        match self.transport.tmux_with_input(&args, input) {
+        match self.run_joined(&commands, input) {
             Ok(out) => Ok(!out.lines().any(|l| l == marker)),
             Err(TmuxError::Failed { message, .. })
                 if message.contains("can't find") || no_server(&message) =>
@@ -949,6 +951,15 @@ impl Key {
             Key::Down => "Down",
             Key::CtrlC => "C-c",
         }
+    }
+}
+
+/// One argument as tmux's command line must see it to read it back whole: a word ending
+/// in `;` would end the command there, so its last `;` is escaped (`\;` reads as `;`).
+pub fn argument_word(word: &str) -> String {
+    match word.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => word.to_string(),
     }
 }
 
@@ -1057,6 +1068,15 @@ mod tests {
         assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
         assert_eq!(parse_version("tmux 2.9a"), Some((2, 9)));
         assert_eq!(parse_version("tmux master"), None);
+    }
+
+    #[test]
+    fn a_word_ending_in_a_semicolon_is_escaped_once() {
+        assert_eq!(argument_word("a;"), "a\\;");
+        assert_eq!(argument_word(";"), "\\;");
+        assert_eq!(argument_word("c\\;"), "c\\\\;");
+        assert_eq!(argument_word("plain"), "plain");
+        assert_eq!(argument_word("a;b"), "a;b");
     }
 
     #[test]

@@ -536,3 +536,34 @@ fn text_a_terminal_would_read_as_keys_is_refused_before_anything_is_made() {
     assert_eq!(env.list_json().len(), 1);
     assert!(!env.worktree_path("evil").exists());
 }
+
+#[test]
+fn a_prompt_ending_in_a_semicolon_reaches_the_agent_whole() {
+    let env = Env::new();
+    env.start_server(&[]);
+    for (label, prompt) in [
+        ("semi", "run the tests;"),
+        ("lone", ";"),
+        ("escaped", "keep this \\;"),
+    ] {
+        let got = env.root.join(format!("{label}.txt"));
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--agent",
+            &argv_recorder(&got),
+            "--kind",
+            "codex",
+            "--prompt",
+            prompt,
+        ])
+        .ok();
+        assert!(wait_until(Duration::from_secs(10), || got.exists()));
+        assert!(
+            wait_until(Duration::from_secs(2), || std::fs::read_to_string(&got)
+                .is_ok_and(|t| t == prompt)),
+            "{:?}",
+            std::fs::read_to_string(&got)
+        );
+    }
+}
