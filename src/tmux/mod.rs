@@ -775,21 +775,17 @@ impl Tmux {
             .interactive_argv(&strings(&["attach-session", "-t", target]))
     }
 
-    /// Types `text` into the agent's pane as ONE message: a short line as if typed, longer
-    /// text or text with a newline as one bracketed paste (so newlines do not submit).
-    /// Either way the text travels on tmux's standard input into a named buffer, so no
+    /// Types `text` into the agent's pane as ONE bracketed paste: newlines do not submit,
+    /// and the program knows where the text ends, so an Enter pressed right after it is a
+    /// key, not part of a fast burst of input (claude drops or keeps such an Enter as a
+    /// newline when text arrives unbracketed under load). The text travels on tmux's standard input into a named buffer, so no
     /// byte of it is ever read as a key name or parsed as a command; the buffer is pasted
     /// only if the pane is still ours (checked in the same call).
     pub fn type_text(&self, owned: &OwnedPane, text: &str) -> Result<(), TmuxError> {
         typable(text)?;
-        let bracketed = text.contains(['\n', '\r']) || text.len() > PASTE_OVER;
         let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
         let load = strings(&["load-buffer", "-b", &buffer, "-"]);
-        let paste = format!(
-            "paste-buffer -d{} -b {buffer} -t {}",
-            if bracketed { " -p" } else { "" },
-            owned.pane
-        );
+        let paste = format!("paste-buffer -d -p -b {buffer} -t {}", owned.pane);
         let result = self.guarded(
             owned,
             &load,
@@ -989,9 +985,6 @@ fn checked_session_id(id: &str) -> Result<&str, TmuxError> {
         })
     }
 }
-
-/// Longer texts, or any with a newline, go as one bracketed paste.
-const PASTE_OVER: usize = 200;
 
 /// One word of a tmux command string that tmux's parser reads back exactly: single
 /// quotes take everything literally (`$`, `~`, `;`, `#`, newlines), and a quote inside is
