@@ -77,7 +77,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
     let result = (|out: &mut Output<'_>| -> Result<Session, Error> {
         let dir = session_dir(&ctx.home, &id);
-        std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        crate::paths::private_dir(&dir)
+            .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
         if kind == AgentKind::Claude {
             write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
@@ -297,7 +298,7 @@ pub fn write_claude_settings(
         serde_json::json!({})
     };
     let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
-    std::fs::write(&settings_file, settings)
+    crate::paths::write_private(&settings_file, settings)
         .map_err(Error::io(format!("writing {}", settings_file.display())))
 }
 

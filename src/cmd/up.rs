@@ -173,7 +173,7 @@ fn up_one(
     let mut argv = command.clone();
     if kind == AgentKind::Claude {
         if spec.host.is_none() {
-            std::fs::create_dir_all(&dir)
+            crate::paths::private_dir(&dir)
                 .map_err(Error::io(format!("creating {}", dir.display())))?;
             crate::cmd::dispatch::write_claude_settings(ctx, &dir, &command, true)?;
             argv = agent::launch(
@@ -509,27 +509,25 @@ pub fn run_ready_dependencies(ctx: &Context) -> Result<Vec<String>, Error> {
                     upstream.id, dependency.when, dependency.then
                 )));
             if let Some(dir) = marker.parent() {
-                std::fs::create_dir_all(dir)
+                crate::paths::private_dir(dir)
                     .map_err(Error::io(format!("creating {}", dir.display())))?;
             }
-            if std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&marker)
-                .is_err()
+            if crate::paths::open_private(
+                &marker,
+                std::fs::OpenOptions::new().write(true).create_new(true),
+            )
+            .is_err()
             {
                 continue;
             }
             let Ok(args) = shell_words::split(&dependency.then) else {
                 continue;
             };
-            let logs = ctx.home.join("logs");
-            let _ = std::fs::create_dir_all(&logs);
             crate::notify::spawn_self_logged(
                 &args,
                 &[("ORCHESTRA_HOME", &ctx.home)],
                 Some(folder),
-                Some(&logs.join("dependencies.log")),
+                Some(&ctx.home.join("logs").join("dependencies.log")),
             );
             store.record_event(
                 upstream,

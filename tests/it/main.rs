@@ -7,6 +7,7 @@ mod classify;
 mod deps;
 mod dispatch;
 mod doctor;
+mod files;
 mod health;
 mod kill;
 mod labels;
