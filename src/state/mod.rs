@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("cannot create the state folder {path}: {source}")]
+    #[error("cannot create the state folder or database in {path}: {source}")]
     Folder {
         path: PathBuf,
         source: std::io::Error,
