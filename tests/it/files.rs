@@ -53,12 +53,9 @@ fn names(home: &Path) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn everything_under_the_home_is_private_whatever_the_umask() {
-    let env = Env::new();
-    env.start_server(&[]);
-    let u = |args: &[&str]| env.orchestra_umask("000", args);
-    u(&[
+/// The arguments that dispatch session `a`, a shell, with `prompt`.
+fn dispatch_shell_with(prompt: &str) -> [&str; 8] {
+    [
         "dispatch",
         "a",
         "--agent",
@@ -66,9 +63,16 @@ fn everything_under_the_home_is_private_whatever_the_umask() {
         "--kind",
         "generic",
         "--prompt",
-        "echo hello",
-    ])
-    .ok();
+        prompt,
+    ]
+}
+
+#[test]
+fn everything_under_the_home_is_private_whatever_the_umask() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let u = |args: &[&str]| env.orchestra_umask("000", args);
+    u(&dispatch_shell_with("echo hello")).ok();
     u(&["refresh"]).ok();
     u(&["status-line"]).ok();
     u(&["brief", "a", "--force", "echo briefed"]).ok();
@@ -259,17 +263,8 @@ fn the_status_cache_holds_no_prompt_text() {
     let env = Env::new();
     env.start_server(&[]);
     let secret = "token-3f9c1e-do-not-keep";
-    env.orchestra(&[
-        "dispatch",
-        "a",
-        "--agent",
-        "bash --norc --noprofile",
-        "--kind",
-        "generic",
-        "--prompt",
-        &format!("# {secret}"),
-    ])
-    .ok();
+    env.orchestra(&dispatch_shell_with(&format!("# {secret}")))
+        .ok();
     env.orchestra(&["refresh"]).ok();
     env.orchestra(&["status-line"]).ok();
     let cache = env.home.join("cache");
