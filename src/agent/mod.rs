@@ -181,10 +181,7 @@ pub fn agent_version(command: &[String], cache_file: &Path) -> Option<(u32, u32,
     let version = parse_version(&text)?;
     cache.insert(key, text);
     if let Ok(json) = serde_json::to_string_pretty(&cache) {
-        let tmp = cache_file.with_extension("tmp");
-        if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, cache_file);
-        }
+        let _ = crate::paths::replace_private(cache_file, json);
     }
     Some(version)
 }

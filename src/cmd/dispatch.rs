@@ -78,7 +78,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
     let result = (|out: &mut Output<'_>| -> Result<Session, Error> {
         let dir = session_dir(&ctx.home, &id);
-        std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        crate::paths::private_dir(&dir)
+            .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
         if kind == AgentKind::Claude {
             write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
@@ -310,7 +311,8 @@ fn last_argument_from_file(argv: &[String], file: &Path) -> Result<Vec<String>, 
     let Some((last, head)) = argv.split_last() else {
         return Ok(argv.to_vec());
     };
-    std::fs::write(file, last).map_err(Error::io(format!("writing {}", file.display())))?;
+    crate::paths::write_private(file, last)
+        .map_err(Error::io(format!("writing {}", file.display())))?;
     let mut words: Vec<String> = [
         "sh",
         "-c",
@@ -342,7 +344,7 @@ pub fn write_claude_settings(
         serde_json::json!({})
     };
     let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
-    std::fs::write(&settings_file, settings)
+    crate::paths::write_private(&settings_file, settings)
         .map_err(Error::io(format!("writing {}", settings_file.display())))
 }
 

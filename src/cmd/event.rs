@@ -133,13 +133,7 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
 }
 
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
-    let dir = ctx.home.join("logs");
-    let _ = std::fs::create_dir_all(&dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("hooks.log"))
-    {
+    if let Ok(mut f) = crate::paths::open_log(&ctx.home.join("logs").join("hooks.log")) {
         let _ = writeln!(
             f,
             "{} event {} session {}: {e}",
