@@ -87,6 +87,28 @@ const MIGRATIONS: &[&str] = &[
         FROM dependencies d LEFT JOIN sessions s ON s.id = d.upstream;
     DROP TABLE dependencies;
     ALTER TABLE dependencies_v5 RENAME TO dependencies;",
+    // 6: the conflict radar. Merge results by what was merged (a side is a commit, or a
+    // commit and the tree of its uncommitted work): an unchanged pair is never merged
+    // twice. And the pairs that conflict now — two live sessions, or a session and its
+    // target branch — with when they began: a pair is announced once, when it appears.
+    "CREATE TABLE radar_merges (
+        repo   TEXT NOT NULL,
+        ours   TEXT NOT NULL,
+        theirs TEXT NOT NULL,
+        paths  TEXT NOT NULL,
+        at     INTEGER NOT NULL,
+        PRIMARY KEY (repo, ours, theirs)
+    );
+    CREATE TABLE radar_conflicts (
+        repo        TEXT NOT NULL,
+        session     TEXT NOT NULL,
+        other       TEXT NOT NULL,
+        target      INTEGER NOT NULL,
+        paths       TEXT NOT NULL,
+        uncommitted INTEGER NOT NULL,
+        since       INTEGER NOT NULL,
+        PRIMARY KEY (repo, session, other, target)
+    );",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

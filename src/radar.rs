@@ -1,0 +1,410 @@
+//! The conflict radar: every live session of a repo against its target branch and against
+//! every other live session, by merging their trees in memory (uncommitted work included),
+//! so a collision is seen while the agents work, not when a person asks to merge.
+//!
+//! A pass merges only the pairs whose sides moved: results are recorded by the pair of
+//! sides merged (commits, and the trees of uncommitted work). It runs in a detached
+//! process the status line starts (one at a time, by a lock), never on the status line's
+//! own path; what it found reaches the status line through `cache/radar.json`, the
+//! windows through `@orchestra_conflicts`, and a person through one notification per
+//! pair that appears.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::git::{GitError, Repo, Side};
+use crate::notify::{self, Fallback, Note};
+use crate::state::{Conflict, MergeKey, Session, StateError, Status, Store};
+use crate::tmux::{Server, Tmux, TmuxError};
+
+/// How often the status line starts a pass unless `@orchestra-radar-interval` says.
+pub const DEFAULT_EVERY_SECS: i64 = 10;
+/// The window option holding a window's badge (`⚠2`).
+pub const BADGE_OPTION: &str = "@orchestra_conflicts";
+const DEFAULT_SYMBOL: &str = "⚠";
+const DEFAULT_STYLE: &str = "fg=red,bold";
+/// The options a pass reads from each tmux server, in its one listing call.
+const OPTIONS: &[&str] = &[
+    "@orchestra-notify-cmd",
+    "@orchestra-symbol-conflict",
+    "@orchestra-style-conflict",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum RadarError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+}
+
+/// Whether the radar watches `s`: a live session on this machine with a branch of its own.
+pub fn watched(s: &Session) -> bool {
+    s.host.is_none() && !s.is_manifest() && s.status != Status::Merged
+}
+
+/// The branch a session's work goes into: the one it started from, else the branch of
+/// the main worktree (`current`).
+fn target_of(s: &Session, current: Option<&str>) -> Option<String> {
+    s.base_branch.clone().or_else(|| current.map(str::to_string))
+}
+
+/// What one pass over a repo did.
+#[derive(Debug, Default, Serialize)]
+pub struct Scan {
+    pub repo: String,
+    /// Sessions looked at.
+    pub sessions: usize,
+    /// Pairs looked at: every two sessions, and each session with its target.
+    pub pairs: usize,
+    /// Of those, how many were merged now; the others were known from the record.
+    pub merged: usize,
+    /// The pairs that conflict.
+    pub conflicts: Vec<Conflict>,
+    /// Those that began to conflict with this pass.
+    #[serde(skip)]
+    pub new: Vec<Conflict>,
+}
+
+/// The other side of a pair: a session (by its place in the list) or the target branch.
+enum Other {
+    Session(usize),
+    Target(String),
+}
+
+fn merge_key(a: &Side, b: &Side) -> MergeKey {
+    let (a, b) = (a.key(), b.key());
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+/// One pass over `repo`: the watched sessions among `sessions`, each pair merged in memory
+/// unless the record knows its result, the record brought up to date. Returns what was
+/// found; the pairs new since the last pass are in [`Scan::new`].
+pub fn scan(store: &Store, repo: &Repo, sessions: &[Session]) -> Result<Scan, RadarError> {
+    let repo_id = repo.id();
+    let scratch = repo.scratch()?;
+    let mut sides: Vec<(&Session, Side)> = Vec::new();
+    for s in sessions.iter().filter(|s| watched(s) && s.repo == repo_id) {
+        // A branch renamed or deleted by hand has nothing left to merge.
+        if let Ok(side) = scratch.worktree_side(&s.branch, Path::new(&s.worktree)) {
+            sides.push((s, side));
+        }
+    }
+    let current = repo.current_branch();
+    let mut targets: HashMap<String, Option<Side>> = HashMap::new();
+    let mut pairs: Vec<(usize, Other, Side, Side)> = Vec::new();
+    for (i, (s, side)) in sides.iter().enumerate() {
+        for (j, (_, other)) in sides.iter().enumerate().skip(i + 1) {
+            pairs.push((i, Other::Session(j), *side, *other));
+        }
+        let Some(target) = target_of(s, current.as_deref()) else {
+            continue;
+        };
+        let tip = *targets
+            .entry(target.clone())
+            .or_insert_with(|| scratch.branch_side(&target).ok());
+        if let Some(tip) = tip {
+            pairs.push((i, Other::Target(target), *side, tip));
+        }
+    }
+
+    let known = store.merge_results(&repo_id)?;
+    let mut found: HashMap<MergeKey, Vec<String>> = HashMap::new();
+    let mut fresh = Vec::new();
+    let now = crate::state::now();
+    let mut conflicts = Vec::new();
+    for (i, other, a, b) in &pairs {
+        let key = merge_key(a, b);
+        let paths = match known.get(&key).or_else(|| found.get(&key)) {
+            Some(paths) => paths.clone(),
+            None => {
+                let paths = scratch.conflicts(a, b)?;
+                fresh.push((key.clone(), paths.clone()));
+                paths
+            }
+        };
+        found.insert(key, paths.clone());
+        if paths.is_empty() {
+            continue;
+        }
+        let (other, target) = match other {
+            Other::Session(j) => (sides[*j].0.id.clone(), false),
+            Other::Target(name) => (name.clone(), true),
+        };
+        conflicts.push(Conflict {
+            repo: repo_id.clone(),
+            session: sides[*i].0.id.clone(),
+            other,
+            target,
+            paths,
+            uncommitted: a.dirty || b.dirty,
+            since: now,
+        });
+    }
+    let stale: Vec<MergeKey> = known
+        .into_keys()
+        .filter(|k| !found.contains_key(k))
+        .collect();
+    store.save_merge_results(&repo_id, &fresh, &stale)?;
+    let new = store.replace_conflicts(&repo_id, &conflicts)?;
+    Ok(Scan {
+        repo: repo_id,
+        sessions: sides.len(),
+        pairs: pairs.len(),
+        merged: fresh.len(),
+        conflicts,
+        new,
+    })
+}
+
+/// A pass over every repo with a watched session; the record of repos without one is
+/// dropped. A repo that cannot be read is reported and the others still scanned.
+pub fn scan_all(store: &Store) -> Result<(Vec<Scan>, Vec<String>), RadarError> {
+    let sessions = store.sessions(None, false)?;
+    let repos: BTreeSet<String> = sessions
+        .iter()
+        .filter(|s| watched(s))
+        .map(|s| s.repo.clone())
+        .collect();
+    let mut scans = Vec::new();
+    let mut problems = Vec::new();
+    for repo_id in &repos {
+        let result = Repo::discover(Path::new(repo_id))
+            .map_err(RadarError::from)
+            .and_then(|repo| scan(store, &repo, &sessions));
+        match result {
+            Ok(scan) => scans.push(scan),
+            Err(e) => problems.push(format!("{repo_id}: {e}")),
+        }
+    }
+    store.forget_radar_except(&repos.into_iter().collect::<Vec<_>>())?;
+    Ok((scans, problems))
+}
+
+/// What the status line shows of the radar, written by each pass.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct StatusFile {
+    /// When the last pass ended (ms since the epoch).
+    pub computed_ms: i64,
+    /// Conflicting pairs, every repo.
+    pub pairs: usize,
+    pub symbol: String,
+    pub style: String,
+}
+
+impl StatusFile {
+    /// `⚠2` in its style; nothing without conflicts.
+    pub fn segment(&self) -> String {
+        if self.pairs == 0 {
+            return String::new();
+        }
+        format!("#[{}]{}{}#[default]", self.style, self.symbol, self.pairs)
+    }
+}
+
+fn status_path(home: &Path) -> PathBuf {
+    home.join("cache").join("radar.json")
+}
+
+/// The lock a pass holds while it runs (one at a time).
+pub fn lock_path(home: &Path) -> PathBuf {
+    home.join("cache").join("radar.lock")
+}
+
+pub fn load_status(home: &Path) -> Option<StatusFile> {
+    let bytes = std::fs::read(status_path(home)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Shows what the record says now: each watched session's window badge (`⚠N`, N the
+/// pairs it is in; written only where it changed, only on windows still the session's),
+/// one notification per pair in `new`, and the status line's file. A tmux server that
+/// is not running is skipped: its windows are gone.
+pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarError> {
+    let sessions = store.sessions(None, false)?;
+    let conflicts = store.conflicts(None)?;
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for c in &conflicts {
+        *count.entry(c.session.as_str()).or_default() += 1;
+        if !c.target {
+            *count.entry(c.other.as_str()).or_default() += 1;
+        }
+    }
+    let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    let servers: BTreeSet<Option<&str>> = sessions
+        .iter()
+        .filter(|s| watched(s))
+        .map(|s| s.tmux_socket.as_deref())
+        .collect();
+    let mut options: BTreeMap<Option<&str>, Vec<String>> = BTreeMap::new();
+    for socket in servers {
+        let tmux = Tmux::new(&Server::at(socket));
+        let Some((windows, values)) = tmux.windows_with_option(BADGE_OPTION, OPTIONS)? else {
+            continue;
+        };
+        let symbol = values
+            .get(1)
+            .filter(|v| !v.is_empty())
+            .map_or(DEFAULT_SYMBOL, String::as_str);
+        let sets: Vec<(String, String, String)> = windows
+            .into_iter()
+            .filter_map(|(window, id, shown)| {
+                let wanted = match count.get(id.as_str()) {
+                    Some(n) if by_id.get(id.as_str()).is_some_and(|s| watched(s)) => {
+                        format!("{symbol}{n}")
+                    }
+                    _ => String::new(),
+                };
+                (wanted != shown).then_some((window, id, wanted))
+            })
+            .collect();
+        if !sets.is_empty() {
+            tmux.set_window_option_if_ours(BADGE_OPTION, &sets)?;
+        }
+        options.insert(socket, values);
+    }
+    for c in new {
+        let Some(s) = by_id.get(c.session.as_str()) else {
+            continue;
+        };
+        let command = options
+            .get(&s.tmux_socket.as_deref())
+            .and_then(|v| v.first())
+            .filter(|c| !c.is_empty())
+            .cloned();
+        notify::spawn(
+            &note(c, &by_id),
+            &Fallback {
+                command,
+                tmux_socket: s.tmux_socket.clone(),
+            },
+        );
+    }
+    let first = options.values().next();
+    let option = |i: usize, default: &str| {
+        first
+            .and_then(|v| v.get(i))
+            .filter(|v| !v.is_empty())
+            .map_or(default.to_string(), String::clone)
+    };
+    let status = StatusFile {
+        computed_ms: crate::health::now_micros() / 1000,
+        pairs: conflicts.len(),
+        symbol: option(1, DEFAULT_SYMBOL),
+        style: option(2, DEFAULT_STYLE),
+    };
+    if let Ok(json) = serde_json::to_vec(&status) {
+        // A status file that cannot be written is only a stale segment.
+        let _ = crate::paths::replace_private(&status_path(home), json);
+    }
+    Ok(())
+}
+
+/// The name of the other side of `c`: a session's label, or the target branch.
+pub fn other_name(c: &Conflict, by_id: &HashMap<&str, &Session>) -> String {
+    if c.target {
+        return c.other.clone();
+    }
+    by_id
+        .get(c.other.as_str())
+        .map_or_else(|| c.other.clone(), |s| s.label.clone())
+}
+
+/// "api and auth both change src/login.rs".
+fn note(c: &Conflict, by_id: &HashMap<&str, &Session>) -> Note {
+    let a = by_id
+        .get(c.session.as_str())
+        .map_or(c.session.as_str(), |s| s.label.as_str());
+    let b = other_name(c, by_id);
+    let repo = Path::new(&c.repo)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| c.repo.clone());
+    Note {
+        title: format!("orchestra: {a} and {b} conflict"),
+        body: format!(
+            "{a} and {b} both change {} in {repo}{}",
+            crate::paths::short_list(&c.paths),
+            if c.uncommitted {
+                " (uncommitted work)"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// What `session` (merged into `target` now) would leave behind: the other watched
+/// sessions of the repo going into `target` that will conflict with it afterwards, with
+/// the paths. Merged in memory, as the radar does, uncommitted work included.
+pub fn after_merge(
+    repo: &Repo,
+    sessions: &[Session],
+    session: &Session,
+    target: &str,
+) -> Result<Vec<(Session, Vec<String>)>, RadarError> {
+    let scratch = repo.scratch()?;
+    let work = scratch.worktree_side(&session.branch, Path::new(&session.worktree))?;
+    let merged = scratch.merged(&scratch.branch_side(target)?, &work)?;
+    let current = repo.current_branch();
+    let mut out = Vec::new();
+    for other in sessions.iter().filter(|s| {
+        watched(s)
+            && s.id != session.id
+            && s.repo == session.repo
+            && target_of(s, current.as_deref()).as_deref() == Some(target)
+    }) {
+        let Ok(side) = scratch.worktree_side(&other.branch, Path::new(&other.worktree)) else {
+            continue;
+        };
+        let paths = scratch.conflicts(&merged, &side)?;
+        if !paths.is_empty() {
+            out.push((other.clone(), paths));
+        }
+    }
+    Ok(out)
+}
+
+/// The note `brief --conflicts` sends `session`'s agent: the files and who else changes
+/// them. `None` when the record has no conflict of the session.
+pub fn briefing(session: &Session, conflicts: &[Conflict], sessions: &[Session]) -> Option<String> {
+    let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut parts = Vec::new();
+    for c in conflicts.iter().filter(|c| c.involves(&session.id)) {
+        let paths = crate::paths::short_list(&c.paths);
+        let with = if c.target {
+            format!("{}, the branch your work merges into,", c.other)
+        } else {
+            let other = if c.session == session.id {
+                c.other.as_str()
+            } else {
+                c.session.as_str()
+            };
+            match by_id.get(other) {
+                Some(s) => format!("session {} (branch {})", s.label, s.branch),
+                None => continue,
+            }
+        };
+        let uncommitted = if c.uncommitted {
+            " (uncommitted changes count)"
+        } else {
+            ""
+        };
+        parts.push(format!("{with} changes the same lines in {paths}{uncommitted}"));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "orchestra conflict radar: your work and other work in progress would conflict if merged: {}. Please coordinate before going further: keep clear of those lines, or agree with the other session who changes them.",
+        parts.join("; ")
+    ))
+}
