@@ -224,6 +224,21 @@ pub fn load_status(home: &Path) -> Option<StatusFile> {
     serde_json::from_slice(&bytes).ok()
 }
 
+fn save_status(home: &Path, status: &StatusFile) {
+    if let Ok(json) = serde_json::to_vec(status) {
+        // A status file that cannot be written is only a stale segment.
+        let _ = crate::paths::replace_private(&status_path(home), json);
+    }
+}
+
+/// Dates the status file now without changing what it says: after a pass that failed,
+/// the next one is due an interval later, not on the next tick.
+pub fn touch_status(home: &Path) {
+    let mut status = load_status(home).unwrap_or_default();
+    status.computed_ms = crate::health::now_micros() / 1000;
+    save_status(home, &status);
+}
+
 /// Shows what the record says now: each watched session's window badge (`⚠N`, N the
 /// pairs it is in; written only where it changed, only on windows still the session's),
 /// one notification per pair in `new`, and the status line's file. A tmux server that
@@ -301,10 +316,7 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
         symbol: option(1, DEFAULT_SYMBOL),
         style: option(2, DEFAULT_STYLE),
     };
-    if let Ok(json) = serde_json::to_vec(&status) {
-        // A status file that cannot be written is only a stale segment.
-        let _ = crate::paths::replace_private(&status_path(home), json);
-    }
+    save_status(home, &status);
     Ok(())
 }
 

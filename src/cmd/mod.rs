@@ -4,6 +4,7 @@
 pub mod approve;
 pub mod brief;
 pub mod classify;
+pub mod conflicts;
 pub mod deps;
 pub mod dispatch;
 pub mod docs;
