@@ -390,12 +390,15 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
                 err: &mut sink,
             };
             let mut outcome = refresh_once(ctx)?;
-            // The dashboard never waits for a host: it shows the remote cache.
+            // The dashboard never waits for a host or a radar pass: it shows what the
+            // last one found, and starts the next when it is due.
             let _ = remote_status_part(ctx);
+            let _ = crate::cmd::conflicts::status_part(ctx, outcome.radar_every);
             if let Some(remote) = health::load_remote_cache(&ctx.home) {
                 add_remote_rows(&mut outcome, &remote);
             }
             table(ctx, &outcome, &mut buffer);
+            conflicts_table(ctx, &mut buffer)?;
         }
         let now = chrono::Local::now().format("%H:%M:%S");
         let _ = write!(
@@ -437,6 +440,18 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
             host.name,
             host.error.as_deref().unwrap_or_default()
         ));
+    }
+    Ok(())
+}
+
+/// The pairs the conflict radar last found, under the health table; nothing without any.
+fn conflicts_table(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let rows = crate::cmd::conflicts::rows(&store.conflicts(None)?, &store.sessions(None, false)?);
+    if !rows.is_empty() {
+        out.line("");
+        out.line("conflicts (if merged):");
+        crate::cmd::conflicts::table(&rows, out);
     }
     Ok(())
 }
