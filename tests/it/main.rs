@@ -19,6 +19,7 @@ mod manifest;
 mod merge;
 mod notify;
 mod plugin;
+mod radar;
 mod remote;
 mod status;
 mod sync;
