@@ -186,7 +186,11 @@ fn main() {
     }
     // Uncommitted work: the last two sessions collide on a file neither committed.
     for n in [sessions - 2, sessions - 1] {
-        change(&world.worktree(n), files - 20, &format!("{} (uncommitted)", label(n)));
+        change(
+            &world.worktree(n),
+            files - 20,
+            &format!("{} (uncommitted)", label(n)),
+        );
     }
     // The target moves too, into a file session 1 changed.
     change(&repo_dir, own_files(1).next().expect("a file"), "main");
@@ -290,7 +294,10 @@ fn main() {
     println!(
         "conflict radar, {sessions} sessions x {CHANGED} changed files on {files} files ({conflicts} conflicting pairs):"
     );
-    println!("  one in-memory merge check (two sessions)   {:8.1} ms", ms(check));
+    println!(
+        "  one in-memory merge check (two sessions)   {:8.1} ms",
+        ms(check)
+    );
     println!(
         "  reading the {sessions} sessions' work             {:8.1} ms  (worktree status, uncommitted files)",
         ms(reading)

@@ -50,7 +50,9 @@ pub fn watched(s: &Session) -> bool {
 /// The branch a session's work goes into: the one it started from, else the branch of
 /// the main worktree (`current`).
 fn target_of(s: &Session, current: Option<&str>) -> Option<String> {
-    s.base_branch.clone().or_else(|| current.map(str::to_string))
+    s.base_branch
+        .clone()
+        .or_else(|| current.map(str::to_string))
 }
 
 /// What one pass over a repo did.
@@ -262,7 +264,9 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
     let mut options: BTreeMap<Option<&str>, Vec<String>> = BTreeMap::new();
     for socket in servers {
         let tmux = Tmux::new(&Server::at(socket));
-        let Some((windows, values)) = tmux.windows_with_option(BADGE_OPTION, OPTIONS)? else {
+        let Some(crate::tmux::WindowsSeen { windows, values }) =
+            tmux.windows_with_option(BADGE_OPTION, OPTIONS)?
+        else {
             continue;
         };
         let symbol = values
@@ -410,7 +414,9 @@ pub fn briefing(session: &Session, conflicts: &[Conflict], sessions: &[Session])
         } else {
             ""
         };
-        parts.push(format!("{with} changes the same lines in {paths}{uncommitted}"));
+        parts.push(format!(
+            "{with} changes the same lines in {paths}{uncommitted}"
+        ));
     }
     if parts.is_empty() {
         return None;

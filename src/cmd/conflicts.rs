@@ -146,11 +146,13 @@ pub fn radar(ctx: &Context, args: &RadarArgs, out: &mut Output<'_>) -> Result<()
         return Ok(());
     }
     let store = ctx.store()?;
-    let passed = radar::scan_all(&store).map_err(Error::from).and_then(|pass| {
-        let new: Vec<Conflict> = pass.0.iter().flat_map(|s| s.new.iter().cloned()).collect();
-        radar::show(&ctx.home, &store, &new)?;
-        Ok(pass)
-    });
+    let passed = radar::scan_all(&store)
+        .map_err(Error::from)
+        .and_then(|pass| {
+            let new: Vec<Conflict> = pass.0.iter().flat_map(|s| s.new.iter().cloned()).collect();
+            radar::show(&ctx.home, &store, &new)?;
+            Ok(pass)
+        });
     let (scans, problems) = match passed {
         Ok(pass) => pass,
         Err(e) => {

@@ -113,10 +113,7 @@ impl Store {
         repo: &str,
         found: &[Conflict],
     ) -> Result<Vec<Conflict>, StateError> {
-        let tx = self
-            .conn
-            .unchecked_transaction()
-            .map_err(|e| self.err(e))?;
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         // Taking the write lock first makes the read below current.
         tx.execute(
             "UPDATE radar_conflicts SET repo = repo WHERE repo = ?1",
@@ -149,7 +146,15 @@ impl Store {
                 "INSERT OR REPLACE INTO radar_conflicts \
                  (repo, session, other, target, paths, uncommitted, since) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![repo, c.session, c.other, c.target, paths, c.uncommitted, since],
+                params![
+                    repo,
+                    c.session,
+                    c.other,
+                    c.target,
+                    paths,
+                    c.uncommitted,
+                    since
+                ],
             )
             .map_err(|e| self.err(e))?;
         }
@@ -232,7 +237,12 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let store = Store::open(home.path()).unwrap();
         let a = conflict("a", "b", &["x.rs"], 100);
-        assert_eq!(store.replace_conflicts("/r", &[a.clone()]).unwrap(), [a.clone()]);
+        assert_eq!(
+            store
+                .replace_conflicts("/r", std::slice::from_ref(&a))
+                .unwrap(),
+            [a]
+        );
         // Found again, even with other paths: not new, and it keeps its start.
         let moved = conflict("a", "b", &["x.rs", "y.rs"], 200);
         assert!(store.replace_conflicts("/r", &[moved]).unwrap().is_empty());
@@ -243,7 +253,12 @@ mod tests {
         // Cleared, then back: new again.
         assert!(store.replace_conflicts("/r", &[]).unwrap().is_empty());
         let back = conflict("a", "b", &["x.rs"], 300);
-        assert_eq!(store.replace_conflicts("/r", &[back.clone()]).unwrap(), [back]);
+        assert_eq!(
+            store
+                .replace_conflicts("/r", std::slice::from_ref(&back))
+                .unwrap(),
+            [back]
+        );
     }
 
     #[test]
@@ -253,7 +268,11 @@ mod tests {
         let k1 = ("a".to_string(), "b".to_string());
         let k2 = ("a".to_string(), "c".to_string());
         store
-            .save_merge_results("/r", &[(k1.clone(), vec!["x".into()]), (k2.clone(), vec![])], &[])
+            .save_merge_results(
+                "/r",
+                &[(k1.clone(), vec!["x".into()]), (k2.clone(), vec![])],
+                &[],
+            )
             .unwrap();
         assert_eq!(store.merge_results("/r").unwrap().len(), 2);
         assert!(store.merge_results("/other").unwrap().is_empty());

@@ -200,6 +200,15 @@ fn parse_panes(out: &str) -> Vec<Pane> {
         .collect()
 }
 
+/// What [`Tmux::windows_with_option`] learns.
+#[derive(Debug, Clone)]
+pub struct WindowsSeen {
+    /// (window id, `@orchestra_id`, the option's value) of each orchestra window.
+    pub windows: Vec<(String, String, String)>,
+    /// The global options asked for, in order (unset: empty).
+    pub values: Vec<String>,
+}
+
 /// One pane as `list-panes -a` sees it.
 #[derive(Debug, Clone)]
 pub struct Pane {
@@ -720,14 +729,13 @@ impl Tmux {
         }))
     }
 
-    /// ONE tmux call: every window carrying `@orchestra_id` as (window, id, value of the
-    /// window option `option`), and the values of the global `options`. `None` when no
-    /// server runs.
+    /// ONE tmux call: every window carrying `@orchestra_id` with the value of its window
+    /// option `option`, and the values of the global `options`. `None` when no server runs.
     pub fn windows_with_option(
         &self,
         option: &str,
         options: &[&str],
-    ) -> Result<Option<(Vec<(String, String, String)>, Vec<String>)>, TmuxError> {
+    ) -> Result<Option<WindowsSeen>, TmuxError> {
         let values = options
             .iter()
             .map(|n| format!("#{{{n}}}"))
@@ -760,7 +768,7 @@ impl Tmux {
             .map(str::to_string)
             .collect();
         values.resize(options.len(), String::new());
-        Ok(Some((windows, values)))
+        Ok(Some(WindowsSeen { windows, values }))
     }
 
     /// Sets the window option `option` on each (window, session id, value) — unsets it for

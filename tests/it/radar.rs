@@ -156,7 +156,10 @@ fn an_uncommitted_overlap_is_flagged_without_touching_git_and_clears_when_revert
     assert_eq!(conflicts(&env), Vec::<serde_json::Value>::new());
     assert_eq!(badge(&env, "left"), "");
     assert_eq!(badge(&env, "right"), "");
-    assert_eq!(env.session("right")["conflicts_with"], serde_json::json!([]));
+    assert_eq!(
+        env.session("right")["conflicts_with"],
+        serde_json::json!([])
+    );
 }
 
 #[test]
@@ -208,8 +211,7 @@ fn notes_to_file(env: &mut Env) -> std::path::PathBuf {
         ),
     )
     .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     env.tmux(&[
         "set-option",
         "-g",
@@ -278,7 +280,12 @@ fn merge_warns_before_the_question_which_sessions_it_will_conflict_with() {
     }
     commit(&env, "first", "README.md", "first's README\n");
     commit(&env, "second", "README.md", "second's README\n");
-    write(&env, "dirty", "README.md", "dirty's README, not committed\n");
+    write(
+        &env,
+        "dirty",
+        "README.md",
+        "dirty's README, not committed\n",
+    );
     commit(&env, "apart", "apart.txt", "elsewhere\n");
 
     let run = env.orchestra(&["merge", "first", "--yes"]).ok();
@@ -368,7 +375,11 @@ fn conflicts_outside_a_repo_is_bad_input_and_changes_nothing() {
     let outside = env.root.join("not-a-repo");
     std::fs::create_dir_all(&outside).unwrap();
     let run = env.orchestra_in(&outside, &["conflicts"]).fails_with(2);
-    assert!(run.stderr.contains("not inside a git repository"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("not inside a git repository"),
+        "{}",
+        run.stderr
+    );
     env.orchestra_in(&outside, &["conflicts", "--json"])
         .fails_with(2);
     env.orchestra(&["conflicts", "--repo", outside.to_str().unwrap()])
@@ -442,6 +453,10 @@ fn init_adds_the_conflict_badge_once_to_formats_an_older_init_wrote() {
     env.orchestra(&["tmux", "init"]).ok();
     let format = env.tmux(&["show-options", "-gwv", "window-status-format"]);
     assert_eq!(format.matches("@orchestra_state").count(), 2, "{format}");
-    assert_eq!(format.matches("@orchestra_conflicts").count(), 2, "{format}");
+    assert_eq!(
+        format.matches("@orchestra_conflicts").count(),
+        2,
+        "{format}"
+    );
     assert!(format.starts_with(older), "{format}");
 }
