@@ -241,10 +241,15 @@ pub fn touch_status(home: &Path) {
     save_status(home, &status);
 }
 
+fn shown_path(home: &Path) -> PathBuf {
+    home.join("cache").join("radar-shown.json")
+}
+
 /// Shows what the record says now: each watched session's window badge (`⚠N`, N the
 /// pairs it is in; written only where it changed, only on windows still the session's),
 /// one notification per pair in `new`, and the status line's file. A tmux server that
-/// is not running is skipped: its windows are gone.
+/// is not running is skipped: its windows are gone. When no badge is due to change and
+/// nothing is new (what the last pass showed is remembered), no tmux is asked at all.
 pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarError> {
     let sessions = store.sessions(None, false)?;
     let conflicts = store.conflicts(None)?;
@@ -256,12 +261,84 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
         }
     }
     let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    // Where each badge goes: the session's server and window, and its count.
+    let badges: BTreeMap<&str, String> = sessions
+        .iter()
+        .filter(|s| watched(s))
+        .filter_map(|s| {
+            let n = count.get(s.id.as_str())?;
+            let socket = s.tmux_socket.as_deref().unwrap_or_default();
+            let window = s.window.as_deref().unwrap_or_default();
+            Some((s.id.as_str(), format!("{socket}\t{window}\t{n}")))
+        })
+        .collect();
+    let shown: BTreeMap<String, String> = std::fs::read(shown_path(home))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    let unchanged = new.is_empty()
+        && badges.len() == shown.len()
+        && badges.iter().all(|(id, b)| shown.get(*id) == Some(b));
+    let last = load_status(home).unwrap_or_default();
+    let options = if unchanged {
+        BTreeMap::new()
+    } else {
+        let options = show_badges(&sessions, &count)?;
+        if let Ok(json) = serde_json::to_vec(&badges) {
+            let _ = crate::paths::replace_private(&shown_path(home), json);
+        }
+        options
+    };
+    for c in new {
+        let Some(s) = by_id.get(c.session.as_str()) else {
+            continue;
+        };
+        let command = options
+            .get(&s.tmux_socket.as_deref())
+            .and_then(|v| v.first())
+            .filter(|c| !c.is_empty())
+            .cloned();
+        notify::spawn(
+            &note(c, &by_id),
+            &Fallback {
+                command,
+                tmux_socket: s.tmux_socket.clone(),
+            },
+        );
+    }
+    let first = options.values().next();
+    let option = |i: usize, last: &str, default: &str| {
+        first
+            .and_then(|v| v.get(i))
+            .filter(|v| !v.is_empty())
+            .map(String::as_str)
+            .or(Some(last).filter(|v| !v.is_empty()))
+            .unwrap_or(default)
+            .to_string()
+    };
+    let status = StatusFile {
+        computed_ms: crate::health::now_micros() / 1000,
+        pairs: conflicts.len(),
+        symbol: option(1, &last.symbol, DEFAULT_SYMBOL),
+        style: option(2, &last.style, DEFAULT_STYLE),
+    };
+    save_status(home, &status);
+    Ok(())
+}
+
+/// Writes the badges that differ on each server of the watched sessions (one listing call
+/// each, one more where a badge changes). Returns each server's [`OPTIONS`].
+fn show_badges<'a>(
+    sessions: &'a [Session],
+    count: &HashMap<&str, usize>,
+) -> Result<BTreeMap<Option<&'a str>, Vec<String>>, RadarError> {
+    let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
     let servers: BTreeSet<Option<&str>> = sessions
         .iter()
         .filter(|s| watched(s))
         .map(|s| s.tmux_socket.as_deref())
         .collect();
-    let mut options: BTreeMap<Option<&str>, Vec<String>> = BTreeMap::new();
+    let mut options = BTreeMap::new();
     for socket in servers {
         let tmux = Tmux::new(&Server::at(socket));
         let Some(crate::tmux::WindowsSeen { windows, values }) =
@@ -290,38 +367,7 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
         }
         options.insert(socket, values);
     }
-    for c in new {
-        let Some(s) = by_id.get(c.session.as_str()) else {
-            continue;
-        };
-        let command = options
-            .get(&s.tmux_socket.as_deref())
-            .and_then(|v| v.first())
-            .filter(|c| !c.is_empty())
-            .cloned();
-        notify::spawn(
-            &note(c, &by_id),
-            &Fallback {
-                command,
-                tmux_socket: s.tmux_socket.clone(),
-            },
-        );
-    }
-    let first = options.values().next();
-    let option = |i: usize, default: &str| {
-        first
-            .and_then(|v| v.get(i))
-            .filter(|v| !v.is_empty())
-            .map_or(default.to_string(), String::clone)
-    };
-    let status = StatusFile {
-        computed_ms: crate::health::now_micros() / 1000,
-        pairs: conflicts.len(),
-        symbol: option(1, DEFAULT_SYMBOL),
-        style: option(2, DEFAULT_STYLE),
-    };
-    save_status(home, &status);
-    Ok(())
+    Ok(options)
 }
 
 /// The name of the other side of `c`: a session's label, or the target branch.

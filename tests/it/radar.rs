@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::harness::{git_in, wait_until, Env, Person};
 use crate::plugin::{cd_person_pane, choose, wait_popup_closed};
+use crate::status::{calls, count_tmux_calls};
 
 /// Writes `text` to `file` in session `label`'s worktree (uncommitted).
 fn write(env: &Env, label: &str, file: &str, text: &str) {
@@ -64,7 +65,7 @@ fn git_state(env: &Env, labels: &[&str]) -> String {
 
 #[test]
 fn two_sessions_changing_the_same_lines_are_a_pair_and_other_files_are_not() {
-    let env = Env::new();
+    let mut env = Env::new();
     env.start_server(&[]);
     for label in ["api", "auth", "docs"] {
         env.dispatch_shell(label).ok();
@@ -101,6 +102,12 @@ fn two_sessions_changing_the_same_lines_are_a_pair_and_other_files_are_not() {
     assert_eq!(badge(&env, "api"), "⚠1");
     assert_eq!(badge(&env, "auth"), "⚠1");
     assert_eq!(badge(&env, "docs"), "");
+
+    // A pass that finds what the last one did asks tmux nothing.
+    let log = count_tmux_calls(&mut env);
+    env.orchestra(&["radar"]).ok();
+    assert_eq!(calls(&log), 0, "{:?}", std::fs::read_to_string(&log));
+    env.env.clear();
 
     // The target moves into the same line: api now conflicts with main too.
     std::fs::write(env.repo.join("README.md"), "hello from main\n").unwrap();
