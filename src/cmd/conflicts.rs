@@ -168,6 +168,9 @@ pub fn radar(ctx: &Context, args: &RadarArgs, out: &mut Output<'_>) -> Result<()
         let json = serde_json::json!({ "repos": scans, "problems": problems });
         out.line(serde_json::to_string_pretty(&json).unwrap_or_default());
     } else {
+        if scans.is_empty() && problems.is_empty() {
+            out.line("no live session to watch");
+        }
         for s in &scans {
             out.line(format!(
                 "{}: {} session(s), {} pair(s), {} merged now, {} conflicting",
