@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 use orchestra::git::Repo;
 use orchestra::state::Store;
 
+mod common;
+use common::{file, generated_repo, git, median};
+
 const CHANGED: usize = 20;
 /// Sessions 2j and 2j+1 (j below this) both change one more file, differently.
 const OVERLAPPING_PAIRS: usize = 4;
@@ -29,40 +32,12 @@ fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@localhost")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@localhost")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn file(dir: &Path, i: usize) -> PathBuf {
-    dir.join(format!("src/mod{:03}/file{i:05}.rs", i / 100))
-}
-
 /// Changes the first line of file `i` in `dir`.
 fn change(dir: &Path, i: usize, by: &str) {
     let path = file(dir, i);
     let text = std::fs::read_to_string(&path).expect("read");
     let rest = text.split_once('\n').map_or("", |(_, rest)| rest);
     std::fs::write(&path, format!("// changed by {by}\n{rest}")).expect("write");
-}
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
 }
 
 fn ms(d: Duration) -> f64 {
@@ -148,18 +123,7 @@ fn main() {
         _tmp: tmp,
     };
     let repo_dir = world.repo.clone();
-    for i in 0..files {
-        let path = file(&repo_dir, i);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(
-            &path,
-            format!("// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n").repeat(20),
-        )
-        .expect("write");
-    }
-    git(&repo_dir, &["init", "-q", "-b", "main"]);
-    git(&repo_dir, &["add", "-A"]);
-    git(&repo_dir, &["commit", "-q", "-m", "files"]);
+    generated_repo(&repo_dir, files);
     world.tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "bench"]);
 
     eprintln!("setting up {sessions} sessions on {files} files (real dispatch: a worktree each)…");
