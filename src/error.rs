@@ -95,7 +95,6 @@ impl From<crate::radar::RadarError> for Error {
         match e {
             crate::radar::RadarError::Git(e) => Error::Git(e),
             crate::radar::RadarError::State(e) => Error::State(e),
-            crate::radar::RadarError::Tmux(e) => Error::Tmux(e),
         }
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::git::{GitError, Repo, Side};
 use crate::notify::{self, Fallback, Note};
 use crate::state::{Conflict, MergeKey, Session, StateError, Status, Store};
-use crate::tmux::{Server, Tmux, TmuxError};
+use crate::tmux::{Server, Tmux};
 
 /// How often the status line starts a pass unless `@orchestra-radar-interval` says.
 pub const DEFAULT_EVERY_SECS: i64 = 10;
@@ -38,8 +38,6 @@ pub enum RadarError {
     Git(#[from] GitError),
     #[error(transparent)]
     State(#[from] StateError),
-    #[error(transparent)]
-    Tmux(#[from] TmuxError),
 }
 
 /// Whether the radar watches `s`: a live session on this machine with a branch of its own.
@@ -283,9 +281,12 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
     let options = if unchanged {
         BTreeMap::new()
     } else {
-        let options = show_badges(&sessions, &count)?;
-        if let Ok(json) = serde_json::to_vec(&badges) {
-            let _ = crate::paths::replace_private(&shown_path(home), json);
+        let (options, complete) = show_badges(&sessions, &count);
+        // A server that failed is asked again by the next pass.
+        if complete {
+            if let Ok(json) = serde_json::to_vec(&badges) {
+                let _ = crate::paths::replace_private(&shown_path(home), json);
+            }
         }
         options
     };
@@ -327,11 +328,13 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
 }
 
 /// Writes the badges that differ on each server of the watched sessions (one listing call
-/// each, one more where a badge changes). Returns each server's [`OPTIONS`].
+/// each, one more where a badge changes). Returns each server's [`OPTIONS`], and whether
+/// every server answered. A badge is only shown: a server that fails costs it, not the
+/// pass.
 fn show_badges<'a>(
     sessions: &'a [Session],
     count: &HashMap<&str, usize>,
-) -> Result<BTreeMap<Option<&'a str>, Vec<String>>, RadarError> {
+) -> (BTreeMap<Option<&'a str>, Vec<String>>, bool) {
     let by_id: HashMap<&str, &Session> = sessions.iter().map(|s| (s.id.as_str(), s)).collect();
     let servers: BTreeSet<Option<&str>> = sessions
         .iter()
@@ -339,12 +342,17 @@ fn show_badges<'a>(
         .map(|s| s.tmux_socket.as_deref())
         .collect();
     let mut options = BTreeMap::new();
+    let mut complete = true;
     for socket in servers {
         let tmux = Tmux::new(&Server::at(socket));
-        let Some(crate::tmux::WindowsSeen { windows, values }) =
-            tmux.windows_with_option(BADGE_OPTION, OPTIONS)?
-        else {
-            continue;
+        let (windows, values) = match tmux.windows_with_option(BADGE_OPTION, OPTIONS) {
+            Ok(Some(seen)) => (seen.windows, seen.values),
+            // No server: its windows are gone.
+            Ok(None) => continue,
+            Err(_) => {
+                complete = false;
+                continue;
+            }
         };
         let symbol = values
             .get(1)
@@ -362,12 +370,12 @@ fn show_badges<'a>(
                 (wanted != shown).then_some((window, id, wanted))
             })
             .collect();
-        if !sets.is_empty() {
-            tmux.set_window_option_if_ours(BADGE_OPTION, &sets)?;
+        if !sets.is_empty() && tmux.set_window_option_if_ours(BADGE_OPTION, &sets).is_err() {
+            complete = false;
         }
         options.insert(socket, values);
     }
-    Ok(options)
+    (options, complete)
 }
 
 /// The name of the other side of `c`: a session's label, or the target branch.
