@@ -411,8 +411,9 @@ pub struct RadarArgs {
     /// Print what the pass did as JSON (per repo: sessions, pairs, merged, conflicts).
     #[arg(long)]
     pub json: bool,
-    /// Run only if no other pass runs (else return at once), and print nothing: how the
-    /// status line starts it.
+    /// How the status line starts it: only if no other pass runs (else return at once),
+    /// reading in full only the worktrees that may have changed since their last read
+    /// (branch moved, output in the window, or a minute passed); silent unless --json.
     #[arg(long)]
     pub background: bool,
 }

@@ -82,6 +82,9 @@ pub struct Cache {
     /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
     #[serde(default)]
     pub radar_every: i64,
+    /// The socket of the server the panes are on.
+    #[serde(default)]
+    pub socket_path: String,
 }
 
 /// The cache keeps no prompt text: it may quote secrets, and a refresh never reads it.
@@ -193,6 +196,38 @@ pub fn load_cache(home: &Path, key: &str) -> Cache {
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
+}
+
+/// When each local session's window last showed output (seconds since the epoch), as the
+/// status line's caches saw it, with when that cache was refreshed (ms): session id →
+/// (activity, refreshed). No tmux call: what the last refresh of each server wrote.
+pub fn window_activity(home: &Path) -> HashMap<String, (i64, i64)> {
+    let mut out = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(home.join("cache")) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(key) = name
+            .strip_prefix("status-")
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let cache = load_cache(home, key);
+        for s in &cache.sessions {
+            // Pane ids are the server's own: only this server's sessions.
+            if s.tmux_socket.as_deref() != Some(cache.socket_path.as_str()) {
+                continue;
+            }
+            let Some(seen) = s.pane.as_ref().and_then(|p| cache.panes.get(p)) else {
+                continue;
+            };
+            out.insert(s.id.clone(), (seen.activity, cache.refreshed_ms));
+        }
+    }
+    out
 }
 
 fn save_cache(home: &Path, key: &str, cache: &Cache) {
@@ -498,6 +533,7 @@ pub fn refresh(
     cache.refreshed_ms = now_us / 1000;
     cache.summary = outcome.summary.clone();
     cache.radar_every = outcome.radar_every;
+    cache.socket_path = snap.socket_path.clone();
     // After a write of ours the next tick reads the record again: another process may
     // have written in between.
     cache.db_fingerprint = if wrote { String::new() } else { fingerprint };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::git::{GitError, Repo, Side};
+use crate::git::{GitError, Repo, Scratch, Side, WorktreeRead};
 use crate::notify::{self, Fallback, Note};
 use crate::state::{Conflict, MergeKey, Session, StateError, Status, Store};
 use crate::tmux::{Server, Tmux};
@@ -59,9 +59,14 @@ pub struct Scan {
     pub repo: String,
     /// Sessions looked at.
     pub sessions: usize,
+    /// Worktrees read in full (every file's status looked at); the others counted as
+    /// their last read found them.
+    pub read: usize,
     /// Pairs looked at: every two sessions, and each session with its target.
     pub pairs: usize,
-    /// Of those, how many were merged now; the others were known from the record.
+    /// Of those, how many were decided now; the others were known from the record.
+    pub checked: usize,
+    /// Of those, how many took a merge in memory (the rest changed no path in common).
     pub merged: usize,
     /// The pairs that conflict.
     pub conflicts: Vec<Conflict>,
@@ -70,10 +75,125 @@ pub struct Scan {
     pub new: Vec<Conflict>,
 }
 
+/// A worktree that printed nothing in its window is still read in full at least this
+/// often: a change made without output there (a person's editor) is seen within it.
+const FULL_READ_EVERY_MS: i64 = 60_000;
+
+/// What the last full read of a session's worktree found.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct LastRead {
+    commit: String,
+    tree: String,
+    /// The paths that differed from the commit: enough to make the same tree again.
+    changed: Vec<String>,
+    read_ms: i64,
+}
+
+/// How a pass reads the worktrees, and what it remembers of the reads before.
+pub struct Reader {
+    /// Every worktree in full: what a person asked for is current.
+    full: bool,
+    memo: BTreeMap<String, LastRead>,
+    /// session id → (its window's last output in s, when that was seen in ms).
+    activity: HashMap<String, (i64, i64)>,
+    now_ms: i64,
+}
+
+fn reads_path(home: &Path) -> PathBuf {
+    home.join("cache").join("radar-reads.json")
+}
+
+impl Reader {
+    /// Reads every worktree in full (commands a person runs).
+    pub fn full(home: &Path) -> Reader {
+        Reader {
+            full: true,
+            ..Reader::hinted(home)
+        }
+    }
+
+    /// Reads in full only the worktrees that may have changed since their last read: its
+    /// branch moved, its window showed output since (as the status line's cache saw it),
+    /// or the read is older than a minute. The background pass's way: a worktree costs a
+    /// status of every file, a session that did nothing costs none.
+    pub fn hinted(home: &Path) -> Reader {
+        let memo = std::fs::read(reads_path(home))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        Reader {
+            full: false,
+            memo,
+            activity: crate::health::window_activity(home),
+            now_ms: crate::health::now_micros() / 1000,
+        }
+    }
+
+    /// Remembers the reads for the next pass.
+    pub fn save(&self, home: &Path) {
+        if let Ok(json) = serde_json::to_vec(&self.memo) {
+            let _ = crate::paths::replace_private(&reads_path(home), json);
+        }
+    }
+
+    /// The side of `s` without a full read, when nothing says its worktree changed.
+    fn remembered(&self, s: &Session, tip: crate::git::Oid) -> Option<(Side, Vec<String>)> {
+        if self.full {
+            return None;
+        }
+        let last = self.memo.get(&s.id)?;
+        if last.commit != tip.to_string() || self.now_ms - last.read_ms >= FULL_READ_EVERY_MS {
+            return None;
+        }
+        let (active_s, seen_ms) = self.activity.get(&s.id)?;
+        // Seen before the read: what came after is unknown. Output in the second of the
+        // read or later: it may have changed.
+        if *seen_ms < last.read_ms || active_s * 1000 + 1000 >= last.read_ms {
+            return None;
+        }
+        let tree = last.tree.parse().ok()?;
+        Some((
+            Side {
+                commit: tip,
+                tree,
+                dirty: false,
+            },
+            last.changed.clone(),
+        ))
+    }
+
+    fn remember(&mut self, s: &Session, read: &WorktreeRead) {
+        match &read.changed {
+            Some(changed) => {
+                self.memo.insert(
+                    s.id.clone(),
+                    LastRead {
+                        commit: read.side.commit.to_string(),
+                        tree: read.side.tree.to_string(),
+                        changed: changed.clone(),
+                        read_ms: self.now_ms,
+                    },
+                );
+            }
+            None => {
+                self.memo.remove(&s.id);
+            }
+        }
+    }
+}
+
+/// A session's work in a pass: its side, and — when the side is remembered rather than
+/// read — the paths to make its tree again from, should a merge need it.
+struct Work<'a> {
+    session: &'a Session,
+    side: Side,
+    rebuild: Option<Vec<String>>,
+}
+
 /// The other side of a pair: a session (by its place in the list) or the target branch.
 enum Other {
     Session(usize),
-    Target(String),
+    Target(String, Side),
 }
 
 fn merge_key(a: &Side, b: &Side) -> MergeKey {
@@ -85,50 +205,121 @@ fn merge_key(a: &Side, b: &Side) -> MergeKey {
     }
 }
 
-/// One pass over `repo`: the watched sessions among `sessions`, each pair merged in memory
-/// unless the record knows its result, the record brought up to date. Returns what was
-/// found; the pairs new since the last pass are in [`Scan::new`].
-pub fn scan(store: &Store, repo: &Repo, sessions: &[Session]) -> Result<Scan, RadarError> {
+/// Makes the tree of a remembered side, if this pass has not got it: by reading again
+/// the paths its last read found changed (a full read if that fails). A tree that comes
+/// out different means the worktree changed without a sign: it is remembered as found.
+fn ensure_tree(
+    scratch: &Scratch,
+    reader: &mut Reader,
+    work: &mut Work<'_>,
+) -> Result<(), RadarError> {
+    let Some(changed) = work.rebuild.take() else {
+        return Ok(());
+    };
+    if scratch.has_tree(work.side.tree) {
+        return Ok(());
+    }
+    let worktree = Path::new(&work.session.worktree);
+    let read = match scratch.rebuild(work.side.commit, worktree, &changed) {
+        Ok(side) => WorktreeRead {
+            side,
+            changed: Some(changed),
+        },
+        Err(_) => scratch.read_worktree(&work.session.branch, worktree)?,
+    };
+    if read.side != work.side {
+        reader.remember(work.session, &read);
+    }
+    work.side = read.side;
+    Ok(())
+}
+
+/// One pass over `repo`: the watched sessions among `sessions` (their worktrees read as
+/// `reader` says), each pair checked in memory unless the record knows its result, the
+/// record brought up to date. Returns what was found; the pairs new since the last pass
+/// are in [`Scan::new`].
+pub fn scan(
+    store: &Store,
+    repo: &Repo,
+    sessions: &[Session],
+    reader: &mut Reader,
+) -> Result<Scan, RadarError> {
     let repo_id = repo.id();
     let scratch = repo.scratch()?;
-    let mut sides: Vec<(&Session, Side)> = Vec::new();
+    let mut works: Vec<Work<'_>> = Vec::new();
+    let mut read = 0;
     for s in sessions.iter().filter(|s| watched(s) && s.repo == repo_id) {
         // A branch renamed or deleted by hand has nothing left to merge.
-        if let Ok(side) = scratch.worktree_side(&s.branch, Path::new(&s.worktree)) {
-            sides.push((s, side));
+        let Ok(tip) = scratch.tip(&s.branch) else {
+            continue;
+        };
+        if let Some((side, changed)) = reader.remembered(s, tip) {
+            let committed = scratch.commit_side(tip)?;
+            works.push(Work {
+                session: s,
+                side: Side {
+                    dirty: side.tree != committed.tree,
+                    ..side
+                },
+                rebuild: Some(changed),
+            });
+            continue;
         }
+        let found = scratch.read_worktree(&s.branch, Path::new(&s.worktree))?;
+        read += 1;
+        reader.remember(s, &found);
+        works.push(Work {
+            session: s,
+            side: found.side,
+            rebuild: None,
+        });
     }
     let current = repo.current_branch();
     let mut targets: HashMap<String, Option<Side>> = HashMap::new();
-    let mut pairs: Vec<(usize, Other, Side, Side)> = Vec::new();
-    for (i, (s, side)) in sides.iter().enumerate() {
-        for (j, (_, other)) in sides.iter().enumerate().skip(i + 1) {
-            pairs.push((i, Other::Session(j), *side, *other));
+    let mut pairs: Vec<(usize, Other)> = Vec::new();
+    for i in 0..works.len() {
+        for j in i + 1..works.len() {
+            pairs.push((i, Other::Session(j)));
         }
-        let Some(target) = target_of(s, current.as_deref()) else {
+        let Some(target) = target_of(works[i].session, current.as_deref()) else {
             continue;
         };
         let tip = *targets
             .entry(target.clone())
             .or_insert_with(|| scratch.branch_side(&target).ok());
         if let Some(tip) = tip {
-            pairs.push((i, Other::Target(target), *side, tip));
+            pairs.push((i, Other::Target(target, tip)));
         }
     }
 
     let known = store.merge_results(&repo_id)?;
     let mut found: HashMap<MergeKey, Vec<String>> = HashMap::new();
     let mut fresh = Vec::new();
+    let mut merged = 0;
     let now = crate::state::now();
     let mut conflicts = Vec::new();
-    for (i, other, a, b) in &pairs {
-        let key = merge_key(a, b);
+    for (i, other) in &pairs {
+        let sides = |works: &[Work<'_>]| match other {
+            Other::Session(j) => (works[*i].side, works[*j].side),
+            Other::Target(_, tip) => (works[*i].side, *tip),
+        };
+        let (mut a, mut b) = sides(&works);
+        let mut key = merge_key(&a, &b);
+        if !known.contains_key(&key) && !found.contains_key(&key) {
+            ensure_tree(&scratch, reader, &mut works[*i])?;
+            if let Other::Session(j) = other {
+                ensure_tree(&scratch, reader, &mut works[*j])?;
+            }
+            (a, b) = sides(&works);
+            key = merge_key(&a, &b);
+        }
         let paths = match known.get(&key).or_else(|| found.get(&key)) {
             Some(paths) => paths.clone(),
             None => {
-                let paths = scratch.conflicts(a, b)?;
-                fresh.push((key.clone(), paths.clone()));
-                paths
+                let checked = scratch.check(&a, &b)?;
+                merged += usize::from(checked.merged);
+                fresh.push((key.clone(), checked.paths.clone()));
+                checked.paths
             }
         };
         found.insert(key, paths.clone());
@@ -136,12 +327,12 @@ pub fn scan(store: &Store, repo: &Repo, sessions: &[Session]) -> Result<Scan, Ra
             continue;
         }
         let (other, target) = match other {
-            Other::Session(j) => (sides[*j].0.id.clone(), false),
-            Other::Target(name) => (name.clone(), true),
+            Other::Session(j) => (works[*j].session.id.clone(), false),
+            Other::Target(name, _) => (name.clone(), true),
         };
         conflicts.push(Conflict {
             repo: repo_id.clone(),
-            session: sides[*i].0.id.clone(),
+            session: works[*i].session.id.clone(),
             other,
             target,
             paths,
@@ -157,9 +348,11 @@ pub fn scan(store: &Store, repo: &Repo, sessions: &[Session]) -> Result<Scan, Ra
     let new = store.replace_conflicts(&repo_id, &conflicts)?;
     Ok(Scan {
         repo: repo_id,
-        sessions: sides.len(),
+        sessions: works.len(),
+        read,
         pairs: pairs.len(),
-        merged: fresh.len(),
+        checked: fresh.len(),
+        merged,
         conflicts,
         new,
     })
@@ -167,7 +360,10 @@ pub fn scan(store: &Store, repo: &Repo, sessions: &[Session]) -> Result<Scan, Ra
 
 /// A pass over every repo with a watched session; the record of repos without one is
 /// dropped. A repo that cannot be read is reported and the others still scanned.
-pub fn scan_all(store: &Store) -> Result<(Vec<Scan>, Vec<String>), RadarError> {
+pub fn scan_all(
+    store: &Store,
+    reader: &mut Reader,
+) -> Result<(Vec<Scan>, Vec<String>), RadarError> {
     let sessions = store.sessions(None, false)?;
     let repos: BTreeSet<String> = sessions
         .iter()
@@ -179,13 +375,16 @@ pub fn scan_all(store: &Store) -> Result<(Vec<Scan>, Vec<String>), RadarError> {
     for repo_id in &repos {
         let result = Repo::discover(Path::new(repo_id))
             .map_err(RadarError::from)
-            .and_then(|repo| scan(store, &repo, &sessions));
+            .and_then(|repo| scan(store, &repo, &sessions, reader));
         match result {
             Ok(scan) => scans.push(scan),
             Err(e) => problems.push(format!("{repo_id}: {e}")),
         }
     }
     store.forget_radar_except(&repos.into_iter().collect::<Vec<_>>())?;
+    reader
+        .memo
+        .retain(|id, _| sessions.iter().any(|s| &s.id == id && watched(s)));
     Ok((scans, problems))
 }
 
@@ -435,7 +634,7 @@ pub fn after_merge(
         let Ok(side) = scratch.worktree_side(&other.branch, Path::new(&other.worktree)) else {
             continue;
         };
-        let paths = scratch.conflicts(&merged, &side)?;
+        let paths = scratch.check(&merged, &side)?.paths;
         if !paths.is_empty() {
             out.push((other.clone(), paths));
         }

@@ -127,13 +127,16 @@ pub fn scan_repo(ctx: &Context, store: &Store, repo: &Repo) -> Result<Scan, Erro
     let _lock = crate::lock::exclusive(&radar::lock_path(&ctx.home))
         .map_err(Error::io("taking the radar lock"))?;
     let sessions = store.sessions(Some(&repo.id()), false)?;
-    let scan = radar::scan(store, repo, &sessions)?;
+    let mut reader = radar::Reader::full(&ctx.home);
+    let scan = radar::scan(store, repo, &sessions, &mut reader)?;
+    reader.save(&ctx.home);
     radar::show(&ctx.home, store, &scan.new)?;
     Ok(scan)
 }
 
 /// `orchestra radar`: a pass over every repo. With `--background` (the status line's
-/// way) only when no pass runs, and silent.
+/// way) only when no pass runs, reading only the worktrees that may have changed, and
+/// silent unless `--json`.
 pub fn radar(ctx: &Context, args: &RadarArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let lock_path = radar::lock_path(&ctx.home);
     let lock = if args.background {
@@ -146,9 +149,16 @@ pub fn radar(ctx: &Context, args: &RadarArgs, out: &mut Output<'_>) -> Result<()
         return Ok(());
     }
     let store = ctx.store()?;
-    let passed = radar::scan_all(&store)
+    // In the background only what may have changed is read; asked by a person, all.
+    let mut reader = if args.background {
+        radar::Reader::hinted(&ctx.home)
+    } else {
+        radar::Reader::full(&ctx.home)
+    };
+    let passed = radar::scan_all(&store, &mut reader)
         .map_err(Error::from)
         .and_then(|pass| {
+            reader.save(&ctx.home);
             let new: Vec<Conflict> = pass.0.iter().flat_map(|s| s.new.iter().cloned()).collect();
             radar::show(&ctx.home, &store, &new)?;
             Ok(pass)
@@ -161,22 +171,21 @@ pub fn radar(ctx: &Context, args: &RadarArgs, out: &mut Output<'_>) -> Result<()
             return Err(e);
         }
     };
-    if args.background {
-        return Ok(());
-    }
     if args.json {
         let json = serde_json::json!({ "repos": scans, "problems": problems });
         out.line(serde_json::to_string_pretty(&json).unwrap_or_default());
-    } else {
+    } else if !args.background {
         if scans.is_empty() && problems.is_empty() {
             out.line("no live session to watch");
         }
         for s in &scans {
             out.line(format!(
-                "{}: {} session(s), {} pair(s), {} merged now, {} conflicting",
+                "{}: {} session(s) ({} read), {} pair(s): {} checked now, {} merged, {} conflicting",
                 s.repo,
                 s.sessions,
+                s.read,
                 s.pairs,
+                s.checked,
                 s.merged,
                 s.conflicts.len()
             ));

@@ -10,7 +10,7 @@ mod radar;
 use git2::{BranchType, Repository, StatusOptions};
 
 pub use merge::{CommitInfo, FileChange, Merged, Review};
-pub use radar::{Scratch, Side};
+pub use radar::{Checked, Scratch, Side, WorktreeRead};
 
 pub use git2::Oid;
 

@@ -4,10 +4,13 @@
 //! merge commit to look ahead with) goes to an object store in memory: the repository's
 //! objects, index files and refs are left as they are.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::rc::Rc;
 
 use git2::{Index, IndexEntry, IndexTime, Oid, Repository, StatusOptions};
 
@@ -42,9 +45,34 @@ impl Side {
     }
 }
 
+/// A worktree as one full read found it.
+#[derive(Debug, Clone)]
+pub struct WorktreeRead {
+    pub side: Side,
+    /// The paths whose content differs from the commit (removed ones included): what
+    /// [`Scratch::rebuild`] reads again to make the same tree without a full read.
+    /// `None` when a path is not UTF-8 (then only a full read will do).
+    pub changed: Option<Vec<String>>,
+}
+
+/// What checking a pair found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    /// The paths that conflict; empty when the pair merges cleanly.
+    pub paths: Vec<String>,
+    /// Whether it took a merge: sides that changed no path in common since their merge
+    /// base merge cleanly without one.
+    pub merged: bool,
+}
+
+/// The paths a tree changed since a base, shared by the pairs of a pass.
+type Changes = Rc<BTreeSet<String>>;
+
 /// A second handle on a repository whose new objects stay in memory.
 pub struct Scratch {
     repo: Repository,
+    /// (base tree, side tree) → the paths the side changed since the base.
+    changes: RefCell<HashMap<(Oid, Oid), Changes>>,
 }
 
 impl Repo {
@@ -53,12 +81,16 @@ impl Repo {
         let repo = Repository::open(self.repo.path())?;
         // Writes go to the backend of the highest priority (libgit2's own are 1 and 2).
         repo.odb()?.add_new_mempack_backend(1000)?;
-        Ok(Scratch { repo })
+        Ok(Scratch {
+            repo,
+            changes: RefCell::default(),
+        })
     }
 }
 
 impl Scratch {
-    fn tip(&self, branch: &str) -> Result<Oid, GitError> {
+    /// The commit `branch` points at.
+    pub fn tip(&self, branch: &str) -> Result<Oid, GitError> {
         let b = self
             .repo
             .find_branch(branch, git2::BranchType::Local)
@@ -70,7 +102,11 @@ impl Scratch {
 
     /// The committed work of `branch`.
     pub fn branch_side(&self, branch: &str) -> Result<Side, GitError> {
-        let commit = self.tip(branch)?;
+        self.commit_side(self.tip(branch)?)
+    }
+
+    /// Commit `commit` as a side, without uncommitted work.
+    pub fn commit_side(&self, commit: Oid) -> Result<Side, GitError> {
         Ok(Side {
             commit,
             tree: self.repo.find_commit(commit)?.tree_id(),
@@ -78,14 +114,25 @@ impl Scratch {
         })
     }
 
-    /// The work of `branch` as it stands in the worktree at `worktree`: its tip, with
-    /// whatever is uncommitted there (tracked changes, staged or not, and the untracked
-    /// files git does not ignore). A worktree that is gone, or is not on `branch` (a
-    /// detached HEAD mid-rebase), adds nothing: its changes are not the branch's.
+    /// The work of `branch` as it stands in the worktree at `worktree`.
     pub fn worktree_side(&self, branch: &str, worktree: &Path) -> Result<Side, GitError> {
+        Ok(self.read_worktree(branch, worktree)?.side)
+    }
+
+    /// A full read of the worktree at `worktree`: the tip of `branch`, with whatever is
+    /// uncommitted there (tracked changes, staged or not, and the untracked files git does
+    /// not ignore) — every file's status is looked at. A worktree that is gone, or is not
+    /// on `branch` (a detached HEAD mid-rebase), adds nothing: its changes are not the
+    /// branch's. Read-only for the worktree: its index file is neither refreshed nor
+    /// written.
+    pub fn read_worktree(&self, branch: &str, worktree: &Path) -> Result<WorktreeRead, GitError> {
         let side = self.branch_side(branch)?;
+        let clean = WorktreeRead {
+            side,
+            changed: Some(Vec::new()),
+        };
         let Ok(wt) = Repository::open(worktree) else {
-            return Ok(side);
+            return Ok(clean);
         };
         let on_branch = wt
             .find_reference("HEAD")
@@ -93,25 +140,8 @@ impl Scratch {
             .and_then(|h| h.symbolic_target().map(str::to_string))
             .is_some_and(|t| t.strip_prefix("refs/heads/") == Some(branch));
         if !on_branch {
-            return Ok(side);
+            return Ok(clean);
         }
-        let tree = self.uncommitted_tree(&wt, worktree, side.tree)?;
-        Ok(Side {
-            tree,
-            dirty: tree != side.tree,
-            ..side
-        })
-    }
-
-    /// The tree of the files in `worktree`: `head_tree` with every path git status lists
-    /// replaced by what is on disk (or removed, when it is gone). Read-only for the
-    /// worktree: its index file is neither refreshed nor written.
-    fn uncommitted_tree(
-        &self,
-        wt: &Repository,
-        worktree: &Path,
-        head_tree: Oid,
-    ) -> Result<Oid, GitError> {
         let mut opts = StatusOptions::new();
         opts.include_untracked(true)
             .recurse_untracked_dirs(true)
@@ -119,30 +149,78 @@ impl Scratch {
             .exclude_submodules(true);
         let statuses = wt.statuses(Some(&mut opts))?;
         if statuses.is_empty() {
+            return Ok(clean);
+        }
+        let mut untracked = 0;
+        let mut paths: Vec<Vec<u8>> = Vec::new();
+        for entry in statuses.iter() {
+            if entry.status().contains(git2::Status::WT_NEW) {
+                untracked += 1;
+                let too_big =
+                    std::fs::symlink_metadata(worktree.join(OsStr::from_bytes(entry.path_bytes())))
+                        .is_ok_and(|m| m.len() > UNTRACKED_MAX_BYTES);
+                if untracked > UNTRACKED_MAX_FILES || too_big {
+                    continue;
+                }
+            }
+            paths.push(entry.path_bytes().to_vec());
+        }
+        paths.sort();
+        paths.dedup();
+        let tree = self.overlay(side.tree, worktree, &paths)?;
+        let changed = paths
+            .into_iter()
+            .map(|p| String::from_utf8(p).ok())
+            .collect();
+        Ok(WorktreeRead {
+            side: Side {
+                tree,
+                dirty: tree != side.tree,
+                ..side
+            },
+            changed,
+        })
+    }
+
+    /// The tree a full read found at `commit` with `changed` paths, made again by reading
+    /// only those paths: the same tree while nothing else in the worktree changed.
+    pub fn rebuild(
+        &self,
+        commit: Oid,
+        worktree: &Path,
+        changed: &[String],
+    ) -> Result<Side, GitError> {
+        let side = self.commit_side(commit)?;
+        let paths: Vec<Vec<u8>> = changed.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let tree = self.overlay(side.tree, worktree, &paths)?;
+        Ok(Side {
+            tree,
+            dirty: tree != side.tree,
+            ..side
+        })
+    }
+
+    /// Whether the object store (in memory included) has `tree`.
+    pub fn has_tree(&self, tree: Oid) -> bool {
+        self.repo.find_tree(tree).is_ok()
+    }
+
+    /// `head_tree` with each of `paths` (relative to `worktree`) replaced by what is on
+    /// disk there, or removed when it is gone.
+    fn overlay(&self, head_tree: Oid, worktree: &Path, paths: &[Vec<u8>]) -> Result<Oid, GitError> {
+        if paths.is_empty() {
             return Ok(head_tree);
         }
         let mut index = Index::new()?;
         index.read_tree(&self.repo.find_tree(head_tree)?)?;
-        let mut untracked = 0;
-        let mut seen = HashSet::new();
-        for entry in statuses.iter() {
-            let rel = entry.path_bytes();
-            if !seen.insert(rel.to_vec()) {
-                continue;
-            }
-            let path = worktree.join(std::ffi::OsStr::from_bytes(rel));
+        for rel in paths {
+            let path = worktree.join(OsStr::from_bytes(rel));
             let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                index.remove_path(Path::new(std::ffi::OsStr::from_bytes(rel)))?;
+                index.remove_path(Path::new(OsStr::from_bytes(rel)))?;
                 continue;
             };
             if meta.is_dir() {
                 continue;
-            }
-            if entry.status().contains(git2::Status::WT_NEW) {
-                untracked += 1;
-                if untracked > UNTRACKED_MAX_FILES || meta.len() > UNTRACKED_MAX_BYTES {
-                    continue;
-                }
             }
             let (mode, content) = if meta.file_type().is_symlink() {
                 let target = std::fs::read_link(&path).map_err(|e| io(&path, e))?;
@@ -165,18 +243,45 @@ impl Scratch {
                 id,
                 flags: rel.len().min(0xfff) as u16,
                 flags_extended: 0,
-                path: rel.to_vec(),
+                path: rel.clone(),
             })?;
         }
         Ok(index.write_tree_to(&self.repo)?)
     }
 
-    /// The paths that conflict when the two sides are merged, found in memory. Two
-    /// committed sides merge as `merge` checks them (their merge bases included); a side
+    /// Whether the two sides conflict when merged, and where; found in memory. Sides that
+    /// changed no path in common (nor a path inside a folder the other changed into a
+    /// file) since their merge base merge cleanly, and are not merged. Otherwise two
+    /// committed sides merge as `merge` checks them (every merge base considered); a side
     /// with uncommitted work merges its tree over the commits' merge base.
-    pub fn conflicts(&self, a: &Side, b: &Side) -> Result<Vec<String>, GitError> {
+    pub fn check(&self, a: &Side, b: &Side) -> Result<Checked, GitError> {
+        let clean = Checked {
+            paths: Vec::new(),
+            merged: false,
+        };
         if a.key() == b.key() {
-            return Ok(Vec::new());
+            return Ok(clean);
+        }
+        let bases = match self.repo.merge_bases(a.commit, b.commit) {
+            Ok(bases) => bases.iter().copied().collect::<Vec<_>>(),
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let base_tree = match bases.first() {
+            Some(base) => self.repo.find_commit(*base)?.tree()?,
+            // Unrelated histories: every file is added on both sides.
+            None => {
+                let empty = self.repo.treebuilder(None)?.write()?;
+                self.repo.find_tree(empty)?
+            }
+        };
+        // With several merge bases the merge looks at more than this one: merge anyway.
+        if bases.len() <= 1 {
+            let ours = self.changes(&base_tree, a.tree)?;
+            let theirs = self.changes(&base_tree, b.tree)?;
+            if !overlap(&ours, &theirs) {
+                return Ok(clean);
+            }
         }
         let index = if !a.dirty && !b.dirty {
             self.repo.merge_commits(
@@ -185,23 +290,40 @@ impl Scratch {
                 None,
             )?
         } else {
-            let base = match self.repo.merge_base(a.commit, b.commit) {
-                Ok(base) => self.repo.find_commit(base)?.tree()?,
-                // Unrelated histories: every file is added on both sides.
-                Err(e) if e.code() == git2::ErrorCode::NotFound => {
-                    let empty = self.repo.treebuilder(None)?.write()?;
-                    self.repo.find_tree(empty)?
-                }
-                Err(e) => return Err(e.into()),
-            };
             self.repo.merge_trees(
-                &base,
+                &base_tree,
                 &self.repo.find_tree(a.tree)?,
                 &self.repo.find_tree(b.tree)?,
                 None,
             )?
         };
-        conflict_paths(&index)
+        Ok(Checked {
+            paths: conflict_paths(&index)?,
+            merged: true,
+        })
+    }
+
+    /// The paths `tree` changed since `base` (both names of a rename), remembered for the
+    /// other pairs of this pass.
+    fn changes(&self, base: &git2::Tree<'_>, tree: Oid) -> Result<Changes, GitError> {
+        let key = (base.id(), tree);
+        if let Some(paths) = self.changes.borrow().get(&key) {
+            return Ok(paths.clone());
+        }
+        let diff =
+            self.repo
+                .diff_tree_to_tree(Some(base), Some(&self.repo.find_tree(tree)?), None)?;
+        let mut paths = BTreeSet::new();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                if let Some(path) = file.path_bytes() {
+                    paths.insert(String::from_utf8_lossy(path).into_owned());
+                }
+            }
+        }
+        let paths = Rc::new(paths);
+        self.changes.borrow_mut().insert(key, paths.clone());
+        Ok(paths)
     }
 
     /// What `target` becomes once `work` is merged into it (a merge commit, in memory),
@@ -243,9 +365,50 @@ impl Scratch {
     }
 }
 
+/// Whether two sets of changed paths touch the same path, or one a path inside a folder
+/// the other turned into a file (or the other way round): only then can a merge conflict.
+fn overlap(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    small.iter().any(|path| {
+        large.contains(path)
+            // A folder of `path` is a file on the other side…
+            || path
+                .match_indices('/')
+                .any(|(i, _)| large.contains(&path[..i]))
+            // …or `path` is a folder of a file on the other side.
+            || large
+                .range(format!("{path}/")..)
+                .next()
+                .is_some_and(|p| p.starts_with(&format!("{path}/")))
+    })
+}
+
 fn io(path: &Path, source: std::io::Error) -> GitError {
     GitError::Io {
         context: format!("reading {}", path.display()),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn changed_paths_overlap_on_a_path_or_across_a_folder() {
+        assert!(!overlap(
+            &set(&["a.rs", "src/b.rs"]),
+            &set(&["c.rs", "src/d.rs"])
+        ));
+        assert!(overlap(&set(&["src/b.rs"]), &set(&["c.rs", "src/b.rs"])));
+        // A file where the other side has a folder, either way round.
+        assert!(overlap(&set(&["src"]), &set(&["src/b.rs"])));
+        assert!(overlap(&set(&["x", "src/lib/b.rs"]), &set(&["src/lib"])));
+        // A shared prefix of names is no folder.
+        assert!(!overlap(&set(&["src"]), &set(&["src.rs", "srcs/b.rs"])));
     }
 }

@@ -170,33 +170,85 @@ fn an_uncommitted_overlap_is_flagged_without_touching_git_and_clears_when_revert
 }
 
 #[test]
-fn an_unchanged_pair_is_never_merged_twice_and_a_moved_branch_only_against_the_rest() {
+fn an_unchanged_pair_is_never_checked_twice_and_a_moved_branch_only_against_the_rest() {
     let env = Env::new();
     env.start_server(&[]);
     for label in ["one", "two", "three"] {
         env.dispatch_shell(label).ok();
         commit(&env, label, &format!("{label}.txt"), "work\n");
     }
-    // Three pairs of sessions, three sessions with their target.
+    // Three pairs of sessions, three sessions with their target; none changes a path
+    // another does, so none takes a merge.
     let pass = radar(&env);
     let repo = &pass["repos"][0];
     assert_eq!(repo["sessions"], 3);
+    assert_eq!(repo["read"], 3);
     assert_eq!(repo["pairs"], 6);
-    assert_eq!(repo["merged"], 6);
-    // Nothing moved: nothing merged.
-    assert_eq!(radar(&env)["repos"][0]["merged"], 0);
+    assert_eq!(repo["checked"], 6);
+    assert_eq!(repo["merged"], 0);
+    // Nothing moved: nothing checked.
+    assert_eq!(radar(&env)["repos"][0]["checked"], 0);
     // One branch moves: it against the two others and its target.
     commit(&env, "two", "two.txt", "more work\n");
-    assert_eq!(radar(&env)["repos"][0]["merged"], 3);
-    // Uncommitted work moves the same way.
-    write(&env, "three", "three.txt", "not yet committed\n");
-    assert_eq!(radar(&env)["repos"][0]["merged"], 3);
-    assert_eq!(radar(&env)["repos"][0]["merged"], 0);
+    assert_eq!(radar(&env)["repos"][0]["checked"], 3);
+    // Uncommitted work moves the same way; a path in common takes a merge.
+    write(&env, "three", "one.txt", "three's take on one.txt\n");
+    let pass = radar(&env);
+    assert_eq!(pass["repos"][0]["checked"], 3);
+    assert_eq!(pass["repos"][0]["merged"], 1);
+    assert_eq!(pass["repos"][0]["conflicts"][0]["paths"][0], "one.txt");
+    assert_eq!(radar(&env)["repos"][0]["checked"], 0);
     // A killed session leaves the radar.
-    env.orchestra(&["kill", "one", "--force"]).ok();
+    env.orchestra(&["kill", "two"]).ok();
     let pass = radar(&env);
     assert_eq!(pass["repos"][0]["sessions"], 2);
     assert_eq!(pass["repos"][0]["pairs"], 3);
+}
+
+fn background_pass(env: &Env) -> serde_json::Value {
+    let run = env.orchestra(&["radar", "--background", "--json"]).ok();
+    serde_json::from_str::<serde_json::Value>(&run.stdout).expect("JSON")["repos"][0].clone()
+}
+
+#[test]
+fn the_background_pass_reads_only_worktrees_that_may_have_changed() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("busy").ok();
+    env.dispatch_shell("still").ok();
+    commit(&env, "busy", "README.md", "busy's words\n");
+    // The status line's refresh sees each window's output (to the second): the shells
+    // printed their prompts more than a second before the first read.
+    std::thread::sleep(Duration::from_millis(2100));
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(background_pass(&env)["read"], 2, "nothing remembered yet");
+    env.orchestra(&["refresh"]).ok();
+    let quiet = background_pass(&env);
+    assert_eq!(quiet["read"], 0, "{quiet}");
+    assert_eq!(quiet["checked"], 0, "{quiet}");
+
+    // Output in busy's window: its worktree is read again, and what it changed is seen.
+    write(&env, "busy", "notes.txt", "busy's notes\n");
+    write(&env, "still", "notes.txt", "still's notes\n");
+    let pane = env.session("busy")["pane"].as_str().unwrap().to_string();
+    env.tmux(&["send-keys", "-t", &pane, "echo working", "Enter"]);
+    std::thread::sleep(Duration::from_millis(1100));
+    env.orchestra(&["refresh"]).ok();
+    let pass = background_pass(&env);
+    assert_eq!(pass["read"], 1, "{pass}");
+    // still's change came without a sign: its last read stands (for up to a minute),
+    // so the pair is not seen yet in the background…
+    assert_eq!(pass["conflicts"], serde_json::json!([]), "{pass}");
+    // …but a person asking reads everything.
+    let pairs = conflicts(&env);
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    assert_eq!(pairs[0]["paths"][0], "notes.txt");
+    // A branch that moves is read again whatever its window shows.
+    std::thread::sleep(Duration::from_millis(2100));
+    env.orchestra(&["refresh"]).ok();
+    commit(&env, "still", "other.txt", "committed\n");
+    let pass = background_pass(&env);
+    assert_eq!(pass["read"], 1, "{pass}");
 }
 
 /// A notification command that appends "title|body" to a file; the bus is out of reach,
