@@ -55,10 +55,15 @@ struct World {
 
 impl World {
     fn orchestra(&self, cwd: &Path, args: &[&str]) -> Output {
+        self.orchestra_at(&self.home, cwd, args)
+    }
+
+    /// [`World::orchestra`] with another ORCHESTRA_HOME.
+    fn orchestra_at(&self, home: &Path, cwd: &Path, args: &[&str]) -> Output {
         let out = Command::new(env!("CARGO_BIN_EXE_orchestra"))
             .args(args)
             .current_dir(cwd)
-            .env("ORCHESTRA_HOME", &self.home)
+            .env("ORCHESTRA_HOME", home)
             .env("ORCHESTRA_TMUX_SOCKET", &self.socket)
             .env_remove("TMUX")
             .env_remove("TMUX_PANE")
@@ -263,23 +268,33 @@ fn main() {
     }
     let incremental_full = median(incremental_full);
 
-    // The status line, radar off and on, alternating blocks in one run. Each block
-    // starts with a refresh (a fresh status cache); the radar's file is fresh too.
+    // The status line, radar off and on, run for run in one run: a second home with
+    // the same record has the radar off (its status cache, refreshed with the option
+    // off, says so); before each pair both caches are refreshed, so both runs read a
+    // fresh cache, as the status line does between refreshes. The radar's file is fresh.
     world.orchestra(&repo_dir, &["radar"]);
+    drop(store);
+    let home_off = world.home.with_file_name("home-off");
+    std::fs::create_dir_all(&home_off).expect("home");
+    for name in ["state.db", "state.db-wal", "state.db-shm"] {
+        let _ = std::fs::copy(world.home.join(name), home_off.join(name));
+    }
     let (mut off, mut on) = (Vec::new(), Vec::new());
-    // Blocks in the order off on on off …: a drift of the machine's load hits both alike.
-    for block in 0..40 {
-        let radar_on = matches!(block % 4, 1 | 2);
-        world.tmux(&[
-            "set-option",
-            "-g",
-            "@orchestra-radar",
-            if radar_on { "on" } else { "off" },
-        ]);
-        world.orchestra(&repo_dir, &["refresh"]);
-        for _ in 0..10 {
+    for pair in 0..100 {
+        for (mode, home) in [("off", &home_off), ("on", &world.home)] {
+            world.tmux(&["set-option", "-g", "@orchestra-radar", mode]);
+            world.orchestra_at(home, &repo_dir, &["refresh"]);
+        }
+        // Every other pair the other way round: whatever the second run pays, both pay.
+        let order = if pair % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for radar_on in order {
+            let home = if radar_on { &world.home } else { &home_off };
             let t = Instant::now();
-            let out = world.orchestra(&repo_dir, &["status-line"]);
+            let out = world.orchestra_at(home, &repo_dir, &["status-line"]);
             let took = t.elapsed();
             let shown = String::from_utf8_lossy(&out.stdout).contains('⚠');
             assert_eq!(shown, radar_on, "the radar's segment shows only when on");
