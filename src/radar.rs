@@ -108,8 +108,17 @@ impl Reader {
     pub fn full(home: &Path) -> Reader {
         Reader {
             full: true,
-            ..Reader::hinted(home)
+            memo: Reader::load(home),
+            activity: HashMap::new(),
+            now_ms: crate::health::now_micros() / 1000,
         }
+    }
+
+    fn load(home: &Path) -> BTreeMap<String, LastRead> {
+        std::fs::read(reads_path(home))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
     }
 
     /// Reads in full only the worktrees that may have changed since their last read: its
@@ -117,13 +126,9 @@ impl Reader {
     /// or the read is older than a minute. The background pass's way: a worktree costs a
     /// status of every file, a session that did nothing costs none.
     pub fn hinted(home: &Path) -> Reader {
-        let memo = std::fs::read(reads_path(home))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
         Reader {
             full: false,
-            memo,
+            memo: Reader::load(home),
             activity: crate::health::window_activity(home),
             now_ms: crate::health::now_micros() / 1000,
         }
@@ -180,6 +185,14 @@ impl Reader {
             }
         }
     }
+
+    /// A remembered tree made again came out as `side`: the worktree changed without a
+    /// sign. What the next pass counts on; not a full read (its time stays).
+    fn correct(&mut self, s: &Session, side: &Side) {
+        if let Some(last) = self.memo.get_mut(&s.id) {
+            last.tree = side.tree.to_string();
+        }
+    }
 }
 
 /// A session's work in a pass: its side, and — when the side is remembered rather than
@@ -220,17 +233,19 @@ fn ensure_tree(
         return Ok(());
     }
     let worktree = Path::new(&work.session.worktree);
-    let read = match scratch.rebuild(work.side.commit, worktree, &changed) {
-        Ok(side) => WorktreeRead {
-            side,
-            changed: Some(changed),
-        },
-        Err(_) => scratch.read_worktree(&work.session.branch, worktree)?,
+    work.side = match scratch.rebuild(work.side.commit, worktree, &changed) {
+        Ok(side) => {
+            if side != work.side {
+                reader.correct(work.session, &side);
+            }
+            side
+        }
+        Err(_) => {
+            let read = scratch.read_worktree(&work.session.branch, worktree)?;
+            reader.remember(work.session, &read);
+            read.side
+        }
     };
-    if read.side != work.side {
-        reader.remember(work.session, &read);
-    }
-    work.side = read.side;
     Ok(())
 }
 

@@ -243,12 +243,18 @@ fn the_background_pass_reads_only_worktrees_that_may_have_changed() {
     let pairs = conflicts(&env);
     assert_eq!(pairs.len(), 1, "{pairs:?}");
     assert_eq!(pairs[0]["paths"][0], "notes.txt");
-    // A branch that moves is read again whatever its window shows.
+    // A branch that moves is read again whatever its window shows; a quiet worktree's
+    // known changes are read again when a merge needs its tree: still's notes, changed
+    // once more without a sign to what busy has, no longer conflict.
     std::thread::sleep(Duration::from_millis(2100));
     env.orchestra(&["refresh"]).ok();
-    commit(&env, "still", "other.txt", "committed\n");
+    write(&env, "still", "notes.txt", "busy's notes\n");
+    commit(&env, "busy", "other.txt", "committed\n");
     let pass = background_pass(&env);
     assert_eq!(pass["read"], 1, "{pass}");
+    assert_eq!(pass["merged"], 1, "{pass}");
+    assert_eq!(pass["conflicts"], serde_json::json!([]), "{pass}");
+    assert_eq!(conflicts(&env), Vec::<serde_json::Value>::new());
 }
 
 /// A notification command that appends "title|body" to a file; the bus is out of reach,
