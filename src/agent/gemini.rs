@@ -206,7 +206,11 @@ mod tests {
 
     #[test]
     fn hooks_name_the_session_and_home_quoted() {
-        let h = hooks(Path::new("/opt/my tools/orchestra"), Path::new("/h"), "abc123");
+        let h = hooks(
+            Path::new("/opt/my tools/orchestra"),
+            Path::new("/h"),
+            "abc123",
+        );
         assert_eq!(
             h.as_object().unwrap().keys().count(),
             HOOK_EVENTS.len(),
@@ -278,14 +282,19 @@ mod tests {
         // Again (a restart): new entries of the person's get links, the rest stays.
         std::fs::write(person.join(".gemini/projects.json"), "{}").unwrap();
         prepare_home(&home, &person, &ours).unwrap();
-        assert!(std::fs::symlink_metadata(home.join(".gemini/projects.json"))
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        assert!(
+            std::fs::symlink_metadata(home.join(".gemini/projects.json"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         // Settings the CLI cannot read either: no hooks, said so.
         std::fs::write(person.join(".gemini/settings.json"), "{oops").unwrap();
         let err = prepare_home(&home, &person, &ours).unwrap_err();
-        assert!(err.to_string().contains("without orchestra's hooks"), "{err}");
+        assert!(
+            err.to_string().contains("without orchestra's hooks"),
+            "{err}"
+        );
         // No .gemini at all: settings with the hooks alone.
         let bare = dir.path().join("bare");
         std::fs::create_dir_all(&bare).unwrap();

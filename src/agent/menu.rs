@@ -12,9 +12,8 @@ static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*(esc to cancel|enter to confirm|enter to select)").expect("valid regex")
 });
 /// An entry of a menu drawn in a box (Gemini CLI): "│ ● 1. Allow once   │".
-static BOXED: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^\s*│\s*(●\s*)?(\d+)\.\s+(.+?)\s*│?\s*$").expect("valid regex")
-});
+static BOXED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*│\s*(●\s*)?(\d+)\.\s+(.+?)\s*│?\s*$").expect("valid regex"));
 /// A line inside a box, and the box's bottom edge.
 static IN_BOX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*│").expect("valid regex"));
 static BOX_BOTTOM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*╰─").expect("valid regex"));
@@ -89,11 +88,15 @@ pub fn parse(screen: &str) -> Option<Menu> {
 /// notices below them, and no input line below the box.
 fn parse_boxed(lines: &[&str]) -> Option<Menu> {
     let start = lines.len().saturating_sub(40);
-    let last = (start..lines.len()).rev().find(|&i| BOXED.is_match(lines[i]))?;
+    let last = (start..lines.len())
+        .rev()
+        .find(|&i| BOXED.is_match(lines[i]))?;
     let below = &lines[last + 1..];
     let bottom = below.iter().position(|l| BOX_BOTTOM.is_match(l))?;
     if below[..bottom].iter().any(|l| !IN_BOX.is_match(l))
-        || below[bottom + 1..].iter().any(|l| INPUT_LINE.is_match(l) || IN_BOX.is_match(l))
+        || below[bottom + 1..]
+            .iter()
+            .any(|l| INPUT_LINE.is_match(l) || IN_BOX.is_match(l))
     {
         return None;
     }
@@ -150,7 +153,9 @@ impl Menu {
 /// The entry (lower case) that trusts the folder: claude's "Yes, I trust this folder" (2.0:
 /// "Yes, proceed"), gemini's "Trust folder (name)" — never its "Trust parent folder".
 fn is_trust(entry: &str) -> bool {
-    entry.contains("trust this folder") || entry == "yes, proceed" || entry.starts_with("trust folder")
+    entry.contains("trust this folder")
+        || entry == "yes, proceed"
+        || entry.starts_with("trust folder")
 }
 
 #[cfg(test)]

@@ -220,7 +220,10 @@ impl Rules {
             .rposition(|l| is_turn(l))
             .filter(|i| lines.len() - i <= INPUT_LINE_WITHIN);
         for rule in &k.rules {
-            if rule.input_box.is_some_and(|wanted| wanted != input_at.is_some()) {
+            if rule
+                .input_box
+                .is_some_and(|wanted| wanted != input_at.is_some())
+            {
                 continue;
             }
             if let Some(re) = &rule.last_line {

@@ -360,7 +360,12 @@ pub fn write_claude_settings(
 /// Makes the session's Gemini home (`agent::gemini`): the person's settings with hooks
 /// calling `orchestra event`. Settings the CLI could not read either leave the agent
 /// without hooks (its screen still tells its state), with a note saying so.
-fn write_gemini_home(ctx: &Context, dir: &Path, id: &str, out: &mut Output<'_>) -> Result<(), Error> {
+fn write_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
     match prepare_gemini_home(ctx, dir, id) {
         Ok(()) => Ok(()),
         Err(e @ agent::gemini::GeminiHomeError::Settings { .. }) => {

@@ -106,7 +106,9 @@ fn read_hook_json() -> serde_json::Value {
 pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
     let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
     Ok(match event {
-        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Some(AgentState::Busy),
+        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
+            Some(AgentState::Busy)
+        }
         "PermissionRequest" => Some(AgentState::Waiting),
         "Notification" => {
             let kind = field("notification_type");
@@ -116,7 +118,9 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
             asks.then_some(AgentState::Waiting)
         }
         // A sub-agent finishing says nothing about its parent.
-        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => None,
+        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => {
+            None
+        }
         "Stop" => Some(AgentState::Idle),
         "SubagentStop" => None,
         // Compaction restarts the conversation in the middle of a turn: still busy.
@@ -285,8 +289,14 @@ mod tests {
             assert_eq!(state(busy, &none), Some(AgentState::Busy), "{busy}");
         }
         let permission = json!({"notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"});
-        assert_eq!(state("Notification", &permission), Some(AgentState::Waiting));
-        assert_eq!(state("Notification", &json!({"notification_type": "Other"})), None);
+        assert_eq!(
+            state("Notification", &permission),
+            Some(AgentState::Waiting)
+        );
+        assert_eq!(
+            state("Notification", &json!({"notification_type": "Other"})),
+            None
+        );
         assert_eq!(state("AfterAgent", &none), Some(AgentState::Idle));
         assert_eq!(
             state("SessionStart", &json!({"source": "clear"})),
@@ -323,7 +333,12 @@ mod tests {
                 "SessionEnd" => Some(AgentState::Exited),
                 _ => None,
             };
-            assert_eq!(gemini_state_for(&event, &hook).unwrap(), want, "{}", path.display());
+            assert_eq!(
+                gemini_state_for(&event, &hook).unwrap(),
+                want,
+                "{}",
+                path.display()
+            );
             seen += 1;
         }
         assert!(seen >= 10, "hook fixtures missing in {dir}");

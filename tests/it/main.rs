@@ -9,6 +9,7 @@ mod dispatch;
 mod doctor;
 mod fake_api;
 mod faults;
+mod gemini;
 mod hardening;
 mod health;
 mod kill;
