@@ -52,13 +52,14 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let session = store
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
-    let state = match AgentKind::parse(&session.agent_kind) {
+    let kind = AgentKind::parse(&session.agent_kind);
+    let state = match kind {
         Some(AgentKind::Gemini) => gemini_state_for(&args.event, &hook)?,
         _ => state_for(&args.event, &hook)?,
     };
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
-    // restart resumes the one the person was in.
-    if args.event == "SessionStart" {
+    // restart resumes the one the person was in (claude's; restart resumes no other kind).
+    if args.event == "SessionStart" && kind == Some(AgentKind::Claude) {
         let conversation = hook.get("session_id").and_then(|v| v.as_str());
         if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
             if session.agent_uuid.as_deref() != Some(uuid) {

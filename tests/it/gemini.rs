@@ -222,6 +222,13 @@ impl Gemini {
 #[test]
 fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
     let Some(g) = start() else { return };
+    // The person's own Gemini files: a global memory the CLI reads, a folder it writes in.
+    std::fs::write(
+        g.home.join(".gemini/GEMINI.md"),
+        "Remember the word PERSONAL-MEMORY-7.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(g.home.join(".gemini/tmp")).unwrap();
     g.dispatch(
         "gem",
         "[[slow: 10]] [[say: one two three four five six seven eight nine ten]]",
@@ -244,13 +251,35 @@ fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
     assert!(events.contains("busy>idle:AfterAgent"), "{events}");
     let requests = g.api.requests();
     assert!(requests.contains("\"turn\": \"prompt\""), "{requests}");
-    // The hooks live in the session's own Gemini home; the person's settings are untouched.
+    // The hooks live in the session's own Gemini home, which reads the person's files
+    // through its links; the person's settings are untouched.
+    assert!(requests.contains("PERSONAL-MEMORY-7"), "{requests}");
     let settings = std::fs::read_to_string(g.home.join(".gemini/settings.json")).unwrap();
     assert!(!settings.contains("orchestra"), "{settings}");
     // A tick agrees with the hooks.
     g.reaches("gem", "idle", Duration::from_secs(5));
+    // Its SessionStart names a conversation restart could not resume: none is recorded.
+    assert!(g.env.session("gem")["conversation"].is_null());
     g.brief("gem", "/quit");
     g.reaches("gem", "exited", Duration::from_secs(30));
+    // The conversation was saved where the person's CLI keeps them.
+    let chats = |home: &Path| {
+        let mut found = Vec::new();
+        for project in std::fs::read_dir(home.join(".gemini/tmp")).unwrap() {
+            let dir = project.unwrap().path().join("chats");
+            found.extend(std::fs::read_dir(dir).into_iter().flatten().flatten());
+        }
+        found.len()
+    };
+    assert!(chats(&g.home) >= 1);
+    // Killing the session removes its Gemini home, links and all, not what they point to.
+    let id = g.env.session("gem")["id"].as_str().unwrap().to_string();
+    let session_home = g.env.home.join("sessions").join(&id).join("gemini-home");
+    assert!(session_home.join(".gemini/tmp").is_symlink());
+    g.env.orchestra(&["kill", "gem", "--force"]).ok();
+    assert!(!session_home.exists());
+    assert!(chats(&g.home) >= 1);
+    assert!(g.home.join(".gemini/GEMINI.md").is_file());
 }
 
 #[test]
