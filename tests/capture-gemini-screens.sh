@@ -15,7 +15,15 @@ out=$PWD/tests/fixtures/screens/gemini/$VERSION
 
 work=$(mktemp -d /tmp/orchestra-capture.XXXXXX)
 sock=$work/sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null; rm -rf "$work"; }
+cleanup() {
+  # The CLI's relaunched node process can outlive its pane's hangup: end each pane's group.
+  for pid in $(tmux -S "$sock" list-panes -a -F '#{pane_pid}' 2>/dev/null); do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  tmux -S "$sock" kill-server 2>/dev/null || true
+  [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 python3 "$FAKE/gemini.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
