@@ -1,15 +1,21 @@
 //! Selection menus on an agent's screen (permission prompts, the trust dialog): their
-//! entries and where the cursor is, so an answer is chosen by its label.
+//! entries and where the cursor is, so an answer is chosen by its label. Claude Code marks
+//! the cursor `❯`, codex `›`.
 
 use regex::Regex;
 use std::sync::LazyLock;
 
 static NUMBERED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(❯\s*)?(\d+)\.\s+(.+?)\s*$").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"^\s*([❯›]\s*)?(\d+)\.\s+(.+?)\s*$").expect("valid regex"));
 static CURSOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,2}❯\s*(.+?)\s*$").expect("valid regex"));
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(esc to cancel|enter to confirm|enter to select)").expect("valid regex")
+    // Claude: "Esc to cancel", "Enter to confirm · Esc to cancel"; codex: "Press enter to
+    // confirm or esc to cancel" (approvals), "enter continue · esc back" (trust dialog).
+    Regex::new(
+        r"(?i)^\s*(esc to cancel|enter to confirm|enter to select|press enter to confirm|enter continue\b)",
+    )
+    .expect("valid regex")
 });
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,7 +87,7 @@ impl Menu {
         let auto = |e: &str| e.contains("auto mode");
         let find = |pred: &dyn Fn(&str) -> bool| lower.iter().position(|e| pred(e));
         match answer {
-            Answer::Yes => find(&|e| e.contains("trust this folder") || e == "yes, proceed")
+            Answer::Yes => find(&|e| is_trust_entry(e) || e == "yes, proceed")
                 .or_else(|| find(&|e| e == "yes"))
                 .or_else(|| find(&|e| e.starts_with("yes") && !e.contains(" and ") && !auto(e))),
             Answer::Always => find(&|e| {
@@ -91,7 +97,7 @@ impl Menu {
                         || e.contains("allow all edits")
                         || e.contains("accept edits"))
             })
-            .or_else(|| find(&|e| e.contains("trust this folder") || e == "yes, proceed")),
+            .or_else(|| find(&|e| is_trust_entry(e) || e == "yes, proceed")),
             Answer::No => find(&|e| e == "no" || e.starts_with("no,") || e.starts_with("no ")),
         }
     }
@@ -99,9 +105,15 @@ impl Menu {
     /// Whether this is a folder-trust dialog.
     pub fn is_trust_dialog(&self) -> bool {
         self.entries.iter().any(|e| {
-            e.to_lowercase().contains("trust this folder") || e.eq_ignore_ascii_case("yes, proceed")
+            is_trust_entry(&e.to_lowercase()) || e.eq_ignore_ascii_case("yes, proceed")
         })
     }
+}
+
+/// The entry of a trust dialog that trusts (lowercase): claude's "Yes, I trust this
+/// folder", codex's "Trust and continue".
+fn is_trust_entry(lower: &str) -> bool {
+    lower.contains("trust this folder") || lower.starts_with("trust and continue")
 }
 
 #[cfg(test)]
@@ -154,11 +166,39 @@ mod tests {
         assert_eq!(old_trust.choose(Answer::Yes), Some(0));
 
         for idle in [
+            "codex/0.171.0/idle-quoted-menu.txt",
+            "codex/0.171.0/idle-after-turn.txt",
+            "codex/0.171.0/busy-running-command.txt",
             "2.1.332/idle-quoted-menu.txt",
             "2.1.332/idle-after-turn.txt",
             "2.0.77/busy-streaming.txt",
         ] {
             assert_eq!(parse(&fixture(idle)), None, "{idle}");
         }
+    }
+
+    #[test]
+    fn codex_menus_are_read_and_answered_by_label() {
+        let bash = parse(&fixture("codex/0.171.0/waiting-bash-menu.txt")).unwrap();
+        assert_eq!(bash.entries.len(), 3, "{:?}", bash.entries);
+        assert_eq!(bash.cursor, 0);
+        assert_eq!(bash.entries[0], "Yes, proceed (y)");
+        assert_eq!(bash.choose(Answer::Yes), Some(0));
+        assert_eq!(bash.choose(Answer::Always), Some(1), "{:?}", bash.entries);
+        assert_eq!(bash.choose(Answer::No), Some(2), "{:?}", bash.entries);
+        let write = parse(&fixture("codex/0.171.0/waiting-write-menu.txt")).unwrap();
+        assert!(write.entries[1].contains("don't ask again for these files"));
+        assert_eq!(write.choose(Answer::Always), Some(1));
+        assert_eq!(write.choose(Answer::No), Some(2));
+        assert!(!bash.is_trust_dialog() && !write.is_trust_dialog());
+
+        let trust = parse(&fixture("codex/0.171.0/waiting-trust-dialog.txt")).unwrap();
+        assert_eq!(
+            trust.entries,
+            ["Trust and continue", "Back to Agent Command Center"]
+        );
+        assert!(trust.is_trust_dialog());
+        assert_eq!(trust.choose(Answer::Yes), Some(0));
+        assert_eq!(trust.choose(Answer::No), None, "deny presses Esc");
     }
 }

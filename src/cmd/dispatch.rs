@@ -80,8 +80,10 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         let dir = session_dir(&ctx.home, &id);
         std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
-        if kind == AgentKind::Claude {
-            write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
+        match kind {
+            AgentKind::Claude => write_claude_settings(ctx, &dir, &command, !args.no_hooks)?,
+            AgentKind::Codex => write_codex_settings(&dir, &id, !args.no_hooks)?,
+            _ => {}
         }
         crate::fault::point("dispatch");
 
@@ -185,7 +187,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         if let Some(text) = &launch.typed_prompt {
             type_prompt_when_ready(&tmux, &pane, text)?;
         }
-        if kind == AgentKind::Claude {
+        if asks_to_trust(kind) {
             trust_our_worktree(ctx, &tmux, &session, out);
         }
         Ok(session)
@@ -270,6 +272,10 @@ pub fn agent_launch(
     let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
     let settings_file = session_dir(&ctx.home, &session.id).join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    let notify = match kind {
+        AgentKind::Codex => codex_notify_from(&settings_file),
+        _ => None,
+    };
     let mut launch = agent::launch(
         kind,
         &session.agent_argv,
@@ -279,6 +285,7 @@ pub fn agent_launch(
             settings_file: &settings_file,
             system_prompt: worker_prompt.as_deref(),
             resume,
+            notify: notify.as_deref(),
         },
     );
     let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
@@ -342,6 +349,37 @@ pub fn write_claude_settings(
         .map_err(Error::io(format!("writing {}", settings_file.display())))
 }
 
+/// Writes `dir/settings.json` for a codex session: the `notify` program that reports the
+/// end of each turn to `orchestra event` (none when `hooks` is false). Read back at each
+/// launch, so a restart keeps what dispatch chose.
+pub fn write_codex_settings(dir: &Path, id: &str, hooks: bool) -> Result<(), Error> {
+    let settings_file = dir.join("settings.json");
+    let settings = if hooks {
+        let exe = std::env::current_exe()
+            .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+        serde_json::json!({ "notify": agent::codex_notify(&exe, id) })
+    } else {
+        serde_json::json!({})
+    };
+    let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    std::fs::write(&settings_file, settings)
+        .map_err(Error::io(format!("writing {}", settings_file.display())))
+}
+
+/// The `notify` program a codex session's settings name; none for a missing or unreadable
+/// file (the screen still tells its state).
+fn codex_notify_from(settings_file: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(settings_file).ok()?;
+    let settings: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let words: Vec<String> = settings
+        .get("notify")?
+        .as_array()?
+        .iter()
+        .map(|w| w.as_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    (!words.is_empty()).then_some(words)
+}
+
 /// What a blocked session's window runs until its agent starts: the message, then nothing.
 /// The message is an argument, never part of a shell string.
 pub fn waiting_placeholder(message: &str) -> Vec<String> {
@@ -376,7 +414,7 @@ pub fn start_agent_in_pane(
         Ok(tmux)
     })();
     let tmux = crate::cmd::record_if_gone(ctx, session, result)?;
-    if session.agent_kind == AgentKind::Claude.as_str() {
+    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
         trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
@@ -449,6 +487,11 @@ fn free_port(store: &Store) -> Result<u16, Error> {
     ))
 }
 
+/// The agents that ask whether to trust a folder they have not seen.
+fn asks_to_trust(kind: AgentKind) -> bool {
+    matches!(kind, AgentKind::Claude | AgentKind::Codex)
+}
+
 /// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
 /// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
 /// only until the agent has drawn its first screen.
@@ -465,6 +508,7 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
     let Some(pane) = session.pane.as_deref() else {
         return;
     };
+    let rules = crate::agent::rules::Rules::built_in();
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
@@ -481,8 +525,11 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
             }
             return;
         }
-        // The input box: the agent started without asking.
-        if screen.lines().any(|l| l.trim_end() == "❯") {
+        // The input box (or a turn already running): the agent started without asking.
+        let state = rules.classify(&session.agent_kind, &screen).map(|v| v.state);
+        if screen.lines().any(|l| l.trim_end() == "❯")
+            || matches!(state, Ok(AgentState::Idle | AgentState::Busy))
+        {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -1,6 +1,7 @@
 //! `orchestra event`: hooks report state at once. Called by Claude Code for every hook
-//! event and by tmux when a pane dies; must return in milliseconds and, as a Claude hook,
-//! must never fail (a failing hook would block the agent).
+//! event, by codex's `notify` at the end of each turn, and by tmux when a pane dies; must
+//! return in milliseconds and, as a hook, must never fail (a failing hook would block the
+//! agent).
 
 use std::io::{IsTerminal, Read, Write};
 
@@ -41,7 +42,9 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         .ok_or_else(|| {
             Error::BadInput("no session: pass --session ID or set ORCHESTRA_SESSION".into())
         })?;
-    let hook = if args.from_hook || !std::io::stdin().is_terminal() && is_claude_hook(&args.event) {
+    let hook = if let Some(payload) = &args.payload {
+        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null)
+    } else if args.from_hook || !std::io::stdin().is_terminal() && is_claude_hook(&args.event) {
         read_hook_json()
     } else {
         serde_json::Value::Null
@@ -121,15 +124,36 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
         "PreCompact" => None,
         "StopFailure" => Some(AgentState::Error),
         "SessionEnd" | "pane-died" | "pane-exited" => Some(AgentState::Exited),
+        crate::agent::CODEX_NOTIFY_EVENT => codex_notify_state(hook),
         other => match AgentState::parse(other) {
             Some(AgentState::Unknown) | None => {
                 return Err(Error::BadInput(format!(
-                    "unknown event {other:?}: a Claude Code hook event, pane-died, pane-exited, or busy/waiting/idle/error/exited"
+                    "unknown event {other:?}: a Claude Code hook event, codex-notify, pane-died, pane-exited, or busy/waiting/idle/error/exited"
                 )))
             }
             Some(state) => Some(state),
         },
     })
+}
+
+/// What codex's `notify` payload means. It says only that a turn ended
+/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
+/// as a turn of a thread of its own and ends while the person's turn still runs, so that
+/// one says nothing.
+fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
+    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
+        return None;
+    }
+    let first_input = payload
+        .get("input-messages")
+        .and_then(|v| v.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.as_str())
+        .unwrap_or("");
+    if first_input.starts_with("Generate a concise, single-line task title") {
+        return None;
+    }
+    Some(AgentState::Idle)
 }
 
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
@@ -238,6 +262,32 @@ mod tests {
         assert_eq!(state_for("Stop", &sub).unwrap(), None);
         assert_eq!(state_for("Stop", &tagged).unwrap(), None);
         assert_eq!(state_for("SubagentStop", &sub).unwrap(), None);
+    }
+
+    #[test]
+    fn codex_notify_ends_a_turn_but_not_its_title_helper() {
+        let fixtures = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/screens/codex/0.171.0/notify"
+        );
+        let mut idle = 0;
+        let mut helper = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let payload: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
+                    .unwrap();
+            match state_for("codex-notify", &payload).unwrap() {
+                Some(AgentState::Idle) => idle += 1,
+                None => helper += 1,
+                other => panic!("{other:?} for {payload}"),
+            }
+        }
+        assert_eq!((idle, helper), (4, 1), "the captured payloads");
+        assert_eq!(
+            state_for("codex-notify", &json!({"type": "something-else"})).unwrap(),
+            None
+        );
+        assert_eq!(state_for("codex-notify", &serde_json::Value::Null).unwrap(), None);
     }
 
     #[test]

@@ -187,6 +187,7 @@ fn up_one(
                     settings_file: &dir.join("settings.json"),
                     system_prompt: None,
                     resume: resume_uuid.is_some(),
+                    notify: None,
                 },
             )
             .argv;
