@@ -508,7 +508,7 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
     let Some(pane) = session.pane.as_deref() else {
         return;
     };
-    let rules = crate::agent::rules::Rules::built_in();
+    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
@@ -525,14 +525,20 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
             }
             return;
         }
-        // The input box (or a turn already running): the agent started without asking.
-        let state = rules.classify(&session.agent_kind, &screen).map(|v| v.state);
-        if screen.lines().any(|l| l.trim_end() == "❯")
-            || matches!(state, Ok(AgentState::Idle | AgentState::Busy))
-        {
+        if started_without_asking(kind, &screen) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether `screen` shows the agent at work in a folder it trusts, so no trust dialog is
+/// coming: claude's empty input box; codex's footer hint "← for agents", drawn once its
+/// conversation is live (its input box shows earlier, while it still checks the folder).
+fn started_without_asking(kind: AgentKind, screen: &str) -> bool {
+    match kind {
+        AgentKind::Codex => screen.lines().any(|l| l.contains("← for agents")),
+        _ => screen.lines().any(|l| l.trim_end() == "❯"),
     }
 }
 
