@@ -104,9 +104,9 @@ impl Menu {
 
     /// Whether this is a folder-trust dialog.
     pub fn is_trust_dialog(&self) -> bool {
-        self.entries.iter().any(|e| {
-            is_trust_entry(&e.to_lowercase()) || e.eq_ignore_ascii_case("yes, proceed")
-        })
+        self.entries
+            .iter()
+            .any(|e| is_trust_entry(&e.to_lowercase()) || e.eq_ignore_ascii_case("yes, proceed"))
     }
 }
 

@@ -411,7 +411,10 @@ mod tests {
             AgentKind::Codex,
             &["codex".into()],
             None,
-            &LaunchContext { notify: None, ..ctx },
+            &LaunchContext {
+                notify: None,
+                ..ctx
+            },
         );
         assert_eq!(quiet.argv, ["codex"], "no hooks: nothing added");
     }

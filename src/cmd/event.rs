@@ -287,7 +287,10 @@ mod tests {
             state_for("codex-notify", &json!({"type": "something-else"})).unwrap(),
             None
         );
-        assert_eq!(state_for("codex-notify", &serde_json::Value::Null).unwrap(), None);
+        assert_eq!(
+            state_for("codex-notify", &serde_json::Value::Null).unwrap(),
+            None
+        );
     }
 
     #[test]

@@ -278,8 +278,7 @@ fn a_codex_session_is_busy_then_idle_when_its_notify_says_the_turn_ended() {
         .ok();
     assert_state_within(&c, "talker", "busy", 20);
     c.wait_screen("talker", "fourteen");
-    assert!(wait_until(Duration::from_secs(20), || c.state("talker")
-        == "idle"));
+    assert!(wait_until(Duration::from_secs(20), || c.state("talker") == "idle"));
 }
 
 #[test]
@@ -411,4 +410,33 @@ fn every_real_codex_screen_is_classified_as_its_name_says() {
             "no {state} screen among {files:?}"
         );
     }
+}
+
+#[test]
+fn the_openai_stand_in_passes_its_own_tests() {
+    if !require("python3", which("python3").is_some()) {
+        return;
+    }
+    // A file, not a pipe: a full pipe would stall the child past its deadline.
+    let report = tempfile::NamedTempFile::new().expect("temp file");
+    let mut child = Command::new("python3")
+        .arg(fake_api_dir().join("test_openai.py"))
+        .stdout(report.reopen().expect("temp file"))
+        .stderr(report.reopen().expect("temp file"))
+        .spawn()
+        .expect("run python3");
+    let mut status = None;
+    let finished = wait_until(Duration::from_secs(120), || {
+        status = child.try_wait().expect("wait for python3");
+        status.is_some()
+    });
+    if !finished {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let text = std::fs::read_to_string(report.path()).unwrap_or_default();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "tests/fake-api/test_openai.py failed (or ran past 120 s):\n{text}"
+    );
 }
