@@ -440,3 +440,66 @@ fn the_openai_stand_in_passes_its_own_tests() {
         "tests/fake-api/test_openai.py failed (or ran past 120 s):\n{text}"
     );
 }
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/screens/codex")
+            .join(CODEX_VERSION)
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn codex_screens_edited_by_hand_keep_their_meaning() {
+    let env = Env::new();
+    let input_line = "› Ask Codex to do anything";
+    // An answer that quotes a status line is still a finished turn.
+    let idle = fixture("idle-after-turn.txt");
+    let quoted = idle.replacen(
+        "  Worked for",
+        "• Working (3s • esc to interrupt)\n\n  Worked for",
+        1,
+    );
+    assert_ne!(quoted, idle);
+    assert_eq!(classify(&env, quoted.as_bytes()), "idle");
+    // A failed turn followed by a good one: idle, not error.
+    let error = fixture("error-api-400.txt");
+    let recovered = error.replacen(
+        input_line,
+        "› [[say: ok]]\n\n• ok\n\n  Worked for <1s • 15:41\n\n› Ask Codex to do anything",
+        1,
+    );
+    assert_ne!(recovered, error);
+    assert_eq!(classify(&env, error.as_bytes()), "error");
+    assert_eq!(classify(&env, recovered.as_bytes()), "idle");
+    // The same turn before its answer came: the status line says busy.
+    let working = error.replacen(
+        "■ {\"error\"",
+        "◦ Working (2s • esc to interrupt)\n\n■ {\"error\"",
+        1,
+    );
+    let before = working
+        .lines()
+        .filter(|l| !l.starts_with("■ {"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(classify(&env, before.as_bytes()), "busy");
+    // Only the bottom of a 10,000-line pane counts.
+    let mut long = String::new();
+    for i in 0..10_000 {
+        long.push_str(&format!(
+            "{i} › 1. Yes, proceed (y)\nPress enter to confirm or esc to cancel\n"
+        ));
+    }
+    let menu = fixture("waiting-bash-menu.txt");
+    assert_eq!(classify(&env, format!("{long}{idle}").as_bytes()), "idle");
+    assert_eq!(
+        classify(&env, format!("{long}{menu}").as_bytes()),
+        "waiting"
+    );
+    // A menu whose footer is not the last line is no menu (the history quotes one).
+    let scrolled = format!("{menu}\n• later output\n\n{input_line}\n\n  ? for shortcuts\n");
+    assert_ne!(classify(&env, scrolled.as_bytes()), "waiting");
+}
