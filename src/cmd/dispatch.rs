@@ -638,3 +638,30 @@ fn remove_if_empty(dir: &Path) {
     // remove_dir refuses a folder that is not empty, which is the point.
     let _ = std::fs::remove_dir(dir);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_settings_say_its_notify_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write_codex_settings(dir.path(), "abc123", true).unwrap();
+        let notify = codex_notify_from(&dir.path().join("settings.json")).unwrap();
+        assert_eq!(
+            notify[1..],
+            [
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        write_codex_settings(dir.path(), "abc123", false).unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("settings.json")), None);
+        assert_eq!(codex_notify_from(&dir.path().join("missing.json")), None);
+        std::fs::write(dir.path().join("bad.json"), "{\"notify\": [1]}").unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("bad.json")), None);
+    }
+}

@@ -35,6 +35,12 @@ pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), 
 }
 
 fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
+    if args.payload.is_some() && args.event != crate::agent::CODEX_NOTIFY_EVENT {
+        return Err(Error::BadInput(format!(
+            "event {:?} takes no payload argument (only codex-notify does)",
+            args.event
+        )));
+    }
     let id = args
         .session
         .clone()

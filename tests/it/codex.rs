@@ -503,3 +503,22 @@ fn codex_screens_edited_by_hand_keep_their_meaning() {
     let scrolled = format!("{menu}\n• later output\n\n{input_line}\n\n  ? for shortcuts\n");
     assert_ne!(classify(&env, scrolled.as_bytes()), "waiting");
 }
+
+#[test]
+fn only_codex_notify_takes_a_payload_argument() {
+    let env = Env::new();
+    let run = env
+        .orchestra(&["event", "--session", "abc", "busy", "{}"])
+        .fails_with(2);
+    assert!(run.stderr.contains("codex-notify"), "{}", run.stderr);
+    // As codex calls it (a hook): never a failure, even for a session that is not there.
+    let run = env.orchestra(&[
+        "event",
+        "--from-hook",
+        "--session",
+        "abc",
+        "codex-notify",
+        r#"{"type":"agent-turn-complete"}"#,
+    ]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
+}
