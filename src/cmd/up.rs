@@ -189,6 +189,7 @@ fn up_one(
                     resume: resume_uuid.is_some(),
                     gemini_home: None,
                     trust_worktree: false,
+                    notify: None,
                 },
             )
             .argv;
