@@ -184,6 +184,36 @@ impl Rules {
         self.kinds.contains_key(kind)
     }
 
+    /// What sits in `kind`'s input box on `screen`, whitespace removed (a long line wraps
+    /// there): the lines from the last input line (`turn_marker`) down to the next border
+    /// or blank line, without the marker itself. `None` when no input line shows or the kind has none.
+    pub fn typed_input(&self, kind: &str, screen: &str) -> Result<Option<String>, RulesError> {
+        let Some(k) = self.kinds.get(kind) else {
+            return Ok(None);
+        };
+        let k = compiled(kind, k)?;
+        let Some(marker) = &k.turn_marker else {
+            return Ok(None);
+        };
+        let lines: Vec<&str> = screen.lines().collect();
+        let Some(start) = lines.iter().rposition(|l| marker.is_match(l)) else {
+            return Ok(None);
+        };
+        let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
+        let first = marker.replace(lines[start], "").into_owned();
+        let text = std::iter::once(first.as_str())
+            .chain(
+                lines[start + 1..]
+                    .iter()
+                    .copied()
+                    .take_while(|l| !is_border(l)),
+            )
+            .flat_map(str::chars)
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        Ok(Some(text))
+    }
+
     /// Whether any rule reads the screens of `kind`.
     pub fn has_rules(&self, kind: &str) -> bool {
         self.kinds.get(kind).is_some_and(|k| !k.rules.is_empty())
