@@ -309,22 +309,32 @@ pub enum TmuxCommand {
         #[arg(long)]
         client: Option<String>,
     },
-    /// The menu's second Dispatch prompt (the task), after the title.
-    AskTask {
+    /// A menu entry's action on --client (run by tmux): a popup, the kill confirmation, or
+    /// the command itself with its outcome as a message.
+    #[command(hide = true)]
+    Act {
+        #[arg(value_parser = ["dispatch", "status", "watch", "review", "merge", "brief", "approve", "deny", "kill"])]
+        action: String,
+        /// The session, by id (what the sub-menus pass).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         #[arg(long)]
         client: String,
+        /// Kill without asking (the confirmation's yes).
+        #[arg(long)]
+        yes: bool,
     },
-    /// Dispatch from the menu's prompts (read from @orchestra-input-title/-task, never
-    /// through a shell), in the repo of the client's current pane.
-    DispatchInput {
-        #[arg(long)]
-        client: String,
-    },
-    /// Brief LABEL from the menu's prompt (read from @orchestra-input-text).
-    BriefInput {
-        label: String,
-        #[arg(long)]
-        client: String,
+    /// Inside a menu's popup: ask on this terminal, every byte as typed, then act
+    /// (dispatch: a title and a task; brief: the text); or show status until Enter.
+    #[command(hide = true)]
+    Ask {
+        #[arg(value_parser = ["dispatch", "brief", "status"])]
+        what: String,
+        /// The session to brief, by id.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
     },
     /// Jump to the next window whose agent waits for a person.
     NextWaiting {

@@ -47,7 +47,9 @@ impl Error {
         match self {
             Error::BadInput(_) | Error::Label(_) | Error::Artifact(_) | Error::Manifest(_) => 2,
             Error::Remote(e) if matches!(**e, crate::remote::RemoteError::BadAddress { .. }) => 2,
-            Error::Tmux(TmuxError::NotInstalled | TmuxError::TooOld { .. }) => 2,
+            Error::Tmux(
+                TmuxError::NotInstalled | TmuxError::TooOld { .. } | TmuxError::Untypable { .. },
+            ) => 2,
             Error::Git(
                 GitError::NotARepo(_)
                 | GitError::Bare(_)

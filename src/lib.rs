@@ -18,4 +18,5 @@ pub mod paths;
 pub mod prompts;
 pub mod remote;
 pub mod state;
+pub mod term;
 pub mod tmux;

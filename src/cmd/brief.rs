@@ -37,6 +37,7 @@ pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), 
     if text.trim().is_empty() {
         return Err(Error::BadInput("the briefing is empty".into()));
     }
+    crate::tmux::typable(&text)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
     let targets: Vec<Session> = match label {
@@ -103,18 +104,16 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
 /// key could answer or interrupt), Enter is pressed once more.
 fn submit_if_still_typed(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(), Error> {
     let tail: String = {
-        let last = text.trim_end().lines().last().unwrap_or_default().trim();
-        let chars: Vec<char> = last.chars().collect();
-        chars[chars.len().saturating_sub(20)..].iter().collect()
+        let last: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+        last[last.len().saturating_sub(20)..].iter().collect()
     };
     let started = std::time::Instant::now();
     while started.elapsed() < RESUBMIT_AFTER {
         std::thread::sleep(Duration::from_millis(250));
         let screen = tmux.capture_pane(pane.pane(), 0)?;
-        let Some(input) = screen.lines().rev().find(|l| l.starts_with('❯')) else {
+        let Some(typed) = input_box(&screen) else {
             return Ok(());
         };
-        let typed = input.trim_start_matches('❯').trim();
         let waiting =
             !typed.is_empty() && (typed.contains("[Pasted text") || typed.ends_with(&tail));
         if !waiting {
@@ -135,4 +134,19 @@ fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path:
     let path = dir.join(format!("{}-{stamp}.txt", session.label));
     std::fs::write(&path, text).map_err(Error::io(format!("writing {}", path.display())))?;
     Ok(path)
+}
+
+/// What claude's input box holds, whitespace removed (a long line wraps there): the lines
+/// from the last one starting with `❯` down to the box's lower border.
+fn input_box(screen: &str) -> Option<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines.iter().rposition(|l| l.starts_with('❯'))?;
+    let text: String = lines[start..]
+        .iter()
+        .take_while(|l| !l.starts_with('─'))
+        .flat_map(|l| l.chars())
+        .skip(1)
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    Some(text)
 }

@@ -240,17 +240,21 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     Ok(())
 }
 
+/// The prompt, if any: text an agent can take (typed or on its command line), so no
+/// control character but tab and line ends.
 fn read_prompt(args: &DispatchArgs) -> Result<Option<String>, Error> {
-    match (&args.prompt, &args.prompt_file) {
-        (Some(p), _) => Ok(Some(p.clone())),
-        (None, Some(file)) => std::fs::read_to_string(file).map(Some).map_err(|e| {
+    let prompt = match (&args.prompt, &args.prompt_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(file)) => std::fs::read_to_string(file).map_err(|e| {
             Error::BadInput(format!(
                 "cannot read the prompt file {}: {e}",
                 file.display()
             ))
-        }),
-        (None, None) => Ok(None),
-    }
+        })?,
+        (None, None) => return Ok(None),
+    };
+    crate::tmux::typable(&prompt).map_err(|e| Error::BadInput(format!("the prompt: {e}")))?;
+    Ok(Some(prompt))
 }
 
 /// An agent command line longer than this does not go through tmux as it is: tmux

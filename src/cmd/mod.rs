@@ -375,6 +375,23 @@ pub fn run_in_popup(
     cwd: &Path,
     title: &str,
 ) -> Result<(), Error> {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--popup")
+        .collect();
+    popup_orchestra(ctx, client, cwd, title, &args)
+}
+
+/// Runs this orchestra with `args` in a tmux popup on `client` (else the most recently
+/// active client), with this process's ORCHESTRA_HOME and tmux server. The command is
+/// shell words: display-popup hands it to the shell unexpanded, and no tmux parser reads it.
+pub fn popup_orchestra(
+    ctx: &Context,
+    client: Option<&str>,
+    cwd: &Path,
+    title: &str,
+    args: &[impl AsRef<str>],
+) -> Result<(), Error> {
     let tmux = ctx.tmux();
     let client = resolve_client(&tmux, client)?;
     let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
@@ -386,9 +403,14 @@ pub fn run_in_popup(
         words.push(format!("ORCHESTRA_TMUX_SOCKET={}", socket.display()));
     }
     words.push(exe.to_string_lossy().into_owned());
-    words.extend(std::env::args().skip(1).filter(|a| a != "--popup"));
+    words.extend(args.iter().map(|a| a.as_ref().to_string()));
     let command = shell_words::join(&words);
-    tmux.popup(&client, cwd, title, &command)?;
+    // display-popup takes a title from tmux 3.3 on.
+    let titled = tmux
+        .check_version()
+        .map(|v| crate::tmux::parse_version(&v).is_none_or(|v| v >= (3, 3)))
+        .unwrap_or(true);
+    tmux.popup(&client, cwd, if titled { title } else { "" }, &command)?;
     Ok(())
 }
 
