@@ -213,7 +213,7 @@ pub struct BriefArgs {
     /// Send to every live session of this repo.
     #[arg(long)]
     pub all: bool,
-    /// Send even when a menu is open (the keys would answer it) or the agent has exited.
+    /// Send even when a menu or question is open (the text would answer it) or the agent has exited.
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
@@ -346,8 +346,9 @@ pub enum TmuxCommand {
 #[derive(Debug, Args)]
 pub struct EventArgs {
     /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
-    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a tmux hook
-    /// (pane-died, pane-exited), or a state (busy, waiting, idle, error, exited).
+    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), aider's
+    /// notification (aider-notification), a tmux hook (pane-died, pane-exited), or a state
+    /// (busy, waiting, idle, error, exited).
     pub event: String,
     /// The session's id. Default: $ORCHESTRA_SESSION.
     #[arg(long, value_name = "ID")]
@@ -356,6 +357,10 @@ pub struct EventArgs {
     /// hook would block the agent); problems go to $ORCHESTRA_HOME/logs/hooks.log.
     #[arg(long)]
     pub from_hook: bool,
+    /// Internal: the detached half of an event that says when, not what (aider's
+    /// notification): wait for the screen to show what, and record it.
+    #[arg(long, hide = true)]
+    pub settle: bool,
 }
 
 #[derive(Debug, Args)]

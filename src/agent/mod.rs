@@ -69,6 +69,10 @@ pub struct Launch {
 pub struct LaunchContext<'a> {
     pub agent_uuid: &'a str,
     pub settings_file: &'a Path,
+    /// The session's own folder (hook settings, the agent's history files).
+    pub session_dir: &'a Path,
+    /// This orchestra binary, for the agents that call it back (aider's notifications).
+    pub orchestra: &'a Path,
     /// Appended to the agent's system prompt, where the agent takes one.
     pub system_prompt: Option<&'a str>,
     /// Continue this conversation instead of starting one (`--resume`).
@@ -109,10 +113,38 @@ pub fn launch(
                 argv.extend(["--prompt-interactive".to_string(), p.to_string()]);
             }
         }
-        // aider's `--message` runs one turn and exits; typing keeps it interactive.
-        AgentKind::Aider | AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
+        AgentKind::Aider => {
+            argv.extend(aider_args(ctx.orchestra, ctx.session_dir));
+            // aider's `--message` runs one turn and exits; typing keeps it interactive.
+            typed_prompt = prompt.map(str::to_string);
+        }
+        AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
     }
     Launch { argv, typed_prompt }
+}
+
+/// The event aider's notifications command reports: its turn ended and it waits for the
+/// person, at its prompt or with a question (the command cannot say which).
+pub const AIDER_NOTIFICATION: &str = "aider-notification";
+
+/// What orchestra adds to aider's command line. aider has no hooks, but runs a command
+/// at the end of each turn when it first waits for the person: `orchestra event`.
+/// It keeps the worktree as the branch has it: its history files go to the session's
+/// folder, and it does not ask (first thing, before the prompt that the task is typed
+/// into) to add its files to .gitignore.
+fn aider_args(orchestra: &Path, session_dir: &Path) -> Vec<String> {
+    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
+    let file = |name: &str| session_dir.join(name).to_string_lossy().into_owned();
+    vec![
+        "--notifications".to_string(),
+        "--notifications-command".to_string(),
+        format!("{exe} event --from-hook {AIDER_NOTIFICATION}"),
+        "--no-gitignore".to_string(),
+        "--input-history-file".to_string(),
+        file("aider.input.history"),
+        "--chat-history-file".to_string(),
+        file("aider.chat.history.md"),
+    ]
 }
 
 /// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
@@ -303,6 +335,8 @@ mod tests {
         let ctx = LaunchContext {
             agent_uuid: "u-1",
             settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/sessions/s 1"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
             system_prompt: None,
             resume: false,
         };
@@ -329,5 +363,40 @@ mod tests {
         let g = launch(AgentKind::Generic, &["bash".into()], Some("echo hi"), &ctx);
         assert_eq!(g.argv, ["bash"]);
         assert_eq!(g.typed_prompt.as_deref(), Some("echo hi"));
+    }
+
+    #[test]
+    fn aider_reports_its_turns_and_keeps_the_worktree_clean() {
+        let ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/sessions/s 1/settings.json"),
+            session_dir: Path::new("/sessions/s 1"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
+            system_prompt: Some("worker rules"),
+            resume: false,
+        };
+        let a = launch(
+            AgentKind::Aider,
+            &["aider".into(), "--model".into(), "x".into()],
+            Some("line one\nline two"),
+            &ctx,
+        );
+        assert_eq!(
+            a.argv,
+            [
+                "aider",
+                "--model",
+                "x",
+                "--notifications",
+                "--notifications-command",
+                "'/opt/my tools/orchestra' event --from-hook aider-notification",
+                "--no-gitignore",
+                "--input-history-file",
+                "/sessions/s 1/aider.input.history",
+                "--chat-history-file",
+                "/sessions/s 1/aider.chat.history.md",
+            ]
+        );
+        assert_eq!(a.typed_prompt.as_deref(), Some("line one\nline two"));
     }
 }
