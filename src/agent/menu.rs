@@ -103,7 +103,10 @@ impl Question {
 
     /// The labels of the question's answers: "Yes", "No", "Don't ask again".
     pub fn labels(&self) -> Vec<String> {
-        self.options.iter().map(|(_, label)| label.clone()).collect()
+        self.options
+            .iter()
+            .map(|(_, label)| label.clone())
+            .collect()
     }
 }
 
@@ -249,8 +252,14 @@ mod tests {
         assert_eq!(shell.text, "Run shell command?");
         assert_eq!(shell.labels(), ["Yes", "No", "Don't ask again"]);
         assert_eq!(shell.typed, "");
-        assert_eq!(shell.choose(Answer::Yes).map(|i| &shell.options[i].0[..]), Some("y"));
-        assert_eq!(shell.choose(Answer::No).map(|i| &shell.options[i].0[..]), Some("n"));
+        assert_eq!(
+            shell.choose(Answer::Yes).map(|i| &shell.options[i].0[..]),
+            Some("y")
+        );
+        assert_eq!(
+            shell.choose(Answer::No).map(|i| &shell.options[i].0[..]),
+            Some("n")
+        );
         assert_eq!(
             shell.choose(Answer::Always),
             None,
@@ -262,9 +271,15 @@ mod tests {
         let ignore =
             parse_question(&fixture("aider/0.86.2/waiting-gitignore-question.txt")).unwrap();
         assert_eq!(ignore.text, "Add .aider* to .gitignore (recommended)?");
-        let group = parse_question("Create new file? (Y)es/(N)o/(A)ll/(S)kip all [Yes]: y").unwrap();
+        let group =
+            parse_question("Create new file? (Y)es/(N)o/(A)ll/(S)kip all [Yes]: y").unwrap();
         assert_eq!(group.typed, "y");
-        assert_eq!(group.choose(Answer::Always).map(|i| &group.options[i].1[..]), Some("All"));
+        assert_eq!(
+            group
+                .choose(Answer::Always)
+                .map(|i| &group.options[i].1[..]),
+            Some("All")
+        );
         assert!(matches!(
             asking(&fixture("aider/0.86.2/waiting-command-output.txt")),
             Some(Asking::Question(_))

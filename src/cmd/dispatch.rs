@@ -278,8 +278,9 @@ pub fn agent_launch(
     let dir = session_dir(&ctx.home, &session.id);
     let settings_file = dir.join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
-    let orchestra = std::env::current_exe()
-        .map_err(Error::io("finding the orchestra binary for the agent's hooks"))?;
+    let orchestra = std::env::current_exe().map_err(Error::io(
+        "finding the orchestra binary for the agent's hooks",
+    ))?;
     let mut launch = agent::launch(
         kind,
         &session.agent_argv,
@@ -515,7 +516,8 @@ fn type_prompt_when_ready(
     text: &str,
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
-    let rules = crate::agent::rules::Rules::load(&ctx.home).map_err(crate::health::HealthError::from)?;
+    let rules =
+        crate::agent::rules::Rules::load(&ctx.home).map_err(crate::health::HealthError::from)?;
     let kind = session.agent_kind.as_str();
     let started = Instant::now();
     if rules.has_rules(kind) {

@@ -51,8 +51,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return aider_notification(ctx, args, &id);
     }
     // Only Claude Code sends JSON (other callers' stdin may be the agent's terminal).
-    let hook = if is_claude_hook(&args.event)
-        && (args.from_hook || !std::io::stdin().is_terminal())
+    let hook = if is_claude_hook(&args.event) && (args.from_hook || !std::io::stdin().is_terminal())
     {
         read_hook_json()
     } else {
@@ -104,7 +103,14 @@ fn tell(
 /// that, as the hook's word.
 fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), Error> {
     if !args.settle {
-        let words = ["event", "--from-hook", "--settle", "--session", id, AIDER_NOTIFICATION];
+        let words = [
+            "event",
+            "--from-hook",
+            "--settle",
+            "--session",
+            id,
+            AIDER_NOTIFICATION,
+        ];
         notify::spawn_self_detached(&words.map(String::from), &[]);
         return Ok(());
     }
@@ -127,10 +133,7 @@ fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), E
             if !tmux.is_ours(&pane)? {
                 return Ok(());
             }
-            let detail = format!(
-                "{AIDER_NOTIFICATION}: {}",
-                verdict.rule.unwrap_or_default()
-            );
+            let detail = format!("{AIDER_NOTIFICATION}: {}", verdict.rule.unwrap_or_default());
             let transition =
                 store.apply_state(&session.id, verdict.state, now_micros(), "hook", &detail)?;
             return tell(ctx, &store, &session, transition);

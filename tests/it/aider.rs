@@ -199,7 +199,7 @@ impl Aider {
             .orchestra(&["events", label, "--json", "-n", "200"])
             .ok();
         let events: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).expect("JSON");
-        let mut out: Vec<String> = events
+        events
             .iter()
             .filter(|e| e["kind"] == "state")
             .map(|e| {
@@ -209,9 +209,7 @@ impl Aider {
                     e["detail"].as_str().unwrap_or_default()
                 )
             })
-            .collect();
-        out.reverse();
-        out
+            .collect()
     }
 
     fn brief(&self, label: &str, text: &str) {
@@ -246,7 +244,9 @@ fn a_dispatched_aider_is_busy_then_idle_by_its_notification() {
         .filter(|r| r["turn"] == "prompt")
         .collect();
     assert_eq!(prompts.len(), 1, "one message, not one per line");
-    let messages = prompts[0]["request"]["messages"].as_array().expect("messages");
+    let messages = prompts[0]["request"]["messages"]
+        .as_array()
+        .expect("messages");
     let last = messages.last().expect("a message")["content"]
         .as_str()
         .unwrap_or_default();
@@ -281,7 +281,10 @@ fn aider_asks_before_a_command_and_approve_or_deny_answers_by_label() {
     a.wait_screen("cmd", "touch denied.txt");
     a.said_without_ticks("cmd", "waiting");
     // aider's "(D)on't ask again" means no from then on: never an approval.
-    let always = a.env.orchestra(&["approve", "cmd", "--always"]).fails_with(1);
+    let always = a
+        .env
+        .orchestra(&["approve", "cmd", "--always"])
+        .fails_with(1);
     assert!(
         always.stderr.contains("Yes | No | Don't ask again"),
         "{}",
@@ -300,7 +303,10 @@ fn aider_asks_before_a_command_and_approve_or_deny_answers_by_label() {
     assert!(!wt.join("denied.txt").exists(), "deny ran the command");
 
     // A new file: aider asks before creating it.
-    a.brief("cmd", "[[write: notes/new.txt | written by aider]] [[say: Writing it.]]");
+    a.brief(
+        "cmd",
+        "[[write: notes/new.txt | written by aider]] [[say: Writing it.]]",
+    );
     a.wait_screen("cmd", "Create new file?");
     a.said_without_ticks("cmd", "waiting");
     a.env.orchestra(&["approve", "cmd"]).ok();
@@ -382,7 +388,10 @@ fn every_aider_screen_is_classified_as_its_name_says() {
     assert!(files.len() >= 30, "fixtures missing: {files:?}");
     let mut wrong = Vec::new();
     for file in &files {
-        let name = file.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
         let expected = name.split('-').next().unwrap_or_default();
         let (got, rule) = classify(&env, &std::fs::read(file).expect("read"));
         if got != expected {
@@ -403,7 +412,11 @@ fn aider_screens_made_by_hand() {
     let env = Env::new();
     let read = |name: &str| std::fs::read_to_string(fixtures_dir().join(name)).expect("fixture");
     let check = |screen: &str, want: &str, why: &str| {
-        assert_eq!(classify(&env, screen.as_bytes()).0, want, "{why}:\n{screen}");
+        assert_eq!(
+            classify(&env, screen.as_bytes()).0,
+            want,
+            "{why}:\n{screen}"
+        );
     };
     let question = read("waiting-shell-command.txt");
     check(
@@ -424,7 +437,10 @@ fn aider_screens_made_by_hand() {
     );
     // Merge-conflict markers and quoted prompts in the answer are no prompt.
     check(
-        &format!("{}\n>>>>>>> REPLACE\n", read("busy-streaming.txt").trim_end()),
+        &format!(
+            "{}\n>>>>>>> REPLACE\n",
+            read("busy-streaming.txt").trim_end()
+        ),
         "busy",
         "an edit block streaming",
     );
