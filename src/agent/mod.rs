@@ -75,7 +75,8 @@ pub struct LaunchContext<'a> {
     pub orchestra: &'a Path,
     /// Appended to the agent's system prompt, where the agent takes one.
     pub system_prompt: Option<&'a str>,
-    /// Continue this conversation instead of starting one (`--resume`).
+    /// Continue this conversation instead of starting one (claude `--resume`, aider
+    /// `--restore-chat-history`).
     pub resume: bool,
 }
 
@@ -115,6 +116,9 @@ pub fn launch(
         }
         AgentKind::Aider => {
             argv.extend(aider_args(ctx.orchestra, ctx.session_dir));
+            if ctx.resume {
+                argv.push("--restore-chat-history".to_string());
+            }
             // aider's `--message` runs one turn and exits; typing keeps it interactive.
             typed_prompt = prompt.map(str::to_string);
         }
@@ -398,5 +402,19 @@ mod tests {
             ]
         );
         assert_eq!(a.typed_prompt.as_deref(), Some("line one\nline two"));
+        let resumed = launch(
+            AgentKind::Aider,
+            &["aider".into()],
+            None,
+            &LaunchContext {
+                resume: true,
+                ..ctx
+            },
+        );
+        assert_eq!(
+            resumed.argv.last().map(String::as_str),
+            Some("--restore-chat-history")
+        );
+        assert_eq!(resumed.typed_prompt, None);
     }
 }

@@ -327,7 +327,7 @@ fn aider_asks_before_a_command_and_approve_or_deny_answers_by_label() {
 }
 
 #[test]
-fn an_api_error_is_an_error_and_exiting_is_exited() {
+fn an_api_error_is_an_error_exiting_is_exited_and_restart_restores_the_chat() {
     let Some(a) = start() else { return };
     a.dispatch("err", "[[error: 400]]");
     a.said_without_ticks("err", "error");
@@ -341,6 +341,43 @@ fn an_api_error_is_an_error_and_exiting_is_exited() {
     a.said_without_ticks("err", "idle");
     a.brief("err", "/exit");
     a.ticks_until("err", "exited");
+    // Its chat history is in the session's folder: a restart reads it back.
+    a.env.orchestra(&["restart", "err"]).ok();
+    a.ticks_until("err", "idle");
+    a.brief("err", "[[say: Restarted.]]");
+    let mut asked = None;
+    assert!(
+        wait_until(SLOW, || {
+            asked =
+                a.api.requests().into_iter().rfind(|r| {
+                    r["turn"] == "prompt" && r.to_string().contains("[[say: Restarted.]]")
+                });
+            asked.is_some()
+        }),
+        "the prompt after the restart never reached the stand-in:\n{}",
+        a.screen("err")
+    );
+    let asked = asked.expect("checked above");
+    let said_before = asked["request"]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .any(|m| {
+            m["role"] == "assistant" && m["content"].as_str().map(str::trim) == Some("Fine again.")
+        });
+    let roles: Vec<String> = asked["request"]["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            format!(
+                "{}: {:.60}",
+                m["role"],
+                m["content"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert!(said_before, "the earlier turn was not restored: {roles:#?}");
 }
 
 fn classify(env: &Env, input: &[u8]) -> (String, String) {
