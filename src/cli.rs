@@ -9,18 +9,26 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "orchestra", version, propagate_version = true)]
 pub struct Cli {
-    /// The tmux server's socket. Default: the server this shell runs inside ($TMUX), else
-    /// tmux's default server.
-    #[arg(
-        long,
-        global = true,
-        value_name = "PATH",
-        env = "ORCHESTRA_TMUX_SOCKET"
-    )]
+    /// The tmux server's socket [env: ORCHESTRA_TMUX_SOCKET]. Default: the server this
+    /// shell runs inside ($TMUX), else tmux's default server.
+    // Not clap's `env`: clap counts a value from the environment as given on the command
+    // line, and every usage line would then show `--socket <PATH>` as if it were required.
+    #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// `--socket`, else `$ORCHESTRA_TMUX_SOCKET`.
+    pub fn socket(&self) -> Option<PathBuf> {
+        self.socket.clone().or_else(|| {
+            std::env::var_os("ORCHESTRA_TMUX_SOCKET")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,7 +81,7 @@ pub enum Command {
     /// Read every orchestra window once (batched), update states, badges and the record.
     Refresh(RefreshArgs),
     /// Print the status-line summary (e.g. `⚙2 ✋1 ✓3`), refreshing at most once a second.
-    /// Used as `#(orchestra status-line)` in status-right.
+    /// What `#{orchestra_status}` in status-left/right becomes (`orchestra tmux init`).
     StatusLine,
     /// Show every session's state, who said it, and how long its window has been quiet.
     Health(HealthArgs),
@@ -346,14 +354,15 @@ pub enum TmuxCommand {
 #[derive(Debug, Args)]
 pub struct EventArgs {
     /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
-    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), aider's
-    /// notification (aider-notification), a tmux hook (pane-died, pane-exited), or a state
-    /// (busy, waiting, idle, error, exited).
+    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a Gemini CLI hook
+    /// event (BeforeAgent, BeforeTool, AfterTool, Notification, AfterAgent, SessionStart,
+    /// SessionEnd), aider's notification (aider-notification), a tmux hook (pane-died,
+    /// pane-exited), or a state (busy, waiting, idle, error, exited).
     pub event: String,
     /// The session's id. Default: $ORCHESTRA_SESSION.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Called as a Claude Code hook: read the hook JSON on stdin, never fail (a failing
+    /// Called as an agent's hook: read the hook JSON on stdin, never fail (a failing
     /// hook would block the agent); problems go to $ORCHESTRA_HOME/logs/hooks.log.
     #[arg(long)]
     pub from_hook: bool,

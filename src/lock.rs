@@ -1,15 +1,13 @@
 //! Exclusive file locks between orchestra processes (e.g. two merges into one target).
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-/// Blocks until this process holds the lock file at `path` (created if missing). The lock
-/// lasts as long as the returned file is open, and ends with the process however it ends.
+/// Blocks until this process holds the lock file at `path` (created, private, if missing).
+/// The lock lasts as long as the returned file is open, and ends with the process however
+/// it ends.
 pub fn exclusive(path: &Path) -> std::io::Result<File> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let file = File::create(path)?;
+    let file = crate::paths::open_private(path, OpenOptions::new().write(true).create(true))?;
     file.lock()?;
     Ok(file)
 }
@@ -45,11 +43,10 @@ fn work_lock_path(home: &Path) -> std::path::PathBuf {
 
 fn open(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::paths::private_dir(dir)?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
+    crate::paths::open_private(
+        path,
+        OpenOptions::new().create(true).truncate(false).write(true),
+    )
 }

@@ -128,11 +128,12 @@ fn submit_if_still_typed(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<()
 }
 
 fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path::PathBuf, Error> {
-    let dir = home.join("briefings");
-    std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S%.3f");
-    let path = dir.join(format!("{}-{stamp}.txt", session.label));
-    std::fs::write(&path, text).map_err(Error::io(format!("writing {}", path.display())))?;
+    let path = home
+        .join("briefings")
+        .join(format!("{}-{stamp}.txt", session.label));
+    crate::paths::write_private(&path, text)
+        .map_err(Error::io(format!("writing {}", path.display())))?;
     Ok(path)
 }
 

@@ -322,13 +322,8 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
 }
 
 fn write_journal(path: &Path, journal: &Journal) -> Result<(), Error> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(Error::io("creating the merge journal folder"))?;
-    }
     let json = serde_json::to_vec_pretty(journal).unwrap_or_default();
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, json).map_err(Error::io("writing the merge journal"))?;
-    std::fs::rename(&tmp, path).map_err(Error::io("writing the merge journal"))
+    crate::paths::replace_private(path, json).map_err(Error::io("writing the merge journal"))
 }
 
 fn summary_text(session: &Session, target: &str, review: &Review) -> String {

@@ -43,11 +43,16 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn from_env(socket: Option<PathBuf>) -> Context {
-        Context {
-            home: orchestra_home(),
+    /// Refuses (bad input) when there is no home to be had or the event retention is not
+    /// a duration; an existing home that others may read is made private first.
+    pub fn from_env(socket: Option<PathBuf>) -> Result<Context, Error> {
+        let home = orchestra_home().map_err(|e| Error::BadInput(e.to_string()))?;
+        crate::state::events_retention().map_err(|e| Error::BadInput(e.to_string()))?;
+        crate::paths::secure_home(&home);
+        Ok(Context {
+            home,
             server: Server::resolve(socket.as_deref()),
-        }
+        })
     }
 
     pub fn store(&self) -> Result<Store, Error> {

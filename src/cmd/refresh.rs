@@ -124,11 +124,11 @@ fn remote_refresh_running(ctx: &Context) -> bool {
 /// `refresh --remote`: one at a time (a lock), every host at once (a thread each).
 fn run_remote(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let lock_path = health::remote_lock_path(&ctx.home);
-    if let Some(dir) = lock_path.parent() {
-        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
-    }
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(Error::io(format!("opening {}", lock_path.display())))?;
+    let lock = crate::paths::open_private(
+        &lock_path,
+        std::fs::OpenOptions::new().write(true).create(true),
+    )
+    .map_err(Error::io(format!("opening {}", lock_path.display())))?;
     if lock.try_lock().is_err() {
         out.note("a remote refresh is already running");
         return Ok(());

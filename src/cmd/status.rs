@@ -234,7 +234,7 @@ pub fn collect(ctx: &Context, args: &CollectArgs, out: &mut Output<'_>) -> Resul
             .join("collect")
             .join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()),
     };
-    std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+    crate::paths::private_dir(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
     let mut failed = 0;
     for s in &sessions {
         let captured = session_tmux(s)
@@ -242,7 +242,7 @@ pub fn collect(ctx: &Context, args: &CollectArgs, out: &mut Output<'_>) -> Resul
         match captured {
             Ok(text) => {
                 let path = dir.join(format!("{}.txt", s.label));
-                std::fs::write(&path, text)
+                crate::paths::write_private(&path, text)
                     .map_err(Error::io(format!("writing {}", path.display())))?;
                 out.line(path.display().to_string());
             }

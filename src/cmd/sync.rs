@@ -162,10 +162,8 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
         }
     }
     let run_dir = make_run_dir(&ctx.home.join("runs"))?;
-    if let Some(dir) = stamp.parent() {
-        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
-    }
-    std::fs::write(&stamp, b"").map_err(Error::io(format!("writing {}", stamp.display())))?;
+    crate::paths::write_private(&stamp, b"")
+        .map_err(Error::io(format!("writing {}", stamp.display())))?;
     out.note(format!(
         "{}: asking {} session(s), {} at a time, each at most {}; reports in {}",
         kind.command(),
@@ -281,7 +279,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
                 let stem = format!("summary.{}", part.name());
                 let saved = outcome.and_then(|summary| {
                     let path = summary_dir.join(format!("{}.md", part.name()));
-                    std::fs::create_dir_all(&summary_dir)
+                    crate::paths::private_dir(&summary_dir)
                         .and_then(|()| write_text(&path, &summary))
                         .map(|()| (path, summary))
                         .map_err(|e| Failure::new(e.to_string()))
@@ -475,7 +473,7 @@ fn chosen_sessions(
 
 /// `runs/<YYYYmmdd-HHMMSS>`, made now; a second run within the same second gets `-2`.
 fn make_run_dir(runs: &Path) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(runs).map_err(Error::io(format!("creating {}", runs.display())))?;
+    crate::paths::private_dir(runs).map_err(Error::io(format!("creating {}", runs.display())))?;
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S").to_string();
     let mut n = 1;
     loop {
@@ -483,7 +481,7 @@ fn make_run_dir(runs: &Path) -> Result<PathBuf, Error> {
             1 => runs.join(&stamp),
             _ => runs.join(format!("{stamp}-{n}")),
         };
-        match std::fs::create_dir(&dir) {
+        match crate::paths::new_private_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
             Err(e) => return Err(Error::io(format!("creating {}", dir.display()))(e)),
@@ -663,7 +661,7 @@ fn update_context(
 fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
     let mut text = text.trim_end().to_string();
     text.push('\n');
-    std::fs::write(path, text)
+    crate::paths::write_private(path, text)
 }
 
 /// Readers of a shared CONTEXT.md (agents on other hosts) never see half a file. The file

@@ -175,7 +175,7 @@ fn up_one(
     let mut argv = command.clone();
     if kind == AgentKind::Claude {
         if spec.host.is_none() {
-            std::fs::create_dir_all(&dir)
+            crate::paths::private_dir(&dir)
                 .map_err(Error::io(format!("creating {}", dir.display())))?;
             crate::cmd::dispatch::write_claude_settings(ctx, &dir, &command, true)?;
             argv = agent::launch(
@@ -190,6 +190,8 @@ fn up_one(
                         .map_err(Error::io("finding the orchestra binary for the hooks"))?,
                     system_prompt: None,
                     resume: resume_uuid.is_some(),
+                    gemini_home: None,
+                    trust_worktree: false,
                 },
             )
             .argv;
@@ -596,14 +598,14 @@ pub fn run_ready_dependencies(
             continue;
         }
         if let Some(dir) = p.marker.parent() {
-            std::fs::create_dir_all(dir)
+            crate::paths::private_dir(dir)
                 .map_err(Error::io(format!("creating {}", dir.display())))?;
         }
-        if std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p.marker)
-            .is_err()
+        if crate::paths::open_private(
+            &p.marker,
+            std::fs::OpenOptions::new().write(true).create_new(true),
+        )
+        .is_err()
         {
             continue;
         }
@@ -611,13 +613,11 @@ pub fn run_ready_dependencies(
             continue;
         };
         let folder = Path::new(p.manifest).parent().unwrap_or(Path::new("/"));
-        let logs = ctx.home.join("logs");
-        let _ = std::fs::create_dir_all(&logs);
         crate::notify::spawn_self_logged(
             &args,
             &[("ORCHESTRA_HOME", &ctx.home)],
             Some(folder),
-            Some(&logs.join("dependencies.log")),
+            Some(&ctx.home.join("logs").join("dependencies.log")),
         );
         store.record_event(
             upstream,

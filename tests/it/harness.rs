@@ -154,8 +154,25 @@ impl Env {
 
     pub fn orchestra_command(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
-        cmd.args(args)
-            .current_dir(cwd)
+        cmd.args(args);
+        self.orchestra_env(&mut cmd, cwd);
+        cmd
+    }
+
+    /// [`Env::orchestra`] under `umask` (set by `sh`, as a login shell would).
+    pub fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .args(args);
+        self.orchestra_env(&mut cmd, &self.repo);
+        Run::from(cmd.output().expect("run orchestra"))
+    }
+
+    /// This test's world for an orchestra run in `cwd`.
+    fn orchestra_env(&self, cmd: &mut Command, cwd: &Path) {
+        cmd.current_dir(cwd)
             .env("ORCHESTRA_HOME", &self.home)
             .env("ORCHESTRA_TMUX_SOCKET", &self.socket)
             .env("TMUX_TMPDIR", &self.tmux_tmpdir)
@@ -167,7 +184,6 @@ impl Env {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd
     }
 
     /// Starts this test's tmux server with a session `harness` (so it outlives the
@@ -308,6 +324,8 @@ impl Env {
 }
 
 impl Drop for Env {
+    /// Ends this test's world, so that its temp folder goes with it (also when the test
+    /// failed): the server, then every process still running in the folder's name.
     fn drop(&mut self) {
         // Only this test's own server, by its own socket.
         let _ = Command::new("tmux")
@@ -316,7 +334,46 @@ impl Drop for Env {
             .arg("kill-server")
             .stderr(Stdio::null())
             .status();
+        // kill-server does not wait: agents exit in their own time, and their exit hooks
+        // (an `orchestra event`, claude saving its config) would write the folder again
+        // after it was removed.
+        end_processes_of(&self.root, Duration::from_secs(10));
     }
+}
+
+/// The processes (not this one) whose environment or working folder names `root`: what
+/// a test started there, directly or through tmux, hooks and detached children.
+fn processes_of(root: &Path) -> Vec<u32> {
+    let needle = root.as_os_str().as_encoded_bytes();
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            let proc = PathBuf::from(format!("/proc/{pid}"));
+            let in_env = std::fs::read(proc.join("environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle));
+            in_env || std::fs::read_link(proc.join("cwd")).is_ok_and(|cwd| cwd.starts_with(root))
+        })
+        .collect()
+}
+
+/// Waits up to `grace` for the processes of `root` to end, then kills those left.
+pub fn end_processes_of(root: &Path, grace: Duration) {
+    if wait_until(grace, || processes_of(root).is_empty()) {
+        return;
+    }
+    for pid in processes_of(root) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+    wait_until(Duration::from_secs(2), || processes_of(root).is_empty());
 }
 
 pub fn git_in(dir: &Path, args: &[&str]) -> String {

@@ -10,6 +10,8 @@ mod dispatch;
 mod doctor;
 mod fake_api;
 mod faults;
+mod files;
+mod gemini;
 mod hardening;
 mod health;
 mod kill;
