@@ -356,9 +356,14 @@ pub struct EventArgs {
     /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
     /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a Gemini CLI hook
     /// event (BeforeAgent, BeforeTool, AfterTool, Notification, AfterAgent, SessionStart,
-    /// SessionEnd), aider's notification (aider-notification), a tmux hook (pane-died,
-    /// pane-exited), or a state (busy, waiting, idle, error, exited).
+    /// SessionEnd), codex's notify (codex-notify), aider's notification
+    /// (aider-notification), a tmux hook (pane-died, pane-exited), or a state (busy, waiting,
+    /// idle, error, exited).
     pub event: String,
+    /// The JSON a notify program gets as its last argument (codex's `notify`); hooks that
+    /// send theirs on stdin leave it out.
+    #[arg(value_name = "PAYLOAD")]
+    pub payload: Option<String>,
     /// The session's id. Default: $ORCHESTRA_SESSION.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
@@ -566,7 +571,8 @@ pub struct DispatchArgs {
     /// The agent's kind, when its program name does not tell.
     #[arg(long, value_parser = ["claude", "codex", "gemini", "aider", "generic"])]
     pub kind: Option<String>,
-    /// Do not wire Claude Code hooks: the state then comes from reading the screen alone.
+    /// Do not wire the agent's hooks (Claude Code's hooks, codex's notify): the state then
+    /// comes from reading the screen alone.
     #[arg(long)]
     pub no_hooks: bool,
     /// Wait for another session's artifact before starting: UPSTREAM:ARTIFACT (a file,

@@ -93,6 +93,17 @@ if [ ! -e "$gemini_dir/node_modules/@google/gemini-cli/package.json" ]; then
 fi
 # Its package says the version: `gemini --version` would write into ~/.gemini.
 say "gemini $(node -p "require('$gemini_dir/node_modules/@google/gemini-cli/package.json').version")"
+# The codex CLI (tests/it/codex.rs): its npm package ships the native binary.
+CODEX_VERSION=0.171.0
+codex_dir="$CACHE/codex-$CODEX_VERSION"
+codex="$codex_dir/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+if [ ! -x "$codex" ]; then
+  say "installing the codex CLI $CODEX_VERSION into $codex_dir"
+  mkdir -p "$codex_dir"
+  npm install --prefix "$codex_dir" --no-audit --no-fund --loglevel=error \
+    "@openai/codex@$CODEX_VERSION" >/dev/null
+fi
+say "$("$codex" --version)"
 say "$("$CACHE/aider-$AIDER_VERSION/bin/aider" --version)"
 say "$(tmux -V), $(git --version)"
 

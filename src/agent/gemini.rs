@@ -157,7 +157,8 @@ fn strip_json_comments(text: &str) -> String {
 pub fn prepare_home(home: &Path, person: &Path, hooks: &Value) -> Result<(), GeminiHomeError> {
     let theirs = person.join(".gemini");
     let ours = home.join(".gemini");
-    std::fs::create_dir_all(&ours).map_err(io(&ours))?;
+    crate::paths::private_dir(home).map_err(io(home))?;
+    crate::paths::private_dir(&ours).map_err(io(&ours))?;
     let settings_path = theirs.join("settings.json");
     let text = match std::fs::read_to_string(&settings_path) {
         Ok(text) => Some(text),
@@ -193,10 +194,8 @@ pub fn prepare_home(home: &Path, person: &Path, hooks: &Value) -> Result<(), Gem
         }
     }
     let path = ours.join("settings.json");
-    let tmp = ours.join("settings.json.tmp");
     let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
-    std::fs::write(&tmp, text).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, &path).map_err(io(&path))
+    crate::paths::replace_private(&path, text).map_err(io(&path))
 }
 
 #[cfg(test)]

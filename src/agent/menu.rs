@@ -1,16 +1,22 @@
 //! What an agent asks a person on its screen, so an answer is chosen by its label:
-//! selection menus (claude's permission prompts, the trust dialog), their entries and
-//! where the cursor is; and questions answered by typing a key (aider's "(Y)es/(N)o").
+//! selection menus (permission prompts, the trust dialog), their entries and where the
+//! cursor is (Claude Code marks it `❯`, codex `›`); and questions answered by typing a key
+//! (aider's "(Y)es/(N)o").
 
 use regex::Regex;
 use std::sync::LazyLock;
 
 static NUMBERED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(❯\s*)?(\d+)\.\s+(.+?)\s*$").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"^\s*([❯›]\s*)?(\d+)\.\s+(.+?)\s*$").expect("valid regex"));
 static CURSOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,2}❯\s*(.+?)\s*$").expect("valid regex"));
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^\s*(esc to cancel|enter to confirm|enter to select)").expect("valid regex")
+    // Claude: "Esc to cancel", "Enter to confirm · Esc to cancel"; codex: "Press enter to
+    // confirm or esc to cancel" (approvals), "enter continue · esc back" (trust dialog).
+    Regex::new(
+        r"(?i)^\s*(esc to cancel|enter to confirm|enter to select|press enter to confirm|enter continue\b)",
+    )
+    .expect("valid regex")
 });
 /// An entry of a menu drawn in a box (Gemini CLI): "│ ● 1. Allow once   │".
 static BOXED: LazyLock<Regex> =
@@ -234,11 +240,13 @@ impl Menu {
 }
 
 /// The entry (lower case) that trusts the folder: claude's "Yes, I trust this folder" (2.0:
-/// "Yes, proceed"), gemini's "Trust folder (name)" — never its "Trust parent folder".
+/// "Yes, proceed"), gemini's "Trust folder (name)" — never its "Trust parent folder" —
+/// and codex's "Trust and continue".
 fn is_trust(entry: &str) -> bool {
     entry.contains("trust this folder")
         || entry == "yes, proceed"
         || entry.starts_with("trust folder")
+        || entry.starts_with("trust and continue")
 }
 
 #[cfg(test)]
@@ -296,6 +304,9 @@ mod tests {
             "gemini/0.61.0/idle-after-tool.txt",
             "gemini/0.61.0/busy-shell-running.txt",
             "gemini/0.61.0/exited-quit.txt",
+            "codex/0.171.0/idle-quoted-menu.txt",
+            "codex/0.171.0/idle-after-turn.txt",
+            "codex/0.171.0/busy-running-command.txt",
             "2.1.332/idle-quoted-menu.txt",
             "2.1.332/idle-after-turn.txt",
             "2.0.77/busy-streaming.txt",
@@ -385,5 +396,30 @@ mod tests {
         assert!(trust.entries[1].starts_with("Trust parent folder"));
         assert_eq!(trust.choose(Answer::Yes), Some(0), "{:?}", trust.entries);
         assert_eq!(trust.choose(Answer::No), None);
+    }
+
+    #[test]
+    fn codex_menus_are_read_and_answered_by_label() {
+        let bash = parse(&fixture("codex/0.171.0/waiting-bash-menu.txt")).unwrap();
+        assert_eq!(bash.entries.len(), 3, "{:?}", bash.entries);
+        assert_eq!(bash.cursor, 0);
+        assert_eq!(bash.entries[0], "Yes, proceed (y)");
+        assert_eq!(bash.choose(Answer::Yes), Some(0));
+        assert_eq!(bash.choose(Answer::Always), Some(1), "{:?}", bash.entries);
+        assert_eq!(bash.choose(Answer::No), Some(2), "{:?}", bash.entries);
+        let write = parse(&fixture("codex/0.171.0/waiting-write-menu.txt")).unwrap();
+        assert!(write.entries[1].contains("don't ask again for these files"));
+        assert_eq!(write.choose(Answer::Always), Some(1));
+        assert_eq!(write.choose(Answer::No), Some(2));
+        assert!(!bash.is_trust_dialog() && !write.is_trust_dialog());
+
+        let trust = parse(&fixture("codex/0.171.0/waiting-trust-dialog.txt")).unwrap();
+        assert_eq!(
+            trust.entries,
+            ["Trust and continue", "Back to Agent Command Center"]
+        );
+        assert!(trust.is_trust_dialog());
+        assert_eq!(trust.choose(Answer::Yes), Some(0));
+        assert_eq!(trust.choose(Answer::No), None, "deny presses Esc");
     }
 }

@@ -39,6 +39,14 @@ impl AgentKind {
         .find(|k| k.as_str() == text)
     }
 
+    /// How this kind takes text typed into it (briefings, typed prompts, exit commands).
+    pub fn typing(self) -> crate::tmux::Typing {
+        match self {
+            AgentKind::Claude => crate::tmux::Typing::Paste,
+            _ => crate::tmux::Typing::Natural,
+        }
+    }
+
     /// The kind a program's file name suggests (`/opt/bin/claude` → claude); anything
     /// unknown is generic.
     pub fn from_program(program: &str) -> AgentKind {
@@ -84,6 +92,8 @@ pub struct LaunchContext<'a> {
     pub gemini_home: Option<&'a Path>,
     /// The agent may take the worktree as trusted without asking (orchestra made it).
     pub trust_worktree: bool,
+    /// The program codex runs when a turn ends (its `notify`), when hooks are on.
+    pub notify: Option<&'a [String]>,
 }
 
 /// The argv for `kind`, starting from the user's command (`program` plus its own
@@ -115,7 +125,15 @@ pub fn launch(
             }
             argv.extend(prompt.map(str::to_string));
         }
-        AgentKind::Codex => argv.extend(prompt.map(str::to_string)),
+        AgentKind::Codex => {
+            if let Some(program) = ctx.notify {
+                argv.extend(["-c".to_string(), codex_notify_override(program)]);
+            }
+            if let Some(p) = prompt {
+                // A prompt starting with `-` is still the prompt, not an option.
+                argv.extend(["--".to_string(), p.to_string()]);
+            }
+        }
         AgentKind::Gemini => {
             if let Some(home) = ctx.gemini_home {
                 env.push((
@@ -179,6 +197,33 @@ pub fn is_conversation_id(text: &str) -> bool {
         && text.chars().enumerate().all(|(i, c)| {
             matches!(i, 8 | 13 | 18 | 23) == (c == '-') && (c == '-' || c.is_ascii_hexdigit())
         })
+}
+
+/// What codex's `notify` runs for a session: `orchestra event` with the payload codex
+/// appends as the last argument (the session named here, not only in the environment).
+pub fn codex_notify(orchestra: &Path, session_id: &str) -> Vec<String> {
+    [
+        &*orchestra.to_string_lossy(),
+        "event",
+        "--from-hook",
+        "--session",
+        session_id,
+        CODEX_NOTIFY_EVENT,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// The event name `orchestra event` gets from codex's `notify`.
+pub const CODEX_NOTIFY_EVENT: &str = "codex-notify";
+
+/// `notify=[…]` for codex's `-c`: the value is TOML, each word a quoted string.
+fn codex_notify_override(program: &[String]) -> String {
+    let words = program
+        .iter()
+        .map(|w| toml::Value::String(w.clone()))
+        .collect();
+    format!("notify={}", toml::Value::Array(words))
 }
 
 /// The Claude Code hook events that report state, and the release that introduced each
@@ -363,6 +408,7 @@ mod tests {
             resume: false,
             gemini_home: Some(Path::new("/s/gemini-home")),
             trust_worktree: true,
+            notify: None,
         };
         let l = launch(
             AgentKind::Claude,
@@ -401,6 +447,7 @@ mod tests {
             resume: false,
             gemini_home: None,
             trust_worktree: true,
+            notify: None,
         };
         let a = launch(
             AgentKind::Aider,
@@ -452,6 +499,7 @@ mod tests {
             resume: false,
             gemini_home: Some(Path::new("/s/gemini-home")),
             trust_worktree: true,
+            notify: None,
         };
         let l = launch(AgentKind::Gemini, &["gemini".into()], Some("do it"), &ctx);
         assert_eq!(l.argv, ["gemini", "--prompt-interactive", "do it"]);
@@ -474,5 +522,59 @@ mod tests {
         let bare = launch(AgentKind::Gemini, &["gemini".into()], None, &ctx);
         assert_eq!(bare.argv, ["gemini"]);
         assert!(bare.env.is_empty());
+    }
+
+    #[test]
+    fn codex_gets_its_notify_program_and_the_prompt_after_dashes() {
+        let notify = codex_notify(Path::new("/opt/my \"tools\"/orchestra"), "abc123");
+        let ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/orchestra"),
+            system_prompt: Some("not for codex"),
+            resume: false,
+            gemini_home: None,
+            trust_worktree: false,
+            notify: Some(&notify),
+        };
+        let l = launch(
+            AgentKind::Codex,
+            &["codex".into(), "-a".into(), "on-request".into()],
+            Some("-n is not an option here"),
+            &ctx,
+        );
+        assert_eq!(l.argv[..3], ["codex", "-a", "on-request"]);
+        assert_eq!(l.argv[3], "-c");
+        let value: toml::Table = toml::from_str(&l.argv[4]).unwrap();
+        let words: Vec<&str> = value["notify"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "/opt/my \"tools\"/orchestra",
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        assert_eq!(l.argv[5..], ["--", "-n is not an option here"]);
+        assert_eq!(l.typed_prompt, None);
+        let quiet = launch(
+            AgentKind::Codex,
+            &["codex".into()],
+            None,
+            &LaunchContext {
+                notify: None,
+                ..ctx
+            },
+        );
+        assert_eq!(quiet.argv, ["codex"], "no hooks: nothing added");
     }
 }

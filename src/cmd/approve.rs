@@ -166,7 +166,9 @@ fn answer_question(
         )));
     }
     let (key, label) = question.options[chosen].clone();
-    tmux.type_text(pane, &key)?;
+    let kind = crate::agent::AgentKind::parse(&session.agent_kind)
+        .unwrap_or(crate::agent::AgentKind::Generic);
+    tmux.type_text(pane, &key, kind.typing())?;
     let typed = Question {
         typed: key.clone(),
         ..question

@@ -84,8 +84,10 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         crate::paths::private_dir(&dir)
             .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
-        if kind == AgentKind::Claude {
-            write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
+        match kind {
+            AgentKind::Claude => write_claude_settings(ctx, &dir, &command, !args.no_hooks)?,
+            AgentKind::Codex => write_codex_settings(&dir, &id, !args.no_hooks)?,
+            _ => {}
         }
         if kind == AgentKind::Gemini && !args.no_hooks {
             write_gemini_home(ctx, &dir, &id, out)?;
@@ -192,7 +194,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         if let Some(text) = &launch.typed_prompt {
             type_prompt_when_ready(ctx, &tmux, &pane, &session, text, out)?;
         }
-        if kind == AgentKind::Claude {
+        if asks_to_trust(kind) {
             trust_our_worktree(ctx, &tmux, &session, out);
         }
         Ok(session)
@@ -293,6 +295,10 @@ pub fn agent_launch(
         gemini_home
     });
     let trust_worktree = kind == AgentKind::Gemini && trusts_worktrees(&ctx.tmux());
+    let notify = match kind {
+        AgentKind::Codex => codex_notify_from(&settings_file),
+        _ => None,
+    };
     let mut launch = agent::launch(
         kind,
         &session.agent_argv,
@@ -306,6 +312,7 @@ pub fn agent_launch(
             resume,
             gemini_home: gemini_home.as_deref(),
             trust_worktree,
+            notify: notify.as_deref(),
         },
     );
     let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
@@ -422,6 +429,37 @@ fn trusts_worktrees(tmux: &Tmux) -> bool {
         != Some("off")
 }
 
+/// Writes `dir/settings.json` for a codex session: the `notify` program that reports the
+/// end of each turn to `orchestra event` (none when `hooks` is false). Read back at each
+/// launch, so a restart keeps what dispatch chose.
+pub fn write_codex_settings(dir: &Path, id: &str, hooks: bool) -> Result<(), Error> {
+    let settings_file = dir.join("settings.json");
+    let settings = if hooks {
+        let exe = std::env::current_exe()
+            .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+        serde_json::json!({ "notify": agent::codex_notify(&exe, id) })
+    } else {
+        serde_json::json!({})
+    };
+    let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    crate::paths::write_private(&settings_file, settings)
+        .map_err(Error::io(format!("writing {}", settings_file.display())))
+}
+
+/// The `notify` program a codex session's settings name; none for a missing or unreadable
+/// file (the screen still tells its state).
+fn codex_notify_from(settings_file: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(settings_file).ok()?;
+    let settings: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let words: Vec<String> = settings
+        .get("notify")?
+        .as_array()?
+        .iter()
+        .map(|w| w.as_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    (!words.is_empty()).then_some(words)
+}
+
 /// What a blocked session's window runs until its agent starts: the message, then nothing.
 /// The message is an argument, never part of a shell string.
 pub fn waiting_placeholder(message: &str) -> Vec<String> {
@@ -456,7 +494,7 @@ pub fn start_agent_in_pane(
         Ok(tmux)
     })();
     let tmux = crate::cmd::record_if_gone(ctx, session, result)?;
-    if session.agent_kind == AgentKind::Claude.as_str() {
+    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
         trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
@@ -529,6 +567,11 @@ fn free_port(store: &Store) -> Result<u16, Error> {
     ))
 }
 
+/// The agents that ask whether to trust a folder they have not seen.
+fn asks_to_trust(kind: AgentKind) -> bool {
+    matches!(kind, AgentKind::Claude | AgentKind::Codex)
+}
+
 /// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
 /// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
 /// only until the agent has drawn its first screen.
@@ -539,6 +582,7 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
     let Some(pane) = session.pane.as_deref() else {
         return;
     };
+    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
@@ -555,11 +599,20 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
             }
             return;
         }
-        // The input box: the agent started without asking.
-        if screen.lines().any(|l| l.trim_end() == "❯") {
+        if started_without_asking(kind, &screen) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether `screen` shows the agent at work in a folder it trusts, so no trust dialog is
+/// coming: claude's empty input box; codex's footer hint "← for agents", drawn once its
+/// conversation is live (its input box shows earlier, while it still checks the folder).
+fn started_without_asking(kind: AgentKind, screen: &str) -> bool {
+    match kind {
+        AgentKind::Codex => screen.lines().any(|l| l.contains("← for agents")),
+        _ => screen.lines().any(|l| l.trim_end() == "❯"),
     }
 }
 
@@ -616,7 +669,8 @@ fn type_prompt_when_ready(
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    tmux.type_text(pane, text)?;
+    // Typed prompts go to programs that take no prompt argument (aider, generic ones).
+    tmux.type_text(pane, text, crate::tmux::Typing::Natural)?;
     tmux.press(pane, &[Key::Enter])?;
     Ok(())
 }
@@ -697,4 +751,31 @@ impl<'a> Undo<'a> {
 fn remove_if_empty(dir: &Path) {
     // remove_dir refuses a folder that is not empty, which is the point.
     let _ = std::fs::remove_dir(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_settings_say_its_notify_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write_codex_settings(dir.path(), "abc123", true).unwrap();
+        let notify = codex_notify_from(&dir.path().join("settings.json")).unwrap();
+        assert_eq!(
+            notify[1..],
+            [
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        write_codex_settings(dir.path(), "abc123", false).unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("settings.json")), None);
+        assert_eq!(codex_notify_from(&dir.path().join("missing.json")), None);
+        std::fs::write(dir.path().join("bad.json"), "{\"notify\": [1]}").unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("bad.json")), None);
+    }
 }

@@ -1,8 +1,8 @@
 //! `orchestra event`: hooks report state at once. Called by Claude Code and the Gemini CLI
-//! for their hook events (each kind's events mapped by its own function), by aider at the
-//! end of each turn (its notifications command) and by tmux when a pane dies; must return
-//! in milliseconds and, as an agent's hook, must never fail (a failing hook would block
-//! the agent).
+//! for their hook events, by codex's `notify` and aider's notifications command at the end
+//! of each turn (each kind's events mapped by its own function), and by tmux when a pane
+//! dies; must return in milliseconds and, as an agent's hook, must never fail (a failing
+//! hook would block the agent).
 
 use std::io::{IsTerminal, Read, Write};
 use std::time::{Duration, Instant};
@@ -41,6 +41,12 @@ pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), 
 }
 
 fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
+    if args.payload.is_some() && args.event != crate::agent::CODEX_NOTIFY_EVENT {
+        return Err(Error::BadInput(format!(
+            "event {:?} takes no payload argument (only codex-notify does)",
+            args.event
+        )));
+    }
     let id = args
         .session
         .clone()
@@ -52,9 +58,10 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return aider_notification(ctx, args, &id);
     }
     // Only the agents' hook events (capitalized: Claude Code's, the Gemini CLI's) come with
-    // JSON; another caller's stdin may be an agent's terminal (aider's).
-    let hook = if is_claude_hook(&args.event) && (args.from_hook || !std::io::stdin().is_terminal())
-    {
+    // JSON on stdin; another caller's stdin may be an agent's terminal (aider's).
+    let hook = if let Some(payload) = &args.payload {
+        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null)
+    } else if is_claude_hook(&args.event) && (args.from_hook || !std::io::stdin().is_terminal()) {
         read_hook_json()
     } else {
         serde_json::Value::Null
@@ -66,6 +73,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let kind = AgentKind::parse(&session.agent_kind);
     let state = match kind {
         Some(AgentKind::Gemini) => gemini_state_for(&args.event, &hook)?,
+        Some(AgentKind::Codex) => codex_state_for(&args.event, &hook)?,
         _ => state_for(&args.event, &hook)?,
     };
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
@@ -242,6 +250,37 @@ fn not_a_hook(event: &str, hooks: &str) -> Result<Option<AgentState>, Error> {
     }
 }
 
+/// The state codex's one event, its `notify` at the end of a turn, means.
+pub fn codex_state_for(
+    event: &str,
+    payload: &serde_json::Value,
+) -> Result<Option<AgentState>, Error> {
+    match event {
+        crate::agent::CODEX_NOTIFY_EVENT => Ok(codex_notify_state(payload)),
+        other => not_a_hook(other, "codex-notify"),
+    }
+}
+
+/// What codex's `notify` payload means. It says only that a turn ended
+/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
+/// as a turn of a thread of its own and ends while the person's turn still runs, so that
+/// one says nothing.
+fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
+    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
+        return None;
+    }
+    let first_input = payload
+        .get("input-messages")
+        .and_then(|v| v.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.as_str())
+        .unwrap_or("");
+    if first_input.starts_with("Generate a concise, single-line task title") {
+        return None;
+    }
+    Some(AgentState::Idle)
+}
+
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
     if let Ok(mut f) = crate::paths::open_log(&ctx.home.join("logs").join("hooks.log")) {
         let _ = writeln!(
@@ -405,6 +444,35 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 10, "hook fixtures missing in {dir}");
+    }
+
+    #[test]
+    fn codex_notify_ends_a_turn_but_not_its_title_helper() {
+        let fixtures = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/screens/codex/0.171.0/notify"
+        );
+        let mut idle = 0;
+        let mut helper = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let payload: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
+                    .unwrap();
+            match codex_state_for("codex-notify", &payload).unwrap() {
+                Some(AgentState::Idle) => idle += 1,
+                None => helper += 1,
+                other => panic!("{other:?} for {payload}"),
+            }
+        }
+        assert_eq!((idle, helper), (4, 1), "the captured payloads");
+        assert_eq!(
+            codex_state_for("codex-notify", &json!({"type": "something-else"})).unwrap(),
+            None
+        );
+        assert_eq!(
+            codex_state_for("codex-notify", &serde_json::Value::Null).unwrap(),
+            None
+        );
     }
 
     #[test]

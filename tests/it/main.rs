@@ -5,6 +5,7 @@ mod harness;
 
 mod aider;
 mod classify;
+mod codex;
 mod deps;
 mod dispatch;
 mod doctor;
