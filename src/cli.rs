@@ -221,7 +221,7 @@ pub struct BriefArgs {
     /// Send to every live session of this repo.
     #[arg(long)]
     pub all: bool,
-    /// Send even when a menu is open (the keys would answer it) or the agent has exited.
+    /// Send even when a menu or question is open (the text would answer it) or the agent has exited.
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
@@ -356,8 +356,9 @@ pub struct EventArgs {
     /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
     /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a Gemini CLI hook
     /// event (BeforeAgent, BeforeTool, AfterTool, Notification, AfterAgent, SessionStart,
-    /// SessionEnd), codex's notify (codex-notify), a tmux hook (pane-died, pane-exited), or
-    /// a state (busy, waiting, idle, error, exited).
+    /// SessionEnd), codex's notify (codex-notify), aider's notification
+    /// (aider-notification), a tmux hook (pane-died, pane-exited), or a state (busy, waiting,
+    /// idle, error, exited).
     pub event: String,
     /// The JSON a notify program gets as its last argument (codex's `notify`); hooks that
     /// send theirs on stdin leave it out.
@@ -370,6 +371,10 @@ pub struct EventArgs {
     /// hook would block the agent); problems go to $ORCHESTRA_HOME/logs/hooks.log.
     #[arg(long)]
     pub from_hook: bool,
+    /// Internal: the detached half of an event that says when, not what (aider's
+    /// notification): wait for the screen to show what, and record it.
+    #[arg(long, hide = true)]
+    pub settle: bool,
 }
 
 #[derive(Debug, Args)]

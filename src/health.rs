@@ -92,7 +92,7 @@ fn sessions_without_prompts<S: serde::Serializer>(
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PaneSeen {
-    /// The second of the last capture.
+    /// The second of the last capture (0: capture again).
     pub captured_at: i64,
     /// The pane's window activity when last listed.
     #[serde(default)]
@@ -330,17 +330,21 @@ pub fn refresh(
                 continue;
             }
             let verdict = rules.classify(&s.agent_kind, screen)?;
+            let hook_is_fresh = said_lately(s, now_us);
+            let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(
                 pane_id.clone(),
                 PaneSeen {
-                    captured_at: now_s,
+                    // A verdict a fresh word holds back is read again next tick: the
+                    // screen may not change again (aider back at its prompt after an
+                    // approved command, with no hook to say so).
+                    captured_at: if differs && hook_is_fresh { 0 } else { now_s },
                     activity: pane.window_activity,
                     screen_state: verdict.state.to_string(),
                     rule: verdict.rule.clone(),
                 },
             );
-            let hook_is_fresh = said_lately(s, now_us);
-            if verdict.state != AgentState::Unknown && verdict.state != s.state && !hook_is_fresh {
+            if differs && !hook_is_fresh {
                 decisions.push((
                     s.id.clone(),
                     verdict.state,

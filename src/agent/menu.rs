@@ -1,6 +1,7 @@
-//! Selection menus on an agent's screen (permission prompts, the trust dialog): their
-//! entries and where the cursor is, so an answer is chosen by its label. Claude Code marks
-//! the cursor `❯`, codex `›`.
+//! What an agent asks a person on its screen, so an answer is chosen by its label:
+//! selection menus (permission prompts, the trust dialog), their entries and where the
+//! cursor is (Claude Code marks it `❯`, codex `›`); and questions answered by typing a key
+//! (aider's "(Y)es/(N)o").
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -27,6 +28,18 @@ static BOX_BOTTOM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*╰─").
 static INPUT_LINE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s?[>❯]\s").expect("valid regex"));
 
+/// A question on the last line, its answers named by a key in parentheses and a default
+/// in brackets: "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: " and what is
+/// typed after it.
+static QUESTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?P<text>.*?)\s*(?P<options>\([A-Za-z]\)[^/\[]*(?:/\([A-Za-z]\)[^/\[]*)+)\[[^\]]+\]:(?P<typed>.*)$",
+    )
+    .expect("valid regex")
+});
+static OPTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(.*)\(([A-Za-z])\)(.*)$").expect("valid regex"));
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Menu {
     pub entries: Vec<String>,
@@ -40,6 +53,76 @@ pub enum Answer {
     /// Yes, and stop asking for this kind of action (never "switch to auto mode").
     Always,
     No,
+}
+
+/// A question answered by typing the key of an answer, then Enter (aider's questions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Question {
+    /// "Run shell command?"
+    pub text: String,
+    /// (the key to type, the answer's label): ("y", "Yes"), ("d", "Don't ask again").
+    pub options: Vec<(String, String)>,
+    /// What is typed after the question so far, trimmed.
+    pub typed: String,
+}
+
+/// What waits for a person's answer at the bottom of a screen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Asking {
+    Menu(Menu),
+    Question(Question),
+}
+
+/// The menu or question at the bottom of `screen`, if one is open.
+pub fn asking(screen: &str) -> Option<Asking> {
+    parse(screen)
+        .map(Asking::Menu)
+        .or_else(|| parse_question(screen).map(Asking::Question))
+}
+
+/// The question on the last non-empty line of `screen`, if that line is one.
+pub fn parse_question(screen: &str) -> Option<Question> {
+    let last = screen.lines().rev().find(|l| !l.trim().is_empty())?;
+    let c = QUESTION.captures(last.trim_end())?;
+    let options = c["options"]
+        .split('/')
+        .map(|option| {
+            let o = OPTION.captures(option.trim())?;
+            let label = format!("{}{}{}", &o[1], &o[2], &o[3]);
+            Some((o[2].to_ascii_lowercase(), label))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(Question {
+        text: c["text"].trim().to_string(),
+        options,
+        typed: c["typed"].trim().to_string(),
+    })
+}
+
+impl Question {
+    /// The answer that gives `answer`, by its label; `None` when the question has none.
+    pub fn choose(&self, answer: Answer) -> Option<usize> {
+        let find = |label: &str| {
+            self.options
+                .iter()
+                .position(|(_, l)| l.eq_ignore_ascii_case(label))
+        };
+        match answer {
+            Answer::Yes => find("yes"),
+            // "All" says yes to this and to what else the same answer asks; never
+            // "Don't ask again", which means no from then on.
+            Answer::Always => find("all"),
+            Answer::No => find("no"),
+        }
+    }
+
+    /// The labels of the question's answers: "Yes", "No", "Don't ask again".
+    pub fn labels(&self) -> Vec<String> {
+        self.options
+            .iter()
+            .map(|(_, label)| label.clone())
+            .collect()
+    }
 }
 
 /// The menu at the bottom of `screen` (its footer the last line, or the last box on the
@@ -216,6 +299,7 @@ mod tests {
         assert_eq!(old_trust.choose(Answer::Yes), Some(0));
 
         for idle in [
+            "aider/0.86.2/waiting-shell-command.txt",
             "gemini/0.61.0/idle-quoted-menu.txt",
             "gemini/0.61.0/idle-after-tool.txt",
             "gemini/0.61.0/busy-shell-running.txt",
@@ -228,6 +312,59 @@ mod tests {
             "2.0.77/busy-streaming.txt",
         ] {
             assert_eq!(parse(&fixture(idle)), None, "{idle}");
+        }
+    }
+
+    #[test]
+    fn aider_questions_are_read_and_answered_by_key() {
+        let shell = parse_question(&fixture("aider/0.86.2/waiting-shell-command.txt")).unwrap();
+        assert_eq!(shell.text, "Run shell command?");
+        assert_eq!(shell.labels(), ["Yes", "No", "Don't ask again"]);
+        assert_eq!(shell.typed, "");
+        assert_eq!(
+            shell.choose(Answer::Yes).map(|i| &shell.options[i].0[..]),
+            Some("y")
+        );
+        assert_eq!(
+            shell.choose(Answer::No).map(|i| &shell.options[i].0[..]),
+            Some("n")
+        );
+        assert_eq!(
+            shell.choose(Answer::Always),
+            None,
+            "\"Don't ask again\" means no from then on: never an approval"
+        );
+        let file = parse_question(&fixture("aider/0.86.2/waiting-new-file.txt")).unwrap();
+        assert_eq!(file.text, "Create new file?");
+        assert_eq!(file.labels(), ["Yes", "No"]);
+        let ignore =
+            parse_question(&fixture("aider/0.86.2/waiting-gitignore-question.txt")).unwrap();
+        assert_eq!(ignore.text, "Add .aider* to .gitignore (recommended)?");
+        let group =
+            parse_question("Create new file? (Y)es/(N)o/(A)ll/(S)kip all [Yes]: y").unwrap();
+        assert_eq!(group.typed, "y");
+        assert_eq!(
+            group
+                .choose(Answer::Always)
+                .map(|i| &group.options[i].1[..]),
+            Some("All")
+        );
+        assert!(matches!(
+            asking(&fixture("aider/0.86.2/waiting-command-output.txt")),
+            Some(Asking::Question(_))
+        ));
+        assert!(matches!(
+            asking(&fixture("2.1.332/waiting-bash-menu.txt")),
+            Some(Asking::Menu(_))
+        ));
+        // Answered questions above the prompt, and the words quoted in prose, ask nothing.
+        for idle in [
+            "aider/0.86.2/idle-after-command.txt",
+            "aider/0.86.2/idle-quoted-question.txt",
+            "aider/0.86.2/busy-running-command.txt",
+            "2.1.332/waiting-bash-menu.txt",
+        ] {
+            assert_eq!(parse_question(&fixture(idle)), None, "{idle}");
         }
     }
 

@@ -79,9 +79,14 @@ pub struct Launch {
 pub struct LaunchContext<'a> {
     pub agent_uuid: &'a str,
     pub settings_file: &'a Path,
+    /// The session's own folder (hook settings, the agent's history files).
+    pub session_dir: &'a Path,
+    /// This orchestra binary, for the agents that call it back (aider's notifications).
+    pub orchestra: &'a Path,
     /// Appended to the agent's system prompt, where the agent takes one.
     pub system_prompt: Option<&'a str>,
-    /// Continue this conversation instead of starting one (`--resume`).
+    /// Continue this conversation instead of starting one (claude `--resume`, aider
+    /// `--restore-chat-history`).
     pub resume: bool,
     /// The Gemini home holding the session's hooks (`agent::gemini::prepare_home`).
     pub gemini_home: Option<&'a Path>,
@@ -144,14 +149,45 @@ pub fn launch(
                 argv.extend(["--prompt-interactive".to_string(), p.to_string()]);
             }
         }
-        // aider's `--message` runs one turn and exits; typing keeps it interactive.
-        AgentKind::Aider | AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
+        AgentKind::Aider => {
+            argv.extend(aider_args(ctx.orchestra, ctx.session_dir));
+            if ctx.resume {
+                argv.push("--restore-chat-history".to_string());
+            }
+            // aider's `--message` runs one turn and exits; typing keeps it interactive.
+            typed_prompt = prompt.map(str::to_string);
+        }
+        AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
     }
     Launch {
         argv,
         typed_prompt,
         env,
     }
+}
+
+/// The event aider's notifications command reports: its turn ended and it waits for the
+/// person, at its prompt or with a question (the command cannot say which).
+pub const AIDER_NOTIFICATION: &str = "aider-notification";
+
+/// What orchestra adds to aider's command line. aider has no hooks, but runs a command
+/// at the end of each turn when it first waits for the person: `orchestra event`.
+/// It keeps the worktree as the branch has it: its history files go to the session's
+/// folder, and it does not ask (first thing, before the prompt that the task is typed
+/// into) to add its files to .gitignore.
+fn aider_args(orchestra: &Path, session_dir: &Path) -> Vec<String> {
+    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
+    let file = |name: &str| session_dir.join(name).to_string_lossy().into_owned();
+    vec![
+        "--notifications".to_string(),
+        "--notifications-command".to_string(),
+        format!("{exe} event --from-hook {AIDER_NOTIFICATION}"),
+        "--no-gitignore".to_string(),
+        "--input-history-file".to_string(),
+        file("aider.input.history"),
+        "--chat-history-file".to_string(),
+        file("aider.chat.history.md"),
+    ]
 }
 
 /// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
@@ -366,6 +402,8 @@ mod tests {
         let ctx = LaunchContext {
             agent_uuid: "u-1",
             settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/sessions/s 1"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
             system_prompt: None,
             resume: false,
             gemini_home: Some(Path::new("/s/gemini-home")),
@@ -399,10 +437,64 @@ mod tests {
     }
 
     #[test]
+    fn aider_reports_its_turns_and_keeps_the_worktree_clean() {
+        let ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/sessions/s 1/settings.json"),
+            session_dir: Path::new("/sessions/s 1"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
+            system_prompt: Some("worker rules"),
+            resume: false,
+            gemini_home: None,
+            trust_worktree: true,
+            notify: None,
+        };
+        let a = launch(
+            AgentKind::Aider,
+            &["aider".into(), "--model".into(), "x".into()],
+            Some("line one\nline two"),
+            &ctx,
+        );
+        assert_eq!(
+            a.argv,
+            [
+                "aider",
+                "--model",
+                "x",
+                "--notifications",
+                "--notifications-command",
+                "'/opt/my tools/orchestra' event --from-hook aider-notification",
+                "--no-gitignore",
+                "--input-history-file",
+                "/sessions/s 1/aider.input.history",
+                "--chat-history-file",
+                "/sessions/s 1/aider.chat.history.md",
+            ]
+        );
+        assert_eq!(a.typed_prompt.as_deref(), Some("line one\nline two"));
+        let resumed = launch(
+            AgentKind::Aider,
+            &["aider".into()],
+            None,
+            &LaunchContext {
+                resume: true,
+                ..ctx
+            },
+        );
+        assert_eq!(
+            resumed.argv.last().map(String::as_str),
+            Some("--restore-chat-history")
+        );
+        assert_eq!(resumed.typed_prompt, None);
+    }
+
+    #[test]
     fn gemini_gets_its_home_and_trust_and_the_prompt_to_run_first() {
         let mut ctx = LaunchContext {
             agent_uuid: "",
             settings_file: Path::new("/s/settings.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
             system_prompt: Some("be brief"),
             resume: false,
             gemini_home: Some(Path::new("/s/gemini-home")),
@@ -438,6 +530,8 @@ mod tests {
         let ctx = LaunchContext {
             agent_uuid: "",
             settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/orchestra"),
             system_prompt: Some("not for codex"),
             resume: false,
             gemini_home: None,

@@ -80,9 +80,9 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
                     session.label
                 )));
             }
-            if menu::parse(&tmux.capture_pane(pane.pane(), 0)?).is_some() {
+            if menu::asking(&tmux.capture_pane(pane.pane(), 0)?).is_some() {
                 return Err(Error::Refused(format!(
-                    "a menu is open in {}: keys would answer it (approve/deny first, or --force)",
+                    "a menu or question is open in {}: the text would answer it (approve/deny first, or --force)",
                     session.label
                 )));
             }

@@ -17,6 +17,9 @@ use crate::tmux::{Key, OwnedPane, Tmux, WindowSpec};
 
 /// How long a generic agent gets to draw something before its prompt is typed anyway.
 const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
+/// How long an agent whose screens the rules read (aider) gets to show its prompt; its
+/// start may take seconds on a busy machine.
+const PROMPT_READY_WAIT: Duration = Duration::from_secs(120);
 /// How long dispatch watches a new claude for its trust dialog.
 const TRUST_DIALOG_WAIT: Duration = Duration::from_secs(6);
 
@@ -189,7 +192,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
         let pane = OwnedPane::new(&window.pane, &id)?;
         if let Some(text) = &launch.typed_prompt {
-            type_prompt_when_ready(&tmux, &pane, text)?;
+            type_prompt_when_ready(ctx, &tmux, &pane, &session, text, out)?;
         }
         if asks_to_trust(kind) {
             trust_our_worktree(ctx, &tmux, &session, out);
@@ -281,6 +284,9 @@ pub fn agent_launch(
     let dir = session_dir(&ctx.home, &session.id);
     let settings_file = dir.join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    let orchestra = std::env::current_exe().map_err(Error::io(
+        "finding the orchestra binary for the agent's hooks",
+    ))?;
     let gemini_home = dir.join(agent::gemini::HOME_DIR);
     // Made by dispatch (unless --no-hooks); brought up to date on every start, as the
     // person's settings may have changed. If they cannot be read now, last time's stay.
@@ -300,6 +306,8 @@ pub fn agent_launch(
         &LaunchContext {
             agent_uuid: session.agent_uuid.as_deref().unwrap_or_default(),
             settings_file: &settings_file,
+            session_dir: &dir,
+            orchestra: &orchestra,
             system_prompt: worker_prompt.as_deref(),
             resume,
             gemini_home: gemini_home.as_deref(),
@@ -481,7 +489,7 @@ pub fn start_agent_in_pane(
         let (launch, env) = agent_launch(ctx, session, prompt, resume)?;
         tmux.respawn(&pane, Path::new(&session.worktree), &env, &launch.argv)?;
         if let Some(text) = &launch.typed_prompt {
-            type_prompt_when_ready(&tmux, &pane, text)?;
+            type_prompt_when_ready(ctx, &tmux, &pane, session, text, out)?;
         }
         Ok(tmux)
     })();
@@ -608,19 +616,58 @@ fn started_without_asking(kind: AgentKind, screen: &str) -> bool {
     }
 }
 
-/// Types the prompt once the program has drawn something (or after a second), as one
-/// message (a bracketed paste when it has several lines), then submits it.
-fn type_prompt_when_ready(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(), Error> {
+/// Types the prompt once the agent is ready for it, as one message (a bracketed paste),
+/// then submits it. An agent whose screens the rules read (aider) is ready when its screen
+/// says idle: text typed before it reads its terminal is echoed there and each line goes
+/// as a message of its own. If it asks a question first, or its prompt does not show
+/// within [`PROMPT_READY_WAIT`], nothing is typed and the output says so. Any other
+/// program is ready once it has drawn something (or after a second).
+fn type_prompt_when_ready(
+    ctx: &Context,
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    text: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let rules =
+        crate::agent::rules::Rules::load(&ctx.home).map_err(crate::health::HealthError::from)?;
+    let kind = session.agent_kind.as_str();
     let started = Instant::now();
-    while started.elapsed() < TYPE_PROMPT_AFTER {
-        if tmux
-            .capture_pane(pane.pane(), 0)
-            .map(|screen| !screen.trim().is_empty())
-            .unwrap_or(false)
-        {
-            break;
+    if rules.has_rules(kind) {
+        loop {
+            let screen = tmux.capture_pane(pane.pane(), 0).unwrap_or_default();
+            let state = rules
+                .classify(kind, &screen)
+                .map_err(crate::health::HealthError::from)?
+                .state;
+            let not_typed = match state {
+                AgentState::Idle => break,
+                AgentState::Waiting => "it asks a question first: answer it",
+                AgentState::Exited => "it has exited",
+                _ if started.elapsed() > PROMPT_READY_WAIT => "its prompt did not show",
+                _ => {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+            };
+            out.note(format!(
+                "the task was not typed into {}: {not_typed}, then `orchestra brief {} @FILE`",
+                session.label, session.label
+            ));
+            return Ok(());
         }
-        std::thread::sleep(Duration::from_millis(50));
+    } else {
+        while started.elapsed() < TYPE_PROMPT_AFTER {
+            if tmux
+                .capture_pane(pane.pane(), 0)
+                .map(|screen| !screen.trim().is_empty())
+                .unwrap_or(false)
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     // Typed prompts go to programs that take no prompt argument (aider, generic ones).
     tmux.type_text(pane, text, crate::tmux::Typing::Natural)?;

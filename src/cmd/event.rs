@@ -1,21 +1,26 @@
 //! `orchestra event`: hooks report state at once. Called by Claude Code and the Gemini CLI
-//! for their hook events, by codex's `notify` at the end of each turn (each kind's events
-//! mapped by its own function), and by tmux when a pane dies; must return in milliseconds
-//! and, as an agent's hook, must never fail (a failing hook would block the agent).
+//! for their hook events, by codex's `notify` and aider's notifications command at the end
+//! of each turn (each kind's events mapped by its own function), and by tmux when a pane
+//! dies; must return in milliseconds and, as an agent's hook, must never fail (a failing
+//! hook would block the agent).
 
 use std::io::{IsTerminal, Read, Write};
+use std::time::{Duration, Instant};
 
-use crate::agent::AgentKind;
+use crate::agent::rules::Rules;
+use crate::agent::{AgentKind, AIDER_NOTIFICATION};
 use crate::cli::{EventArgs, NotifyArgs};
 use crate::cmd::{Context, Output};
 use crate::error::Error;
-use crate::health::now_micros;
+use crate::health::{now_micros, HealthError};
 use crate::notify::{self, Fallback, Note};
 use crate::paths::non_empty_env;
 use crate::state::AgentState;
 
 /// Hook JSON larger than this is not read further: only a few fields matter.
 const MAX_HOOK_JSON: u64 = 1024 * 1024;
+/// How long after aider's notification its prompt or question may take to show.
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
 pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), Error> {
     // The moment the event happened, as near as this process knows: it orders words.
@@ -49,9 +54,14 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         .ok_or_else(|| {
             Error::BadInput("no session: pass --session ID or set ORCHESTRA_SESSION".into())
         })?;
+    if args.event == AIDER_NOTIFICATION {
+        return aider_notification(ctx, args, &id);
+    }
+    // Only the agents' hook events (capitalized: Claude Code's, the Gemini CLI's) come with
+    // JSON on stdin; another caller's stdin may be an agent's terminal (aider's).
     let hook = if let Some(payload) = &args.payload {
         serde_json::from_str(payload).unwrap_or(serde_json::Value::Null)
-    } else if args.from_hook || !std::io::stdin().is_terminal() && is_claude_hook(&args.event) {
+    } else if is_claude_hook(&args.event) && (args.from_hook || !std::io::stdin().is_terminal()) {
         read_hook_json()
     } else {
         serde_json::Value::Null
@@ -80,12 +90,69 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return Ok(());
     };
     let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
-    // An upstream's events are when its dependents notice its artifacts.
-    if transition.is_some() && has_blocked_dependents(&store, &session)? {
-        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, &store, quiet))?;
+    tell(ctx, &store, &session, transition)
+}
+
+/// After a recorded state: a transition updates the badge and notifies, and an upstream's
+/// events are when its dependents notice its artifacts.
+fn tell(
+    ctx: &Context,
+    store: &crate::state::Store,
+    session: &crate::state::Session,
+    transition: Option<crate::state::Transition>,
+) -> Result<(), Error> {
+    if transition.is_some() && has_blocked_dependents(store, session)? {
+        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, store, quiet))?;
     }
     if let Some(transition) = transition {
         crate::cmd::announce(&transition)?;
+    }
+    Ok(())
+}
+
+/// aider ran its notifications command: its turn ended and it waits for the person, at its
+/// prompt or with a question — which one, the command is not told, and aider draws it only
+/// once the command has returned. So the hook returns at once, and a detached `--settle`
+/// half reads the screen until it shows which (for [`SETTLE_WAIT`] at most) and records
+/// that, as the hook's word.
+fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), Error> {
+    if !args.settle {
+        let words = [
+            "event",
+            "--from-hook",
+            "--settle",
+            "--session",
+            id,
+            AIDER_NOTIFICATION,
+        ];
+        notify::spawn_self_detached(&words.map(String::from), &[]);
+        return Ok(());
+    }
+    let store = ctx.store()?;
+    let session = store
+        .session_by_id(id)?
+        .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    let (tmux, pane) = crate::cmd::agent_pane(&session)?;
+    let rules = Rules::load(&ctx.home).map_err(HealthError::from)?;
+    let started = Instant::now();
+    while started.elapsed() < SETTLE_WAIT {
+        let screen = tmux.capture_pane(pane.pane(), 0)?;
+        let verdict = rules
+            .classify(&session.agent_kind, &screen)
+            .map_err(HealthError::from)?;
+        if matches!(
+            verdict.state,
+            AgentState::Idle | AgentState::Waiting | AgentState::Error
+        ) {
+            if !tmux.is_ours(&pane)? {
+                return Ok(());
+            }
+            let detail = format!("{AIDER_NOTIFICATION}: {}", verdict.rule.unwrap_or_default());
+            let transition =
+                store.apply_state(&session.id, verdict.state, now_micros(), "hook", &detail)?;
+            return tell(ctx, &store, &session, transition);
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
 }

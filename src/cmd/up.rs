@@ -185,6 +185,9 @@ fn up_one(
                 &LaunchContext {
                     agent_uuid: &agent_uuid,
                     settings_file: &dir.join("settings.json"),
+                    session_dir: &dir,
+                    orchestra: &std::env::current_exe()
+                        .map_err(Error::io("finding the orchestra binary for the hooks"))?,
                     system_prompt: None,
                     resume: resume_uuid.is_some(),
                     gemini_home: None,

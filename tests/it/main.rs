@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod aider;
 mod classify;
 mod codex;
 mod deps;
