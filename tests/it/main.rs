@@ -8,6 +8,7 @@ mod deps;
 mod dispatch;
 mod doctor;
 mod health;
+mod hostile;
 mod kill;
 mod labels;
 mod list;
