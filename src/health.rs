@@ -19,6 +19,9 @@ use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
 const HOOK_GRACE_MICROS: i64 = 2_000_000;
 /// The status line refreshes at most this often, however many clients ask.
 const STATUS_EVERY_MS: i64 = 1_000;
+/// An agent without screen rules counts as busy while its window showed output this
+/// recently, and idle after.
+const ACTIVE_OUTPUT_SECS: i64 = 5;
 /// A pane with output this recently is recaptured inside the listing call.
 const RECENTLY_ACTIVE_SECS: i64 = 2;
 pub const DEFAULT_STALL_AFTER_SECS: i64 = 600;
@@ -213,7 +216,7 @@ pub fn refresh(
     home: &Path,
     key: &str,
     tmux: &Tmux,
-    rules: impl FnOnce() -> Result<Rules, RulesError>,
+    rules: impl Fn() -> Result<Rules, RulesError>,
 ) -> Result<Outcome, HealthError> {
     let now_us = now_micros();
     let now_s = now_us / 1_000_000;
@@ -258,10 +261,16 @@ pub fn refresh(
         .filter(|s| s.host.is_none())
         .map(|s| (s.id.clone(), s))
         .collect();
+    // The agent's own pane only: a pane a person split off in the same window carries the
+    // same window option, and is neither the agent nor a second session.
     let ours: Vec<&Pane> = snap
         .panes
         .iter()
-        .filter(|p| sessions.contains_key(&p.orchestra_id))
+        .filter(|p| {
+            sessions
+                .get(&p.orchestra_id)
+                .is_some_and(|s| s.pane.as_deref().is_none_or(|recorded| recorded == p.pane))
+        })
         .collect();
 
     // Screens: the changed panes tmux recaptured, plus panes never captured before.
@@ -302,8 +311,9 @@ pub fn refresh(
         screens.extend(first_seen.into_iter().zip(captured));
     }
     outcome.captured = screens.len();
+    let mut rules = Lazy::new(rules);
     if !screens.is_empty() {
-        let rules = rules()?;
+        let rules = rules.get()?;
         let by_pane: HashMap<&str, &Pane> = ours.iter().map(|p| (p.pane.as_str(), *p)).collect();
         for (pane_id, screen) in &screens {
             let Some(pane) = by_pane.get(pane_id.as_str()) else {
@@ -337,6 +347,28 @@ pub fn refresh(
     for pane in &ours {
         if let Some(seen) = cache.panes.get_mut(&pane.pane) {
             seen.activity = pane.window_activity;
+        }
+    }
+    // Agents no screen rule can read (a generic program): their state is their output
+    // activity, said as such ("activity"), so they are neither "unknown" nor invisible.
+    for pane in &ours {
+        let s = &sessions[&pane.orchestra_id];
+        if pane.dead || s.status == Status::Blocked || !may_lack_rules(&s.agent_kind) {
+            continue;
+        }
+        if rules.get()?.has_rules(&s.agent_kind) {
+            continue;
+        }
+        let state = if now_s - pane.window_activity <= ACTIVE_OUTPUT_SECS {
+            AgentState::Busy
+        } else {
+            AgentState::Idle
+        };
+        let hook_is_fresh = s.state_source == "hook" && now_us - s.state_at < HOOK_GRACE_MICROS;
+        let decided = decisions.iter().any(|(id, ..)| id == &s.id);
+        if state != s.state && !hook_is_fresh && !decided {
+            let detail = format!("output {}s ago", now_s - pane.window_activity);
+            decisions.push((s.id.clone(), state, "activity", detail));
         }
     }
     // Forget panes that are gone.
@@ -379,8 +411,7 @@ pub fn refresh(
         .values()
         .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
         .filter(|s| {
-            !present.contains(s.id.as_str())
-                && !matches!(s.status, Status::Dead | Status::Merged | Status::Blocked)
+            !present.contains(s.id.as_str()) && !matches!(s.status, Status::Dead | Status::Merged)
         })
         .cloned()
         .collect();
@@ -457,6 +488,32 @@ pub fn refresh(
     cache.sessions = sessions.into_values().collect();
     save_cache(home, key, &cache);
     Ok(outcome)
+}
+
+/// Kinds whose screens the built-in rules do not read: only these are judged by output
+/// activity, and only when agents.toml gives them no rules either.
+fn may_lack_rules(kind: &str) -> bool {
+    !matches!(kind, "claude" | "codex" | "gemini" | "aider")
+}
+
+/// The screen rules, loaded at most once per refresh and only when needed.
+struct Lazy<F> {
+    load: F,
+    rules: Option<Rules>,
+}
+
+impl<F: Fn() -> Result<Rules, RulesError>> Lazy<F> {
+    fn new(load: F) -> Lazy<F> {
+        Lazy { load, rules: None }
+    }
+
+    fn get(&mut self) -> Result<&Rules, RulesError> {
+        let rules = match self.rules.take() {
+            Some(rules) => rules,
+            None => (self.load)()?,
+        };
+        Ok(self.rules.insert(rules))
+    }
 }
 
 fn opened<'a>(slot: &'a mut Option<Store>, home: &Path) -> Result<&'a Store, StateError> {

@@ -197,6 +197,11 @@ impl Rules {
         self.kinds.contains_key(kind)
     }
 
+    /// Whether any rule reads the screens of `kind`.
+    pub fn has_rules(&self, kind: &str) -> bool {
+        self.kinds.get(kind).is_some_and(|k| !k.rules.is_empty())
+    }
+
     /// Compiles every kind's rules: where a bad pattern in agents.toml shows at once.
     pub fn check_all(&self) -> Result<(), RulesError> {
         for (kind, rules) in &self.kinds {

@@ -4,10 +4,10 @@ use std::time::{Duration, Instant};
 
 use crate::agent::menu::{self, Answer, Menu};
 use crate::cli::{ApproveArgs, DenyArgs};
-use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
+use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
 use crate::state::Session;
-use crate::tmux::Tmux;
+use crate::tmux::{Key, OwnedPane, Tmux};
 
 /// How long to wait for a menu to be drawn.
 const MENU_WAIT: Duration = Duration::from_secs(3);
@@ -37,20 +37,27 @@ fn answer_menu(
     let repo = open_repo(repo_dir)?;
     let store = ctx.store()?;
     let session = find_session(&store, &repo, label)?;
-    let chosen = answer_session(&session, answer)?;
+    let chosen = answer_session(ctx, &session, answer)?;
     out.line(format!("{label}: chose {chosen:?}"));
     Ok(())
 }
 
 /// Answers the menu on `session`'s screen; returns the label chosen ("Esc" for a deny
-/// without a No entry). No menu within [`MENU_WAIT`]: refused, nothing sent.
-pub fn answer_session(session: &Session, answer: Answer) -> Result<String, Error> {
-    let pane = session
-        .pane
-        .as_deref()
-        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let tmux = session_tmux(session)?;
-    let menu = wait_for_menu(&tmux, pane, MENU_WAIT)?.ok_or_else(|| {
+/// without a No entry). No menu within [`MENU_WAIT`]: refused, nothing sent. A pane that
+/// is no longer the session's is never pressed into (and the session is recorded dead).
+pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Result<String, Error> {
+    let result =
+        agent_pane(session).and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer));
+    record_if_gone(ctx, session, result)
+}
+
+fn answer_pane(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    answer: Answer,
+) -> Result<String, Error> {
+    let menu = wait_for_menu(tmux, pane.pane(), MENU_WAIT)?.ok_or_else(|| {
         Error::Refused(format!(
             "no menu on {}'s screen: nothing sent",
             session.label
@@ -58,10 +65,10 @@ pub fn answer_session(session: &Session, answer: Answer) -> Result<String, Error
     })?;
     // Let it settle: keys pressed the moment a menu appears may be dropped.
     std::thread::sleep(MENU_SETTLE);
-    let menu = read_menu(&tmux, pane)?.unwrap_or(menu);
+    let menu = read_menu(tmux, pane.pane())?.unwrap_or(menu);
     let Some(target) = menu.choose(answer) else {
         if answer == Answer::No {
-            tmux.send_keys(pane, &["Escape"])?;
+            tmux.press(pane, &[Key::Escape])?;
             return Ok("Esc".into());
         }
         return Err(Error::Refused(format!(
@@ -71,14 +78,18 @@ pub fn answer_session(session: &Session, answer: Answer) -> Result<String, Error
         )));
     };
     let label = menu.entries[target].clone();
-    let key = if target > menu.cursor { "Down" } else { "Up" };
+    let key = if target > menu.cursor {
+        Key::Down
+    } else {
+        Key::Up
+    };
     for _ in 0..target.abs_diff(menu.cursor) {
-        tmux.send_keys(pane, &[key])?;
+        tmux.press(pane, &[key])?;
     }
     // Confirm the cursor is on the chosen entry before pressing Enter.
     let started = Instant::now();
     loop {
-        match read_menu(&tmux, pane)? {
+        match read_menu(tmux, pane.pane())? {
             Some(m) if m.entries.get(m.cursor) == Some(&label) => break,
             _ if started.elapsed() > Duration::from_secs(2) => {
                 return Err(Error::Refused(format!(
@@ -89,11 +100,11 @@ pub fn answer_session(session: &Session, answer: Answer) -> Result<String, Error
             _ => std::thread::sleep(Duration::from_millis(50)),
         }
     }
-    tmux.send_keys(pane, &["Enter"])?;
+    tmux.press(pane, &[Key::Enter])?;
     // An Enter swallowed while the menu was settling: the same menu stays. Press once more.
     std::thread::sleep(Duration::from_millis(1200));
-    if read_menu(&tmux, pane)?.is_some_and(|m| m == menu_at(&menu, target)) {
-        tmux.send_keys(pane, &["Enter"])?;
+    if read_menu(tmux, pane.pane())?.is_some_and(|m| m == menu_at(&menu, target)) {
+        tmux.press(pane, &[Key::Enter])?;
     }
     Ok(label)
 }

@@ -5,12 +5,10 @@ use std::time::Duration;
 
 use crate::agent::menu;
 use crate::cli::BriefArgs;
-use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
+use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
 use crate::state::{AgentState, Session, Status};
-
-/// Longer texts, or any with a newline, go as one bracketed paste.
-const PASTE_OVER: usize = 200;
+use crate::tmux::Key;
 
 pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let (label, text_arg) = match (args.all, args.words.as_slice()) {
@@ -64,38 +62,33 @@ pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), 
 
 /// Types `text` into the session's agent and submits it; logs it under briefings/.
 pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> Result<(), Error> {
-    let pane = session
-        .pane
-        .as_deref()
-        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let tmux = session_tmux(session)?;
-    if !force {
-        if session.status == Status::Dead
-            || session.state == AgentState::Exited
-            || !tmux.pane_alive(pane)?
-        {
-            return Err(Error::Refused(format!(
-                "the agent of {} has exited: the text would land in whatever runs there now (--force sends it anyway)",
-                session.label
-            )));
+    let result = (|| {
+        let (tmux, pane) = agent_pane(session)?;
+        if !force {
+            if session.status == Status::Dead
+                || session.state == AgentState::Exited
+                || !tmux.pane_alive(&pane)?
+            {
+                return Err(Error::Refused(format!(
+                    "the agent of {} has exited: the text would land in whatever runs there now (--force sends it anyway)",
+                    session.label
+                )));
+            }
+            if menu::parse(&tmux.capture_pane(pane.pane(), 0)?).is_some() {
+                return Err(Error::Refused(format!(
+                    "a menu is open in {}: keys would answer it (approve/deny first, or --force)",
+                    session.label
+                )));
+            }
         }
-        if menu::parse(&tmux.capture_pane(pane, 0)?).is_some() {
-            return Err(Error::Refused(format!(
-                "a menu is open in {}: keys would answer it (approve/deny first, or --force)",
-                session.label
-            )));
-        }
-    }
-    log_briefing(&ctx.home, session, text)?;
-    if text.contains('\n') || text.len() > PASTE_OVER {
-        tmux.paste_text(pane, text)?;
-    } else {
-        tmux.send_literal(pane, text)?;
-    }
-    // The agent takes the text in before the key that submits it.
-    std::thread::sleep(Duration::from_millis(300));
-    tmux.send_keys(pane, &["Enter"])?;
-    Ok(())
+        log_briefing(&ctx.home, session, text)?;
+        tmux.type_text(&pane, text)?;
+        // The agent takes the text in before the key that submits it.
+        std::thread::sleep(Duration::from_millis(300));
+        tmux.press(&pane, &[Key::Enter])?;
+        Ok(())
+    })();
+    record_if_gone(ctx, session, result)
 }
 
 fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path::PathBuf, Error> {

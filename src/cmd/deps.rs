@@ -7,7 +7,7 @@ use crate::cli::{DepsArgs, DepsCommand};
 use crate::cmd::{find_session, open_repo, Context, Output};
 use crate::error::Error;
 use crate::git::{artifact_kind, Repo};
-use crate::state::{EdgeRefusal, Session, Store};
+use crate::state::{EdgeRefusal, Session, Status, Store};
 
 pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
@@ -21,9 +21,16 @@ pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), E
             let d = find_session(&store, &repo, dependent)?;
             let u = find_session(&store, &repo, upstream)?;
             validate_artifact(artifact)?;
-            match store.add_dependency(&d.id, &u.id, artifact)? {
+            match store.add_dependency(&d.id, &u, artifact)? {
                 Ok(()) => {
                     out.line(format!("{dependent} waits for {upstream}: {artifact}"));
+                    if d.status != Status::Blocked {
+                        // An edge blocks nothing that already runs: say so.
+                        out.line(format!(
+                            "note: {dependent} is already {}: its agent is not paused or told; the edge shows in `deps graph` and `deps pending` (brief it yourself if it should wait)",
+                            d.status
+                        ));
+                    }
                     Ok(())
                 }
                 Err(EdgeRefusal::SelfEdge) => Err(Error::BadInput(format!(
@@ -88,11 +95,48 @@ pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), E
             Ok(())
         }
         DepsCommand::Graph { json, dot } => {
-            let labels = labels_by_id(&store, &repo)?;
-            let name = |id: &str| labels.get(id).cloned().unwrap_or_else(|| id.to_string());
+            let sessions = store.sessions(Some(&repo.id()), true)?;
             let edges = store.dependencies(Some(&repo.id()))?;
-            let mut nodes: Vec<String> = labels.values().cloned().collect();
+            // Merged sessions are history: shown as such, and only where an edge names them.
+            let named: std::collections::HashSet<&str> = edges
+                .iter()
+                .flat_map(|e| [e.dependent.as_str(), e.upstream.as_str()])
+                .collect();
+            let labels: HashMap<String, String> = sessions
+                .iter()
+                .map(|s| {
+                    let label = match s.status {
+                        Status::Merged => format!("{} (merged)", s.label),
+                        _ => s.label.clone(),
+                    };
+                    (s.id.clone(), label)
+                })
+                .collect();
+            let gone: HashMap<&str, String> = edges
+                .iter()
+                .filter(|e| e.upstream_gone)
+                .map(|e| {
+                    (
+                        e.upstream.as_str(),
+                        format!("{} (killed)", e.upstream_label),
+                    )
+                })
+                .collect();
+            let name = |id: &str| {
+                labels
+                    .get(id)
+                    .or_else(|| gone.get(id))
+                    .cloned()
+                    .unwrap_or_else(|| id.to_string())
+            };
+            let mut nodes: Vec<String> = sessions
+                .iter()
+                .filter(|s| s.status != Status::Merged || named.contains(s.id.as_str()))
+                .map(|s| name(&s.id))
+                .chain(gone.values().cloned())
+                .collect();
             nodes.sort();
+            nodes.dedup();
             if *json {
                 let edges: Vec<serde_json::Value> = edges
                     .iter()
@@ -203,6 +247,8 @@ pub fn start_ready(
             .collect();
         let mut ready = Vec::new();
         for edge in &edges {
+            // A killed upstream never makes its artifact: the dependent stays blocked
+            // (`upstream_removed` told the person).
             let Some(upstream) = store.session_by_id(&edge.upstream)? else {
                 break;
             };
@@ -253,4 +299,78 @@ pub fn start_ready(
         started.push(session.label.clone());
     }
     Ok(started)
+}
+
+/// After `upstream` was killed: every session still blocked on it stays blocked, says why
+/// in its window, and a notification tells the person. Returns the labels left waiting.
+pub fn upstream_removed(
+    ctx: &Context,
+    store: &Store,
+    upstream: &Session,
+    out: &mut Output<'_>,
+) -> Result<Vec<String>, Error> {
+    let mut stranded = Vec::new();
+    let edges: Vec<_> = store
+        .dependencies(Some(&upstream.repo))?
+        .into_iter()
+        .filter(|e| e.upstream == upstream.id && !e.notified)
+        .collect();
+    for edge in edges {
+        let Some(dependent) = store.session_by_id(&edge.dependent)? else {
+            continue;
+        };
+        if dependent.status != Status::Blocked || stranded.contains(&dependent.label) {
+            continue;
+        }
+        let why = format!(
+            "{} waits for {}: {}, but {} was killed: it stays blocked (`orchestra kill {}` closes it)",
+            dependent.label, upstream.label, edge.artifact, upstream.label, dependent.label
+        );
+        let shown = crate::cmd::agent_pane(&dependent).and_then(|(tmux, pane)| {
+            let argv = crate::cmd::dispatch::waiting_placeholder(&format!("orchestra: {why}"));
+            Ok(tmux.respawn(&pane, Path::new(&dependent.worktree), &[], &argv)?)
+        });
+        if let Err(e) = crate::cmd::record_if_gone(ctx, &dependent, shown) {
+            out.note(format!(
+                "could not show it in {}'s window: {e}",
+                dependent.label
+            ));
+        }
+        store.record_event(&dependent, "upstream-killed", "", "blocked", &why)?;
+        crate::notify::spawn(
+            &crate::notify::Note {
+                title: format!("orchestra: {} stays blocked", dependent.label),
+                body: why.clone(),
+            },
+            &crate::notify::Fallback {
+                command: None,
+                tmux_socket: dependent.tmux_socket.clone(),
+            },
+        );
+        out.line(why);
+        stranded.push(dependent.label.clone());
+    }
+    Ok(stranded)
+}
+
+/// For each blocked session of `repo` (every repo when `None`) that waits on a killed
+/// upstream: "api killed" (list and health show it beside the status).
+pub fn stranded_reasons(
+    store: &Store,
+    repo: Option<&str>,
+) -> Result<HashMap<String, String>, Error> {
+    let mut reasons: HashMap<String, String> = HashMap::new();
+    for e in store.dependencies(repo)? {
+        if e.upstream_gone && !e.notified {
+            let text = format!("{} killed", e.upstream_label);
+            reasons
+                .entry(e.dependent)
+                .and_modify(|r| {
+                    r.push_str(", ");
+                    r.push_str(&text);
+                })
+                .or_insert(text);
+        }
+    }
+    Ok(reasons)
 }

@@ -13,7 +13,7 @@ use crate::git::{Oid, Repo};
 use crate::label;
 use crate::paths::{find_program, non_empty_env, session_dir};
 use crate::state::{now, AgentState, Session, Status, Store};
-use crate::tmux::{Tmux, WindowSpec};
+use crate::tmux::{Key, OwnedPane, Tmux, WindowSpec};
 
 /// How long a generic agent gets to draw something before its prompt is typed anyway.
 const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
@@ -127,7 +127,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             created_at: at,
             updated_at: at,
         };
-        let (launch, env) = agent_launch(ctx, &session, prompt.as_deref(), false);
+        let (launch, env) = agent_launch(ctx, &session, prompt.as_deref(), false)?;
         // A blocked session's window says what it waits for; its agent starts later.
         let argv = if blocked {
             let what: Vec<String> = waits
@@ -161,7 +161,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         store.insert_session(&session)?;
         undo.row = Some(id.clone());
         for (upstream, artifact) in &waits {
-            if let Err(refusal) = store.add_dependency(&id, &upstream.id, artifact)? {
+            if let Err(refusal) = store.add_dependency(&id, upstream, artifact)? {
                 return Err(Error::BadInput(format!(
                     "--after {}:{artifact}: {refusal:?}",
                     upstream.label
@@ -173,11 +173,12 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             return Ok(session);
         }
 
+        let pane = OwnedPane::new(&window.pane, &id)?;
         if let Some(text) = &launch.typed_prompt {
-            type_prompt_when_ready(&tmux, &window.pane, text)?;
+            type_prompt_when_ready(&tmux, &pane, text)?;
         }
         if kind == AgentKind::Claude {
-            trust_our_worktree(&tmux, &session, out);
+            trust_our_worktree(ctx, &tmux, &session, out);
         }
         Ok(session)
     })(out);
@@ -244,18 +245,24 @@ fn read_prompt(args: &DispatchArgs) -> Result<Option<String>, Error> {
     }
 }
 
+/// An agent command line longer than this does not go through tmux as it is: tmux
+/// refuses a command over its message size (about 16 KB, "command too long").
+const ARGV_IN_TMUX_MAX: usize = 8 * 1024;
+
 /// The argv and environment that start `session`'s agent with `prompt` (or continue its
-/// conversation with `resume`), as dispatch, unblocking and restart all need them.
+/// conversation with `resume`), as dispatch, unblocking and restart all need them. A
+/// command line too long for tmux (a long prompt) has its last argument — the prompt —
+/// read from a file in the session's folder by the shell that execs the agent.
 pub fn agent_launch(
     ctx: &Context,
     session: &Session,
     prompt: Option<&str>,
     resume: bool,
-) -> (agent::Launch, Vec<(String, String)>) {
+) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
     let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
     let settings_file = session_dir(&ctx.home, &session.id).join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
-    let launch = agent::launch(
+    let mut launch = agent::launch(
         kind,
         &session.agent_argv,
         prompt,
@@ -266,6 +273,11 @@ pub fn agent_launch(
             resume,
         },
     );
+    let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
+    if length > ARGV_IN_TMUX_MAX {
+        let file = session_dir(&ctx.home, &session.id).join("last-argument.txt");
+        launch.argv = last_argument_from_file(&launch.argv, &file)?;
+    }
     let mut env = vec![
         ("ORCHESTRA_SESSION".to_string(), session.id.clone()),
         (
@@ -276,7 +288,28 @@ pub fn agent_launch(
     if let Some(port) = session.port {
         env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
     }
-    (launch, env)
+    Ok((launch, env))
+}
+
+/// `argv` with its last argument written to `file` and read back by `sh` just before it
+/// execs the program: exactly (the `x` keeps trailing newlines from `$(…)`), with the
+/// file's path, not its text, on the command line tmux sees.
+fn last_argument_from_file(argv: &[String], file: &Path) -> Result<Vec<String>, Error> {
+    let Some((last, head)) = argv.split_last() else {
+        return Ok(argv.to_vec());
+    };
+    std::fs::write(file, last).map_err(Error::io(format!("writing {}", file.display())))?;
+    let mut words: Vec<String> = [
+        "sh",
+        "-c",
+        "last=$(cat -- \"$1\"; printf x) && shift && exec \"$@\" \"${last%x}\"",
+        "orchestra-launch",
+    ]
+    .map(String::from)
+    .to_vec();
+    words.push(file.to_string_lossy().into_owned());
+    words.extend(head.iter().cloned());
+    Ok(words)
 }
 
 /// Writes `dir/settings.json` for `claude --settings`: hooks calling `orchestra event`
@@ -303,7 +336,7 @@ pub fn write_claude_settings(
 
 /// What a blocked session's window runs until its agent starts: the message, then nothing.
 /// The message is an argument, never part of a shell string.
-fn waiting_placeholder(message: &str) -> Vec<String> {
+pub fn waiting_placeholder(message: &str) -> Vec<String> {
     [
         "sh",
         "-c",
@@ -315,8 +348,9 @@ fn waiting_placeholder(message: &str) -> Vec<String> {
     .to_vec()
 }
 
-/// Runs a session's agent in its pane (replacing whatever is there), then gives it what
-/// it needs to get going: a typed prompt, an answer to the trust dialog.
+/// Runs a session's agent in its pane (replacing whatever is there, if the pane is still
+/// the session's), then gives it what it needs to get going: a typed prompt, an answer to
+/// the trust dialog. A pane that is gone or not ours records the session dead.
 pub fn start_agent_in_pane(
     ctx: &Context,
     session: &Session,
@@ -324,18 +358,18 @@ pub fn start_agent_in_pane(
     resume: bool,
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
-    let pane = session
-        .pane
-        .as_deref()
-        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let tmux = crate::cmd::session_tmux(session)?;
-    let (launch, env) = agent_launch(ctx, session, prompt, resume);
-    tmux.respawn(pane, Path::new(&session.worktree), &env, &launch.argv)?;
-    if let Some(text) = &launch.typed_prompt {
-        type_prompt_when_ready(&tmux, pane, text)?;
-    }
+    let result = (|| {
+        let (tmux, pane) = crate::cmd::agent_pane(session)?;
+        let (launch, env) = agent_launch(ctx, session, prompt, resume)?;
+        tmux.respawn(&pane, Path::new(&session.worktree), &env, &launch.argv)?;
+        if let Some(text) = &launch.typed_prompt {
+            type_prompt_when_ready(&tmux, &pane, text)?;
+        }
+        Ok(tmux)
+    })();
+    let tmux = crate::cmd::record_if_gone(ctx, session, result)?;
     if session.agent_kind == AgentKind::Claude.as_str() {
-        trust_our_worktree(&tmux, session, out);
+        trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
 }
@@ -410,7 +444,7 @@ fn free_port(store: &Store) -> Result<u16, Error> {
 /// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
 /// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
 /// only until the agent has drawn its first screen.
-fn trust_our_worktree(tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
+fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
     if tmux
         .global_option("@orchestra-trust-worktrees")
         .ok()
@@ -428,8 +462,11 @@ fn trust_our_worktree(tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
         if let Some(menu) = crate::agent::menu::parse(&screen) {
             if menu.is_trust_dialog() {
-                match crate::cmd::approve::answer_session(session, crate::agent::menu::Answer::Yes)
-                {
+                match crate::cmd::approve::answer_session(
+                    ctx,
+                    session,
+                    crate::agent::menu::Answer::Yes,
+                ) {
                     Ok(_) => out.line(format!("trusted {} for the agent", session.worktree)),
                     Err(e) => out.note(format!("could not answer the trust dialog: {e}")),
                 }
@@ -444,13 +481,13 @@ fn trust_our_worktree(tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
     }
 }
 
-/// Types the prompt once the program has drawn something (or after a second), then
-/// submits it.
-fn type_prompt_when_ready(tmux: &Tmux, pane: &str, text: &str) -> Result<(), Error> {
+/// Types the prompt once the program has drawn something (or after a second), as one
+/// message (a bracketed paste when it has several lines), then submits it.
+fn type_prompt_when_ready(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(), Error> {
     let started = Instant::now();
     while started.elapsed() < TYPE_PROMPT_AFTER {
         if tmux
-            .capture_pane(pane, 0)
+            .capture_pane(pane.pane(), 0)
             .map(|screen| !screen.trim().is_empty())
             .unwrap_or(false)
         {
@@ -458,8 +495,8 @@ fn type_prompt_when_ready(tmux: &Tmux, pane: &str, text: &str) -> Result<(), Err
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    tmux.send_literal(pane, text)?;
-    tmux.send_keys(pane, &["Enter"])?;
+    tmux.type_text(pane, text)?;
+    tmux.press(pane, &[Key::Enter])?;
     Ok(())
 }
 

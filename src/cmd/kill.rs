@@ -63,6 +63,7 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
         .or_else(|| repo.current_branch());
     settle_branch(&repo, &session, into.as_deref(), out)?;
     store.delete_session(&session, "killed")?;
+    crate::cmd::deps::upstream_removed(ctx, &store, &session, out)?;
     let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
     out.line(format!("killed {}", session.label));
     Ok(())

@@ -23,6 +23,9 @@ pub struct ListRow {
     pub pane: Option<String>,
     /// Seconds since the session was created.
     pub age: i64,
+    /// Why a blocked session can never start by itself ("api killed"); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stranded: Option<String>,
 }
 
 impl ListRow {
@@ -40,6 +43,7 @@ impl ListRow {
             window: s.window.clone(),
             pane: s.pane.clone(),
             age: at - s.created_at,
+            stranded: None,
         }
     }
 }
@@ -58,9 +62,14 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let store = ctx.store()?;
     let sessions = store.sessions(repo.as_ref().map(|r| r.id()).as_deref(), false)?;
     let at = now();
+    let mut stranded =
+        crate::cmd::deps::stranded_reasons(&store, repo.as_ref().map(|r| r.id()).as_deref())?;
     let rows: Vec<ListRow> = sessions
         .iter()
-        .map(|s| ListRow::from_session(s, at))
+        .map(|s| ListRow {
+            stranded: stranded.remove(&s.id),
+            ..ListRow::from_session(s, at)
+        })
         .collect();
     if args.json {
         let json = serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".into());
@@ -83,7 +92,10 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         .map(|r| {
             let mut cells = vec![
                 r.label.clone(),
-                r.status.clone(),
+                match &r.stranded {
+                    Some(why) => format!("{} ({why})", r.status),
+                    None => r.status.clone(),
+                },
                 r.state.clone(),
                 r.branch.clone(),
                 r.window.clone().unwrap_or_else(|| "-".into()),

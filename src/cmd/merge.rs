@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use crate::cli::MergeArgs;
 use crate::cmd::{
-    close_window, find_branch_session, find_session, open_repo, run_in_popup, session_tmux,
-    settle_branch, short_list, target_branch, Context, Output,
+    close_window, find_branch_session, find_session, open_repo, run_in_popup, settle_branch,
+    short_list, target_branch, Context, Output,
 };
 use crate::error::Error;
 use crate::git::{self, Repo, Review};
@@ -236,10 +236,10 @@ pub fn finish_teardown(
 
 /// Sends `@orchestra-wrap-up-cmd` (or orchestra.toml's `wrap_up_cmd`) to the worker and waits (bounded) until it is idle again.
 fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>) {
-    let (Some(pane), Some(_)) = (&session.pane, &session.window) else {
+    if session.window.is_none() {
         return;
-    };
-    let Ok(tmux) = session_tmux(session) else {
+    }
+    let Ok((tmux, pane)) = crate::cmd::agent_pane(session) else {
         return;
     };
     // The tmux option, else orchestra.toml's wrap_up_cmd.
@@ -264,12 +264,15 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
         .and_then(|t| crate::health::parse_duration_secs(&t))
         .unwrap_or(DEFAULT_WRAP_UP_SECS);
     let sent_at = now_micros();
+    // Only into a pane that is still this session's (ids are reused after a tmux restart).
     if tmux
-        .send_literal(pane, &command)
-        .and_then(|_| tmux.send_keys(pane, &["Enter"]))
+        .type_text(&pane, &command)
+        .and_then(|_| tmux.press(&pane, &[crate::tmux::Key::Enter]))
         .is_err()
     {
-        out.note("could not send the wrap-up command: the window is gone");
+        out.note(
+            "could not send the wrap-up command: the window is gone or no longer the session's",
+        );
         return;
     }
     out.line(format!(

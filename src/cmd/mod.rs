@@ -34,7 +34,7 @@ use crate::manifest::Manifest;
 use crate::paths::orchestra_home;
 use crate::remote::HostSpec;
 use crate::state::{Session, Store};
-use crate::tmux::{Server, Tmux, TmuxError};
+use crate::tmux::{OwnedPane, Server, Tmux, TmuxError};
 
 /// What every command may need from its environment.
 pub struct Context {
@@ -143,6 +143,46 @@ pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {
     })?;
     let manifest = crate::manifest::load(Path::new(manifest_path))?;
     remote_tmux(&host_spec(&manifest, host)?)
+}
+
+/// The session's agent pane on its tmux server. Commands act on a pane only through the
+/// [`OwnedPane`] this returns (tmux checks it is still the session's in the same call).
+pub fn agent_pane(session: &Session) -> Result<(Tmux, OwnedPane), Error> {
+    let pane = session
+        .pane
+        .as_deref()
+        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
+    let owned = OwnedPane::new(pane, &session.id)?;
+    Ok((session_tmux(session)?, owned))
+}
+
+/// Passes `result` on; when it says the session's pane is gone or no longer ours (ids
+/// are reused after a tmux restart), first records the session dead, so that nothing
+/// acts on that pane again, and says so.
+pub fn record_if_gone<T>(
+    ctx: &Context,
+    session: &Session,
+    result: Result<T, Error>,
+) -> Result<T, Error> {
+    let Err(Error::Tmux(TmuxError::NotOurs { pane })) = &result else {
+        return result;
+    };
+    let why = format!("its pane {pane} is gone or no longer its own (tmux restarted?)");
+    if let Ok(store) = ctx.store() {
+        let now = crate::health::now_micros();
+        let _ = store.apply_state(
+            &session.id,
+            crate::state::AgentState::Exited,
+            now,
+            "tmux",
+            &why,
+        );
+        let _ = store.change_status(session, crate::state::Status::Dead, &why);
+    }
+    Err(Error::Refused(format!(
+        "{}: {why}: nothing was sent; recorded dead (`orchestra restart {}` starts it again)",
+        session.label, session.label
+    )))
 }
 
 /// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`

@@ -307,6 +307,12 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
 
 pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let mut outcome = refresh_once(ctx)?;
+    let mut stranded = crate::cmd::deps::stranded_reasons(&ctx.store()?, None)?;
+    for row in &mut outcome.rows {
+        if let Some(why) = stranded.remove(&row.id) {
+            row.status = format!("{} ({why})", row.status);
+        }
+    }
     // Remote sessions live: each host once, in parallel, bounded by its timeouts.
     let remote = refresh_remote(ctx)?;
     add_remote_rows(&mut outcome, &remote);

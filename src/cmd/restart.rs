@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::agent::AgentKind;
 use crate::cli::RestartArgs;
 use crate::cmd::dispatch::{agent_launch, start_agent_in_pane};
-use crate::cmd::{find_session, open_repo, session_tmux, Context, Output};
+use crate::cmd::{agent_pane, find_session, open_repo, Context, Output};
 use crate::error::Error;
 use crate::state::{AgentState, Session, Status};
 use crate::tmux::WindowSpec;
@@ -50,18 +50,12 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
         }
         let resume =
             session.agent_kind == AgentKind::Claude.as_str() && session.agent_uuid.is_some();
-        let tmux = session_tmux(&session)?;
-        let pane_exists = session
-            .pane
-            .as_deref()
-            .is_some_and(|p| tmux.capture_pane(p, 0).is_ok())
-            && session.window.as_deref().is_some_and(|w| {
-                tmux.window_option(w, "@orchestra_id")
-                    .ok()
-                    .flatten()
-                    .as_deref()
-                    == Some(&session.id)
-            });
+        // In place only while the recorded pane is still this session's (pane ids are
+        // reused after a tmux restart); else a new window.
+        let pane_exists = match agent_pane(&session) {
+            Ok((tmux, pane)) => tmux.is_ours(&pane).unwrap_or(false),
+            Err(_) => false,
+        };
         let (window, pane, tmux_session, socket) = if pane_exists {
             start_agent_in_pane(ctx, &session, None, resume, out)?;
             (
@@ -72,7 +66,7 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             )
         } else {
             // The window is gone: a new one on the server we are talking to.
-            let (launch, env) = agent_launch(ctx, &session, None, resume);
+            let (launch, env) = agent_launch(ctx, &session, None, resume)?;
             let here = ctx.tmux();
             let w = here.new_window(
                 &WindowSpec {
@@ -106,7 +100,5 @@ fn needs_restart(s: &Session) -> bool {
 }
 
 fn session_alive(s: &Session) -> bool {
-    s.pane
-        .as_deref()
-        .is_some_and(|p| session_tmux(s).is_ok_and(|t| t.pane_alive(p).unwrap_or(false)))
+    agent_pane(s).is_ok_and(|(tmux, pane)| tmux.pane_alive(&pane).unwrap_or(false))
 }

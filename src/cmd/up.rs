@@ -14,7 +14,7 @@ use crate::git::Repo;
 use crate::manifest::{Manifest, ManifestSession};
 use crate::paths::session_dir;
 use crate::state::{now, AgentState, Session, Status, Store};
-use crate::tmux::{Placement, Tmux, TmuxError, WindowSpec};
+use crate::tmux::{Key, OwnedPane, Placement, Tmux, TmuxError, WindowSpec};
 
 /// The manifest and the sessions of it a command acts on, checked before anything runs.
 struct Plan {
@@ -156,7 +156,8 @@ fn up_one(
         let alive = existing
             .pane
             .as_deref()
-            .is_some_and(|p| tmux.pane_alive(p).unwrap_or(false));
+            .and_then(|p| OwnedPane::new(p, &existing.id).ok())
+            .is_some_and(|p| tmux.pane_alive(&p).unwrap_or(false));
         if alive {
             return Ok(format!("{name}: already up {where_}"));
         }
@@ -375,15 +376,23 @@ pub fn down_one(
 ) -> Result<String, Error> {
     let name = &session.label;
     let mut note = String::new();
-    if let Some(pane) = session.pane.as_deref() {
-        if tmux.pane_alive(pane)? {
+    let pane = session
+        .pane
+        .as_deref()
+        .and_then(|p| OwnedPane::new(p, &session.id).ok());
+    if let Some(pane) = pane {
+        // Only a pane that is still this session's gets the exit keys.
+        if tmux.pane_alive(&pane)? {
             let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
-            ask_to_exit(tmux, pane, kind)?;
+            match ask_to_exit(tmux, &pane, kind) {
+                Err(TmuxError::NotOurs { .. }) => {}
+                other => other?,
+            }
             let started = Instant::now();
-            while tmux.pane_alive(pane)? && started.elapsed() < wait {
+            while tmux.pane_alive(&pane)? && started.elapsed() < wait {
                 std::thread::sleep(Duration::from_millis(250));
             }
-            if tmux.pane_alive(pane)? {
+            if tmux.pane_alive(&pane)? {
                 note = format!(
                     " (the agent did not exit within {}s: closed)",
                     wait.as_secs()
@@ -396,18 +405,18 @@ pub fn down_one(
 }
 
 /// Types the agent's own exit command (the agent saves its state on the way out).
-fn ask_to_exit(tmux: &Tmux, pane: &str, kind: AgentKind) -> Result<(), TmuxError> {
+fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), TmuxError> {
     let command = match kind {
         AgentKind::Claude | AgentKind::Aider => "/exit",
         AgentKind::Codex | AgentKind::Gemini => "/quit",
-        AgentKind::Generic => return tmux.send_keys(pane, &["C-c"]),
+        AgentKind::Generic => return tmux.press(pane, &[Key::CtrlC]),
     };
     // Escape first: a half-typed line or an open menu would swallow the command.
-    tmux.send_keys(pane, &["Escape"])?;
+    tmux.press(pane, &[Key::Escape])?;
     std::thread::sleep(Duration::from_millis(300));
-    tmux.send_literal(pane, command)?;
+    tmux.type_text(pane, command)?;
     std::thread::sleep(Duration::from_millis(300));
-    tmux.send_keys(pane, &["Enter"])
+    tmux.press(pane, &[Key::Enter])
 }
 
 /// Ends the tmux session if `up` created it (else closes the window), only when they are

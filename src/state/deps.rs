@@ -6,14 +6,18 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{params, TransactionBehavior};
 use serde::Serialize;
 
-use super::{now, StateError, Store};
+use super::{now, Session, StateError, Store};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Edge {
     pub dependent: String,
     pub upstream: String,
+    /// The upstream's label when the edge was made: still known after it is killed.
+    pub upstream_label: String,
     pub artifact: String,
     pub notified: bool,
+    /// Whether the upstream's row is gone (killed): the edge can never come true.
+    pub upstream_gone: bool,
 }
 
 /// Why an edge was refused.
@@ -31,9 +35,11 @@ impl Store {
     pub fn add_dependency(
         &mut self,
         dependent: &str,
-        upstream: &str,
+        upstream: &Session,
         artifact: &str,
     ) -> Result<Result<(), EdgeRefusal>, StateError> {
+        let upstream_label = upstream.label.as_str();
+        let upstream = upstream.id.as_str();
         if dependent == upstream {
             return Ok(Err(EdgeRefusal::SelfEdge));
         }
@@ -78,8 +84,8 @@ impl Store {
             return Ok(Err(EdgeRefusal::Cycle(cycle)));
         }
         tx.execute(
-            "INSERT INTO dependencies (dependent, upstream, artifact) VALUES (?1, ?2, ?3)",
-            params![dependent, upstream, artifact],
+            "INSERT INTO dependencies (dependent, upstream, upstream_label, artifact) VALUES (?1, ?2, ?3, ?4)",
+            params![dependent, upstream, upstream_label, artifact],
         )
         .map_err(sqlite)?;
         tx.commit().map_err(sqlite)?;
@@ -91,8 +97,10 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT d.dependent, d.upstream, d.artifact, d.notified_at IS NOT NULL \
+                "SELECT d.dependent, d.upstream, d.upstream_label, d.artifact, \
+                 d.notified_at IS NOT NULL, u.id IS NULL \
                  FROM dependencies d JOIN sessions s ON s.id = d.dependent \
+                 LEFT JOIN sessions u ON u.id = d.upstream \
                  WHERE ?1 IS NULL OR s.repo = ?1 ORDER BY d.rowid",
             )
             .map_err(|e| self.err(e))?;
@@ -101,8 +109,10 @@ impl Store {
                 Ok(Edge {
                     dependent: r.get(0)?,
                     upstream: r.get(1)?,
-                    artifact: r.get(2)?,
-                    notified: r.get(3)?,
+                    upstream_label: r.get(2)?,
+                    artifact: r.get(3)?,
+                    notified: r.get(4)?,
+                    upstream_gone: r.get(5)?,
                 })
             })
             .map_err(|e| self.err(e))?;

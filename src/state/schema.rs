@@ -71,6 +71,22 @@ const MIGRATIONS: &[&str] = &[
     // whether `up` created the tmux session it runs in (only then does `down` end it).
     "ALTER TABLE sessions ADD COLUMN manifest TEXT;
     ALTER TABLE sessions ADD COLUMN owns_tmux_session INTEGER NOT NULL DEFAULT 0;",
+    // 5: an edge outlives a killed upstream (no cascade on that side), remembering its
+    // label: the dependent stays blocked and says why, instead of every edge it had
+    // vanishing and \"all ready\" coming true of nothing.
+    "CREATE TABLE dependencies_v5 (
+        dependent      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        upstream       TEXT NOT NULL,
+        upstream_label TEXT NOT NULL DEFAULT '',
+        artifact       TEXT NOT NULL,
+        notified_at    INTEGER,
+        PRIMARY KEY (dependent, upstream, artifact)
+    );
+    INSERT INTO dependencies_v5 (dependent, upstream, upstream_label, artifact, notified_at)
+        SELECT d.dependent, d.upstream, COALESCE(s.label, ''), d.artifact, d.notified_at
+        FROM dependencies d LEFT JOIN sessions s ON s.id = d.upstream;
+    DROP TABLE dependencies;
+    ALTER TABLE dependencies_v5 RENAME TO dependencies;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -23,6 +23,37 @@ pub enum TmuxError {
     Remote(String),
     #[error("unexpected output from tmux {command}: {output:?}")]
     Unexpected { command: String, output: String },
+    /// The recorded pane is gone, or its window no longer carries the session's id (tmux
+    /// reuses pane ids after a server restart): nothing was sent to it.
+    #[error("pane {pane} is gone or no longer belongs to this session: nothing was sent")]
+    NotOurs { pane: String },
+    #[error("{what} {value:?} cannot name a tmux object")]
+    BadTarget { what: &'static str, value: String },
+}
+
+/// A session's agent pane as recorded, with the session id its window must carry. Every
+/// action on a recorded pane takes this type: tmux checks the window's `@orchestra_id`
+/// in the same call as the action, so a pane id reused after a tmux restart (or a pane
+/// another program now holds) is never typed into, respawned or killed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedPane {
+    pane: String,
+    id: String,
+}
+
+impl OwnedPane {
+    /// `pane` must look like a tmux pane id (`%12`), `id` like a session id: both end up
+    /// inside a tmux command string.
+    pub fn new(pane: &str, id: &str) -> Result<OwnedPane, TmuxError> {
+        Ok(OwnedPane {
+            pane: checked_id("pane id", pane, '%')?.to_string(),
+            id: checked_session_id(id)?.to_string(),
+        })
+    }
+
+    pub fn pane(&self) -> &str {
+        &self.pane
+    }
 }
 
 /// Which tmux server to talk to, and whether this process runs inside it.
@@ -270,16 +301,10 @@ impl Tmux {
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
         let mut args: Vec<String> = Vec::new();
+        let name = format_literal(spec.name);
         match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
-                args.extend(strings(&[
-                    "new-session",
-                    "-d",
-                    "-s",
-                    session,
-                    "-n",
-                    spec.name,
-                ]));
+                args.extend(strings(&["new-session", "-d", "-s", session, "-n", &name]));
             }
             Placement::Detached(session) => {
                 args.extend(strings(&[
@@ -288,24 +313,19 @@ impl Tmux {
                     "-t",
                     &format!("={session}:"),
                     "-n",
-                    spec.name,
+                    &name,
                 ]));
             }
-            Placement::Current => args.extend(strings(&["new-window", "-d", "-n", spec.name])),
+            Placement::Current => args.extend(strings(&["new-window", "-d", "-n", &name])),
         }
         args.extend(strings(&["-P", "-F", NEW_WINDOW_FORMAT, "-c"]));
-        args.push(spec.cwd.to_string_lossy().into_owned());
+        args.push(format_literal(&spec.cwd.to_string_lossy()));
         for (key, value) in spec.env {
             args.push("-e".into());
             args.push(format!("{key}={value}"));
         }
         args.push("--".into());
-        // tmux hands a single argument to the shell; several are executed directly.
-        if spec.argv.len() == 1 {
-            args.push(shell_words::quote(&spec.argv[0]).into_owned());
-        } else {
-            args.extend(spec.argv.iter().cloned());
-        }
+        args.extend(program_words(spec.argv));
         let out = self.run(&args)?;
         let fields: Vec<&str> = out.trim_end().split('\t').collect();
         let [session_name, window, pane, socket_path] = fields[..] else {
@@ -519,13 +539,19 @@ impl Tmux {
     }
 
     /// Closes `window` only if it carries `@orchestra_id` = `id`: a window we did not
-    /// create (or one reusing a recycled id) is never touched. Returns whether it closed.
+    /// create (or one reusing a recycled id) is never touched. The check and the kill are
+    /// ONE tmux call. Returns whether it closed.
     pub fn kill_window_if_ours(&self, window: &str, id: &str) -> Result<bool, TmuxError> {
-        if self.window_option(window, "@orchestra_id")?.as_deref() != Some(id) {
-            return Ok(false);
-        }
-        self.kill_window(window)?;
-        Ok(true)
+        let window = checked_id("window id", window, '@')?;
+        let id = checked_session_id(id)?;
+        self.if_ours(
+            window,
+            id,
+            &[],
+            None,
+            &format!("kill-window -t {window}"),
+            "",
+        )
     }
 
     /// Marks tmux session `name` as made by orchestra for session `id`, so that only such a
@@ -706,80 +732,234 @@ impl Tmux {
             .interactive_argv(&strings(&["attach-session", "-t", target]))
     }
 
-    /// Types `text` into `pane` literally: key names such as `Enter` or `C-c` stay text.
-    pub fn send_literal(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
-        self.run(&strings(&["send-keys", "-t", pane, "-l", "--", text]))
-            .map(|_| ())
-    }
-
-    /// Pastes `text` into `pane` as ONE bracketed paste (through a named buffer loaded
-    /// from tmux's standard input and deleted afterwards), so newlines do not submit and
-    /// nothing is read as a key name. Works the same on a remote server: no file is shared.
-    pub fn paste_text(&self, pane: &str, text: &str) -> Result<(), TmuxError> {
+    /// Types `text` into the agent's pane as ONE message: a short line as if typed, longer
+    /// text or text with a newline as one bracketed paste (so newlines do not submit).
+    /// Either way the text travels on tmux's standard input into a named buffer, so no
+    /// byte of it is ever read as a key name or parsed as a command; the buffer is pasted
+    /// only if the pane is still ours (checked in the same call).
+    pub fn type_text(&self, owned: &OwnedPane, text: &str) -> Result<(), TmuxError> {
+        let bracketed = text.contains('\n') || text.len() > PASTE_OVER;
         let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
-        let args = strings(&[
-            "load-buffer",
-            "-b",
-            &buffer,
-            "-",
-            ";",
-            "paste-buffer",
-            "-p",
-            "-d",
-            "-b",
-            &buffer,
-            "-t",
-            pane,
-        ]);
-        self.transport
-            .tmux_with_input(&args, Some(text.as_bytes()))
-            .map(|_| ())
+        let load = strings(&["load-buffer", "-b", &buffer, "-"]);
+        let paste = format!(
+            "paste-buffer -d{} -b {buffer} -t {}",
+            if bracketed { " -p" } else { "" },
+            owned.pane
+        );
+        let result = self.guarded(
+            owned,
+            &load,
+            Some(text.as_bytes()),
+            &paste,
+            &format!("delete-buffer -b {buffer}"),
+        );
+        if result.is_err() {
+            // The load ran before a check that failed: take the buffer back.
+            let _ = self.run(&strings(&["delete-buffer", "-b", &buffer]));
+        }
+        result
     }
 
-    /// Replaces whatever runs in `pane` (alive or dead) with `argv`, started in `cwd` with
-    /// `env` added. The pane keeps its id.
+    /// Replaces whatever runs in the agent's pane (alive or dead) with `argv`, started in
+    /// `cwd` with `env` added, if the pane is still ours. The pane keeps its id.
     pub fn respawn(
         &self,
-        pane: &str,
+        owned: &OwnedPane,
         cwd: &Path,
         env: &[(String, String)],
         argv: &[String],
     ) -> Result<(), TmuxError> {
-        let mut args = strings(&["respawn-pane", "-k", "-t", pane, "-c"]);
-        args.push(cwd.to_string_lossy().into_owned());
+        let mut words = strings(&["respawn-pane", "-k", "-t", &owned.pane, "-c"]);
+        words.push(format_literal(&cwd.to_string_lossy()));
         for (key, value) in env {
-            args.push("-e".into());
-            args.push(format!("{key}={value}"));
+            words.push("-e".into());
+            words.push(format!("{key}={value}"));
         }
-        args.push("--".into());
-        if argv.len() == 1 {
-            args.push(shell_words::quote(&argv[0]).into_owned());
-        } else {
-            args.extend(argv.iter().cloned());
-        }
-        self.run(&args).map(|_| ())
+        words.push("--".into());
+        words.extend(program_words(argv));
+        let action = words
+            .iter()
+            .map(|w| command_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.guarded(owned, &[], None, &action, "")
     }
 
-    /// Whether `pane` exists and its program still runs.
-    pub fn pane_alive(&self, pane: &str) -> Result<bool, TmuxError> {
+    /// Presses the named keys (e.g. `Enter`) in the agent's pane, if it is still ours.
+    pub fn press(&self, owned: &OwnedPane, keys: &[Key]) -> Result<(), TmuxError> {
+        let names: Vec<&str> = keys.iter().map(|k| k.name()).collect();
+        let action = format!("send-keys -t {} {}", owned.pane, names.join(" "));
+        self.guarded(owned, &[], None, &action, "")
+    }
+
+    /// Runs `action` on the agent's pane if it is still ours; [`TmuxError::NotOurs`] if not.
+    fn guarded(
+        &self,
+        owned: &OwnedPane,
+        before: &[String],
+        input: Option<&[u8]>,
+        action: &str,
+        otherwise: &str,
+    ) -> Result<(), TmuxError> {
+        match self.if_ours(&owned.pane, &owned.id, before, input, action, otherwise)? {
+            true => Ok(()),
+            false => Err(TmuxError::NotOurs {
+                pane: owned.pane.clone(),
+            }),
+        }
+    }
+
+    /// Runs `before` (argv; e.g. a buffer load with `input` on stdin), then `action` (a
+    /// tmux command string) only if `target`'s window carries `@orchestra_id` = `id`, else
+    /// `otherwise` — all in ONE tmux call, so nothing can take the target in between.
+    /// Returns whether `action` ran; a target that does not exist (or no server) is not ours.
+    fn if_ours(
+        &self,
+        target: &str,
+        id: &str,
+        before: &[String],
+        input: Option<&[u8]>,
+        action: &str,
+        otherwise: &str,
+    ) -> Result<bool, TmuxError> {
+        let marker = format!("orchestra-not-ours-{}", uuid::Uuid::new_v4().simple());
+        let mut args = before.to_vec();
+        if !args.is_empty() {
+            args.push(";".into());
+        }
+        let refuse = if otherwise.is_empty() {
+            format!("display-message -p {marker}")
+        } else {
+            format!("{otherwise} ; display-message -p {marker}")
+        };
+        args.extend([
+            "if-shell".to_string(),
+            "-F".into(),
+            "-t".into(),
+            target.to_string(),
+            format!("#{{==:#{{@orchestra_id}},{id}}}"),
+            action.to_string(),
+            refuse,
+        ]);
+        match self.transport.tmux_with_input(&args, input) {
+            Ok(out) => Ok(!out.lines().any(|l| l == marker)),
+            Err(TmuxError::Failed { message, .. })
+                if message.contains("can't find") || no_server(&message) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the agent's pane exists and its window still carries the session's id.
+    pub fn is_ours(&self, owned: &OwnedPane) -> Result<bool, TmuxError> {
+        let format = format!("#{{==:#{{@orchestra_id}},{}}}", owned.id);
         match self.run(&strings(&[
             "display-message",
             "-p",
             "-t",
-            pane,
-            "#{pane_dead}",
+            &owned.pane,
+            &format,
+        ])) {
+            Ok(out) => Ok(out.trim() == "1"),
+            Err(TmuxError::Failed { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the agent's pane exists, is still ours, and its program still runs.
+    pub fn pane_alive(&self, owned: &OwnedPane) -> Result<bool, TmuxError> {
+        let format = format!(
+            "#{{?#{{==:#{{@orchestra_id}},{}}},#{{pane_dead}},gone}}",
+            owned.id
+        );
+        match self.run(&strings(&[
+            "display-message",
+            "-p",
+            "-t",
+            &owned.pane,
+            &format,
         ])) {
             Ok(out) => Ok(out.trim() == "0"),
             Err(TmuxError::Failed { .. }) => Ok(false),
             Err(e) => Err(e),
         }
     }
+}
 
-    /// Presses the named keys (e.g. `Enter`) in `pane`.
-    pub fn send_keys(&self, pane: &str, keys: &[&str]) -> Result<(), TmuxError> {
-        let mut args = strings(&["send-keys", "-t", pane]);
-        args.extend(keys.iter().map(|k| k.to_string()));
-        self.run(&args).map(|_| ())
+/// Keys orchestra presses in an agent's pane: names tmux knows, never free text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Enter,
+    Escape,
+    Up,
+    Down,
+    CtrlC,
+}
+
+impl Key {
+    fn name(self) -> &'static str {
+        match self {
+            Key::Enter => "Enter",
+            Key::Escape => "Escape",
+            Key::Up => "Up",
+            Key::Down => "Down",
+            Key::CtrlC => "C-c",
+        }
+    }
+}
+
+/// `value` if it is a tmux id with `sigil` (`%12`, `@3`): it goes into command strings.
+fn checked_id<'a>(what: &'static str, value: &'a str, sigil: char) -> Result<&'a str, TmuxError> {
+    match value.strip_prefix(sigil) {
+        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => Ok(value),
+        _ => Err(TmuxError::BadTarget {
+            what,
+            value: value.to_string(),
+        }),
+    }
+}
+
+/// `id` if it is a plain session id (letters, digits, `-`, `_`): it goes into formats.
+fn checked_session_id(id: &str) -> Result<&str, TmuxError> {
+    let plain = !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if plain {
+        Ok(id)
+    } else {
+        Err(TmuxError::BadTarget {
+            what: "session id",
+            value: id.to_string(),
+        })
+    }
+}
+
+/// Longer texts, or any with a newline, go as one bracketed paste.
+const PASTE_OVER: usize = 200;
+
+/// One word of a tmux command string that tmux's parser reads back exactly: single
+/// quotes take everything literally (`$`, `~`, `;`, `#`, newlines), and a quote inside is
+/// closed, escaped and reopened.
+pub fn command_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', "'\\''"))
+}
+
+/// A value for an argument tmux expands as a format (`-c`, `-n`, `-d`, `-T`, messages):
+/// `#` doubled, so `#(…)` and `#{…}` stay text.
+pub fn format_literal(text: &str) -> String {
+    text.replace('#', "##")
+}
+
+/// How a program's argv follows `--` in new-window/respawn-pane: tmux hands a single
+/// argument to the shell, so a lone program is shell-quoted; several are executed directly.
+fn program_words(argv: &[String]) -> Vec<String> {
+    if argv.len() == 1 {
+        vec![shell_words::quote(&argv[0]).into_owned()]
+    } else {
+        argv.to_vec()
     }
 }
 

@@ -7,6 +7,7 @@ mod classify;
 mod deps;
 mod dispatch;
 mod doctor;
+mod hardening;
 mod health;
 mod hostile;
 mod kill;
