@@ -7,7 +7,7 @@ use orchestra::cli::{Cli, Command};
 use orchestra::cmd::{self, Context, Output};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse_args();
     let ctx = Context::from_env(cli.socket.clone());
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
@@ -61,4 +61,34 @@ fn main() {
         }
         std::process::exit(e.exit_code());
     }
+}
+
+/// The command line, or ONE line on stderr and exit 2: clap's own errors run to several
+/// lines (usage, a blank line, a hint). Help and version print as clap prints them.
+fn parse_args() -> Cli {
+    use clap::error::ErrorKind;
+    let e = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.to_string();
+    // Paragraphs: the message (its indented lines name what is missing), tips, usage.
+    let mut paragraphs = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(&first);
+    let mut hints: Vec<String> = paragraphs.filter(|p| p.starts_with("tip:")).collect();
+    hints.push("see --help".into());
+    eprintln!("orchestra: {message} ({})", hints.join("; "));
+    std::process::exit(2);
 }

@@ -336,7 +336,11 @@ fn render(m: &GenManifest) -> String {
             None => format!("{name} done"),
         };
         let then = shell_words::join(["brief", name.as_str(), text.as_str()]);
-        t += &format!("\n[[dependencies]]\nwhen = {}\nthen = {}\n", q(&when), q(&then));
+        t += &format!(
+            "\n[[dependencies]]\nwhen = {}\nthen = {}\n",
+            q(&when),
+            q(&then)
+        );
     }
     t
 }
@@ -481,8 +485,10 @@ fn hostile_manifest() -> impl Strategy<Value = GenManifest> {
             }
             if let Some(h) = m.hosts.first_mut() {
                 h.address = next(pick[3], h.address.clone());
-                h.connect_timeout = Some(next(pick[4], h.connect_timeout.clone().unwrap_or_default()));
-                h.command_timeout = Some(next(pick[5], h.command_timeout.clone().unwrap_or_default()));
+                h.connect_timeout =
+                    Some(next(pick[4], h.connect_timeout.clone().unwrap_or_default()));
+                h.command_timeout =
+                    Some(next(pick[5], h.command_timeout.clone().unwrap_or_default()));
                 h.name = next(pick[6], h.name.clone());
             }
             if let Some(s) = m.sessions.last_mut() {
@@ -582,7 +588,11 @@ fn known_hosts_text() -> impl Strategy<Value = String> {
     let line = prop_oneof![
         any_text(),
         (
-            prop::option::of(prop::sample::select(vec!["@revoked", "@cert-authority", "@x"])),
+            prop::option::of(prop::sample::select(vec![
+                "@revoked",
+                "@cert-authority",
+                "@x"
+            ])),
             prop_oneof![
                 "[a-z0-9.*?!,\\[\\]:-]{0,20}",
                 "\\|1\\|[A-Za-z0-9+/=|]{0,40}",
@@ -987,7 +997,8 @@ fn hook_stdin() -> impl Strategy<Value = Vec<u8>> {
             let at = cut.index(bytes.len() + 1);
             bytes[..at].to_vec()
         }),
-        (1usize..2000).prop_map(|depth| format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes()),
+        (1usize..2000)
+            .prop_map(|depth| format!("{}{}", "[".repeat(depth), "]".repeat(depth)).into_bytes()),
         prop::collection::vec(any::<u8>(), 0..600),
     ]
 }
@@ -1104,14 +1115,23 @@ fn found_by_the_properties() {
     assert_eq!(menu::parse("hello\n  Enter to confirm"), None);
     // Minutes and hours past u64/i64 seconds overflowed instead of being refused.
     assert_eq!(manifest::parse_timeout("400000000000000000m"), None);
-    assert_eq!(orchestra::health::parse_duration_secs("200000000000000000m"), None);
-    assert_eq!(orchestra::health::parse_duration_secs("9000000000000000000h"), None);
+    assert_eq!(
+        orchestra::health::parse_duration_secs("200000000000000000m"),
+        None
+    );
+    assert_eq!(
+        orchestra::health::parse_duration_secs("9000000000000000000h"),
+        None
+    );
     let e = manifest::parse(
         "[orchestrator]\ncommand_timeout = \"200000000000000000m\"\n",
         "orchestra.toml",
     )
     .expect_err("an unknown key");
-    check_manifest_error("[orchestrator]\ncommand_timeout = \"200000000000000000m\"\n", &e);
+    check_manifest_error(
+        "[orchestrator]\ncommand_timeout = \"200000000000000000m\"\n",
+        &e,
+    );
     let text = "[hosts.h]\naddress = \"h\"\ncommand_timeout = \"400000000000000000m\"\n";
     let e = manifest::parse(text, "orchestra.toml").expect_err("an overflowing timeout");
     check_manifest_error(text, &e);

@@ -148,19 +148,18 @@ impl Rules {
     /// Adds the kinds of `text`: their rules go before the ones already known (or replace
     /// them with `replace = true`).
     fn merge(&mut self, text: &str, file: &str) -> Result<(), RulesError> {
-        let specs: HashMap<String, KindSpec> =
-            toml::from_str(text).map_err(|e| {
-                let (line, column) = e
-                    .span()
-                    .map(|s| crate::manifest::line_column(text, s.start))
-                    .unwrap_or((1, 1));
-                RulesError::Parse {
-                    file: file.to_string(),
-                    line,
-                    column,
-                    message: crate::error::one_line(e.message(), "not valid TOML"),
-                }
-            })?;
+        let specs: HashMap<String, KindSpec> = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| crate::manifest::line_column(text, s.start))
+                .unwrap_or((1, 1));
+            RulesError::Parse {
+                file: file.to_string(),
+                line,
+                column,
+                message: crate::error::one_line(e.message(), "not valid TOML"),
+            }
+        })?;
         for (kind, spec) in specs {
             for r in &spec.rules {
                 if AgentState::parse(&r.state).is_none_or(|s| s == AgentState::Unknown) {

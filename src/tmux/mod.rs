@@ -326,6 +326,7 @@ impl Tmux {
         }
         args.push("--".into());
         args.extend(program_words(spec.argv));
+        let args: Vec<String> = args.into_iter().map(argv_literal).collect();
         let out = self.run(&args)?;
         let fields: Vec<&str> = out.trim_end().split('\t').collect();
         let [session_name, window, pane, socket_path] = fields[..] else {
@@ -951,6 +952,16 @@ pub fn command_quote(word: &str) -> String {
 /// `#` doubled, so `#(…)` and `#{…}` stay text.
 pub fn format_literal(text: &str) -> String {
     text.replace('#', "##")
+}
+
+/// An argument of ONE tmux command given as argv, read back exactly: tmux ends a command
+/// at an argument ending in `;` (what follows would run as a command of its own) unless
+/// that `;` is escaped, and `\;` reads back as `;`.
+fn argv_literal(word: String) -> String {
+    match word.strip_suffix(';') {
+        Some(rest) => format!("{rest}\\;"),
+        None => word,
+    }
 }
 
 /// How a program's argv follows `--` in new-window/respawn-pane: tmux hands a single

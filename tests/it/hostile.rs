@@ -20,10 +20,16 @@ const PASTE_END: &[u8] = b"\x1b[201~";
 fn corpus(root: &Path) -> Vec<(&'static str, String)> {
     let pwned = |what: &str| root.join(format!("pwned-{what}")).display().to_string();
     vec![
-        ("quotes", r#"it's "quoted" and 'single' and `back`"#.to_string()),
+        (
+            "quotes",
+            r#"it's "quoted" and 'single' and `back`"#.to_string(),
+        ),
         ("separators", "a ; kill-server ; b \\; c".to_string()),
         ("trailing semicolon", "ends with a semicolon;".to_string()),
-        ("trailing escaped semicolon", "ends with an escaped one\\;".to_string()),
+        (
+            "trailing escaped semicolon",
+            "ends with an escaped one\\;".to_string(),
+        ),
         (
             "tmux formats",
             format!("#(touch {}) #{{pane_id}} #[fg=red] ##", pwned("format")),
@@ -395,8 +401,18 @@ fn hostile_labels_are_refused_everywhere_and_nothing_changes() {
                 .chain([label])
                 .collect(),
             vec![OsStr::new("kill"), OsStr::new("--"), label],
-            vec![OsStr::new("brief"), OsStr::new("--"), label, OsStr::new("hello")],
-            vec![OsStr::new("merge"), OsStr::new("--yes"), OsStr::new("--"), label],
+            vec![
+                OsStr::new("brief"),
+                OsStr::new("--"),
+                label,
+                OsStr::new("hello"),
+            ],
+            vec![
+                OsStr::new("merge"),
+                OsStr::new("--yes"),
+                OsStr::new("--"),
+                label,
+            ],
             vec![OsStr::new("restart"), OsStr::new("--"), label],
             vec![OsStr::new("review"), OsStr::new("--"), label],
             vec![OsStr::new("approve"), OsStr::new("--"), label],
@@ -413,6 +429,115 @@ fn hostile_labels_are_refused_everywhere_and_nothing_changes() {
             failures.extend(refused_cleanly(&env, &run, &before, &what).err());
         }
     }
+    failures.extend(nothing_ran(&env.root));
+    all_ok(failures);
+}
+
+/// Words for an agent's argv: the corpus, plus words tmux's command parser would take as
+/// the end of a command (and what would follow as a command of its own).
+fn hostile_words(root: &Path) -> Vec<String> {
+    let mut words: Vec<String> = corpus(root)
+        .into_iter()
+        .chain(multiline_corpus())
+        .map(|(_, t)| t)
+        .collect();
+    words.extend(
+        [
+            ";",
+            "x;",
+            "x\\;",
+            "set-option",
+            "-g",
+            "@orchestra_pwned",
+            "yes",
+            "",
+            " ",
+        ]
+        .map(String::from),
+    );
+    words
+}
+
+fn tmux_command_ran(env: &Env) -> Option<String> {
+    let pwned = env.tmux_try(&["show-options", "-gv", "@orchestra_pwned"]);
+    (pwned.stdout.trim() == "yes")
+        .then(|| "a word of the agent's argv ran as a tmux command".into())
+}
+
+/// Waits for the recorder's argv file and compares it with `words`.
+fn check_argv(file: &Path, words: &[String], what: &str) -> Result<(), String> {
+    if !wait_until(Duration::from_secs(10), || file.exists()) {
+        return Err(format!("{what}: the agent never started"));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let got = std::fs::read(file).unwrap_or_default();
+    let mut want = Vec::new();
+    for w in words {
+        want.extend_from_slice(w.as_bytes());
+        want.push(0);
+    }
+    if got == want {
+        return Ok(());
+    }
+    Err(format!(
+        "{what}: the agent's argv is {:?}, want {words:?}",
+        got.split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect::<Vec<_>>()
+    ))
+}
+
+/// The words of `--agent` reach the agent as its argv, one for one, at dispatch and at
+/// restart; tmux reads none of them as a command.
+#[test]
+fn agent_words_arrive_as_argv_at_dispatch_and_restart() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let out = env.root.join("received-words");
+    let words = hostile_words(&env.root);
+    let mut agent = vec![
+        "bash".to_string(),
+        recorder(&env).to_string_lossy().into_owned(),
+        out.to_string_lossy().into_owned(),
+    ];
+    agent.extend(words.iter().cloned());
+    let run = env.orchestra(&[
+        "dispatch",
+        "words",
+        "--kind",
+        "generic",
+        "--agent",
+        &shell_words::join(&agent),
+    ]);
+    let mut failures = Vec::new();
+    let argv_file = out.with_extension("argv");
+    if run.code != 0 {
+        failures.push(format!("dispatch failed: {}", run.stderr));
+    } else {
+        failures.extend(check_argv(&argv_file, &words, "at dispatch").err());
+        // The agent ends; restart starts it again in its pane.
+        let pane = env.session("words")["pane"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+        std::fs::remove_file(&argv_file).expect("remove");
+        std::process::Command::new("kill")
+            .arg(pid.trim())
+            .status()
+            .expect("kill");
+        assert!(wait_until(Duration::from_secs(5), || env
+            .tmux(&["display-message", "-p", "-t", &pane, "#{pane_dead}"])
+            .trim()
+            == "1"));
+        let run = env.orchestra(&["restart", "words"]);
+        if run.code != 0 {
+            failures.push(format!("restart failed: {}", run.stderr));
+        } else {
+            failures.extend(check_argv(&argv_file, &words, "at restart").err());
+        }
+    }
+    failures.extend(tmux_command_ran(&env));
     failures.extend(nothing_ran(&env.root));
     all_ok(failures);
 }
@@ -542,7 +667,10 @@ fn manifest_hostile_session_names_are_refused_before_anything_starts() {
         let run = env.orchestra(&["up", "all"]);
         failures.extend(refused_cleanly(&env, &run, &before, what).err());
         if run.code == 2 && !run.stderr.contains("orchestra.toml:") {
-            failures.push(format!("{what}: the refusal names no place: {}", run.stderr));
+            failures.push(format!(
+                "{what}: the refusal names no place: {}",
+                run.stderr
+            ));
         }
     }
     failures.extend(nothing_ran(&env.root));
@@ -557,11 +685,7 @@ fn manifest_agent_args_and_dependency_briefs_arrive_literally() {
     env.start_server(&[]);
     let folder = env.root.join("plain");
     std::fs::create_dir_all(&folder).expect("folder");
-    let mut words: Vec<String> = corpus(&env.root).into_iter().map(|(_, t)| t).collect();
-    words.extend(
-        [";", "x;", "set-option", "-g", "@orchestra_pwned", "yes", "", " "]
-            .map(String::from),
-    );
+    let words = hostile_words(&env.root);
     let upstream_out = env.root.join("received-up");
     let downstream_out = env.root.join("received-down");
     let args_of = |out: &Path, extra: &[String]| {
@@ -595,28 +719,16 @@ fn manifest_agent_args_and_dependency_briefs_arrive_literally() {
     if !wait_until(Duration::from_secs(10), || argv_file.exists()) {
         failures.push("the upstream agent never started".to_string());
     } else {
-        std::thread::sleep(Duration::from_millis(300));
-        let got = std::fs::read(&argv_file).unwrap_or_default();
-        let mut want = Vec::new();
-        for w in &words {
-            want.extend_from_slice(w.as_bytes());
-            want.push(0);
-        }
-        if got != want {
-            failures.push(format!(
-                "agent_args arrived as {:?}, want {:?}",
-                got.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>(),
-                words
-            ));
-        }
+        failures.extend(check_argv(&argv_file, &words, "agent_args").err());
     }
-    let pwned = env.tmux_try(&["show-options", "-gv", "@orchestra_pwned"]);
-    if pwned.stdout.trim() == "yes" {
-        failures.push("a word of agent_args ran as a tmux command".into());
-    }
+    failures.extend(tmux_command_ran(&env));
     // The dependency: the artifact appears, a status tick runs the brief.
+    let down_pane = env.session("down1")["pane"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(wait_until(Duration::from_secs(10), || env
-        .tmux(&["capture-pane", "-p", "-t", "down1"])
+        .tmux(&["capture-pane", "-p", "-t", &down_pane])
         .contains("recorder ready")));
     std::fs::write(folder.join("ready.txt"), "").expect("artifact");
     env.orchestra(&["status"]);
@@ -738,20 +850,23 @@ fn dispatch_in_a_repo_folder_named_like_a_command_runs_nothing() {
     );
     let mut failures = Vec::new();
     if run.code == 0 {
-        let session = env
-            .orchestra_in(&repo, &["list", "--json"])
-            .ok()
-            .stdout;
+        let session = env.orchestra_in(&repo, &["list", "--json"]).ok().stdout;
         let rows: Vec<serde_json::Value> = serde_json::from_str(&session).expect("JSON");
         let pane = rows[0]["pane"].as_str().unwrap_or_default().to_string();
         let worktree = rows[0]["worktree"].as_str().unwrap_or_default().to_string();
         let cwd = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_current_path}"]);
         if cwd.trim() != worktree {
-            failures.push(format!("the agent runs in {:?}, not {worktree:?}", cwd.trim()));
+            failures.push(format!(
+                "the agent runs in {:?}, not {worktree:?}",
+                cwd.trim()
+            ));
         }
         failures.extend(check_arrival(&out, b"hello", "prompt", Duration::from_secs(10)).err());
     } else {
-        failures.push(format!("dispatch refused a repo for its folder name: {}", run.stderr));
+        failures.push(format!(
+            "dispatch refused a repo for its folder name: {}",
+            run.stderr
+        ));
     }
     failures.extend(nothing_ran(&env.root));
     all_ok(failures);
