@@ -47,17 +47,17 @@ fn corpus(root: &Path) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Multi-line texts and one that tries to end a bracketed paste early.
+/// Multi-line texts.
 fn multiline_corpus() -> Vec<(&'static str, String)> {
     vec![
         ("newlines", "line one\nline two\n\nline four".to_string()),
         ("crlf", "windows\r\nline".to_string()),
-        (
-            "paste end inside",
-            "before\u{1b}[201~after\nstill the same message".to_string(),
-        ),
     ]
 }
+
+/// A text holding the end marker of a bracketed paste: pasted as is, it would end the
+/// paste early and the rest would be typed as keys (its newline pressing Enter).
+const PASTE_ESCAPE: &str = "before\u{1b}[201~after\nstill the same message";
 
 /// Everything orchestra could have made or touched, to compare before and after.
 #[derive(Debug, PartialEq, Eq)]
@@ -335,6 +335,45 @@ fn dispatch_multiline_prompts_arrive_as_one_message() {
         for via in [Via::Flag, Via::File] {
             n += 1;
             failures.extend(dispatch_prompt(&env, n, what, text.as_bytes(), via).err());
+        }
+    }
+    all_ok(failures);
+}
+
+#[test]
+fn a_paste_end_marker_in_the_text_cannot_end_the_paste_early() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let mut failures = Vec::new();
+    for (n, via) in [Via::Flag, Via::File].into_iter().enumerate() {
+        failures.extend(
+            dispatch_prompt(&env, n, "paste end marker", PASTE_ESCAPE.as_bytes(), via).err(),
+        );
+    }
+    let out = recorder_session(&env, "listener");
+    let file = env.root.join("paste-escape.txt");
+    std::fs::write(&file, PASTE_ESCAPE).expect("write");
+    let mut received = 0;
+    for text in [PASTE_ESCAPE.to_string(), format!("@{}", file.display())] {
+        let before = world(&env);
+        let run = env.orchestra(&["brief", "listener", &text]);
+        if run.code != 0 {
+            failures.extend(refused_cleanly(&env, &run, &before, "brief").err());
+            continue;
+        }
+        received += 1;
+        let (done, rest) = wait_for_messages(&out, received, Duration::from_secs(10));
+        if done.len() != received
+            || done.last().map(Vec::as_slice) != Some(PASTE_ESCAPE.as_bytes())
+            || !rest.is_empty()
+        {
+            failures.push(format!(
+                "brief {:?}: the agent's messages are {:?}, unsubmitted {:?}",
+                cut(&text),
+                done.iter().map(|m| cut_bytes(m)).collect::<Vec<_>>(),
+                cut_bytes(&rest)
+            ));
+            received = done.len();
         }
     }
     all_ok(failures);
@@ -745,10 +784,10 @@ fn manifest_agent_args_and_dependency_briefs_arrive_literally() {
     all_ok(failures);
 }
 
-/// A tmux session name or a folder holding tmux or shell syntax: refused, or used as the
-/// literal name it is. Nothing in it runs.
+/// A tmux session name holding tmux or shell syntax: refused, or used as the literal name
+/// it is. Nothing in it runs.
 #[test]
-fn manifest_tmux_names_and_paths_run_nothing() {
+fn manifest_hostile_tmux_names_run_nothing() {
     let env = Env::new();
     env.start_server(&[]);
     let mut failures = Vec::new();
@@ -780,7 +819,17 @@ fn manifest_tmux_names_and_paths_run_nothing() {
     } else {
         failures.extend(refused_cleanly(&env, &run, &before, "a hostile tmux name").err());
     }
-    // The folder (its name as a tmux start directory).
+    failures.extend(nothing_ran(&env.root));
+    all_ok(failures);
+}
+
+/// A folder whose name holds tmux and shell syntax: the agent starts in it, nothing in
+/// its name runs.
+#[test]
+fn manifest_hostile_folders_run_nothing() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let mut failures = Vec::new();
     let folder = env.root.join(format!(
         "dir #(touch {}) $HOME",
         env.root.join("pwned-path").display()
