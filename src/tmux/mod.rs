@@ -300,6 +300,30 @@ impl Tmux {
         spec: &WindowSpec<'_>,
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
+        // Between our look at the detached session and our command, another orchestra
+        // may make it (new-session: "duplicate session") or close its last window
+        // (new-window: "can't find session"): look again, a bounded number of times.
+        let mut tries = 0;
+        loop {
+            match self.new_window_once(spec, options) {
+                Err(TmuxError::Failed { message, .. })
+                    if tries < 3
+                        && matches!(spec.placement, Placement::Detached(_))
+                        && (message.contains("duplicate session")
+                            || message.contains("can't find session")) =>
+                {
+                    tries += 1
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn new_window_once(
+        &self,
+        spec: &WindowSpec<'_>,
+        options: &[(&str, &str)],
+    ) -> Result<NewWindow, TmuxError> {
         let mut args: Vec<String> = Vec::new();
         let name = format_literal(spec.name);
         match &spec.placement {

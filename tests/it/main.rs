@@ -4,6 +4,7 @@
 mod harness;
 
 mod classify;
+mod concurrency;
 mod deps;
 mod dispatch;
 mod doctor;
