@@ -31,12 +31,14 @@ mv -f "$prefix/bin/.orchestra.new" "$prefix/bin/orchestra"
 echo "installed $("$prefix/bin/orchestra" --version) to $prefix/bin/orchestra"
 case ":$PATH:" in
   *":$prefix/bin:"*) ;;
-  *) echo "note: $prefix/bin is not on your PATH" ;;
+  *) echo "note: $prefix/bin is not on your PATH: add it (e.g. export PATH=\"$prefix/bin:\$PATH\" in ~/.profile)"
+     echo "      before starting tmux; agents run \`orchestra done\` by name." ;;
 esac
-cat <<'CONF'
+# The one status-line recipe (README's): the plugin turns #{orchestra_status} into the
+# status job, and adds badges, hooks and keys.
+cat <<CONF
 To see every agent's state in tmux, add to ~/.tmux.conf:
-    set -g status-right '#(orchestra status-line) %H:%M'
-    set -g window-status-format '#I:#W #{@orchestra_state}'
-Or load the plugin (keys, menu, badges, hooks): run-shell '/path/to/orchestra/orchestra.tmux'
-(with TPM: set -g @plugin '<this repository>')
+    set -g status-right '#{orchestra_status} %H:%M'
+    run-shell '$(pwd)/orchestra.tmux'
+(with TPM: set -g @plugin '<this repository>' in place of the run-shell line)
 CONF

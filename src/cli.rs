@@ -9,18 +9,26 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "orchestra", version, propagate_version = true)]
 pub struct Cli {
-    /// The tmux server's socket. Default: the server this shell runs inside ($TMUX), else
-    /// tmux's default server.
-    #[arg(
-        long,
-        global = true,
-        value_name = "PATH",
-        env = "ORCHESTRA_TMUX_SOCKET"
-    )]
+    /// The tmux server's socket [env: ORCHESTRA_TMUX_SOCKET]. Default: the server this
+    /// shell runs inside ($TMUX), else tmux's default server.
+    // Not clap's `env`: clap counts a value from the environment as given on the command
+    // line, and every usage line would then show `--socket <PATH>` as if it were required.
+    #[arg(long, global = true, value_name = "PATH")]
     pub socket: Option<PathBuf>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// `--socket`, else `$ORCHESTRA_TMUX_SOCKET`.
+    pub fn socket(&self) -> Option<PathBuf> {
+        self.socket.clone().or_else(|| {
+            std::env::var_os("ORCHESTRA_TMUX_SOCKET")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -73,7 +81,7 @@ pub enum Command {
     /// Read every orchestra window once (batched), update states, badges and the record.
     Refresh(RefreshArgs),
     /// Print the status-line summary (e.g. `⚙2 ✋1 ✓3`), refreshing at most once a second.
-    /// Used as `#(orchestra status-line)` in status-right.
+    /// What `#{orchestra_status}` in status-left/right becomes (`orchestra tmux init`).
     StatusLine,
     /// Show every session's state, who said it, and how long its window has been quiet.
     Health(HealthArgs),
@@ -309,22 +317,32 @@ pub enum TmuxCommand {
         #[arg(long)]
         client: Option<String>,
     },
-    /// The menu's second Dispatch prompt (the task), after the title.
-    AskTask {
+    /// A menu entry's action on --client (run by tmux): a popup, the kill confirmation, or
+    /// the command itself with its outcome as a message.
+    #[command(hide = true)]
+    Act {
+        #[arg(value_parser = ["dispatch", "status", "watch", "review", "merge", "brief", "approve", "deny", "kill"])]
+        action: String,
+        /// The session, by id (what the sub-menus pass).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         #[arg(long)]
         client: String,
+        /// Kill without asking (the confirmation's yes).
+        #[arg(long)]
+        yes: bool,
     },
-    /// Dispatch from the menu's prompts (read from @orchestra-input-title/-task, never
-    /// through a shell), in the repo of the client's current pane.
-    DispatchInput {
-        #[arg(long)]
-        client: String,
-    },
-    /// Brief LABEL from the menu's prompt (read from @orchestra-input-text).
-    BriefInput {
-        label: String,
-        #[arg(long)]
-        client: String,
+    /// Inside a menu's popup: ask on this terminal, every byte as typed, then act
+    /// (dispatch: a title and a task; brief: the text); or show status until Enter.
+    #[command(hide = true)]
+    Ask {
+        #[arg(value_parser = ["dispatch", "brief", "status"])]
+        what: String,
+        /// The session to brief, by id.
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
     },
     /// Jump to the next window whose agent waits for a person.
     NextWaiting {
@@ -579,7 +597,8 @@ pub struct KillArgs {
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
     /// Repair what can be repaired safely: mark sessions whose pane is gone as dead, prune
-    /// git's records of worktrees whose folders are gone.
+    /// git's records of worktrees whose folders are gone, and settle what a command killed
+    /// part-way left (without losing a commit).
     #[arg(long)]
     pub fix: bool,
 }

@@ -21,6 +21,8 @@ pub enum Error {
     #[error(transparent)]
     Label(#[from] LabelError),
     #[error(transparent)]
+    Artifact(#[from] crate::artifact::ArtifactError),
+    #[error(transparent)]
     State(#[from] StateError),
     #[error(transparent)]
     Tmux(#[from] TmuxError),
@@ -43,9 +45,11 @@ pub enum Error {
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::BadInput(_) | Error::Label(_) | Error::Manifest(_) => 2,
+            Error::BadInput(_) | Error::Label(_) | Error::Artifact(_) | Error::Manifest(_) => 2,
             Error::Remote(e) if matches!(**e, crate::remote::RemoteError::BadAddress { .. }) => 2,
-            Error::Tmux(TmuxError::NotInstalled | TmuxError::TooOld { .. }) => 2,
+            Error::Tmux(
+                TmuxError::NotInstalled | TmuxError::TooOld { .. } | TmuxError::Untypable { .. },
+            ) => 2,
             Error::Git(
                 GitError::NotARepo(_)
                 | GitError::Bare(_)

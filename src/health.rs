@@ -73,10 +73,21 @@ pub struct Cache {
     /// The database fingerprint the cached `sessions` were read at.
     #[serde(default)]
     pub db_fingerprint: String,
-    #[serde(default)]
+    #[serde(default, serialize_with = "sessions_without_prompts")]
     pub sessions: Vec<Session>,
     /// pane id → what was seen on it.
     pub panes: BTreeMap<String, PaneSeen>,
+}
+
+/// The cache keeps no prompt text: it may quote secrets, and a refresh never reads it.
+fn sessions_without_prompts<S: serde::Serializer>(
+    sessions: &[Session],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(sessions.iter().map(|s| Session {
+        prompt: None,
+        ..s.clone()
+    }))
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -184,18 +195,12 @@ fn save_cache(home: &Path, key: &str, cache: &Cache) {
 /// Writes `value` as JSON to `path` whole or not at all (a temp file renamed over it), so a
 /// reader never sees half a cache. A cache that cannot be written is only a slower tick.
 fn save_json(path: &Path, value: &impl Serialize) {
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
     if let Ok(json) = serde_json::to_vec(value) {
-        if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, path);
-        }
+        let _ = crate::paths::replace_private(path, json);
     }
 }
 
-/// `600`, `90s`, `10m`, `1h` → seconds.
+/// `600`, `90s`, `10m`, `1h`, `30d` → seconds.
 pub fn parse_duration_secs(text: &str) -> Option<i64> {
     let t = text.trim();
     let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
@@ -204,6 +209,7 @@ pub fn parse_duration_secs(text: &str) -> Option<i64> {
         "" | "s" => Some(n),
         "m" => n.checked_mul(60),
         "h" => n.checked_mul(3600),
+        "d" => n.checked_mul(86_400),
         _ => None,
     }
 }
@@ -333,7 +339,7 @@ pub fn refresh(
                     rule: verdict.rule.clone(),
                 },
             );
-            let hook_is_fresh = s.state_source == "hook" && now_us - s.state_at < HOOK_GRACE_MICROS;
+            let hook_is_fresh = said_lately(s, now_us);
             if verdict.state != AgentState::Unknown && verdict.state != s.state && !hook_is_fresh {
                 decisions.push((
                     s.id.clone(),
@@ -364,7 +370,7 @@ pub fn refresh(
         } else {
             AgentState::Idle
         };
-        let hook_is_fresh = s.state_source == "hook" && now_us - s.state_at < HOOK_GRACE_MICROS;
+        let hook_is_fresh = said_lately(s, now_us);
         let decided = decisions.iter().any(|(id, ..)| id == &s.id);
         if state != s.state && !hook_is_fresh && !decided {
             let detail = format!("output {}s ago", now_s - pane.window_activity);
@@ -496,6 +502,12 @@ fn may_lack_rules(kind: &str) -> bool {
     !matches!(kind, "claude" | "codex" | "gemini" | "aider")
 }
 
+/// Whether a word that outranks the screen for a while was said lately: a hook's, or
+/// orchestra's own after it answered a menu (screens lag behind both).
+fn said_lately(s: &Session, now_us: i64) -> bool {
+    matches!(s.state_source.as_str(), "hook" | "approve") && now_us - s.state_at < HOOK_GRACE_MICROS
+}
+
 /// The screen rules, loaded at most once per refresh and only when needed.
 struct Lazy<F> {
     load: F,
@@ -596,10 +608,10 @@ pub fn status_line(
         return Ok(cache.summary);
     }
     let lock_path = home.join("cache").join(format!("status-{key}.lock"));
-    if let Some(dir) = lock_path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let Ok(lock) = std::fs::File::create(&lock_path) else {
+    let Ok(lock) = crate::paths::open_private(
+        &lock_path,
+        std::fs::OpenOptions::new().write(true).create(true),
+    ) else {
         return Ok(cache.summary);
     };
     if lock.try_lock().is_err() {

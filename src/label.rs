@@ -13,12 +13,26 @@ static LABEL: LazyLock<Regex> = LazyLock::new(|| {
 /// How long a slug may be before a collision suffix.
 pub const SLUG_MAX: usize = 40;
 
+/// How much of a rejected label or title an error message repeats.
+const SHOWN_MAX: usize = 40;
+
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LabelError {
-    #[error("invalid label {0:?}: use 1 to 63 characters of a-z, 0-9 and '-', starting with a letter or digit (try `orchestra slugify <title>`)")]
+    #[error("invalid label {}: use 1 to 63 characters of a-z, 0-9 and '-', starting with a letter or digit (try `orchestra slugify <title>`)", shown(.0))]
     Invalid(String),
-    #[error("the title {0:?} has no letter or digit to make a label from")]
+    #[error("the title {} has no letter or digit to make a label from", shown(.0))]
     EmptyTitle(String),
+}
+
+/// `text` quoted for a message: whole when short, else its first [`SHOWN_MAX`] characters
+/// and its length, so a long paste does not fill the terminal.
+fn shown(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= SHOWN_MAX {
+        return format!("{text:?}");
+    }
+    let start: String = text.chars().take(SHOWN_MAX).collect();
+    format!("{:?} ({count} characters)", format!("{start}…"))
 }
 
 pub fn validate(label: &str) -> Result<(), LabelError> {
@@ -101,6 +115,22 @@ mod tests {
         ] {
             assert!(validate(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_long_rejected_label_is_cut_and_measured() {
+        let message = validate(&"A".repeat(200)).unwrap_err().to_string();
+        assert!(message.contains("(200 characters)"), "{message}");
+        assert!(
+            message.contains(&format!("\"{}…\"", "A".repeat(SHOWN_MAX))),
+            "{message}"
+        );
+        assert!(!message.contains(&"A".repeat(SHOWN_MAX + 1)), "{message}");
+        // Short ones are repeated whole, as before.
+        let message = validate("a b").unwrap_err().to_string();
+        assert!(message.starts_with("invalid label \"a b\": "), "{message}");
+        let message = slug(&"!".repeat(100)).unwrap_err().to_string();
+        assert!(message.contains("(100 characters)"), "{message}");
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //! module here returns typed errors. See ARCHITECTURE.md for the map.
 
 pub mod agent;
+pub mod artifact;
 pub mod cli;
 pub mod cmd;
 pub mod error;
+pub mod fault;
 pub mod git;
 pub mod health;
 pub mod label;
@@ -16,4 +18,5 @@ pub mod paths;
 pub mod prompts;
 pub mod remote;
 pub mod state;
+pub mod term;
 pub mod tmux;

@@ -1,15 +1,53 @@
 //! Exclusive file locks between orchestra processes (e.g. two merges into one target).
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::path::Path;
 
-/// Blocks until this process holds the lock file at `path` (created if missing). The lock
-/// lasts as long as the returned file is open, and ends with the process however it ends.
+/// Blocks until this process holds the lock file at `path` (created, private, if missing).
+/// The lock lasts as long as the returned file is open, and ends with the process however
+/// it ends.
 pub fn exclusive(path: &Path) -> std::io::Result<File> {
+    let file = crate::paths::open_private(path, OpenOptions::new().write(true).create(true))?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// The lock every command that makes or takes apart sessions (their worktrees, branches,
+/// windows and rows) holds shared while it runs. `doctor --fix` holds it exclusively, so
+/// what it finds half-made is the remnant of a process that died, never the work of one
+/// still running. A process killed part-way releases it with its other files.
+pub fn work_shared(home: &Path) -> std::io::Result<File> {
+    let file = open(&work_lock_path(home))?;
+    file.lock_shared()?;
+    Ok(file)
+}
+
+/// The exclusive side of [`work_shared`]; `Ok(None)` when it is held elsewhere and `wait`
+/// is false.
+pub fn work_exclusive(home: &Path, wait: bool) -> std::io::Result<Option<File>> {
+    let file = open(&work_lock_path(home))?;
+    if wait {
+        file.lock()?;
+        return Ok(Some(file));
+    }
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn work_lock_path(home: &Path) -> std::path::PathBuf {
+    home.join("locks").join("work.lock")
+}
+
+fn open(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let file = File::create(path)?;
-    file.lock()?;
-    Ok(file)
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
 }

@@ -8,12 +8,20 @@ use orchestra::cmd::{self, Context, Output};
 
 fn main() {
     let cli = parse_args();
-    let ctx = Context::from_env(cli.socket.clone());
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut out = Output {
         out: &mut stdout,
         err: &mut stderr,
+    };
+    let ctx = match (Context::from_env(cli.socket()), &cli.command) {
+        (Ok(ctx), _) => ctx,
+        // Neither needs a home: they work in a build with no HOME (a package build).
+        (Err(_), Command::Completions { shell }) => finish(cmd::docs::completions(shell, &mut out)),
+        (Err(_), Command::Man) => finish(cmd::docs::man(&mut out)),
+        // A hook never fails the agent, even with nowhere to record.
+        (Err(_), Command::Event(args)) if args.from_hook => std::process::exit(0),
+        (Err(e), _) => finish(Err(e)),
     };
     let result = match &cli.command {
         Command::Slugify(args) => cmd::slugify::run(&ctx, args, &mut out),
@@ -55,12 +63,20 @@ fn main() {
         Command::Dream(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Dream, &mut out),
         Command::Sync(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Both, &mut out),
     };
+    finish(result)
+}
+
+/// Ends the process: 0, or the error's message and exit status.
+fn finish(result: Result<(), orchestra::error::Error>) -> ! {
+    // Reentrant: this thread may hold the lock already.
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     if let Err(e) = result {
         if !e.is_silent() {
             eprintln!("orchestra: {e}");
         }
         std::process::exit(e.exit_code());
     }
+    std::process::exit(0)
 }
 
 /// The command line, or ONE line on stderr and exit 2: clap's own errors run to several

@@ -228,11 +228,11 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
                 ));
             }
         }
-        if crate::remote::config::split_address(&host.address).is_none() {
+        if let Err(e) = crate::remote::config::parse_address(&host.address) {
             return Err(err(
                 locate(text, &header, "address"),
                 format!(
-                    "hosts.{name}.address {:?} is not user@host:port (user and port optional)",
+                    "hosts.{name}.address {:?} is not user@host:port (user and port optional): {e}",
                     host.address
                 ),
             ));
@@ -251,6 +251,14 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
                 return Err(err(
                     locate(text, &header, "host"),
                     format!("sessions.{label}.host {host:?} is not a [hosts.*] entry"),
+                ));
+            }
+        }
+        if let Some(tmux) = &s.tmux {
+            if let Err(why) = check_tmux_name(tmux) {
+                return Err(err(
+                    locate(text, &header, "tmux"),
+                    format!("sessions.{label}.tmux {tmux:?} {why}"),
                 ));
             }
         }
@@ -287,13 +295,29 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
     }
     for d in &m.dependencies {
         let at = locate(text, "[[dependencies]]", &d.when);
-        let words: Vec<&str> = d.when.split_whitespace().collect();
-        let ok = match words.as_slice() {
-            [name, "done"] => m.sessions.contains_key(*name),
-            [name, "has", _artifact, ..] => m.sessions.contains_key(*name),
-            _ => false,
+        let upstream = match d.condition() {
+            Some(Condition::Done { upstream }) => upstream,
+            Some(Condition::Has { upstream, artifact }) => {
+                // One validator for every artifact (dispatch --after, deps add, here).
+                let checked = crate::artifact::parse(&artifact)
+                    .map_err(|e| err(at, format!("when = {:?}: {e}", d.when)))?;
+                if checked
+                    .kind
+                    .is_some_and(|k| k != crate::git::ArtifactKind::File)
+                {
+                    return Err(err(
+                        at,
+                        format!(
+                            "when = {:?}: a manifest session has no branch; `has` names a file in its folder",
+                            d.when
+                        ),
+                    ));
+                }
+                upstream
+            }
+            None => "",
         };
-        if !ok {
+        if !m.sessions.contains_key(upstream) {
             return Err(err(
                 at,
                 format!(
@@ -313,6 +337,44 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
         }
     }
     Ok(())
+}
+
+/// Why `name` cannot be a tmux session name orchestra targets as `=NAME:`: tmux reads
+/// `:` and `.` in a target as window and pane separators (and renames such sessions).
+fn check_tmux_name(name: &str) -> Result<(), &'static str> {
+    if name.is_empty() {
+        Err("is empty")
+    } else if name.contains([':', '.']) {
+        Err("holds ':' or '.', which tmux reads as window and pane separators")
+    } else if name.chars().any(char::is_control) {
+        Err("holds a control character")
+    } else {
+        Ok(())
+    }
+}
+
+/// What a dependency's `when` waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Condition<'a> {
+    /// `NAME done`
+    Done { upstream: &'a str },
+    /// `NAME has ARTIFACT`: a file in the upstream's folder (words joined by one space).
+    Has { upstream: &'a str, artifact: String },
+}
+
+impl Dependency {
+    /// The `when`, read; `None` when it is neither form.
+    pub fn condition(&self) -> Option<Condition<'_>> {
+        let words: Vec<&str> = self.when.split_whitespace().collect();
+        match words.as_slice() {
+            [upstream, "done"] => Some(Condition::Done { upstream }),
+            [upstream, "has", artifact @ ..] if !artifact.is_empty() => Some(Condition::Has {
+                upstream,
+                artifact: artifact.join(" "),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// A `blocked_by` cycle, as names ending where they began.
@@ -444,6 +506,26 @@ then = 'brief analysis "Data ready at /share/output"'
     }
 
     #[test]
+    fn plain_names_and_artifacts_pass() {
+        let m = parse(
+            "[hosts.h]\naddress = \"deploy.bot_1-x@gpu-box.lan:2222\"\n\
+             [sessions.a]\npath = \"/x\"\ntmux = \"claude_a-1\"\nhost = \"h\"\n\
+             [[dependencies]]\nwhen = \"a has out/data.csv\"\nthen = \"brief a hi\"\n\
+             [[dependencies]]\nwhen = \"a has file:./x..y\"\nthen = \"brief a hi\"\n",
+            "orchestra.toml",
+        )
+        .expect("valid");
+        assert_eq!(
+            m.dependencies[0].condition(),
+            Some(Condition::Has {
+                upstream: "a",
+                artifact: "out/data.csv".into()
+            })
+        );
+        assert_eq!(m.sessions["a"].tmux.as_deref(), Some("claude_a-1"));
+    }
+
+    #[test]
     fn every_error_names_file_line_and_column() {
         let cases: &[(&str, &str, usize, usize, &str)] = &[
             ("unknown key", "[orchestrator]\npoll_intervall = 5\n", 2, 1, "unknown field"),
@@ -472,6 +554,42 @@ then = 'brief analysis "Data ready at /share/output"'
                 "a → b → a",
             ),
             ("unsplittable args", "[sessions.a]\npath = \"/x\"\nagent_args = \"--x 'open\"\n", 3, 15, "cannot split"),
+            ("user with a leading dash", "[hosts.h]\naddress = \"-oProxyCommand=touch@box\"\n", 2, 1, "the user part \"-oProxyCommand=touch\""),
+            ("user with a space", "[hosts.h]\naddress = \"a b@box\"\n", 2, 1, "is not a user name"),
+            ("user with a control character", "[hosts.h]\naddress = \"a\\u0007@box\"\n", 2, 1, "is not a user name"),
+            ("user with shell syntax", "[hosts.h]\naddress = \"$(id)@box\"\n", 2, 1, "is not a user name"),
+            ("host with a leading dash", "[hosts.h]\n\naddress = \"me@-oProxyCommand=x\"\n", 3, 1, "the host part"),
+            ("tmux name with a dot", "[sessions.a]\npath = \"/x\"\ntmux = \"a.b\"\n", 3, 1, "window and pane separators"),
+            ("tmux name with a colon", "[sessions.a]\npath = \"/x\"\ntmux = \"a:b\"\n", 3, 1, "window and pane separators"),
+            ("empty tmux name", "[sessions.a]\npath = \"/x\"\ntmux = \"\"\n", 3, 1, "is empty"),
+            (
+                "absolute artifact",
+                "[sessions.a]\npath = \"/x\"\n[[dependencies]]\nwhen = \"a has /etc/passwd\"\nthen = \"brief a hi\"\n",
+                4,
+                9,
+                "absolute path",
+            ),
+            (
+                "artifact above the folder",
+                "[sessions.a]\npath = \"/x\"\n[[dependencies]]\nwhen = \"a has ../secret\"\nthen = \"brief a hi\"\n",
+                4,
+                9,
+                "leaves the session's folder",
+            ),
+            (
+                "artifact that climbs out",
+                "[sessions.a]\npath = \"/x\"\n[[dependencies]]\nwhen = \"a has a/../../b\"\nthen = \"brief a hi\"\n",
+                4,
+                9,
+                "leaves the session's folder",
+            ),
+            (
+                "branch artifact",
+                "[sessions.a]\npath = \"/x\"\n[[dependencies]]\nwhen = \"a has branch:main\"\nthen = \"brief a hi\"\n",
+                4,
+                9,
+                "has no branch",
+            ),
         ];
         for (what, text, line, column, message) in cases {
             let e = parse(text, "orchestra.toml").expect_err(what);

@@ -61,14 +61,8 @@ pub fn spawn_self_logged(
     };
     let mut cmd = Command::new(exe);
     let output = || -> Stdio {
-        log.and_then(|path| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .ok()
-        })
-        .map_or_else(Stdio::null, Stdio::from)
+        log.and_then(|path| crate::paths::open_log(path).ok())
+            .map_or_else(Stdio::null, Stdio::from)
     };
     cmd.args(args)
         .stdin(Stdio::null())

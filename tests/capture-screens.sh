@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
-FAKE=${ORCHESTRA_FAKE_ANTHROPIC:-$PWD/../shared/fake-anthropic}
+FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 out_root=$PWD/tests/fixtures/screens
 
 work=$(mktemp -d /tmp/orchestra-capture.XXXXXX)
@@ -16,7 +16,7 @@ sock=$work/sock
 cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 
-python3 "$FAKE/server.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
+python3 "$FAKE/anthropic.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
 api_pid=$!
 for _ in $(seq 100); do [ -f "$work/port" ] && break; sleep 0.1; done
 port=$(cat "$work/port")
@@ -68,13 +68,15 @@ print(json.dumps({"hooks": {e: [{"hooks": [{"type": "command",
     "command": f"cat > {d}/{e}.$(date +%s%N).json"}]}] for e in events}}))
 PY
   local env
-  env=$(python3 "$FAKE/claude-home.py" "$home" --trust "$wt" --env --port "$port")
+  env=$(python3 "$FAKE/claude_home.py" "$home" --trust "$wt" --print-env --port "$port")
   eval "$env"
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
     -e HOME="$HOME" -e ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" -e ANTHROPIC_BASE_URL="$ANTHROPIC_BASE_URL" \
     -e DISABLE_TELEMETRY=1 -e DISABLE_AUTOUPDATER=1 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
     -- "$@" --permission-mode default --settings "$work/settings-$version.json"
-  sleep 3
+  # Keys typed before the CLI reads its input are lost: wait for the input box's hint line.
+  wait_for "? for shortcuts" 60
+  sleep 1
   capture idle-start
   type_line "[[slow: 8]] [[say: one two three four five six seven eight nine ten eleven twelve]]"
   sleep 2

@@ -115,6 +115,15 @@ pub fn launch(
     Launch { argv, typed_prompt }
 }
 
+/// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
+/// as `--resume ID`.
+pub fn is_conversation_id(text: &str) -> bool {
+    text.len() == 36
+        && text.chars().enumerate().all(|(i, c)| {
+            matches!(i, 8 | 13 | 18 | 23) == (c == '-') && (c == '-' || c.is_ascii_hexdigit())
+        })
+}
+
 /// The Claude Code hook events that report state, and the release that introduced each
 /// (a release refuses a whole settings file naming an event it does not know).
 const CLAUDE_HOOKS: &[(&str, (u32, u32, u32))] = &[
@@ -125,6 +134,8 @@ const CLAUDE_HOOKS: &[(&str, (u32, u32, u32))] = &[
     ("Notification", (0, 0, 0)),
     ("Stop", (0, 0, 0)),
     ("SessionEnd", (0, 0, 0)),
+    // Also says which conversation the session is in now (`/clear`, `/resume`).
+    ("SessionStart", (0, 0, 0)),
     ("StopFailure", (2, 1, 78)),
 ];
 
@@ -170,10 +181,7 @@ pub fn agent_version(command: &[String], cache_file: &Path) -> Option<(u32, u32,
     let version = parse_version(&text)?;
     cache.insert(key, text);
     if let Ok(json) = serde_json::to_string_pretty(&cache) {
-        let tmp = cache_file.with_extension("tmp");
-        if std::fs::write(&tmp, json).is_ok() {
-            let _ = std::fs::rename(&tmp, cache_file);
-        }
+        let _ = crate::paths::replace_private(cache_file, json);
     }
     Some(version)
 }
@@ -275,6 +283,16 @@ mod tests {
         assert_eq!(events(None).0, old);
         assert_eq!(parse_version("2.1.332 (Claude Code)"), Some((2, 1, 332)));
         assert_eq!(parse_version("v10.2"), None);
+    }
+
+    #[test]
+    fn conversation_ids_are_uuids() {
+        assert!(is_conversation_id("45913bb3-602f-424a-8f1a-bb001627e015"));
+        assert!(!is_conversation_id("45913bb3-602f-424a-8f1a-bb001627e01"));
+        assert!(!is_conversation_id(
+            "--resume x; rm -rf /aaaaaaaaaaaaaaaaaaa"
+        ));
+        assert!(!is_conversation_id("45913bb3x602f-424a-8f1a-bb001627e015"));
     }
 
     #[test]

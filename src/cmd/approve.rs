@@ -6,7 +6,7 @@ use crate::agent::menu::{self, Answer, Menu};
 use crate::cli::{ApproveArgs, DenyArgs};
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
-use crate::state::Session;
+use crate::state::{AgentState, Session};
 use crate::tmux::{Key, OwnedPane, Tmux};
 
 /// How long to wait for a menu to be drawn.
@@ -48,15 +48,30 @@ fn answer_menu(
 pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Result<String, Error> {
     let result =
         agent_pane(session).and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer));
-    record_if_gone(ctx, session, result)
+    let (chosen, pressed_at) = record_if_gone(ctx, session, result)?;
+    if answer != Answer::No {
+        // An approved tool may run for minutes with no hook until it ends: the agent is
+        // busy from now, as orchestra itself just made it.
+        let store = ctx.store()?;
+        // Said as of the key press: the tool's own hooks (even its Stop, should it have
+        // finished already) come later and win.
+        let said = format!("approved: {chosen}");
+        if let Some(t) =
+            store.apply_state(&session.id, AgentState::Busy, pressed_at, "approve", &said)?
+        {
+            crate::cmd::announce(&t)?;
+        }
+    }
+    Ok(chosen)
 }
 
+/// Returns the entry chosen and when the key that chose it was pressed.
 fn answer_pane(
     tmux: &Tmux,
     pane: &OwnedPane,
     session: &Session,
     answer: Answer,
-) -> Result<String, Error> {
+) -> Result<(String, i64), Error> {
     let menu = wait_for_menu(tmux, pane.pane(), MENU_WAIT)?.ok_or_else(|| {
         Error::Refused(format!(
             "no menu on {}'s screen: nothing sent",
@@ -68,8 +83,9 @@ fn answer_pane(
     let menu = read_menu(tmux, pane.pane())?.unwrap_or(menu);
     let Some(target) = menu.choose(answer) else {
         if answer == Answer::No {
+            let pressed_at = crate::health::now_micros();
             tmux.press(pane, &[Key::Escape])?;
-            return Ok("Esc".into());
+            return Ok(("Esc".into(), pressed_at));
         }
         return Err(Error::Refused(format!(
             "no entry of {}'s menu gives that answer: {}",
@@ -100,13 +116,14 @@ fn answer_pane(
             _ => std::thread::sleep(Duration::from_millis(50)),
         }
     }
+    let pressed_at = crate::health::now_micros();
     tmux.press(pane, &[Key::Enter])?;
     // An Enter swallowed while the menu was settling: the same menu stays. Press once more.
     std::thread::sleep(Duration::from_millis(1200));
     if read_menu(tmux, pane.pane())?.is_some_and(|m| m == menu_at(&menu, target)) {
         tmux.press(pane, &[Key::Enter])?;
     }
-    Ok(label)
+    Ok((label, pressed_at))
 }
 
 fn menu_at(menu: &Menu, cursor: usize) -> Menu {

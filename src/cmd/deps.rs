@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::cli::{DepsArgs, DepsCommand};
 use crate::cmd::{find_session, open_repo, Context, Output};
 use crate::error::Error;
-use crate::git::{artifact_kind, Repo};
+use crate::git::Repo;
 use crate::state::{EdgeRefusal, Session, Status, Store};
 
 pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), E
         } => {
             let d = find_session(&store, &repo, dependent)?;
             let u = find_session(&store, &repo, upstream)?;
-            validate_artifact(artifact)?;
+            crate::artifact::validate(artifact)?;
             match store.add_dependency(&d.id, &u, artifact)? {
                 Ok(()) => {
                     out.line(format!("{dependent} waits for {upstream}: {artifact}"));
@@ -54,7 +54,7 @@ pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), E
         }
         DepsCommand::Check { upstream, artifact } => {
             let u = find_session(&store, &repo, upstream)?;
-            validate_artifact(artifact)?;
+            crate::artifact::validate(artifact)?;
             if artifact_ready(&repo, &u, artifact)? {
                 Ok(())
             } else {
@@ -179,23 +179,6 @@ pub fn run(ctx: &Context, args: &DepsArgs, out: &mut Output<'_>) -> Result<(), E
             Ok(())
         }
     }
-}
-
-/// An artifact locator must stay inside the upstream's worktree.
-pub fn validate_artifact(artifact: &str) -> Result<(), Error> {
-    let (_, name) = artifact_kind(artifact);
-    if name.is_empty() {
-        return Err(Error::BadInput("the artifact is empty".into()));
-    }
-    if Path::new(name)
-        .components()
-        .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return Err(Error::BadInput(format!(
-            "artifact {artifact:?} leaves the session's worktree"
-        )));
-    }
-    Ok(())
 }
 
 /// Whether `artifact` of the `upstream` session exists now.

@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             ))
         })?;
         let upstream = crate::cmd::find_session(&store, &repo, upstream)?;
-        crate::cmd::deps::validate_artifact(artifact)?;
+        crate::artifact::validate(artifact)?;
         waits.push((upstream, artifact.to_string()));
     }
     let base = repo.resolve_commit(args.base.as_deref())?;
@@ -69,6 +69,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         _ => repo.current_branch(),
     };
 
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     let agent_uuid = uuid::Uuid::new_v4().to_string();
     let port = free_port(&store)?;
@@ -77,21 +78,26 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
     let result = (|out: &mut Output<'_>| -> Result<Session, Error> {
         let dir = session_dir(&ctx.home, &id);
-        std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+        crate::paths::private_dir(&dir)
+            .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
         if kind == AgentKind::Claude {
             write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
         }
+        crate::fault::point("dispatch");
 
         let root = worktree_root(&repo);
         if !root.exists() {
             std::fs::create_dir_all(&root)
                 .map_err(Error::io(format!("creating {}", root.display())))?;
             undo.worktree_root = Some(root);
+            crate::fault::point("dispatch");
         }
-        repo.add_worktree(&worktree, &branch, base)?;
+        repo.add_worktree(&worktree, &branch, base, &id)?;
         undo.worktree = Some((worktree.clone(), branch.clone(), base));
+        crate::fault::point("dispatch");
         repo.copy_worktree_includes(&worktree)?;
+        crate::fault::point("dispatch");
 
         let at = now();
         let blocked = !waits.is_empty();
@@ -153,6 +159,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             ],
         )?;
         undo.window = Some((window.window.clone(), id.clone()));
+        crate::fault::point("dispatch");
         session.tmux_socket = Some(window.socket_path.clone());
         session.tmux_session = Some(window.session_name.clone());
         session.window = Some(window.window.clone());
@@ -160,6 +167,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
         store.insert_session(&session)?;
         undo.row = Some(id.clone());
+        crate::fault::point("dispatch");
         for (upstream, artifact) in &waits {
             if let Err(refusal) = store.add_dependency(&id, upstream, artifact)? {
                 return Err(Error::BadInput(format!(
@@ -169,6 +177,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             }
         }
         store.record_event(&session, "dispatched", "", session.status.as_str(), &branch)?;
+        crate::fault::point("dispatch");
         if blocked {
             return Ok(session);
         }
@@ -232,17 +241,21 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     Ok(())
 }
 
+/// The prompt, if any: text an agent can take (typed or on its command line), so no
+/// control character but tab and line ends.
 fn read_prompt(args: &DispatchArgs) -> Result<Option<String>, Error> {
-    match (&args.prompt, &args.prompt_file) {
-        (Some(p), _) => Ok(Some(p.clone())),
-        (None, Some(file)) => std::fs::read_to_string(file).map(Some).map_err(|e| {
+    let prompt = match (&args.prompt, &args.prompt_file) {
+        (Some(p), _) => p.clone(),
+        (None, Some(file)) => std::fs::read_to_string(file).map_err(|e| {
             Error::BadInput(format!(
                 "cannot read the prompt file {}: {e}",
                 file.display()
             ))
-        }),
-        (None, None) => Ok(None),
-    }
+        })?,
+        (None, None) => return Ok(None),
+    };
+    crate::tmux::typable(&prompt).map_err(|e| Error::BadInput(format!("the prompt: {e}")))?;
+    Ok(Some(prompt))
 }
 
 /// An agent command line longer than this does not go through tmux as it is: tmux
@@ -298,7 +311,8 @@ fn last_argument_from_file(argv: &[String], file: &Path) -> Result<Vec<String>, 
     let Some((last, head)) = argv.split_last() else {
         return Ok(argv.to_vec());
     };
-    std::fs::write(file, last).map_err(Error::io(format!("writing {}", file.display())))?;
+    crate::paths::write_private(file, last)
+        .map_err(Error::io(format!("writing {}", file.display())))?;
     let mut words: Vec<String> = [
         "sh",
         "-c",
@@ -330,7 +344,7 @@ pub fn write_claude_settings(
         serde_json::json!({})
     };
     let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
-    std::fs::write(&settings_file, settings)
+    crate::paths::write_private(&settings_file, settings)
         .map_err(Error::io(format!("writing {}", settings_file.display())))
 }
 

@@ -1,16 +1,19 @@
 //! `orchestra doctor`: check the tools and the store, and reconcile the record with what
-//! tmux and git really hold.
+//! tmux and git really hold. With `--fix` it also finishes or takes back what a command
+//! killed part-way left behind (the crash tests in tests/it/faults.rs stop `dispatch`,
+//! `merge`, `kill` and `restart` at every step and run it after).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::cli::DoctorArgs;
 use crate::cmd::dispatch::worktree_root;
+use crate::cmd::kill::{forget, remove_worktree_keeping_work};
 use crate::cmd::{Context, Output};
 use crate::error::Error;
 use crate::git::{self, Repo};
-use crate::state::{Session, Status};
-use crate::tmux::{Server, Tmux};
+use crate::state::{Session, Status, Store};
+use crate::tmux::{Pane, Server, Tmux};
 
 #[derive(Default)]
 struct Report {
@@ -28,6 +31,34 @@ impl Report {
     fn fixed(&mut self, out: &mut Output<'_>, text: String) {
         out.line(format!("fixed    {text}"));
     }
+    /// `fixed` when `fix` (having run `repair`), else a problem saying what --fix does.
+    fn repair(
+        &mut self,
+        out: &mut Output<'_>,
+        fix: bool,
+        what: String,
+        done: &str,
+        repair: impl FnOnce(&mut Output<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        if fix {
+            repair(out)?;
+            self.fixed(out, format!("{what}: {done}"));
+        } else {
+            self.problem(out, format!("{what} (doctor --fix: {done})"));
+        }
+        Ok(())
+    }
+}
+
+/// One local tmux server as doctor saw it.
+struct Seen {
+    /// The sockets it was asked by (a session's `tmux_socket`, or this command's server).
+    keys: Vec<Option<String>>,
+    tmux: Tmux,
+    socket_path: Option<String>,
+    /// The panes carrying `@orchestra_id`; none when no server runs there; `None` when it
+    /// could not be asked (which is not proof of anything).
+    panes: Option<Vec<Pane>>,
 }
 
 pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -62,39 +93,268 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
         Some(p) => report.problem(out, format!("state store {}: {p}", store.path().display())),
     }
 
-    let sessions: Vec<Session> = store
+    // Repairs wait for the commands running now: what is half-made after that was left by
+    // a process that died.
+    let _work = if args.fix {
+        let lock = |wait| {
+            crate::lock::work_exclusive(&ctx.home, wait).map_err(Error::io("taking the work lock"))
+        };
+        match lock(false)? {
+            Some(held) => Some(held),
+            None => {
+                out.note("waiting for the orchestra commands running now to finish");
+                lock(true)?
+            }
+        }
+    } else {
+        None
+    };
+
+    check_merge_journals(ctx, args, &store, &mut report, out)?;
+
+    let servers = look_at_servers(ctx, &local_sessions(&store)?);
+    check_windows(ctx, args.fix, &store, &servers, &mut report, out)?;
+    check_panes(args.fix, &store, &servers, &mut report, out)?;
+    check_worktrees_of_rows(ctx, args.fix, &store, &servers, &mut report, out)?;
+
+    let sessions = local_sessions(&store)?;
+    let mut repos: Vec<String> = sessions.iter().map(|s| s.repo.clone()).collect();
+    if let Ok(cwd) = std::env::current_dir() {
+        if let Ok(repo) = Repo::discover(&cwd) {
+            repos.push(repo.id());
+        }
+    }
+    repos.sort();
+    repos.dedup();
+    for repo_id in repos {
+        let Ok(repo) = Repo::discover(Path::new(&repo_id)) else {
+            report.problem(
+                out,
+                format!("repository {repo_id} is gone, but sessions are recorded for it"),
+            );
+            continue;
+        };
+        check_repo(ctx, args.fix, &store, &repo, &mut report, out)?;
+    }
+    check_session_folders(ctx, args.fix, &store, &mut report, out)?;
+
+    if report.problems == 0 {
+        out.line("all good");
+        Ok(())
+    } else {
+        Err(Error::CheckFailed)
+    }
+}
+
+/// The live rows of this machine (merged ones are history; remote ones live elsewhere).
+fn local_sessions(store: &Store) -> Result<Vec<Session>, Error> {
+    Ok(store
         .sessions(None, false)?
         .into_iter()
         .filter(|s| s.host.is_none())
-        .collect();
+        .collect())
+}
 
-    // Panes: one list-panes per tmux server the sessions live on.
-    let mut panes_by_socket: HashMap<Option<String>, Option<HashSet<String>>> = HashMap::new();
-    for s in &sessions {
-        panes_by_socket
-            .entry(s.tmux_socket.clone())
-            .or_insert_with(|| {
-                Tmux::new(&Server::at(s.tmux_socket.as_deref()))
-                    .list_panes()
-                    .ok()
-                    .map(|panes| {
-                        panes
-                            .into_iter()
-                            .filter(|p| !p.dead)
-                            .map(|p| p.pane)
-                            .collect()
-                    })
-            });
+/// Every tmux server a session lives on, and the one this command talks to (where a
+/// dispatch or restart killed part-way made its window): one call each.
+fn look_at_servers(ctx: &Context, sessions: &[Session]) -> Vec<Seen> {
+    let own = ctx
+        .server
+        .socket
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
+    let mut keys = vec![own.clone()];
+    for s in sessions {
+        if !keys.contains(&s.tmux_socket) {
+            keys.push(s.tmux_socket.clone());
+        }
     }
-    for s in &sessions {
+    let mut seen: Vec<Seen> = Vec::new();
+    for key in keys {
+        let tmux = if key == own {
+            ctx.tmux()
+        } else {
+            Tmux::new(&Server::at(key.as_deref()))
+        };
+        let (socket_path, panes) = match tmux.snapshot(&[], &[]) {
+            Ok(Some(snapshot)) => (Some(snapshot.socket_path), Some(snapshot.panes)),
+            Ok(None) => (None, Some(Vec::new())),
+            Err(_) => (None, None),
+        };
+        if let Some(same) = seen
+            .iter_mut()
+            .find(|s| socket_path.is_some() && s.socket_path == socket_path)
+        {
+            same.keys.push(key);
+            continue;
+        }
+        seen.push(Seen {
+            keys: vec![key],
+            tmux,
+            socket_path,
+            panes,
+        });
+    }
+    seen
+}
+
+/// The index of the server a session's window lives on.
+fn server_of(servers: &[Seen], session: &Session) -> Option<usize> {
+    servers.iter().position(|s| {
+        s.keys.contains(&session.tmux_socket)
+            || (session.tmux_socket.is_some() && s.socket_path == session.tmux_socket)
+    })
+}
+
+/// The panes of the session's server: `None` when it could not be asked.
+fn panes_of<'a>(servers: &'a [Seen], session: &Session) -> Option<&'a [Pane]> {
+    server_of(servers, session).and_then(|i| servers[i].panes.as_deref())
+}
+
+/// Windows carrying `@orchestra_id`: each must be the recorded window of a live row. A
+/// restart killed before recording its new window left it: adopted. A dispatch killed
+/// before recording its row left one with no row: closed (it is ours: its session folder
+/// exists). One whose id this ORCHESTRA_HOME never knew is not touched.
+fn check_windows(
+    ctx: &Context,
+    fix: bool,
+    store: &Store,
+    servers: &[Seen],
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    // (server index, window, id, its first pane), once per window.
+    let mut windows: Vec<(usize, &Pane)> = Vec::new();
+    for (i, server) in servers.iter().enumerate() {
+        for pane in server.panes.iter().flatten() {
+            if !windows
+                .iter()
+                .any(|(j, p)| *j == i && p.window == pane.window)
+            {
+                windows.push((i, pane));
+            }
+        }
+    }
+    let mut by_id: HashMap<&str, Vec<(usize, &Pane)>> = HashMap::new();
+    for (i, pane) in windows {
+        by_id
+            .entry(pane.orchestra_id.as_str())
+            .or_default()
+            .push((i, pane));
+    }
+    let mut ids: Vec<&str> = by_id.keys().copied().collect();
+    ids.sort();
+    for id in ids {
+        let found = &by_id[id];
+        let row = store.session_by_id(id)?;
+        let live = row.as_ref().filter(|s| s.status != Status::Merged);
+        let Some(session) = live else {
+            let ours = row.is_some() || crate::paths::session_dir(&ctx.home, id).is_dir();
+            for (i, pane) in found {
+                let what = format!(
+                    "window {} ({}) carries session id {id}, which has no live row",
+                    pane.window, pane.session_name
+                );
+                if !ours {
+                    report.problem(
+                        out,
+                        format!("{what} and is not of this ORCHESTRA_HOME: left alone"),
+                    );
+                    continue;
+                }
+                let tmux = &servers[*i].tmux;
+                report.repair(out, fix, what, "closed", |_| {
+                    tmux.kill_window_if_ours(&pane.window, id)?;
+                    Ok(())
+                })?;
+            }
+            continue;
+        };
+        let Some(home_server) = server_of(servers, session) else {
+            continue;
+        };
+        if servers[home_server].panes.is_none() {
+            // Its own server could not be asked: its recorded window may be alive there.
+            continue;
+        }
+        let recorded = found
+            .iter()
+            .find(|(i, p)| *i == home_server && Some(&p.window) == session.window.as_ref());
+        let keep = match recorded {
+            Some(kept) => *kept,
+            None => {
+                // The recorded window is gone: the newest one with the id is the restart
+                // that did not get to record it.
+                let Some(&(i, pane)) = found.iter().find(|(_, p)| !p.dead).or(found.last()) else {
+                    continue;
+                };
+                let server = &servers[i];
+                report.repair(
+                    out,
+                    fix,
+                    format!(
+                        "session {} runs in window {}, not in its recorded window {} (a restart that did not finish)",
+                        session.label,
+                        pane.window,
+                        session.window.as_deref().unwrap_or("-")
+                    ),
+                    "recorded",
+                    |_| {
+                        store.record_restart(
+                            session,
+                            &pane.window,
+                            &pane.pane,
+                            &pane.session_name,
+                            server.socket_path.as_deref(),
+                        )?;
+                        Ok(())
+                    },
+                )?;
+                (i, pane)
+            }
+        };
+        for &(i, pane) in found {
+            if i == keep.0 && pane.window == keep.1.window {
+                continue;
+            }
+            let tmux = &servers[i].tmux;
+            report.repair(
+                out,
+                fix,
+                format!(
+                    "window {} is a second window of session {} (recorded: {})",
+                    pane.window, session.label, keep.1.window
+                ),
+                "closed",
+                |_| {
+                    tmux.kill_window_if_ours(&pane.window, id)?;
+                    Ok(())
+                },
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// A live row whose pane is gone is dead.
+fn check_panes(
+    fix: bool,
+    store: &Store,
+    servers: &[Seen],
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    for s in local_sessions(store)? {
         if s.status == Status::Dead {
             continue;
         }
-        let alive = match (&s.pane, panes_by_socket.get(&s.tmux_socket)) {
-            (Some(pane), Some(Some(live))) => live.contains(pane),
+        let alive = match (&s.pane, panes_of(servers, &s)) {
+            (Some(pane), Some(panes)) => panes
+                .iter()
+                .any(|p| p.pane == *pane && p.orchestra_id == s.id && !p.dead),
             // A server we cannot ask is not proof of death.
-            (Some(_), Some(None)) => true,
-            _ => false,
+            (Some(_), None) => true,
+            (None, _) => false,
         };
         if alive {
             continue;
@@ -105,16 +365,32 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
             s.repo,
             s.pane.as_deref().unwrap_or("-")
         );
-        if args.fix {
-            store.change_status(s, Status::Dead, "doctor: pane gone")?;
-            report.fixed(out, format!("{what}; marked dead"));
-        } else {
-            report.problem(out, format!("{what} (doctor --fix marks it dead)"));
-        }
+        report.repair(out, fix, what, "marked dead", |_| {
+            store.change_status(&s, Status::Dead, "doctor: pane gone")?;
+            Ok(())
+        })?;
     }
+    Ok(())
+}
 
-    for s in &sessions {
-        if !Path::new(&s.worktree).exists() {
+/// A dispatched session whose worktree is gone cannot run again. When its window is gone
+/// too (a kill that died after removing the worktree) the kill is finished: the branch
+/// settled as kill would (archived unless merged), the row removed.
+fn check_worktrees_of_rows(
+    ctx: &Context,
+    fix: bool,
+    store: &Store,
+    servers: &[Seen],
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    for s in local_sessions(store)? {
+        if Path::new(&s.worktree).exists() {
+            continue;
+        }
+        let window_alive = panes_of(servers, &s)
+            .is_none_or(|panes| panes.iter().any(|p| p.orchestra_id == s.id && !p.dead));
+        if s.is_manifest() || window_alive {
             report.problem(
                 out,
                 format!(
@@ -122,69 +398,190 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
                     s.label, s.repo, s.worktree, s.branch, s.label
                 ),
             );
+            continue;
         }
+        let Ok(repo) = Repo::discover(Path::new(&s.repo)) else {
+            continue;
+        };
+        report.repair(
+            out,
+            fix,
+            format!(
+                "session {} ({}): its worktree {} and its window are gone (a kill that did not finish?)",
+                s.label, s.repo, s.worktree
+            ),
+            "branch settled, row removed",
+            |out| forget(ctx, &repo, store, &s, "doctor: worktree and window gone", "doctor", out),
+        )?;
     }
+    Ok(())
+}
 
-    let mut repos: Vec<String> = sessions.iter().map(|s| s.repo.clone()).collect();
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Ok(repo) = Repo::discover(&cwd) {
-            repos.push(repo.id());
-        }
-    }
-    repos.sort();
-    repos.dedup();
+/// Whether `id` names a session of this ORCHESTRA_HOME: it has a row, or the folder that
+/// dispatch makes before anything else.
+fn known_id(ctx: &Context, store: &Store, id: &str) -> Result<bool, Error> {
+    Ok(store.session_by_id(id)?.is_some() || crate::paths::session_dir(&ctx.home, id).is_dir())
+}
+
+/// git's side: worktrees whose folders are gone, worktrees and `session/` branches that a
+/// dispatch killed before it recorded its row left behind (taken apart without losing a
+/// commit), and worktrees nobody recorded (listed, never touched).
+fn check_repo(
+    ctx: &Context,
+    fix: bool,
+    store: &Store,
+    repo: &Repo,
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let sessions: Vec<Session> = local_sessions(store)?
+        .into_iter()
+        .filter(|s| s.repo == repo.id())
+        .collect();
     let recorded: HashSet<PathBuf> = sessions
         .iter()
         .map(|s| PathBuf::from(&s.worktree))
         .collect();
-    for repo_id in repos {
-        let Ok(repo) = Repo::discover(Path::new(&repo_id)) else {
-            report.problem(
+    let live_branches: HashSet<&str> = sessions.iter().map(|s| s.branch.as_str()).collect();
+    let root = worktree_root(repo);
+    for (name, path, exists) in repo.linked_worktrees()? {
+        if !exists {
+            report.repair(
                 out,
-                format!("repository {repo_id} is gone, but sessions are recorded for it"),
-            );
+                fix,
+                format!(
+                    "git records worktree {name} at {}, whose folder is gone",
+                    path.display()
+                ),
+                "pruned",
+                |_| Ok(repo.prune_worktrees()?),
+            )?;
             continue;
-        };
-        let root = worktree_root(&repo);
-        for (name, path, exists) in repo.linked_worktrees()? {
-            if !exists {
-                if args.fix {
-                    repo.prune_worktrees()?;
-                    report.fixed(
-                        out,
-                        format!(
-                            "git's record of worktree {name} ({}) whose folder is gone: pruned",
-                            path.display()
-                        ),
-                    );
-                } else {
-                    report.problem(out, format!("git records worktree {name} at {}, whose folder is gone (doctor --fix prunes it)", path.display()));
-                }
-                continue;
-            }
-            let ours = path.starts_with(&root);
-            let canonical = path.canonicalize().unwrap_or(path.clone());
-            if ours && !recorded.contains(&path) && !recorded.contains(&canonical) {
-                report.problem(
+        }
+        let canonical = path.canonicalize().unwrap_or(path.clone());
+        if !path.starts_with(&root) || recorded.contains(&path) || recorded.contains(&canonical) {
+            continue;
+        }
+        let made_for = Repo::checked_out_branch(&path)?
+            .filter(|b| b.starts_with("session/") && !live_branches.contains(b.as_str()))
+            .and_then(|b| repo.branch_made_for(&b).map(|id| (b, id)));
+        match made_for {
+            Some((branch, id)) if known_id(ctx, store, &id)? => {
+                let label = branch.trim_start_matches("session/").to_string();
+                report.repair(
                     out,
+                    fix,
                     format!(
-                        "worktree {} has no session row: review it, then `git worktree remove {}` (left alone: it may hold work)",
-                        path.display(),
+                        "worktree {} of {branch} has no row (a dispatch that did not finish)",
                         path.display()
                     ),
-                );
+                    "removed, its work kept",
+                    |out| {
+                        remove_worktree_keeping_work(
+                            repo,
+                            &path,
+                            &label,
+                            &format!("WIP: left in the worktree of {branch}, which had no session"),
+                            "doctor",
+                            out,
+                        )?;
+                        settle_orphan_branch(repo, &branch, &label, out)
+                    },
+                )?;
             }
+            _ => report.problem(
+                out,
+                format!(
+                    "worktree {} has no session row: review it, then `git worktree remove {}` (left alone: it may hold work)",
+                    path.display(),
+                    path.display()
+                ),
+            ),
         }
     }
 
-    check_merge_journals(ctx, args, &store, &mut report, out)?;
-
-    if report.problems == 0 {
-        out.line("all good");
-        Ok(())
-    } else {
-        Err(Error::CheckFailed)
+    for branch in repo.branches_with_prefix("session/")? {
+        if live_branches.contains(branch.as_str()) || repo.worktree_of_branch(&branch)?.is_some() {
+            continue;
+        }
+        let Some(id) = repo.branch_made_for(&branch) else {
+            continue;
+        };
+        if !known_id(ctx, store, &id)? {
+            continue;
+        }
+        let label = branch.trim_start_matches("session/").to_string();
+        report.repair(
+            out,
+            fix,
+            format!("branch {branch} has no session (a dispatch or kill that did not finish)"),
+            "settled",
+            |out| settle_orphan_branch(repo, &branch, &label, out),
+        )?;
     }
+    if fix && root.is_dir() {
+        // remove_dir refuses a folder that is not empty, which is the point.
+        let _ = std::fs::remove_dir(&root);
+    }
+    Ok(())
+}
+
+/// A `session/` branch with no session: deleted when every commit of it is on another
+/// branch too, else kept as `archive/<label>-<time>`.
+fn settle_orphan_branch(
+    repo: &Repo,
+    branch: &str,
+    label: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    if repo.commits_only_on(branch)? == 0 {
+        repo.delete_branch(branch)?;
+        out.line(format!("deleted branch {branch} (no commit only it has)"));
+    } else {
+        let archive = repo.free_archive_name(label);
+        repo.rename_branch(branch, &archive)?;
+        out.line(format!(
+            "branch {branch} has unmerged work: kept as {archive}"
+        ));
+    }
+    Ok(())
+}
+
+/// `$ORCHESTRA_HOME/sessions/<id>` of a session with no live row: removed.
+fn check_session_folders(
+    ctx: &Context,
+    fix: bool,
+    store: &Store,
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let Ok(entries) = std::fs::read_dir(ctx.home.join("sessions")) else {
+        return Ok(());
+    };
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let Some(id) = dir.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let live = store
+            .session_by_id(id)?
+            .is_some_and(|s| s.status != Status::Merged);
+        if live || !dir.is_dir() {
+            continue;
+        }
+        report.repair(
+            out,
+            fix,
+            format!("folder {} belongs to no live session", dir.display()),
+            "removed",
+            |_| {
+                std::fs::remove_dir_all(&dir)
+                    .map_err(Error::io(format!("removing {}", dir.display())))
+            },
+        )?;
+    }
+    Ok(())
 }
 
 /// A merge killed part-way left its journal: finish what the record shows was done (the
@@ -193,7 +590,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
 fn check_merge_journals(
     ctx: &Context,
     args: &DoctorArgs,
-    store: &crate::state::Store,
+    store: &Store,
     report: &mut Report,
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
@@ -201,8 +598,9 @@ fn check_merge_journals(
     let Ok(entries) = std::fs::read_dir(journal_dir(&ctx.home)) else {
         return Ok(());
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
         if path.extension().and_then(|e| e.to_str()) != Some("json") {
             continue;
         }
@@ -221,22 +619,16 @@ fn check_merge_journals(
         let tip = repo.branch_tip(&journal.target)?.to_string();
         let landed = journal.new.as_deref() == Some(tip.as_str());
         if !landed && tip == journal.old {
-            if args.fix {
-                let _ = std::fs::remove_file(&path);
-                report.fixed(
-                    out,
-                    format!(
-                        "{what} was interrupted before it landed: nothing changed; journal dropped"
-                    ),
-                );
-            } else {
-                report.problem(
-                    out,
-                    format!(
-                        "{what} was interrupted before it landed (doctor --fix drops the journal)"
-                    ),
-                );
-            }
+            report.repair(
+                out,
+                args.fix,
+                format!("{what} was interrupted before it landed: nothing changed"),
+                "journal dropped",
+                |_| {
+                    let _ = std::fs::remove_file(&path);
+                    Ok(())
+                },
+            )?;
             continue;
         }
         if !landed {
@@ -250,27 +642,28 @@ fn check_merge_journals(
             );
             continue;
         }
-        if !args.fix {
-            report.problem(
-                out,
-                format!("{what} landed but its teardown did not finish (doctor --fix finishes it)"),
-            );
-            continue;
-        }
-        let old = crate::git::Oid::from_str(&journal.old).map_err(crate::git::GitError::from)?;
-        let new = crate::git::Oid::from_str(&tip).map_err(crate::git::GitError::from)?;
-        if let Some(wt) = &journal.target_worktree {
-            if Repo::index_tree(wt)? == repo.commit_tree(old)? {
-                repo.update_worktree(wt, old, new)?;
-            }
-        }
-        if let Some(session) = store.session_by_id(&journal.session_id)? {
-            if session.status != crate::state::Status::Merged {
-                finish_teardown(ctx, &repo, store, &session, &journal.target, out)?;
-            }
-        }
-        let _ = std::fs::remove_file(&path);
-        report.fixed(out, format!("{what}: teardown finished"));
+        report.repair(
+            out,
+            args.fix,
+            format!("{what} landed but its teardown did not finish"),
+            "teardown finished",
+            |out| {
+                let old = git::Oid::from_str(&journal.old).map_err(git::GitError::from)?;
+                let new = git::Oid::from_str(&tip).map_err(git::GitError::from)?;
+                if let Some(wt) = &journal.target_worktree {
+                    if Repo::index_tree(wt)? == repo.commit_tree(old)? {
+                        repo.update_worktree(wt, old, new)?;
+                    }
+                }
+                if let Some(session) = store.session_by_id(&journal.session_id)? {
+                    if session.status != Status::Merged {
+                        finish_teardown(ctx, &repo, store, &session, &journal.target, out)?;
+                    }
+                }
+                let _ = std::fs::remove_file(&path);
+                Ok(())
+            },
+        )?;
     }
     Ok(())
 }

@@ -43,7 +43,7 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
     for label in crate::cmd::deps::start_ready(ctx, &store, out)? {
         out.line(format!("{label} was waiting for it and has started"));
     }
-    for line in crate::cmd::up::run_ready_dependencies(ctx)? {
+    for line in crate::cmd::up::run_ready_dependencies(ctx, &[])? {
         out.line(format!("ran {line}"));
     }
     Ok(())

@@ -5,9 +5,9 @@
 use std::io::{IsTerminal, Read, Write};
 
 use crate::cli::{EventArgs, NotifyArgs};
-use crate::cmd::{session_tmux, Context, Output};
+use crate::cmd::{Context, Output};
 use crate::error::Error;
-use crate::health::{notify_transition, now_micros};
+use crate::health::now_micros;
 use crate::notify::{self, Fallback, Note};
 use crate::paths::non_empty_env;
 use crate::state::AgentState;
@@ -51,6 +51,16 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let session = store
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    // `/clear` and `/resume` move the session to another conversation: remember it, so a
+    // restart resumes the one the person was in.
+    if args.event == "SessionStart" {
+        let conversation = hook.get("session_id").and_then(|v| v.as_str());
+        if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
+            if session.agent_uuid.as_deref() != Some(uuid) {
+                store.set_agent_uuid(&session, uuid)?;
+            }
+        }
+    }
     let Some(state) = state else {
         return Ok(());
     };
@@ -59,23 +69,8 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     if transition.is_some() && has_blocked_dependents(&store, &session)? {
         crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, &store, quiet))?;
     }
-    let Some(transition) = transition else {
-        return Ok(());
-    };
-    if let Some(window) = &transition.session.window {
-        let tmux = session_tmux(&transition.session)?;
-        // One tmux call: the badge, and the notify command should this need a notification.
-        let notify_cmd = tmux
-            .set_badge(window, state.as_str(), "@orchestra-notify-cmd")
-            .ok()
-            .flatten();
-        notify_transition(
-            &transition,
-            &Fallback {
-                command: notify_cmd,
-                tmux_socket: transition.session.tmux_socket.clone(),
-            },
-        );
+    if let Some(transition) = transition {
+        crate::cmd::announce(&transition)?;
     }
     Ok(())
 }
@@ -119,7 +114,11 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
         "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => None,
         "Stop" => Some(AgentState::Idle),
         "SubagentStop" => None,
+        // Compaction restarts the conversation in the middle of a turn: still busy.
+        "SessionStart" if field("source") == "compact" => None,
         "SessionStart" => Some(AgentState::Idle),
+        // Compacting is part of a turn, not its end.
+        "PreCompact" => None,
         "StopFailure" => Some(AgentState::Error),
         "SessionEnd" | "pane-died" | "pane-exited" => Some(AgentState::Exited),
         other => match AgentState::parse(other) {
@@ -134,13 +133,7 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
 }
 
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
-    let dir = ctx.home.join("logs");
-    let _ = std::fs::create_dir_all(&dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join("hooks.log"))
-    {
+    if let Ok(mut f) = crate::paths::open_log(&ctx.home.join("logs").join("hooks.log")) {
         let _ = writeln!(
             f,
             "{} event {} session {}: {e}",
@@ -239,5 +232,17 @@ mod tests {
         assert_eq!(state_for("Stop", &sub).unwrap(), None);
         assert_eq!(state_for("Stop", &tagged).unwrap(), None);
         assert_eq!(state_for("SubagentStop", &sub).unwrap(), None);
+    }
+
+    #[test]
+    fn compaction_does_not_end_a_turn() {
+        let compact = json!({"hook_event_name": "SessionStart", "source": "compact"});
+        let clear = json!({"hook_event_name": "SessionStart", "source": "clear"});
+        assert_eq!(state_for("SessionStart", &compact).unwrap(), None);
+        assert_eq!(state_for("PreCompact", &compact).unwrap(), None);
+        assert_eq!(
+            state_for("SessionStart", &clear).unwrap(),
+            Some(AgentState::Idle)
+        );
     }
 }

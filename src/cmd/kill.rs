@@ -1,70 +1,122 @@
 //! `orchestra kill`: close a session without losing work. Its window (only ours) and
 //! worktree go; its branch is deleted only if merged, else archived under a new name.
 
+use std::path::Path;
+
 use crate::cli::KillArgs;
 use crate::cmd::{
     close_window, find_branch_session, open_repo, settle_branch, short_list, Context, Output,
 };
 use crate::error::Error;
-use crate::git;
+use crate::fault;
+use crate::git::{self, Repo};
+use crate::state::{Session, Store};
 
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     let store = ctx.store()?;
     let session = find_branch_session(&store, &repo, &args.label, "kill")?;
-    let worktree = std::path::Path::new(&session.worktree);
-    let has_worktree = worktree.exists();
+    let worktree = Path::new(&session.worktree);
 
-    if has_worktree && !args.force {
+    if worktree.exists() && !args.force {
         let dirty = git::uncommitted_paths(worktree)?;
         if !dirty.is_empty() {
+            let on =
+                Repo::checked_out_branch(worktree)?.unwrap_or_else(|| "its detached HEAD".into());
             return Err(Error::Refused(format!(
-                "session {} has uncommitted changes ({}): commit them, or run `orchestra kill {} --force` to save them as a WIP commit on {}",
+                "session {} has uncommitted changes ({}): commit them, or run `orchestra kill {} --force` to save them as a WIP commit on {on}",
                 session.label,
                 short_list(&dirty),
                 session.label,
-                session.branch
             )));
         }
     }
 
+    fault::point("kill");
     close_window(&session, out);
+    fault::point("kill");
+    // Checked again now that the agent is stopped: whatever it wrote meanwhile is kept.
+    remove_worktree_keeping_work(
+        &repo,
+        worktree,
+        &session.label,
+        &format!(
+            "WIP: uncommitted work of session {}\n\nSaved by `orchestra kill` so that nothing is lost.",
+            session.label
+        ),
+        "kill",
+        out,
+    )?;
+    forget(ctx, &repo, &store, &session, "killed", "kill", out)?;
+    out.line(format!("killed {}", session.label));
+    Ok(())
+}
 
-    if has_worktree {
-        // Checked again now that the agent is stopped: whatever it wrote meanwhile is kept.
-        let dirty = git::uncommitted_paths(worktree)?;
-        if !dirty.is_empty() {
-            let oid = git::commit_all(
-                worktree,
-                &format!(
-                    "WIP: uncommitted work of session {}\n\nSaved by `orchestra kill` so that nothing is lost.",
-                    session.label
-                ),
-            )?;
-            out.line(format!(
-                "saved {} uncommitted path(s) as WIP commit {} on {}",
-                dirty.len(),
-                &oid.to_string()[..10],
-                session.branch
-            ));
-        }
-        repo.remove_worktree(worktree)?;
-        // The shared `<repo>.worktrees` folder goes with its last worktree.
-        if let Some(root) = worktree.parent() {
-            let _ = std::fs::remove_dir(root);
-        }
-    } else {
+/// Removes a session's worktree (its window already closed, so nothing writes there any
+/// more) without losing work: uncommitted changes become a WIP commit, and commits only a
+/// detached HEAD reaches are kept on `archive/<label>-detached-<time>`; the output says
+/// where. A worktree already gone leaves only git's record of it to prune. `verb` names
+/// the command, for the fault points between the steps.
+pub fn remove_worktree_keeping_work(
+    repo: &Repo,
+    worktree: &Path,
+    label: &str,
+    wip_message: &str,
+    verb: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    if !worktree.exists() {
         repo.prune_worktrees()?;
+        return Ok(());
     }
+    let dirty = git::uncommitted_paths(worktree)?;
+    if !dirty.is_empty() {
+        let oid = git::commit_all(worktree, wip_message)?;
+        let on = Repo::checked_out_branch(worktree)?.unwrap_or_else(|| "the detached HEAD".into());
+        out.line(format!(
+            "saved {} uncommitted path(s) as WIP commit {} on {on}",
+            dirty.len(),
+            &oid.to_string()[..10],
+        ));
+        fault::point(verb);
+    }
+    if let Some((kept, commits)) = repo.keep_detached_work(worktree, label)? {
+        out.line(format!(
+            "the worktree of {label} had a detached HEAD with {commits} commit(s) on no branch: kept as {kept}"
+        ));
+        fault::point(verb);
+    }
+    repo.remove_worktree(worktree)?;
+    fault::point(verb);
+    // The shared `<repo>.worktrees` folder goes with its last worktree.
+    if let Some(root) = worktree.parent() {
+        let _ = std::fs::remove_dir(root);
+    }
+    Ok(())
+}
 
+/// The end of a kill, once the window and worktree are gone: the branch settled (deleted
+/// if merged into the branch the session started from, else archived), the row removed,
+/// the session's own folder deleted. `doctor --fix` finishes an interrupted kill with it.
+pub fn forget(
+    ctx: &Context,
+    repo: &Repo,
+    store: &Store,
+    session: &Session,
+    why: &str,
+    verb: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
     let into = session
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
-    settle_branch(&repo, &session, into.as_deref(), out)?;
-    store.delete_session(&session, "killed")?;
-    crate::cmd::deps::upstream_removed(ctx, &store, &session, out)?;
+    settle_branch(repo, session, into.as_deref(), out)?;
+    fault::point(verb);
+    store.delete_session(session, why)?;
+    fault::point(verb);
+    crate::cmd::deps::upstream_removed(ctx, store, session, out)?;
     let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
-    out.line(format!("killed {}", session.label));
     Ok(())
 }

@@ -16,7 +16,7 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
     let repo = match &args.new {
         Some(name) => {
             crate::label::validate(name)?;
-            let dir = projects_dir().join(name);
+            let dir = projects_dir()?.join(name);
             if dir.exists() {
                 return Err(Error::BadInput(format!("{} already exists", dir.display())));
             }
@@ -112,10 +112,15 @@ pub fn promote(ctx: &Context, args: &PromoteArgs, out: &mut Output<'_>) -> Resul
 }
 
 /// `$ORCHESTRA_PROJECTS_DIR`, else `~/projects`.
-fn projects_dir() -> PathBuf {
-    non_empty_env("ORCHESTRA_PROJECTS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(non_empty_env("HOME").unwrap_or_else(|| "/tmp".into())).join("projects")
-        })
+fn projects_dir() -> Result<PathBuf, Error> {
+    match non_empty_env("ORCHESTRA_PROJECTS_DIR") {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => Ok(crate::paths::user_home()
+            .map_err(|_| {
+                Error::BadInput(
+                    "HOME is not set: set HOME or ORCHESTRA_PROJECTS_DIR for --new".into(),
+                )
+            })?
+            .join("projects")),
+    }
 }

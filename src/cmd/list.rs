@@ -21,6 +21,8 @@ pub struct ListRow {
     pub retry_count: i64,
     pub window: Option<String>,
     pub pane: Option<String>,
+    /// The agent's conversation id, where the agent has one (claude): what `restart` resumes.
+    pub conversation: Option<String>,
     /// Seconds since the session was created.
     pub age: i64,
     /// Why a blocked session can never start by itself ("api killed"); absent otherwise.
@@ -42,6 +44,7 @@ impl ListRow {
             retry_count: s.retry_count,
             window: s.window.clone(),
             pane: s.pane.clone(),
+            conversation: s.agent_uuid.clone(),
             age: at - s.created_at,
             stranded: None,
         }

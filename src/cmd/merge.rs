@@ -6,11 +6,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::cli::MergeArgs;
+use crate::cmd::kill::remove_worktree_keeping_work;
 use crate::cmd::{
     close_window, find_branch_session, find_session, open_repo, run_in_popup, settle_branch,
     short_list, target_branch, Context, Output,
 };
 use crate::error::Error;
+use crate::fault;
 use crate::git::{self, Repo, Review};
 use crate::health::now_micros;
 use crate::state::{AgentState, Session, Status, Store};
@@ -67,6 +69,7 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         );
     }
 
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     // One merge into a target at a time; the second sees the first's result.
     let lock_name = format!(
         "merge-{}.lock",
@@ -87,6 +90,10 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         }
     }
     let worktree = Path::new(&session.worktree);
+    // A worktree off its branch (a detached HEAD mid-rebase, another branch checked out):
+    // what is committed there is not what merges, and is kept at the teardown instead.
+    let off_branch = worktree.exists()
+        && Repo::checked_out_branch(worktree)?.as_deref() != Some(session.branch.as_str());
     if worktree.exists() {
         let dirty = git::uncommitted_paths(worktree)?;
         if !dirty.is_empty() && !args.include_uncommitted {
@@ -94,6 +101,12 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
                 "session {} has uncommitted changes ({}): commit them, or pass --include-uncommitted to commit them as a WIP commit first",
                 session.label,
                 short_list(&dirty)
+            )));
+        }
+        if !dirty.is_empty() && off_branch {
+            return Err(Error::Refused(format!(
+                "session {} has uncommitted changes, but its worktree is not on {}: --include-uncommitted would commit them where they are not merged; commit them on {} first",
+                session.label, session.branch, session.branch
             )));
         }
     }
@@ -117,6 +130,12 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
     }
 
     out.line(summary_text(&session, &target, &review));
+    if off_branch {
+        out.note(format!(
+            "the worktree of {} is not on {}: what is committed only there is not part of this merge (it is kept on an archive/ branch when the worktree goes)",
+            session.label, session.branch
+        ));
+    }
     if !args.yes {
         if !std::io::stdin().is_terminal() {
             return Err(Error::Refused(
@@ -138,6 +157,7 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         }
     }
 
+    fault::point("merge");
     // Only now, after the yes: uncommitted work becomes a WIP commit on the branch.
     if args.include_uncommitted
         && worktree.exists()
@@ -147,6 +167,7 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
             worktree,
             &format!("WIP: uncommitted work of session {}", session.label),
         )?;
+        fault::point("merge");
     }
     let review = repo.review(&session.branch, &target)?;
     if !review.conflicts.is_empty() {
@@ -157,34 +178,37 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         )));
     }
 
-    let mut journal = Journal {
+    // The merge commit is written first (objects only), then the journal naming it, then
+    // the ref moves: whenever this process dies, `doctor` can tell from the journal and the
+    // target's tip whether the merge landed, and finish or forget it.
+    let merged = repo.write_merge(
+        &session.branch,
+        &target,
+        args.squash,
+        &merge_message(&session, &target, &review, args.squash),
+    )?;
+    fault::point("merge");
+    let journal = Journal {
         session_id: session.id.clone(),
         repo: repo.id(),
         label: session.label.clone(),
         branch: session.branch.clone(),
         target: target.clone(),
-        old: repo.branch_tip(&target)?.to_string(),
-        new: None,
+        old: merged.old.to_string(),
+        new: Some(merged.new.to_string()),
         target_worktree: target_worktree.clone(),
     };
     let journal_path = journal_dir(&ctx.home).join(format!("{}.json", session.id));
     write_journal(&journal_path, &journal)?;
-    let merged = match repo.merge_into(
-        &session.branch,
-        &target,
-        args.squash,
-        &merge_message(&session, &target, &review, args.squash),
-    ) {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = std::fs::remove_file(&journal_path);
-            return Err(e.into());
-        }
-    };
-    journal.new = Some(merged.new.to_string());
-    write_journal(&journal_path, &journal)?;
+    fault::point("merge");
+    if let Err(e) = repo.land(&session.branch, &target, merged) {
+        let _ = std::fs::remove_file(&journal_path);
+        return Err(e.into());
+    }
+    fault::point("merge");
     if let Some(wt) = &target_worktree {
         repo.update_worktree(wt, merged.old, merged.new)?;
+        fault::point("merge");
     }
     out.line(format!(
         "merged {} into {target}: {} {}",
@@ -198,6 +222,7 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
     ));
 
     wrap_up(ctx, &store, &session, out);
+    fault::point("merge");
     finish_teardown(ctx, &repo, &store, &session, &target, out)?;
     let _ = std::fs::remove_file(&journal_path);
     Ok(())
@@ -214,22 +239,19 @@ pub fn finish_teardown(
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
     close_window(session, out);
-    let worktree = Path::new(&session.worktree);
-    if worktree.exists() {
-        if !git::uncommitted_paths(worktree)?.is_empty() {
-            git::commit_all(
-                worktree,
-                &format!("WIP: left in session {} after its merge", session.label),
-            )?;
-            out.line("saved changes made after the merge as a WIP commit");
-        }
-        repo.remove_worktree(worktree)?;
-        if let Some(root) = worktree.parent() {
-            let _ = std::fs::remove_dir(root);
-        }
-    }
+    fault::point("merge");
+    remove_worktree_keeping_work(
+        repo,
+        Path::new(&session.worktree),
+        &session.label,
+        &format!("WIP: left in session {} after its merge", session.label),
+        "merge",
+        out,
+    )?;
     settle_branch(repo, session, Some(target), out)?;
+    fault::point("merge");
     store.change_status(session, Status::Merged, &format!("merged into {target}"))?;
+    fault::point("merge");
     let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
     Ok(())
 }
@@ -300,13 +322,8 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
 }
 
 fn write_journal(path: &Path, journal: &Journal) -> Result<(), Error> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(Error::io("creating the merge journal folder"))?;
-    }
     let json = serde_json::to_vec_pretty(journal).unwrap_or_default();
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, json).map_err(Error::io("writing the merge journal"))?;
-    std::fs::rename(&tmp, path).map_err(Error::io("writing the merge journal"))
+    crate::paths::replace_private(path, json).map_err(Error::io("writing the merge journal"))
 }
 
 fn summary_text(session: &Session, target: &str, review: &Review) -> String {

@@ -43,11 +43,16 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn from_env(socket: Option<PathBuf>) -> Context {
-        Context {
-            home: orchestra_home(),
+    /// Refuses (bad input) when there is no home to be had or the event retention is not
+    /// a duration; an existing home that others may read is made private first.
+    pub fn from_env(socket: Option<PathBuf>) -> Result<Context, Error> {
+        let home = orchestra_home().map_err(|e| Error::BadInput(e.to_string()))?;
+        crate::state::events_retention().map_err(|e| Error::BadInput(e.to_string()))?;
+        crate::paths::secure_home(&home);
+        Ok(Context {
+            home,
             server: Server::resolve(socket.as_deref()),
-        }
+        })
     }
 
     pub fn store(&self) -> Result<Store, Error> {
@@ -185,6 +190,31 @@ pub fn record_if_gone<T>(
     )))
 }
 
+/// Shows a recorded state change at once: the window's badge and, where the change needs
+/// a person, a notification (ONE tmux call for the badge and the notify command).
+pub fn announce(transition: &crate::state::Transition) -> Result<(), Error> {
+    let Some(window) = &transition.session.window else {
+        return Ok(());
+    };
+    let tmux = session_tmux(&transition.session)?;
+    let notify_cmd = tmux
+        .set_badge(
+            window,
+            transition.session.state.as_str(),
+            "@orchestra-notify-cmd",
+        )
+        .ok()
+        .flatten();
+    crate::health::notify_transition(
+        transition,
+        &crate::notify::Fallback {
+            command: notify_cmd,
+            tmux_socket: transition.session.tmux_socket.clone(),
+        },
+    );
+    Ok(())
+}
+
 /// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`
 /// false a missing default file is no manifest at all.
 pub fn load_manifest(
@@ -316,13 +346,7 @@ pub fn settle_branch(
         ));
         return Ok(());
     }
-    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-    let mut archive = format!("archive/{}-{stamp}", session.label);
-    let mut n = 2;
-    while repo.branch_exists(&archive) {
-        archive = format!("archive/{}-{stamp}-{n}", session.label);
-        n += 1;
-    }
+    let archive = repo.free_archive_name(&session.label);
     repo.rename_branch(&session.branch, &archive)?;
     out.line(format!(
         "branch {} has unmerged work: kept as {archive}",
@@ -356,6 +380,23 @@ pub fn run_in_popup(
     cwd: &Path,
     title: &str,
 ) -> Result<(), Error> {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--popup")
+        .collect();
+    popup_orchestra(ctx, client, cwd, title, &args)
+}
+
+/// Runs this orchestra with `args` in a tmux popup on `client` (else the most recently
+/// active client), with this process's ORCHESTRA_HOME and tmux server. The command is
+/// shell words: display-popup hands it to the shell unexpanded, and no tmux parser reads it.
+pub fn popup_orchestra(
+    ctx: &Context,
+    client: Option<&str>,
+    cwd: &Path,
+    title: &str,
+    args: &[impl AsRef<str>],
+) -> Result<(), Error> {
     let tmux = ctx.tmux();
     let client = resolve_client(&tmux, client)?;
     let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
@@ -367,9 +408,14 @@ pub fn run_in_popup(
         words.push(format!("ORCHESTRA_TMUX_SOCKET={}", socket.display()));
     }
     words.push(exe.to_string_lossy().into_owned());
-    words.extend(std::env::args().skip(1).filter(|a| a != "--popup"));
+    words.extend(args.iter().map(|a| a.as_ref().to_string()));
     let command = shell_words::join(&words);
-    tmux.popup(&client, cwd, title, &command)?;
+    // display-popup takes a title from tmux 3.3 on.
+    let titled = tmux
+        .check_version()
+        .map(|v| crate::tmux::parse_version(&v).is_none_or(|v| v >= (3, 3)))
+        .unwrap_or(true);
+    tmux.popup(&client, cwd, if titled { title } else { "" }, &command)?;
     Ok(())
 }
 

@@ -2,13 +2,16 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::cli::{HealthArgs, RefreshArgs};
-use crate::cmd::{host_spec, human_age, remote_tmux, render_table, Context, Output};
+use crate::cmd::up::RemoteArtifact;
+use crate::cmd::{host_spec, human_age, render_table, Context, Output};
 use crate::error::Error;
 use crate::health::{self, Outcome};
 use crate::notify::Fallback;
 use crate::state::{Session, Transition};
+use crate::tmux::Tmux;
 
 pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
@@ -21,7 +24,7 @@ pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
     }
     // A transition is when a manifest's `when` may have come true (not on quiet ticks).
     if !outcome.transitions.is_empty() {
-        let _ = crate::cmd::up::run_ready_dependencies(ctx);
+        let _ = crate::cmd::up::run_ready_dependencies(ctx, &[]);
     }
     Ok(outcome)
 }
@@ -121,16 +124,16 @@ fn remote_refresh_running(ctx: &Context) -> bool {
 /// `refresh --remote`: one at a time (a lock), every host at once (a thread each).
 fn run_remote(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let lock_path = health::remote_lock_path(&ctx.home);
-    if let Some(dir) = lock_path.parent() {
-        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
-    }
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(Error::io(format!("opening {}", lock_path.display())))?;
+    let lock = crate::paths::open_private(
+        &lock_path,
+        std::fs::OpenOptions::new().write(true).create(true),
+    )
+    .map_err(Error::io(format!("opening {}", lock_path.display())))?;
     if lock.try_lock().is_err() {
         out.note("a remote refresh is already running");
         return Ok(());
     }
-    let cache = refresh_remote(ctx)?;
+    let RemoteRefresh { cache, ran } = refresh_remote(ctx)?;
     if args.json {
         out.line(serde_json::to_string_pretty(&cache.hosts).unwrap_or_else(|_| "[]".into()));
         return Ok(());
@@ -146,6 +149,9 @@ fn run_remote(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result
             Some(e) => out.line(format!("{}: {e}", host.name)),
         }
     }
+    for line in ran {
+        out.line(format!("ran {line}"));
+    }
     Ok(())
 }
 
@@ -154,12 +160,37 @@ pub fn refresh_remote_quietly(ctx: &Context) {
     let _ = refresh_remote(ctx);
 }
 
-/// Refreshes every remote host that has sessions, in parallel, and saves what was seen
-/// for the status line (hosts that fail keep their last answer time, for its age).
-pub fn refresh_remote(ctx: &Context) -> Result<health::RemoteCache, Error> {
+/// What a remote refresh saw, and the dependencies it ran.
+pub struct RemoteRefresh {
+    pub cache: health::RemoteCache,
+    /// The `[[dependencies]]` lines run (see `up::run_ready_dependencies`).
+    pub ran: Vec<String>,
+}
+
+/// Beyond a host's own timeouts, what its thread may take to hand back its answer.
+const HOST_SLACK: Duration = Duration::from_secs(1);
+
+/// What one host's thread hands back.
+struct HostAnswer {
+    index: usize,
+    seen: health::HostSeen,
+    transitions: Vec<Transition>,
+    found: Vec<RemoteArtifact>,
+}
+
+/// Refreshes every remote host that has sessions, each in a thread of its own, and saves
+/// what was seen for the status line as each host answers, so a slow host delays neither
+/// the others' rows nor the cache. Every exec on a host is bounded by its
+/// command_timeout; a host whose thread has not answered by the end of its budget
+/// (connect_timeout plus its execs) is reported as timed out and left behind. The files
+/// pending remote `has` dependencies wait for are looked for over the same connection
+/// (never on the status-line path), and the dependencies that came true are run.
+pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
     let store = ctx.store()?;
+    let sessions = store.sessions(None, false)?;
+    drop(store);
     let mut groups: BTreeMap<(String, String), Vec<Session>> = BTreeMap::new();
-    for s in store.sessions(None, false)? {
+    for s in &sessions {
         if let (Some(host), Some(manifest)) = (&s.host, &s.manifest) {
             groups
                 .entry((manifest.clone(), host.clone()))
@@ -167,7 +198,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<health::RemoteCache, Error> {
                 .push(s.clone());
         }
     }
-    drop(store);
+    let wanted = crate::cmd::up::remote_artifacts(ctx, &sessions);
     let previous = health::load_remote_cache(&ctx.home).unwrap_or_default();
     let fallback = Fallback {
         command: None,
@@ -177,93 +208,175 @@ pub fn refresh_remote(ctx: &Context) -> Result<health::RemoteCache, Error> {
             .as_ref()
             .map(|p| p.to_string_lossy().into_owned()),
     };
-    let results: Vec<(health::HostSeen, u64, Vec<Transition>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|((manifest, host), sessions)| {
-                let home = ctx.home.clone();
-                let answered = previous
-                    .hosts
-                    .iter()
-                    .find(|h| h.name == host)
-                    .map_or(0, |h| h.answered_ms);
-                scope.spawn(move || refresh_one_host(&home, &manifest, &host, &sessions, answered))
-            })
+    let started = Instant::now();
+    let mut deadline = started;
+    let (sender, answers) = std::sync::mpsc::channel::<HostAnswer>();
+    // What the cache shows of each host now (its last answer until a new one comes),
+    // and, while its thread runs, what it becomes if no answer comes in time.
+    let mut shown: Vec<Option<health::HostSeen>> = Vec::new();
+    let mut waiting: Vec<Option<health::HostSeen>> = Vec::new();
+    let mut polls: Vec<u64> = Vec::new();
+    for (index, ((manifest_path, host), sessions)) in groups.into_iter().enumerate() {
+        let last = previous.hosts.iter().find(|h| h.name == host).cloned();
+        let answered_ms = last.as_ref().map_or(0, |h| h.answered_ms);
+        let mut seen = recorded(&host, &sessions, answered_ms);
+        let spec = crate::manifest::load(Path::new(&manifest_path))
+            .map_err(Error::from)
+            .and_then(|m| {
+                polls.push(m.orchestrator.poll_interval.max(1));
+                host_spec(&m, &host)
+            });
+        let spec = match spec {
+            Ok(spec) => spec,
+            Err(e) => {
+                seen.reachable = true;
+                seen.error = Some(e.to_string());
+                shown.push(Some(seen));
+                waiting.push(None);
+                continue;
+            }
+        };
+        let paths: Vec<RemoteArtifact> = wanted
+            .iter()
+            .filter(|a| a.host == host && sessions.iter().any(|s| s.id == a.session_id))
+            .cloned()
             .collect();
-        handles.into_iter().filter_map(|h| h.join().ok()).collect()
-    });
-    let mut cache = health::RemoteCache {
+        // The list-and-capture exec, one for a changed badge, one for the artifacts.
+        let execs = 2 + u32::from(!paths.is_empty());
+        let budget = spec.connect_timeout + spec.command_timeout * execs + HOST_SLACK;
+        deadline = deadline.max(started + budget);
+        seen.reachable = false;
+        seen.error = Some(
+            crate::remote::RemoteError::Timeout {
+                host: host.clone(),
+                what: "refreshing".into(),
+                seconds: budget.as_secs(),
+            }
+            .to_string(),
+        );
+        shown.push(last);
+        waiting.push(Some(seen));
+        let home = ctx.home.clone();
+        let sender = sender.clone();
+        // Not scoped: a host stuck past its budget is left behind, never waited for.
+        std::thread::spawn(move || {
+            let (seen, transitions, found) =
+                refresh_one_host(&home, &spec, &sessions, &paths, answered_ms);
+            let _ = sender.send(HostAnswer {
+                index,
+                seen,
+                transitions,
+                found,
+            });
+        });
+    }
+    drop(sender);
+    let poll_secs = polls.iter().copied().min().unwrap_or(5);
+    let cache = |shown: &[Option<health::HostSeen>]| health::RemoteCache {
         refreshed_ms: health::now_micros() / 1000,
-        poll_secs: results.iter().map(|(_, p, _)| *p).min().unwrap_or(5),
-        hosts: Vec::new(),
+        poll_secs,
+        hosts: shown.iter().flatten().cloned().collect(),
     };
     let mut changed = false;
-    for (seen, _, transitions) in results {
-        for t in &transitions {
+    let mut found = Vec::new();
+    while waiting.iter().any(Option::is_some) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok(answer) = answers.recv_timeout(left) else {
+            break;
+        };
+        for t in &answer.transitions {
             health::notify_transition(t, &fallback);
         }
-        changed |= !transitions.is_empty();
-        cache.hosts.push(seen);
+        changed |= !answer.transitions.is_empty();
+        found.extend(answer.found);
+        waiting[answer.index] = None;
+        shown[answer.index] = Some(answer.seen);
+        health::save_remote_cache(&ctx.home, &cache(&shown));
     }
+    for (slot, late) in shown.iter_mut().zip(waiting) {
+        if late.is_some() {
+            *slot = late;
+        }
+    }
+    let cache = cache(&shown);
     health::save_remote_cache(&ctx.home, &cache);
-    if changed {
-        let _ = crate::cmd::up::run_ready_dependencies(ctx);
-    }
-    Ok(cache)
+    let ran = if changed || !found.is_empty() {
+        crate::cmd::up::run_ready_dependencies(ctx, &found).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Ok(RemoteRefresh { cache, ran })
 }
 
-/// One host's refresh: connect, one batched exec, classify, record. A failure is kept
-/// in what is returned (the rows then show the recorded states).
-fn refresh_one_host(
-    home: &Path,
-    manifest_path: &str,
-    host: &str,
-    sessions: &[Session],
-    answered_ms: i64,
-) -> (health::HostSeen, u64, Vec<Transition>) {
+/// A host's sessions as recorded, for when it gives no answer.
+fn recorded(host: &str, sessions: &[Session], answered_ms: i64) -> health::HostSeen {
     let now_us = health::now_micros();
-    let recorded_rows = sessions
-        .iter()
-        .map(|s| health::HealthRow::recorded(s, now_us))
-        .collect();
-    let mut seen = health::HostSeen {
+    health::HostSeen {
         name: host.to_string(),
         reachable: false,
         error: None,
         answered_ms,
         latency_ms: 0,
         counts: BTreeMap::new(),
-        rows: recorded_rows,
-    };
-    let manifest = match crate::manifest::load(Path::new(manifest_path)) {
-        Ok(m) => m,
-        Err(e) => {
-            seen.reachable = true;
-            seen.error = Some(e.to_string());
-            return (seen, 5, Vec::new());
-        }
-    };
-    let poll = manifest.orchestrator.poll_interval.max(1);
-    let started = std::time::Instant::now();
-    let result = (|| -> Result<health::HostOutcome, Error> {
-        let tmux = remote_tmux(&host_spec(&manifest, host)?)?;
+        rows: sessions
+            .iter()
+            .map(|s| health::HealthRow::recorded(s, now_us))
+            .collect(),
+    }
+}
+
+/// One host's refresh: connect, one batched exec, classify, record; then look for the
+/// `has` files in `wanted`. A failure is kept in what is returned (the rows then show
+/// the recorded states).
+fn refresh_one_host(
+    home: &Path,
+    spec: &crate::remote::HostSpec,
+    sessions: &[Session],
+    wanted: &[RemoteArtifact],
+    answered_ms: i64,
+) -> (health::HostSeen, Vec<Transition>, Vec<RemoteArtifact>) {
+    let mut seen = recorded(&spec.name, sessions, answered_ms);
+    let started = Instant::now();
+    let result = (|| -> Result<(health::HostOutcome, Vec<RemoteArtifact>), Error> {
+        let conn = crate::remote::connect(spec)?;
+        let tmux = Tmux::with_transport(
+            Box::new(crate::remote::RemoteTmux::new(
+                conn.clone(),
+                spec.identity.clone(),
+            )),
+            false,
+        );
         let rules =
             crate::agent::rules::Rules::load(home).map_err(|e| Error::BadInput(e.to_string()))?;
-        Ok(health::refresh_host(home, host, &tmux, sessions, &rules)?)
+        let outcome = health::refresh_host(home, &spec.name, &tmux, sessions, &rules)?;
+        let paths: Vec<String> = wanted.iter().map(|a| a.path.clone()).collect();
+        // An artifact not seen now is looked for again on the next refresh.
+        let found = conn
+            .paths_exist(&paths)
+            .map(|exist| {
+                wanted
+                    .iter()
+                    .zip(exist)
+                    .filter(|(_, e)| *e)
+                    .map(|(a, _)| a.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok((outcome, found))
     })();
     match result {
-        Ok(outcome) => {
+        Ok((outcome, found)) => {
             seen.reachable = true;
             seen.answered_ms = health::now_micros() / 1000;
             seen.latency_ms = started.elapsed().as_millis() as i64;
             seen.counts = outcome.counts;
             seen.rows = outcome.rows;
-            (seen, poll, outcome.transitions)
+            (seen, outcome.transitions, found)
         }
         Err(e) => {
             seen.reachable = !matches!(&e, Error::Remote(r) if r.is_unreachable());
             seen.error = Some(e.to_string());
-            (seen, poll, Vec::new())
+            (seen, Vec::new(), Vec::new())
         }
     }
 }
@@ -314,7 +427,7 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
         }
     }
     // Remote sessions live: each host once, in parallel, bounded by its timeouts.
-    let remote = refresh_remote(ctx)?;
+    let remote = refresh_remote(ctx)?.cache;
     add_remote_rows(&mut outcome, &remote);
     if args.json {
         out.line(serde_json::to_string_pretty(&outcome.rows).unwrap_or_else(|_| "[]".into()));

@@ -14,6 +14,7 @@ use crate::tmux::WindowSpec;
 pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     let targets: Vec<Session> = if args.target == "all" {
         store
             .sessions(Some(&repo.id()), false)?
@@ -56,6 +57,7 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             Ok((tmux, pane)) => tmux.is_ours(&pane).unwrap_or(false),
             Err(_) => false,
         };
+        crate::fault::point("restart");
         let (window, pane, tmux_session, socket) = if pane_exists {
             start_agent_in_pane(ctx, &session, None, resume, out)?;
             (
@@ -84,7 +86,9 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             )?;
             (w.window, w.pane, w.session_name, Some(w.socket_path))
         };
+        crate::fault::point("restart");
         store.record_restart(&session, &window, &pane, &tmux_session, socket.as_deref())?;
+        crate::fault::point("restart");
         out.line(format!(
             "restarted {} (retry {}){}",
             session.label,

@@ -37,8 +37,14 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
     if let Err(e) = crate::cmd::refresh::refresh_once(ctx) {
         out.note(format!("could not refresh this machine's windows: {e}"));
     }
-    let remote = crate::cmd::refresh::refresh_remote(ctx)?;
-    for line in crate::cmd::up::run_ready_dependencies(ctx)? {
+    let crate::cmd::refresh::RemoteRefresh { cache: remote, ran } =
+        crate::cmd::refresh::refresh_remote(ctx)?;
+    // Local `when`s (the remote ones were looked for by the refresh above, within each
+    // host's deadline).
+    for line in ran
+        .into_iter()
+        .chain(crate::cmd::up::run_ready_dependencies(ctx, &[])?)
+    {
         out.note(format!("ran {line}"));
     }
     let store = ctx.store()?;
@@ -228,7 +234,7 @@ pub fn collect(ctx: &Context, args: &CollectArgs, out: &mut Output<'_>) -> Resul
             .join("collect")
             .join(chrono::Local::now().format("%Y%m%d-%H%M%S").to_string()),
     };
-    std::fs::create_dir_all(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+    crate::paths::private_dir(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
     let mut failed = 0;
     for s in &sessions {
         let captured = session_tmux(s)
@@ -236,7 +242,7 @@ pub fn collect(ctx: &Context, args: &CollectArgs, out: &mut Output<'_>) -> Resul
         match captured {
             Ok(text) => {
                 let path = dir.join(format!("{}.txt", s.label));
-                std::fs::write(&path, text)
+                crate::paths::write_private(&path, text)
                     .map_err(Error::io(format!("writing {}", path.display())))?;
                 out.line(path.display().to_string());
             }

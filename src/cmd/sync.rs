@@ -162,10 +162,8 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
         }
     }
     let run_dir = make_run_dir(&ctx.home.join("runs"))?;
-    if let Some(dir) = stamp.parent() {
-        std::fs::create_dir_all(dir).map_err(Error::io(format!("creating {}", dir.display())))?;
-    }
-    std::fs::write(&stamp, b"").map_err(Error::io(format!("writing {}", stamp.display())))?;
+    crate::paths::write_private(&stamp, b"")
+        .map_err(Error::io(format!("writing {}", stamp.display())))?;
     out.note(format!(
         "{}: asking {} session(s), {} at a time, each at most {}; reports in {}",
         kind.command(),
@@ -281,7 +279,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
                 let stem = format!("summary.{}", part.name());
                 let saved = outcome.and_then(|summary| {
                     let path = summary_dir.join(format!("{}.md", part.name()));
-                    std::fs::create_dir_all(&summary_dir)
+                    crate::paths::private_dir(&summary_dir)
                         .and_then(|()| write_text(&path, &summary))
                         .map(|()| (path, summary))
                         .map_err(|e| Failure::new(e.to_string()))
@@ -306,9 +304,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
 
     if !summaries.is_empty() {
         let path = plan.context_dir.join("CONTEXT.md");
-        let old = std::fs::read_to_string(&path).ok();
-        let doc = context_document(old.as_deref(), &summaries, kind, &run_dir);
-        match write_atomically(&path, &doc) {
+        match update_context(&path, &summaries, kind, &run_dir) {
             Ok(()) => written.push(path),
             Err(e) => {
                 out.note(format!("could not write {}: {e}", path.display()));
@@ -477,7 +473,7 @@ fn chosen_sessions(
 
 /// `runs/<YYYYmmdd-HHMMSS>`, made now; a second run within the same second gets `-2`.
 fn make_run_dir(runs: &Path) -> Result<PathBuf, Error> {
-    std::fs::create_dir_all(runs).map_err(Error::io(format!("creating {}", runs.display())))?;
+    crate::paths::private_dir(runs).map_err(Error::io(format!("creating {}", runs.display())))?;
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S").to_string();
     let mut n = 1;
     loop {
@@ -485,7 +481,7 @@ fn make_run_dir(runs: &Path) -> Result<PathBuf, Error> {
             1 => runs.join(&stamp),
             _ => runs.join(format!("{stamp}-{n}")),
         };
-        match std::fs::create_dir(&dir) {
+        match crate::paths::new_private_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
             Err(e) => return Err(Error::io(format!("creating {}", dir.display()))(e)),
@@ -551,63 +547,134 @@ fn section_end(part: Part) -> String {
     format!("<!-- /orchestra:{} -->", part.name())
 }
 
-/// The section of `part` in an earlier CONTEXT.md, markers included.
-fn old_section(old: &str, part: Part) -> Option<&str> {
-    let start = old.find(&section_start(part))?;
-    let end = section_end(part);
-    let len = old[start..].find(&end)? + end.len();
-    Some(&old[start..start + len])
+/// Where the section of `part` lies in an earlier CONTEXT.md, markers included: an end
+/// marker and the last start marker before it. A stray marker (a section cut by hand) is
+/// left where it is, as the person's text.
+fn section_span(old: &[u8], part: Part) -> Option<std::ops::Range<usize>> {
+    let (start, end) = (section_start(part), section_end(part));
+    let mut from = 0;
+    while let Some(at) = find(&old[from..], end.as_bytes()) {
+        let end_at = from + at;
+        if let Some(begin) = rfind(&old[from..end_at], start.as_bytes()) {
+            return Some(from + begin..end_at + end.len());
+        }
+        from = end_at + end.len();
+    }
+    None
 }
 
-/// CONTEXT.md: this run's summaries under their headings; a part this run did not produce
-/// keeps its section from the `old` file, so `orchestra insights` does not erase the
-/// dream section (and the other way round).
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn rfind(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).rposition(|w| w == needle)
+}
+
+/// One section: its markers (the run folder after the start says where it came from),
+/// heading and summary. A summary that quotes a marker would cut the section short on the
+/// next run: the quote is defused.
+fn section_text(part: Part, summary: &str, kind: Kind, run_dir: &Path) -> String {
+    let summary = summary
+        .trim()
+        .replace("<!-- orchestra:", "<!-- (orchestra):")
+        .replace("<!-- /orchestra:", "<!-- (/orchestra):");
+    format!(
+        "{} from `orchestra {}`, reports in {} -->\n## {}\n\n{summary}\n{}",
+        section_start(part),
+        kind.command(),
+        run_dir.display(),
+        part.heading(),
+        section_end(part)
+    )
+}
+
+/// CONTEXT.md with this run's summaries in orchestra's marked sections. Everything outside
+/// those sections (a person's own text, before, between or after them) stays byte for
+/// byte: a section already there is replaced where it stands, a missing one is appended at
+/// the end, and a part this run did not produce keeps its section as it was. A new file
+/// starts with a header saying so.
 fn context_document(
-    old: Option<&str>,
+    old: Option<&[u8]>,
     summaries: &[(Part, String)],
     kind: Kind,
     run_dir: &Path,
-) -> String {
-    let mut doc = String::from(
-        "# Project context\n\n\
-         What the sessions of this project have learned, merged by orchestra \
-         (`orchestra sync`, `insights`, `dream`). Each run rewrites its section: edits \
-         here are lost.\n",
-    );
-    for part in Part::ALL {
-        let section = match summaries.iter().find(|(p, _)| *p == part) {
-            Some((_, summary)) => format!(
-                "{} from `orchestra {}`, reports in {} -->\n## {}\n\n{}\n{}",
-                section_start(part),
-                kind.command(),
-                run_dir.display(),
-                part.heading(),
-                summary.trim(),
-                section_end(part)
-            ),
-            None => match old.and_then(|o| old_section(o, part)) {
-                Some(s) => s.to_string(),
-                None => continue,
-            },
+) -> Vec<u8> {
+    let mut doc: Vec<u8> = match old {
+        Some(old) => old.to_vec(),
+        None => b"# Project context\n\n\
+             What the sessions of this project have learned, merged by orchestra \
+             (`orchestra sync`, `insights`, `dream`). Each run rewrites only what lies \
+             between its `<!-- orchestra:... -->` markers; the rest of this file is yours.\n"
+            .to_vec(),
+    };
+    for (i, part) in Part::ALL.into_iter().enumerate() {
+        let Some((_, summary)) = summaries.iter().find(|(p, _)| *p == part) else {
+            continue;
         };
-        doc.push('\n');
-        doc.push_str(&section);
-        doc.push('\n');
+        let section = section_text(part, summary, kind, run_dir);
+        // A missing section goes before the next one there is, to keep their order.
+        let next = Part::ALL[i + 1..]
+            .iter()
+            .find_map(|later| section_span(&doc, *later));
+        match section_span(&doc, part) {
+            Some(span) => {
+                doc.splice(span, section.into_bytes());
+            }
+            None if next.is_some() => {
+                let at = next.map(|span| span.start).unwrap_or_default();
+                doc.splice(at..at, format!("{section}\n\n").into_bytes());
+            }
+            None => {
+                if !doc.is_empty() && !doc.ends_with(b"\n") {
+                    doc.push(b'\n');
+                }
+                doc.push(b'\n');
+                doc.extend_from_slice(section.as_bytes());
+                doc.push(b'\n');
+            }
+        }
     }
     doc
+}
+
+/// Reads CONTEXT.md (bytes: a person's file need not be UTF-8), puts this run's sections
+/// in, and writes it back in one step. An existing file that cannot be read is not
+/// replaced.
+fn update_context(
+    path: &Path,
+    summaries: &[(Part, String)],
+    kind: Kind,
+    run_dir: &Path,
+) -> std::io::Result<()> {
+    // A symlinked CONTEXT.md (shared between checkouts) is updated where it points.
+    let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let old = match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let doc = context_document(old.as_deref(), summaries, kind, run_dir);
+    write_atomically(&path, &doc)
 }
 
 fn write_text(path: &Path, text: &str) -> std::io::Result<()> {
     let mut text = text.trim_end().to_string();
     text.push('\n');
-    std::fs::write(path, text)
+    crate::paths::write_private(path, text)
 }
 
-/// Readers of a shared CONTEXT.md (agents on other hosts) never see half a file.
-fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
+/// Readers of a shared CONTEXT.md (agents on other hosts) never see half a file. The file
+/// keeps its permissions.
+fn write_atomically(path: &Path, text: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let tmp = dir.join(format!(".CONTEXT.md.orchestra-{}", std::process::id()));
-    let result = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path));
+    let result = std::fs::write(&tmp, text)
+        .and_then(|()| match std::fs::metadata(path) {
+            Ok(meta) => std::fs::set_permissions(&tmp, meta.permissions()),
+            Err(_) => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(&tmp, path));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
@@ -736,8 +803,7 @@ fn run_remote(
     timeout: Duration,
 ) -> Outcome {
     let conn = crate::remote::connect(spec).map_err(|e| Failure::new(e.to_string()))?;
-    // The timeout counts from the last output; `claude -p` prints its report only at the
-    // end, so for it this is the whole run.
+    // The exec's deadline is the whole run (the host's `timeout` too, when it has one).
     match conn.exec(
         &remote_command(path, env, argv, timeout),
         Some(prompt.as_bytes()),
@@ -955,27 +1021,103 @@ mod tests {
         );
     }
 
+    fn text(doc: Vec<u8>) -> String {
+        String::from_utf8(doc).expect("utf-8")
+    }
+
     #[test]
     fn context_md_keeps_the_section_this_run_did_not_make() {
         let run = Path::new("/runs/1");
-        let both = context_document(
+        let both = text(context_document(
             None,
             &[(Part::Insights, "I1".into()), (Part::Dream, "D1".into())],
             Kind::Both,
             run,
-        );
+        ));
         assert!(both.contains("## Insights\n\nI1\n"), "{both}");
         assert!(both.contains("## Dream\n\nD1\n"), "{both}");
-        let later = context_document(
-            Some(&both),
+        let later = text(context_document(
+            Some(both.as_bytes()),
             &[(Part::Insights, "I2".into())],
             Kind::Insights,
             Path::new("/runs/2"),
-        );
+        ));
         assert!(later.contains("I2") && !later.contains("I1"), "{later}");
         assert!(later.contains("## Dream\n\nD1\n"), "{later}");
         assert_eq!(later.matches("## Dream").count(), 1, "{later}");
         assert!(later.find("## Insights") < later.find("## Dream"));
+    }
+
+    #[test]
+    fn context_md_keeps_a_persons_text_byte_for_byte() {
+        let run = Path::new("/runs/1");
+        // Hand-written, no newline at the end, not even UTF-8.
+        let mine: &[u8] = b"# Our notes\n\nKeep \xff this.";
+        let first = context_document(Some(mine), &[(Part::Dream, "D1".into())], Kind::Dream, run);
+        assert!(
+            first.starts_with(mine),
+            "{:?}",
+            String::from_utf8_lossy(&first)
+        );
+        // The person writes between and after; a later run adds insights before dream.
+        let mut edited = first.clone();
+        let dream = section_span(&edited, Part::Dream).expect("dream section");
+        edited.splice(dream.start..dream.start, b"between\n\n".to_vec());
+        edited.extend_from_slice(b"\nafter <!-- orchestra:insights stray -->\n");
+        let both = context_document(
+            Some(&edited),
+            &[
+                (
+                    Part::Insights,
+                    "I1 quoting <!-- /orchestra:insights -->".into(),
+                ),
+                (Part::Dream, "D2".into()),
+            ],
+            Kind::Both,
+            Path::new("/runs/2"),
+        );
+        let shown = String::from_utf8_lossy(&both).into_owned();
+        let outside = |doc: &[u8]| {
+            let mut rest = doc.to_vec();
+            for part in Part::ALL {
+                if let Some(span) = section_span(&rest, part) {
+                    rest.splice(span, Vec::new());
+                }
+            }
+            rest
+        };
+        // Outside the sections only the separator of the new insights section was added,
+        // just before the dream section.
+        let mut expected = edited.clone();
+        let at = section_span(&edited, Part::Dream).expect("dream").start;
+        expected.splice(at..at, b"\n\n".to_vec());
+        let expected = outside(&expected);
+        assert_eq!(
+            String::from_utf8_lossy(&outside(&both)),
+            String::from_utf8_lossy(&expected)
+        );
+        assert!(shown.contains("D2") && !shown.contains("D1"), "{shown}");
+        assert!(
+            shown.find("## Insights") < shown.find("## Dream"),
+            "{shown}"
+        );
+        // The quoted marker does not end the section on the next run.
+        let again = text(
+            context_document(
+                Some(&both),
+                &[(Part::Insights, "I2".into())],
+                Kind::Insights,
+                Path::new("/runs/3"),
+            )
+            .into_iter()
+            .filter(|b| *b != 0xff)
+            .collect(),
+        );
+        assert!(again.contains("I2") && !again.contains("I1"), "{again}");
+        assert!(
+            again.contains("after <!-- orchestra:insights stray -->"),
+            "{again}"
+        );
     }
 
     #[test]

@@ -1,10 +1,21 @@
 //! `orchestra tmux …`: the plugin's tmux side — key table, menus, status segment, badges,
 //! pane hooks.
 
-use crate::cli::{TmuxArgs, TmuxCommand};
-use crate::cmd::{Context, Output};
-use crate::error::Error;
+use std::path::Path;
 
+use crate::cli::{TmuxArgs, TmuxCommand};
+use crate::cmd::{popup_orchestra, quietly, Context, Output};
+use crate::error::Error;
+use crate::state::Session;
+use crate::term::Terminal;
+use crate::tmux::format_literal;
+
+/// The global option that holds the command line running this orchestra (shell words,
+/// with its ORCHESTRA_HOME). Jobs, hooks, bindings and menu entries name it as
+/// [`EXE_FORMAT`]: tmux pastes its value into the shell command as the last step of
+/// expanding it, so no path is ever read by tmux's parser or as a format.
+const EXE_OPTION: &str = "@orchestra-exe";
+const EXE_FORMAT: &str = "#{@orchestra-exe}";
 /// The placeholder users put in status-left/right.
 const STATUS_PLACEHOLDER: &str = "#{orchestra_status}";
 /// A fixed hook slot, so loading twice replaces instead of adding.
@@ -25,22 +36,27 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
     match &args.command {
         TmuxCommand::Init => init(ctx, out),
         TmuxCommand::Menu { client } => menu(ctx, client.as_deref()),
-        TmuxCommand::Pick { action, client } => pick(ctx, action, client.as_deref()),
-        TmuxCommand::AskTask { client } => ask(
-            ctx,
+        TmuxCommand::Pick { action, client } => {
+            let client = crate::cmd::resolve_client(&ctx.tmux(), client.as_deref())?;
+            reported(ctx, pick(ctx, action, &client))
+        }
+        TmuxCommand::Act {
+            action,
+            session,
             client,
-            "task:",
-            "@orchestra-input-task",
-            &format!("tmux dispatch-input --client '{client}'"),
-        ),
-        TmuxCommand::DispatchInput { client } => dispatch_input(ctx, client, out),
-        TmuxCommand::BriefInput { label, client } => brief_input(ctx, label, client, out),
+            yes,
+        } => act(ctx, action, session.as_deref(), client, *yes),
+        TmuxCommand::Ask {
+            what,
+            session,
+            repo,
+        } => ask(ctx, what, session.as_deref(), repo.as_deref(), out),
         TmuxCommand::NextWaiting { client } => next_waiting(ctx, client.as_deref(), out),
     }
 }
 
-/// The command line that runs this orchestra from tmux (jobs, hooks, bindings): its
-/// absolute path, and the ORCHESTRA_HOME it was set up with when one was given.
+/// The command line that runs this orchestra from tmux, as shell words: its absolute
+/// path, and the ORCHESTRA_HOME it was set up with when one was given.
 fn exe() -> Result<String, Error> {
     let path = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
     let exe = shell_words::quote(&path.to_string_lossy()).into_owned();
@@ -54,16 +70,43 @@ fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|a| a.to_string()).collect()
 }
 
+// Every string handed to tmux passes some of these layers, each escaped for here:
+// - formats (run-shell's command, #() jobs, display-menu's entries, names and title, a
+//   popup's -d and -T): `#` starts one, `##` is a `#`;
+// - the command parser (menu entries, hooks): `$VAR`, `~`, `;`, `"` and `\` mean
+//   something, except inside single quotes;
+// - the shell (run-shell, #() jobs, display-popup's command): shell words.
+
+/// `text` as one word for tmux's command parser: single-quoted, a `'` as `'\''`.
+fn parser_word(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// The shell command of a `run-shell` or `#()` job (which expand it as a format first):
+/// this orchestra with `args`, each reaching it exactly, then `tail`, a format of tmux's
+/// own (e.g. ` #{q:client_name}`).
+fn orchestra_job(args: &[&str], tail: &str) -> String {
+    let words = format_literal(&shell_words::join(args));
+    format!("{EXE_FORMAT} {words}{tail}")
+}
+
+/// A display-menu entry that runs this orchestra with `args`. The entry is expanded as a
+/// format when the menu is drawn and parsed when chosen; run-shell expands its command
+/// once more and hands it to the shell.
+fn menu_entry(args: &[&str]) -> String {
+    let command = format!("run-shell -b {}", parser_word(&orchestra_job(args, "")));
+    format_literal(&command)
+}
+
 /// One read, one write: everything the plugin sets up, idempotently.
 fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     let tmux = ctx.tmux();
     let version = tmux.check_version()?;
     let values = tmux.global_values(OPTIONS)?;
     let get = |name: &str| values[OPTIONS.iter().position(|o| *o == name).unwrap_or(0)].clone();
-    let exe = exe()?;
-    let mut commands = Vec::new();
+    let mut commands = vec![strings(&["set-option", "-g", EXE_OPTION, &exe()?])];
 
-    let status = format!("#({exe} status-line)");
+    let status = format!("#({})", orchestra_job(&["status-line"], ""));
     for side in ["status-left", "status-right"] {
         let value = get(side);
         if value.contains(STATUS_PLACEHOLDER) {
@@ -91,20 +134,23 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     for hook in ["pane-died", "pane-exited"] {
         // One level of formats, expanded with the dying pane as the target (a nested
         // if-shell loses it under load). Panes that are not ours pass an empty id.
-        let action = format!(
-            "run-shell -b \"{exe} event --from-hook --session '#{{@orchestra_id}}' {hook}\""
+        let job = orchestra_job(
+            &["event", "--from-hook"],
+            &format!(" --session=#{{q:@orchestra_id}} {hook}"),
         );
         // Pane hooks live with the window options: -gw (plain -g misses them inside tmux).
         commands.push(strings(&[
             "set-hook",
             "-gw",
             &format!("{hook}[{HOOK_SLOT}]"),
-            &action,
+            &format!("run-shell -b {}", parser_word(&job)),
         ]));
     }
     let key = Some(get("@orchestra-key"))
         .filter(|k| !k.is_empty())
         .unwrap_or_else(|| "O".into());
+    // A binding's command is kept as arguments (never parsed); run-shell expands it.
+    let client = " #{q:client_name}";
     commands.push(strings(&[
         "bind-key",
         "-T",
@@ -112,7 +158,7 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
         &key,
         "run-shell",
         "-b",
-        &format!("{exe} tmux menu --client '#{{client_name}}'"),
+        &orchestra_job(&["tmux", "menu", "--client"], client),
     ]));
     let next = get("@orchestra-key-next");
     if !next.is_empty() {
@@ -123,7 +169,7 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
             &next,
             "run-shell",
             "-b",
-            &format!("{exe} tmux next-waiting --client '#{{client_name}}'"),
+            &orchestra_job(&["tmux", "next-waiting", "--client"], client),
         ]));
     }
     tmux.run_commands(&commands)?;
@@ -138,9 +184,26 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
 fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
     let tmux = ctx.tmux();
     let client = crate::cmd::resolve_client(&tmux, client)?;
-    let exe = exe()?;
-    let pick =
-        |action: &str| format!("run-shell -b \"{exe} tmux pick {action} --client '{client}'\"");
+    let act = |action: &str| menu_entry(&["tmux", "act", action, "--client", &client]);
+    let pick = |action: &str| menu_entry(&["tmux", "pick", action, "--client", &client]);
+    let items = [
+        // Free text is asked in a popup by orchestra itself, never by a tmux prompt.
+        ("Dispatch…", "d", act("dispatch")),
+        ("Review…", "r", pick("review")),
+        ("Merge…", "m", pick("merge")),
+        ("Brief…", "b", pick("brief")),
+        ("Approve", "a", pick("approve")),
+        ("Deny", "n", pick("deny")),
+        ("Dashboard", "w", act("watch")),
+        // Every session of the current pane's repo, remote hosts included.
+        ("Status", "s", act("status")),
+        (
+            "Next waiting",
+            "j",
+            menu_entry(&["tmux", "next-waiting", "--client", &client]),
+        ),
+        ("Kill…", "k", pick("kill")),
+    ];
     let mut args = strings(&[
         "display-menu",
         "-c",
@@ -152,106 +215,310 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
         "-y",
         "C",
     ]);
-    let items: Vec<(String, &str, String)> = vec![
-        (
-            "Dispatch…".into(),
-            "d",
-            // Answers go into options, escaped by tmux (%%%), never into a shell string.
-            prompt_command(
-                "title:",
-                "@orchestra-input-title",
-                &exe,
-                &format!("tmux ask-task --client '{client}'"),
-            ),
-        ),
-        ("Review…".into(), "r", pick("review")),
-        ("Merge…".into(), "m", pick("merge")),
-        ("Brief…".into(), "b", pick("brief")),
-        ("Approve".into(), "a", pick("approve")),
-        ("Deny".into(), "n", pick("deny")),
-        (
-            "Dashboard".into(),
-            "w",
-            format!("display-popup -E -w 90% -h 80% \"{exe} watch\""),
-        ),
-        (
-            // Every session of the current pane's repo, remote hosts included.
-            "Status".into(),
-            "s",
-            format!(
-                "display-popup -E -w 90% -h 80% -d '#{{pane_current_path}}' \"{exe} status; printf '\\\\n(Enter closes)'; read _\""
-            ),
-        ),
-        (
-            "Next waiting".into(),
-            "j",
-            format!("run-shell -b \"{exe} tmux next-waiting --client '{client}'\""),
-        ),
-        ("Kill…".into(), "k", pick("kill")),
-    ];
     for (label, key, command) in items {
-        args.extend([label, key.to_string(), command]);
+        args.extend([label.to_string(), key.to_string(), command]);
     }
-    tmux.run_commands(&[args])?;
+    // The entries name this very binary, also when the menu was opened without `init`.
+    tmux.run_commands(&[strings(&["set-option", "-g", EXE_OPTION, &exe()?]), args])?;
     Ok(())
 }
 
-/// A sub-menu of the repo's sessions; choosing one runs `action` on it.
-fn pick(ctx: &Context, action: &str, client: Option<&str>) -> Result<(), Error> {
+/// A sub-menu of the sessions of the repo `client` looks at; choosing one runs `action`
+/// on it (by its id: no path or label travels through tmux).
+fn pick(ctx: &Context, action: &str, client: &str) -> Result<Option<String>, Error> {
     let tmux = ctx.tmux();
-    let client = crate::cmd::resolve_client(&tmux, client)?;
-    let repo = client_repo(&tmux, &client)?;
-    let store = ctx.store()?;
-    let sessions = store.sessions(Some(&repo.id()), false)?;
-    let exe = exe()?;
-    let repo_arg = shell_words::quote(&repo.main_worktree().to_string_lossy()).into_owned();
-    let repo_arg = repo_arg.replace('"', "\\\"");
+    let repo = client_repo(&tmux, client)?;
+    let sessions = ctx.store()?.sessions(Some(&repo.id()), false)?;
     let mut args = strings(&[
         "display-menu",
         "-c",
-        &client,
+        client,
         "-T",
-        &format!("#[align=centre] {action} "),
+        &format!("#[align=centre] {} ", format_literal(action)),
     ]);
     for (i, s) in sessions.iter().enumerate() {
         let key = char::from_digit(((i + 1) % 10) as u32, 10)
             .map(String::from)
             .unwrap_or_default();
-        // Output would open in the pane; errors (stderr) still show.
-        let run = |cmd: &str| {
-            format!(
-                "run-shell -b \"{exe} {cmd} {} --repo {repo_arg} >/dev/null\"",
-                s.label
-            )
-        };
-        let command = match action {
-            "review" => format!(
-                "display-popup -E -w 90% -h 90% \"{exe} review {} --repo {repo_arg}\"",
-                s.label
-            ),
-            "merge" => format!(
-                "display-popup -E -w 90% -h 90% \"{exe} merge {} --repo {repo_arg}\"",
-                s.label
-            ),
-            "brief" => prompt_command(
-                &format!("brief {}:", s.label),
-                "@orchestra-input-text",
-                &exe,
-                &format!("tmux brief-input {} --client '{client}'", s.label),
-            ),
-            "kill" => format!(
-                "confirm-before -p \"kill {}? (y/n)\" \"{}\"",
-                s.label,
-                run("kill").replace('"', "\\\"")
-            ),
-            other => run(other),
-        };
-        args.extend([format!("{} ({})", s.label, s.state), key, command]);
+        args.extend([
+            format_literal(&format!("{} ({})", s.label, s.state)),
+            key,
+            menu_entry(&[
+                "tmux",
+                "act",
+                action,
+                "--session",
+                &s.id,
+                "--client",
+                client,
+            ]),
+        ]);
     }
     if sessions.is_empty() {
         args.extend(["no sessions".to_string(), String::new(), String::new()]);
     }
     tmux.run_commands(&[args])?;
+    Ok(None)
+}
+
+/// A menu entry's action for `client`: a popup, the kill confirmation, or the command
+/// itself with its outcome shown as a message.
+fn act(
+    ctx: &Context,
+    action: &str,
+    session: Option<&str>,
+    client: &str,
+    yes: bool,
+) -> Result<(), Error> {
+    let result = (|| {
+        let tmux = ctx.tmux();
+        match action {
+            "dispatch" | "status" => {
+                let repo = client_repo(&tmux, client)?;
+                let dir = repo.main_worktree().to_string_lossy().into_owned();
+                let args = ["tmux", "ask", action, "--repo", &dir];
+                popup_orchestra(
+                    ctx,
+                    Some(client),
+                    repo.main_worktree(),
+                    &format!(" {action} "),
+                    &args,
+                )?;
+                return Ok(None);
+            }
+            "watch" => {
+                let cwd = tmux
+                    .global_values_for_client(client, &["pane_current_path"])?
+                    .remove(0);
+                let cwd = if cwd.is_empty() { "/".to_string() } else { cwd };
+                popup_orchestra(
+                    ctx,
+                    Some(client),
+                    Path::new(&cwd),
+                    " dashboard ",
+                    &["watch"],
+                )?;
+                return Ok(None);
+            }
+            _ => {}
+        }
+        let session = menu_session(ctx, session)?;
+        let (label, repo) = (session.label.as_str(), session.repo.as_str());
+        let repo_arg = || crate::cli::RepoArg {
+            repo: Some(repo.into()),
+        };
+        match action {
+            "review" | "merge" => {
+                // A refusal now is a message; in the popup it would vanish with it.
+                let opened = crate::cmd::open_repo(Some(Path::new(repo)))?;
+                crate::cmd::find_branch_session(&ctx.store()?, &opened, label, action)?;
+                let title = format!(" {action} {label} ");
+                let args = [action, label, "--repo", repo];
+                popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
+                Ok(None)
+            }
+            "brief" => {
+                let args = ["tmux", "ask", "brief", "--session", &session.id];
+                let title = format!(" brief {label} ");
+                popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
+                Ok(None)
+            }
+            "approve" => outcome(|out| {
+                let args = crate::cli::ApproveArgs {
+                    label: label.to_string(),
+                    always: false,
+                    repo: repo_arg(),
+                };
+                crate::cmd::approve::approve(ctx, &args, out)
+            }),
+            "deny" => outcome(|out| {
+                let args = crate::cli::DenyArgs {
+                    label: label.to_string(),
+                    repo: repo_arg(),
+                };
+                crate::cmd::approve::deny(ctx, &args, out)
+            }),
+            "kill" if !yes => {
+                confirm_kill(ctx, client, &session)?;
+                Ok(None)
+            }
+            "kill" => outcome(|out| {
+                let args = crate::cli::KillArgs {
+                    label: label.to_string(),
+                    repo: repo_arg(),
+                    force: false,
+                };
+                crate::cmd::kill::run(ctx, &args, out)
+            }),
+            other => Err(Error::BadInput(format!("no menu action {other:?}"))),
+        }
+    })();
+    reported(ctx, result)
+}
+
+/// "kill LABEL?" as a menu on `client`: y kills, anything else leaves it.
+fn confirm_kill(ctx: &Context, client: &str, session: &Session) -> Result<(), Error> {
+    let label = format_literal(&session.label);
+    let yes = menu_entry(&[
+        "tmux",
+        "act",
+        "kill",
+        "--session",
+        &session.id,
+        "--client",
+        client,
+        "--yes",
+    ]);
+    let args = strings(&[
+        "display-menu",
+        "-c",
+        client,
+        "-T",
+        &format!("#[align=centre] kill {label}? "),
+        &format!("Yes, kill {label}"),
+        "y",
+        &yes,
+        "No",
+        "n",
+        "",
+    ]);
+    ctx.tmux().run_commands(&[args])?;
+    Ok(())
+}
+
+/// The session a menu entry names by id; it may have gone since the menu was drawn.
+fn menu_session(ctx: &Context, id: Option<&str>) -> Result<Session, Error> {
+    let id = id.ok_or_else(|| Error::BadInput("this action needs --session ID".into()))?;
+    ctx.store()?.session_by_id(id)?.ok_or_else(|| {
+        Error::Refused("that session is gone (killed or merged since the menu was drawn)".into())
+    })
+}
+
+/// Runs a command for a menu: what it prints becomes the message (`run-shell` would open
+/// its output over the pane).
+fn outcome(f: impl FnOnce(&mut Output<'_>) -> Result<(), Error>) -> Result<Option<String>, Error> {
+    let (mut out, mut err) = (Vec::new(), std::io::sink());
+    f(&mut Output {
+        out: &mut out,
+        err: &mut err,
+    })?;
+    let text = String::from_utf8_lossy(&out);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    Ok((!lines.is_empty()).then(|| lines.join("; ")))
+}
+
+/// Inside a menu's popup, on its terminal: ask and act (dispatch: a title and a task;
+/// brief: the text), or show `status` until Enter.
+fn ask(
+    ctx: &Context,
+    what: &str,
+    session: Option<&str>,
+    repo: Option<&Path>,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let result = match what {
+        "dispatch" => ask_dispatch(ctx, repo),
+        "brief" => ask_brief(ctx, session),
+        "status" => return show_status(ctx, repo, out),
+        other => Err(Error::BadInput(format!("nothing to ask for {other:?}"))),
+    };
+    reported(ctx, result)
+}
+
+fn terminal_error(e: std::io::Error) -> Error {
+    Error::Io {
+        context: "reading the popup's terminal".into(),
+        source: e,
+    }
+}
+
+fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Error> {
+    let repo = crate::cmd::open_repo(repo)?;
+    let mut term = Terminal::open().map_err(terminal_error)?;
+    term.say(format!(
+        "Dispatch an agent in {}",
+        repo.main_worktree().display()
+    ));
+    let label = loop {
+        let title = term
+            .ask("title: ", "Enter: next · Esc: cancel", false)
+            .map_err(terminal_error)?;
+        let Some(title) = title.filter(|t| !t.trim().is_empty()) else {
+            return Ok(None);
+        };
+        let label = crate::label::slug(&title)
+            .map_err(Error::from)
+            .and_then(|slug| crate::cmd::slugify::free_label(ctx, &repo, &slug));
+        match label {
+            Ok(label) => break label,
+            Err(e) => term.say(format!("{e}: try another title")),
+        }
+    };
+    term.say(format!("label: {label}"));
+    let Some(task) = term
+        .ask(
+            "task: ",
+            "Enter: dispatch · Ctrl-J: new line · Esc: cancel",
+            true,
+        )
+        .map_err(terminal_error)?
+    else {
+        return Ok(None);
+    };
+    // The terminal stays raw until the work is done: a Ctrl-C now is a byte, not a signal
+    // that would stop the dispatch half-way.
+    term.show(&format!("dispatching {label}…"))
+        .map_err(terminal_error)?;
+    let args = crate::cli::DispatchArgs {
+        label,
+        repo: crate::cli::RepoArg {
+            repo: Some(repo.main_worktree().to_path_buf()),
+        },
+        prompt: Some(task).filter(|t| !t.trim().is_empty()),
+        prompt_file: None,
+        base: None,
+        agent: None,
+        kind: None,
+        no_hooks: false,
+        after: Vec::new(),
+    };
+    quietly(|quiet| crate::cmd::dispatch::run(ctx, &args, quiet))?;
+    Ok(Some(format!("dispatched {}", args.label)))
+}
+
+fn ask_brief(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Error> {
+    let session = menu_session(ctx, session)?;
+    let mut term = Terminal::open().map_err(terminal_error)?;
+    let text = term
+        .ask(
+            &format!("brief {}: ", session.label),
+            "Enter: send · Ctrl-J: new line · Esc: cancel",
+            true,
+        )
+        .map_err(terminal_error)?;
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    term.show("sending…").map_err(terminal_error)?;
+    // The text as typed: brief_one, not `brief`, which would read `@FILE`.
+    crate::cmd::brief::brief_one(ctx, &session, &text, false)?;
+    Ok(Some(format!("briefed {}", session.label)))
+}
+
+/// `orchestra status` of `repo`, kept on the popup's screen until Enter.
+fn show_status(ctx: &Context, repo: Option<&Path>, out: &mut Output<'_>) -> Result<(), Error> {
+    let args = crate::cli::StatusArgs {
+        manifest: crate::cli::ManifestArg {
+            config: None,
+            repo: repo.map(Path::to_path_buf),
+        },
+        json: false,
+    };
+    if let Err(e) = crate::cmd::status::status(ctx, &args, out) {
+        out.line(format!("orchestra: {e}"));
+    }
+    out.line("\n(Enter closes)");
+    let _ = std::io::stdin().read_line(&mut String::new());
     Ok(())
 }
 
@@ -283,84 +550,44 @@ fn next_waiting(ctx: &Context, client: Option<&str>, out: &mut Output<'_>) -> Re
 /// The repository of the pane `client` is looking at.
 fn client_repo(tmux: &crate::tmux::Tmux, client: &str) -> Result<crate::git::Repo, Error> {
     let path = tmux.global_values_for_client(client, &["pane_current_path"])?;
-    crate::cmd::open_repo(Some(std::path::Path::new(&path[0])))
+    crate::cmd::open_repo(Some(Path::new(&path[0])))
 }
 
-fn dispatch_input(ctx: &Context, client: &str, out: &mut Output<'_>) -> Result<(), Error> {
-    let tmux = ctx.tmux();
-    let values = tmux.global_values(&["@orchestra-input-title", "@orchestra-input-task"])?;
-    let repo = client_repo(&tmux, client)?;
-    let label = crate::cmd::slugify::free_label(ctx, &repo, &crate::label::slug(&values[0])?)?;
-    let args = crate::cli::DispatchArgs {
-        label,
-        repo: crate::cli::RepoArg {
-            repo: Some(repo.main_worktree().to_path_buf()),
-        },
-        prompt: Some(values[1].clone()).filter(|p| !p.is_empty()),
-        prompt_file: None,
-        base: None,
-        agent: None,
-        kind: None,
-        no_hooks: false,
-        after: Vec::new(),
-    };
-    // run-shell would show anything printed in the pane: the result goes to a message.
-    let result = crate::cmd::quietly(|quiet| crate::cmd::dispatch::run(ctx, &args, quiet));
-    let _ = out;
-    report(ctx, &result, Some(&format!("dispatched {}", args.label)));
-    result
-}
-
-fn brief_input(
-    ctx: &Context,
-    label: &str,
-    client: &str,
-    out: &mut Output<'_>,
-) -> Result<(), Error> {
-    let tmux = ctx.tmux();
-    let text = tmux.global_values(&["@orchestra-input-text"])?.remove(0);
-    let repo = client_repo(&tmux, client)?;
-    let args = crate::cli::BriefArgs {
-        words: vec![label.to_string(), text],
-        all: false,
-        force: false,
-        repo: crate::cli::RepoArg {
-            repo: Some(repo.main_worktree().to_path_buf()),
-        },
-    };
-    let result = crate::cmd::quietly(|quiet| crate::cmd::brief::run(ctx, &args, quiet));
-    let _ = out;
-    report(ctx, &result, None);
-    result
-}
-
-/// A menu action's result as a tmux message: what went wrong, or `done` when given
-/// (output printed by a `run-shell` would open over the pane instead).
-fn report(ctx: &Context, result: &Result<(), Error>, done: Option<&str>) {
-    let message = match (result, done) {
-        (Err(e), _) => format!("orchestra: {e}"),
-        (Ok(()), Some(done)) => format!("orchestra: {done}"),
-        (Ok(()), None) => return,
+/// A menu action's outcome as a tmux message: what went wrong, or what was done (output
+/// printed by a `run-shell` would open over the pane instead). The error is returned
+/// only when no message could be shown.
+fn reported(ctx: &Context, result: Result<Option<String>, Error>) -> Result<(), Error> {
+    let message = match &result {
+        Err(e) => format!("orchestra: {e}"),
+        Ok(Some(done)) => format!("orchestra: {done}"),
+        Ok(None) => return Ok(()),
     };
     let socket = ctx.server.socket.as_ref().map(|p| p.to_string_lossy());
-    crate::tmux::display_message(socket.as_deref(), &message);
+    if crate::tmux::display_message(socket.as_deref(), &message) {
+        return Ok(());
+    }
+    result.map(|_| ())
 }
 
-/// A `command-prompt` that stores the answer in `option` exactly (tmux escapes `%%%`) and
-/// then runs `orchestra <then>`.
-fn prompt_command(prompt: &str, option: &str, exe: &str, then: &str) -> String {
-    format!("command-prompt -p \"{prompt}\" \"set -g {option} \\\"%%%\\\" ; run-shell -b \\\"{exe} {then}\\\"\"")
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Shows a follow-up prompt on `client`.
-fn ask(ctx: &Context, client: &str, prompt: &str, option: &str, then: &str) -> Result<(), Error> {
-    let exe = exe()?;
-    let command = prompt_command(prompt, option, &exe, then);
-    let tmux = ctx.tmux();
-    // command-prompt as its own command, on the client: parse the string we built.
-    let words = shell_words::split(&command).map_err(|e| Error::BadInput(e.to_string()))?;
-    let mut args = strings(&["command-prompt", "-t", client]);
-    args.extend(words.into_iter().skip(1));
-    tmux.run_commands(&[args])?;
-    Ok(())
+    #[test]
+    fn parser_words_keep_everything_literal() {
+        assert_eq!(parser_word("a b"), "'a b'");
+        assert_eq!(parser_word("it's"), r"'it'\''s'");
+        assert_eq!(parser_word("$HOME ~ \" ; \\"), "'$HOME ~ \" ; \\'");
+    }
+
+    #[test]
+    fn menu_entries_escape_each_layer() {
+        let entry = menu_entry(&["tmux", "act", "kill", "--client", "/dev/pts/1 #(x)"]);
+        // Drawing the menu halves the #s; the parser takes the single quotes away;
+        // run-shell halves the #s again, except in the option's name, expanded there.
+        assert_eq!(
+            entry,
+            r"run-shell -b '##{@orchestra-exe} tmux act kill --client '\''/dev/pts/1 ####(x)'\'''"
+        );
+    }
 }

@@ -11,7 +11,7 @@ use crate::cli::UpDownArgs;
 use crate::cmd::{host_spec, load_manifest, open_repo, remote_tmux, session_tmux, Context, Output};
 use crate::error::Error;
 use crate::git::Repo;
-use crate::manifest::{Manifest, ManifestSession};
+use crate::manifest::{Condition, Manifest, ManifestSession};
 use crate::paths::session_dir;
 use crate::state::{now, AgentState, Session, Status, Store};
 use crate::tmux::{Key, OwnedPane, Placement, Tmux, TmuxError, WindowSpec};
@@ -68,6 +68,7 @@ fn plan(args: &UpDownArgs) -> Result<Plan, Error> {
 pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let plan = plan(args)?;
     let store = ctx.store()?;
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     // Upstreams named by blocked_by come up first, even when only NAME was asked for.
     let mut names = plan.names.clone();
     for name in &plan.names {
@@ -174,7 +175,7 @@ fn up_one(
     let mut argv = command.clone();
     if kind == AgentKind::Claude {
         if spec.host.is_none() {
-            std::fs::create_dir_all(&dir)
+            crate::paths::private_dir(&dir)
                 .map_err(Error::io(format!("creating {}", dir.display())))?;
             crate::cmd::dispatch::write_claude_settings(ctx, &dir, &command, true)?;
             argv = agent::launch(
@@ -470,32 +471,50 @@ pub fn restart(ctx: &Context, session: &Session, out: &mut Output<'_>) -> Result
     Ok(())
 }
 
-/// Runs the `then` of each `[[dependencies]]` entry whose `when` has come true, once per
-/// upstream session (a marker file, created exclusively, decides who runs it). `then` is
-/// an orchestra command line, run as argv in the manifest's folder, its output in
-/// `$ORCHESTRA_HOME/logs/dependencies.log`. Returns the lines run.
-pub fn run_ready_dependencies(ctx: &Context) -> Result<Vec<String>, Error> {
-    let store = ctx.store()?;
-    let sessions = store.sessions(None, false)?;
+/// A file a remote `has` dependency waits for: `path` in the folder of session
+/// `session_id` on `host`. Only a remote refresh looks for these (in its host's thread,
+/// within that host's deadline): never the status line, `done` or a local tick.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteArtifact {
+    pub session_id: String,
+    pub host: String,
+    pub path: String,
+}
+
+/// A manifest dependency whose upstream session is up and whose `then` has not run.
+struct Pending<'a> {
+    manifest: &'a str,
+    dependency: crate::manifest::Dependency,
+    upstream: &'a Session,
+    /// The file in the upstream's folder a `has` waits for (None: `done`).
+    file: Option<String>,
+    marker: PathBuf,
+}
+
+fn pending_dependencies<'a>(ctx: &Context, sessions: &'a [Session]) -> Vec<Pending<'a>> {
     let mut manifests: Vec<&str> = sessions
         .iter()
         .filter_map(|s| s.manifest.as_deref())
         .collect();
     manifests.sort();
     manifests.dedup();
-    let mut ran = Vec::new();
+    let mut pending = Vec::new();
     for path in manifests {
         // A manifest edited into an error since `up` fires nothing until it is mended.
         let Ok(manifest) = crate::manifest::load(Path::new(path)) else {
             continue;
         };
-        let folder = Path::new(path).parent().unwrap_or(Path::new("/"));
-        for dependency in &manifest.dependencies {
-            let words: Vec<&str> = dependency.when.split_whitespace().collect();
-            let (name, artifact) = match words.as_slice() {
-                [name, "done"] => (*name, None),
-                [name, "has", rest @ ..] => (*name, Some(rest.join(" "))),
-                _ => continue,
+        for dependency in manifest.dependencies {
+            let (name, file) = match dependency.condition() {
+                Some(Condition::Done { upstream }) => (upstream.to_string(), None),
+                Some(Condition::Has { upstream, artifact }) => {
+                    // Validated when the manifest loaded; `file:` is the only kind here.
+                    let Ok(locator) = crate::artifact::parse(&artifact) else {
+                        continue;
+                    };
+                    (upstream.to_string(), Some(locator.name.to_string()))
+                }
+                None => continue,
             };
             let Some(upstream) = sessions
                 .iter()
@@ -503,13 +522,6 @@ pub fn run_ready_dependencies(ctx: &Context) -> Result<Vec<String>, Error> {
             else {
                 continue;
             };
-            let ready = match &artifact {
-                None => upstream.status == Status::Done,
-                Some(file) => artifact_exists(upstream, file),
-            };
-            if !ready {
-                continue;
-            }
             let marker = ctx
                 .home
                 .join("dependencies")
@@ -517,67 +529,102 @@ pub fn run_ready_dependencies(ctx: &Context) -> Result<Vec<String>, Error> {
                     "{path}\n{}\n{}\n{}",
                     upstream.id, dependency.when, dependency.then
                 )));
-            if let Some(dir) = marker.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(Error::io(format!("creating {}", dir.display())))?;
-            }
-            if std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&marker)
-                .is_err()
-            {
+            if marker.exists() {
                 continue;
             }
-            let Ok(args) = shell_words::split(&dependency.then) else {
-                continue;
-            };
-            let logs = ctx.home.join("logs");
-            let _ = std::fs::create_dir_all(&logs);
-            crate::notify::spawn_self_logged(
-                &args,
-                &[("ORCHESTRA_HOME", &ctx.home)],
-                Some(folder),
-                Some(&logs.join("dependencies.log")),
-            );
-            store.record_event(
+            pending.push(Pending {
+                manifest: path,
+                dependency,
                 upstream,
-                "dependency",
-                "",
-                &dependency.when,
-                &dependency.then,
-            )?;
-            ran.push(format!(
-                "{} → orchestra {}",
-                dependency.when, dependency.then
-            ));
+                file,
+                marker,
+            });
         }
     }
-    Ok(ran)
+    pending
 }
 
-/// Whether `file` (relative to the session's folder) exists, on its host.
-fn artifact_exists(session: &Session, file: &str) -> bool {
-    let path = Path::new(&session.worktree).join(file);
-    if session.host.is_none() {
-        return path.exists();
+/// The files pending remote `has` dependencies wait for, for a remote refresh to look for.
+pub fn remote_artifacts(ctx: &Context, sessions: &[Session]) -> Vec<RemoteArtifact> {
+    pending_dependencies(ctx, sessions)
+        .into_iter()
+        .filter_map(|p| {
+            Some(RemoteArtifact {
+                session_id: p.upstream.id.clone(),
+                host: p.upstream.host.clone()?,
+                path: artifact_path(p.upstream, p.file.as_deref()?),
+            })
+        })
+        .collect()
+}
+
+fn artifact_path(session: &Session, file: &str) -> String {
+    Path::new(&session.worktree)
+        .join(file)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Runs the `then` of each `[[dependencies]]` entry whose `when` has come true, once per
+/// upstream session (a marker file, created exclusively, decides who runs it). `then` is
+/// an orchestra command line, run as argv in the manifest's folder, its output in
+/// `$ORCHESTRA_HOME/logs/dependencies.log`. A `has` on a remote host counts only when
+/// `remote_found` lists its file (what a remote refresh saw): nothing here waits on a
+/// host. Returns the lines run.
+pub fn run_ready_dependencies(
+    ctx: &Context,
+    remote_found: &[RemoteArtifact],
+) -> Result<Vec<String>, Error> {
+    let store = ctx.store()?;
+    let sessions = store.sessions(None, false)?;
+    let mut ran = Vec::new();
+    for p in pending_dependencies(ctx, &sessions) {
+        let upstream = p.upstream;
+        let ready = match (&p.file, &upstream.host) {
+            (None, _) => upstream.status == Status::Done,
+            (Some(file), None) => Path::new(&artifact_path(upstream, file)).exists(),
+            (Some(file), Some(host)) => remote_found.contains(&RemoteArtifact {
+                session_id: upstream.id.clone(),
+                host: host.clone(),
+                path: artifact_path(upstream, file),
+            }),
+        };
+        if !ready {
+            continue;
+        }
+        if let Some(dir) = p.marker.parent() {
+            crate::paths::private_dir(dir)
+                .map_err(Error::io(format!("creating {}", dir.display())))?;
+        }
+        if crate::paths::open_private(
+            &p.marker,
+            std::fs::OpenOptions::new().write(true).create_new(true),
+        )
+        .is_err()
+        {
+            continue;
+        }
+        let Ok(args) = shell_words::split(&p.dependency.then) else {
+            continue;
+        };
+        let folder = Path::new(p.manifest).parent().unwrap_or(Path::new("/"));
+        crate::notify::spawn_self_logged(
+            &args,
+            &[("ORCHESTRA_HOME", &ctx.home)],
+            Some(folder),
+            Some(&ctx.home.join("logs").join("dependencies.log")),
+        );
+        store.record_event(
+            upstream,
+            "dependency",
+            "",
+            &p.dependency.when,
+            &p.dependency.then,
+        )?;
+        ran.push(format!(
+            "{} → orchestra {}",
+            p.dependency.when, p.dependency.then
+        ));
     }
-    let Some(manifest) = session
-        .manifest
-        .as_deref()
-        .and_then(|m| crate::manifest::load(Path::new(m)).ok())
-    else {
-        return false;
-    };
-    let Some(spec) = session
-        .host
-        .as_deref()
-        .and_then(|h| host_spec(&manifest, h).ok())
-    else {
-        return false;
-    };
-    let command = shell_words::join(["test", "-e", &path.to_string_lossy()]);
-    crate::remote::connect(&spec)
-        .and_then(|conn| conn.exec(&command, None, None))
-        .is_ok_and(|out| out.status == 0)
+    Ok(ran)
 }

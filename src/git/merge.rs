@@ -188,10 +188,10 @@ impl Repo {
         Ok(text)
     }
 
-    /// Writes the merge of `branch` into `target`: a merge commit (or, with `squash`, one
-    /// commit with the target as its only parent), then moves the target ref only if it
-    /// still points where it did. Nothing else is touched.
-    pub fn merge_into(
+    /// Writes the merge of `branch` into `target` as objects only: a merge commit (or,
+    /// with `squash`, one commit with the target as its only parent). No ref moves until
+    /// [`Repo::land`], so a process that dies in between changed nothing anyone sees.
+    pub fn write_merge(
         &self,
         branch: &str,
         target: &str,
@@ -223,17 +223,20 @@ impl Repo {
         let new = self
             .repo
             .commit(None, &signature, &signature, message, &tree, &parents)?;
-        // The ref last, and only from where we read it: a concurrent writer makes this fail
-        // instead of being overwritten.
-        let refname = format!("refs/heads/{target}");
+        Ok(Merged { old, new })
+    }
+
+    /// Moves `target` from `merged.old` to `merged.new`, only if it still points where it
+    /// did: a concurrent writer makes this fail instead of being overwritten.
+    pub fn land(&self, branch: &str, target: &str, merged: Merged) -> Result<(), GitError> {
         self.repo.reference_matching(
-            &refname,
-            new,
+            &format!("refs/heads/{target}"),
+            merged.new,
             true,
-            old,
+            merged.old,
             &format!("orchestra: merge {branch}"),
         )?;
-        Ok(Merged { old, new })
+        Ok(())
     }
 
     /// Brings the clean worktree at `path` from `old` to `new` (index and files), as a

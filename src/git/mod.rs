@@ -37,6 +37,9 @@ pub enum GitError {
     Git2(#[from] git2::Error),
 }
 
+/// The start of the reflog message of a branch made for a session; the session id follows.
+const MADE_FOR: &str = "orchestra: made for session ";
+
 pub struct Repo {
     repo: Repository,
     main_worktree: PathBuf,
@@ -121,10 +124,18 @@ impl Repo {
         self.repo.find_branch(name, BranchType::Local).is_ok()
     }
 
-    /// Creates `branch` at `base` and checks it out in a new worktree at `path`. On
-    /// failure nothing of it remains.
-    pub fn add_worktree(&self, path: &Path, branch: &str, base: Oid) -> Result<(), GitError> {
-        let commit = self.repo.find_commit(base)?;
+    /// Creates `branch` at `base` for session `session_id` and checks it out in a new
+    /// worktree at `path`. On failure nothing of it remains. The branch's first reflog
+    /// entry names the session ([`Repo::branch_made_for`]): what `doctor` goes by when a
+    /// dispatch died before recording it.
+    pub fn add_worktree(
+        &self,
+        path: &Path,
+        branch: &str,
+        base: Oid,
+        session_id: &str,
+    ) -> Result<(), GitError> {
+        self.repo.find_commit(base)?;
         // The check, the branch and its worktree under one lock: of two processes making
         // the same branch, the second is told it exists (libgit2 alone lets both "create"
         // it, and the loser's undo would then delete the winner's branch).
@@ -132,7 +143,13 @@ impl Repo {
         if self.branch_exists(branch) {
             return Err(GitError::BranchExists(branch.to_string()));
         }
-        self.repo.branch(branch, &commit, false)?;
+        self.repo.reference(
+            &format!("refs/heads/{branch}"),
+            base,
+            false,
+            &format!("{MADE_FOR}{session_id}"),
+        )?;
+        crate::fault::point("dispatch");
         // The git CLI checks out a large tree about 1.6x faster than libgit2 (bench/).
         let added = run_git(
             &self.main_worktree,
@@ -180,6 +197,94 @@ impl Repo {
             out.push((name.to_string(), path, exists));
         }
         Ok(out)
+    }
+
+    /// The session a branch was made for by [`Repo::add_worktree`], read from the oldest
+    /// entry of its reflog (renames keep it); `None` for a branch orchestra did not make,
+    /// or whose reflog is gone.
+    pub fn branch_made_for(&self, branch: &str) -> Option<String> {
+        let reflog = self.repo.reflog(&format!("refs/heads/{branch}")).ok()?;
+        let oldest = reflog.get(reflog.len().checked_sub(1)?)?;
+        oldest
+            .message()?
+            .strip_prefix(MADE_FOR)
+            .map(|id| id.trim().to_string())
+            .filter(|id| !id.is_empty())
+    }
+
+    /// How many commits of `branch` no other local branch has: the work only it keeps.
+    pub fn commits_only_on(&self, branch: &str) -> Result<usize, GitError> {
+        let tip = self.branch_tip(branch)?;
+        let mut walk = self.repo.revwalk()?;
+        walk.push(tip)?;
+        for other in self.repo.branches(Some(BranchType::Local))? {
+            let (other, _) = other?;
+            if other.name()? == Some(branch) {
+                continue;
+            }
+            if let Some(oid) = other.get().target() {
+                walk.hide(oid)?;
+            }
+        }
+        Ok(walk.count())
+    }
+
+    /// A branch name `archive/<stem>-<time>` (with `-2`, `-3`… if taken) that is free now.
+    pub fn free_archive_name(&self, stem: &str) -> String {
+        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+        let mut name = format!("archive/{stem}-{stamp}");
+        let mut n = 2;
+        while self.branch_exists(&name) {
+            name = format!("archive/{stem}-{stamp}-{n}");
+            n += 1;
+        }
+        name
+    }
+
+    /// Before the worktree at `path` goes: when its HEAD is detached (an agent mid-rebase,
+    /// a `git checkout <sha>`), the commits it reaches that no branch does would become
+    /// unreachable. They are kept on a new branch `archive/<label>-detached-<time>`.
+    /// Returns that branch and how many commits only it holds; `None` when there was
+    /// nothing to keep.
+    pub fn keep_detached_work(
+        &self,
+        path: &Path,
+        label: &str,
+    ) -> Result<Option<(String, usize)>, GitError> {
+        let worktree = Repository::open(path)?;
+        if !worktree.head_detached()? {
+            return Ok(None);
+        }
+        let head = worktree.head()?.peel_to_commit()?.id();
+        let mut walk = self.repo.revwalk()?;
+        walk.push(head)?;
+        for branch in self.repo.branches(Some(BranchType::Local))? {
+            if let Some(oid) = branch?.0.get().target() {
+                walk.hide(oid)?;
+            }
+        }
+        let only_here = walk.count();
+        if only_here == 0 {
+            return Ok(None);
+        }
+        let name = self.free_archive_name(&format!("{label}-detached"));
+        self.repo.reference(
+            &format!("refs/heads/{name}"),
+            head,
+            false,
+            &format!("orchestra: the detached HEAD of {}", path.display()),
+        )?;
+        Ok(Some((name, only_here)))
+    }
+
+    /// The branch checked out in the worktree at `path`; `None` when its HEAD is detached.
+    pub fn checked_out_branch(path: &Path) -> Result<Option<String>, GitError> {
+        let worktree = Repository::open(path)?;
+        let head = worktree.find_reference("HEAD")?;
+        Ok(head
+            .symbolic_target()
+            .and_then(|t| t.strip_prefix("refs/heads/"))
+            .map(str::to_string))
     }
 
     pub fn delete_branch(&self, name: &str) -> Result<(), GitError> {

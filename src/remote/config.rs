@@ -14,33 +14,82 @@ pub struct Target {
     pub identity_files: Vec<PathBuf>,
 }
 
+/// Why an `address` is not `user@host:port`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    #[error(
+        "the user part {0:?} is not a user name (letters, digits, '.', '_' and '-', not first '-')"
+    )]
+    BadUser(String),
+    #[error("the host part {0:?} is not a host name (letters, digits, '.', '_', '-' and ':', not first '-')")]
+    BadHost(String),
+    #[error("the port {0:?} is not a number from 1 to 65535")]
+    BadPort(String),
+    #[error("an IPv6 address goes in brackets: [::1]:22")]
+    BadBrackets,
+}
+
 /// `user@host:port`, `host:port`, `user@host`, `host`, `[v6]:port` → (user, host, port).
-pub fn split_address(address: &str) -> Option<(Option<String>, String, Option<u16>)> {
+/// The user and host end up in an `ssh` argv (attach) where a leading `-` would be read
+/// as an option, so both are held to the characters their names may have.
+pub fn parse_address(address: &str) -> Result<(Option<String>, String, Option<u16>), AddressError> {
     let (user, rest) = match address.rsplit_once('@') {
-        Some((u, r)) if !u.is_empty() => (Some(u.to_string()), r),
-        Some(_) => return None,
+        Some((u, r)) => {
+            if !valid_user(u) {
+                return Err(AddressError::BadUser(u.to_string()));
+            }
+            (Some(u.to_string()), r)
+        }
         None => (None, address),
     };
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| AddressError::BadPort(p.to_string()))
+    };
     let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
-        let (host, after) = inner.split_once(']')?;
+        let (host, after) = inner.split_once(']').ok_or(AddressError::BadBrackets)?;
         let port = match after.strip_prefix(':') {
-            Some(p) => Some(p.parse().ok()?),
+            Some(p) => Some(port(p)?),
             None if after.is_empty() => None,
-            None => return None,
+            None => return Err(AddressError::BadBrackets),
         };
         (host.to_string(), port)
     } else {
         match rest.rsplit_once(':') {
-            Some((h, p)) => (h.to_string(), Some(p.parse().ok()?)),
+            Some((h, p)) => (h.to_string(), Some(port(p)?)),
             None => (rest.to_string(), None),
         }
     };
-    let valid = !host.is_empty()
+    if !valid_host(&host) {
+        return Err(AddressError::BadHost(host));
+    }
+    Ok((user, host, port))
+}
+
+/// [`parse_address`] without the reason.
+pub fn split_address(address: &str) -> Option<(Option<String>, String, Option<u16>)> {
+    parse_address(address).ok()
+}
+
+/// A user name of POSIX's portable set: letters, digits, `.`, `_`, `-`, not starting
+/// with `-` (useradd's own rule; ssh would read a leading `-` as an option).
+pub fn valid_user(user: &str) -> bool {
+    !user.is_empty()
+        && !user.starts_with('-')
+        && user
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// A host name, IPv4 or (unbracketed) IPv6 address, or ~/.ssh/config alias.
+pub fn valid_host(host: &str) -> bool {
+    !host.is_empty()
         && !host.starts_with('-')
         && host
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'));
-    valid.then_some((user, host, port))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | ':'))
 }
 
 /// Resolves `address` with the ssh config text `config` (empty when there is none).
@@ -77,14 +126,16 @@ pub fn resolve(address: &str, config: &str, home: &Path, local_user: &str) -> Op
             _ => {}
         }
     }
-    Some(Target {
+    let target = Target {
         hostname: found.hostname.unwrap_or_else(|| alias.clone()),
         port: port.or(found.port).unwrap_or(22),
         user: user
             .or(found.user)
             .unwrap_or_else(|| local_user.to_string()),
         identity_files: found.identity_files,
-    })
+    };
+    // What ~/.ssh/config or $USER gave is held to the address's rules too.
+    (valid_user(&target.user) && valid_host(&target.hostname)).then_some(target)
 }
 
 #[derive(Default)]
@@ -162,6 +213,48 @@ mod tests {
         assert_eq!(split_address("@b"), None);
         assert_eq!(split_address("-oProxyCommand=x"), None);
         assert_eq!(split_address("a b"), None);
+        assert_eq!(split_address("box:0"), None);
+    }
+
+    #[test]
+    fn user_and_host_parts_are_plain_names() {
+        assert_eq!(
+            parse_address("alice.b_c-d@box"),
+            Ok((Some("alice.b_c-d".into()), "box".into(), None))
+        );
+        for (address, want) in [
+            (
+                "-oProxyCommand=x@box",
+                AddressError::BadUser("-oProxyCommand=x".into()),
+            ),
+            ("a b@box", AddressError::BadUser("a b".into())),
+            ("al\tice@box", AddressError::BadUser("al\tice".into())),
+            ("a;touch x@box", AddressError::BadUser("a;touch x".into())),
+            ("a@b@box", AddressError::BadUser("a@b".into())),
+            ("$(id)@box", AddressError::BadUser("$(id)".into())),
+            ("@box", AddressError::BadUser(String::new())),
+            ("me@-box", AddressError::BadHost("-box".into())),
+            (
+                "me@-oProxyCommand=x:22",
+                AddressError::BadHost("-oProxyCommand=x".into()),
+            ),
+            ("me@box:ssh", AddressError::BadPort("ssh".into())),
+            ("[::1", AddressError::BadBrackets),
+        ] {
+            assert_eq!(parse_address(address), Err(want), "{address:?}");
+        }
+        assert_eq!(
+            parse_address("bad\u{7}user@box").map(|_| ()),
+            Err(AddressError::BadUser("bad\u{7}user".into()))
+        );
+        // A hostile User or HostName line in ~/.ssh/config is refused as well.
+        let home = Path::new("/home/me");
+        assert_eq!(
+            resolve("gpu", "Host gpu\n User -oProxyCommand=x\n", home, "me"),
+            None
+        );
+        assert_eq!(resolve("gpu", "Host gpu\n HostName -x\n", home, "me"), None);
+        assert_eq!(resolve("gpu", "", home, "-me"), None);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod known_hosts;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::tmux::{TmuxError, Transport};
 pub use config::Target;
@@ -19,6 +19,19 @@ use known_hosts::Verdict;
 
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 pub const DEFAULT_COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most output (stdout and stderr together) one command on a host may send. The
+/// largest thing orchestra asks for is a refresh: every session's screen, tens of KiB
+/// even with long captures, or a full scrollback for `collect` (a few MiB). 16 MiB is
+/// well above both, and small enough that every host of a refresh can be held at once;
+/// a host that sends more is broken or hostile, and its answer is refused.
+pub const MAX_EXEC_OUTPUT: usize = 16 << 20;
+
+/// How long one wait for stdout lasts before stderr is looked at again.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+/// How long closing a channel after a failed command may wait for the host.
+const CLEANUP_GRACE: Duration = Duration::from_millis(500);
 
 /// A host as the manifest names it.
 #[derive(Debug, Clone)]
@@ -62,6 +75,8 @@ pub enum RemoteError {
         what: String,
         seconds: u64,
     },
+    #[error("host {host} sent more than {limit_mib} MiB for one command: its answer was refused")]
+    TooMuchOutput { host: String, limit_mib: usize },
     #[error("host {host}: {what}: {message}")]
     Ssh {
         host: String,
@@ -121,7 +136,8 @@ impl Scan {
     }
 }
 
-/// An authenticated connection to a host.
+/// An authenticated connection to a host. Clones share the one SSH session.
+#[derive(Clone)]
 pub struct Connection {
     pub name: String,
     pub target: Target,
@@ -474,8 +490,9 @@ fn authenticate(
 }
 
 impl Connection {
-    /// Runs `command` (a shell command line on the host), feeding it `input`, and waits
-    /// for it at most `timeout` (default: the host's command timeout) between outputs.
+    /// Runs `command` (a shell command line on the host), feeding it `input`, and gives
+    /// it at most `timeout` (default: the host's command timeout) in total, however the
+    /// host paces its output, and at most [`MAX_EXEC_OUTPUT`] bytes of output.
     pub fn exec(
         &self,
         command: &str,
@@ -483,7 +500,39 @@ impl Connection {
         timeout: Option<Duration>,
     ) -> Result<ExecOutput, RemoteError> {
         let timeout = timeout.unwrap_or(self.command_timeout);
-        self.session.set_timeout(millis(timeout));
+        let deadline = Instant::now() + timeout;
+        let result = self.exec_until(command, input, deadline, timeout);
+        if result.is_err() {
+            // The failed channel went within the deadline; whatever follows on this
+            // session (another exec, closing it) may wait on the host only briefly.
+            self.session.set_blocking(true);
+            self.session.set_timeout(millis(CLEANUP_GRACE));
+        }
+        result
+    }
+
+    fn exec_until(
+        &self,
+        command: &str,
+        input: Option<&[u8]>,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<ExecOutput, RemoteError> {
+        let timed_out = |what: &str| RemoteError::Timeout {
+            host: self.name.clone(),
+            what: what.to_string(),
+            seconds: timeout.as_secs().max(1),
+        };
+        // Each blocking libssh2 call may wait only for what is left of the deadline.
+        let arm = |what: &str| -> Result<(), RemoteError> {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out(what));
+            }
+            self.session.set_blocking(true);
+            self.session.set_timeout(millis(left));
+            Ok(())
+        };
         let fail = |what: &str| {
             let what = what.to_string();
             let name = self.name.clone();
@@ -508,33 +557,120 @@ impl Connection {
                 }
             }
         };
+        arm("opening a channel")?;
         let mut channel = self
             .session
             .channel_session()
             .map_err(fail("opening a channel"))?;
+        arm("running a command")?;
         channel.exec(command).map_err(fail("running a command"))?;
         if let Some(input) = input {
+            arm("sending input")?;
             channel.write_all(input).map_err(io_fail("sending input"))?;
         }
+        arm("sending input")?;
         channel.send_eof().map_err(fail("sending input"))?;
-        let mut stdout = Vec::new();
-        channel
-            .read_to_end(&mut stdout)
-            .map_err(io_fail("reading output"))?;
-        let mut stderr = Vec::new();
-        channel
-            .stderr()
-            .read_to_end(&mut stderr)
-            .map_err(io_fail("reading errors"))?;
+
+        // Both streams are drained without blocking, then the call waits in libssh2 for
+        // stdout (where answers come) a short slice at a time, so that stderr is looked at
+        // too: a host that fills one stream while the other is waited for cannot stall
+        // the call, and the deadline and the byte cap count everything it sends.
+        // [stdout, stderr]
+        let mut output: [Vec<u8>; 2] = [Vec::new(), Vec::new()];
+        let mut total = 0usize;
+        let mut buffer = vec![0u8; 32 * 1024];
+        let mut take = |id: usize, n: usize, buffer: &[u8]| -> Result<(), RemoteError> {
+            output[id].extend_from_slice(&buffer[..n]);
+            total += n;
+            if total > MAX_EXEC_OUTPUT {
+                return Err(RemoteError::TooMuchOutput {
+                    host: self.name.clone(),
+                    limit_mib: MAX_EXEC_OUTPUT >> 20,
+                });
+            }
+            Ok(())
+        };
+        loop {
+            self.session.set_blocking(false);
+            let mut progressed = false;
+            for id in 0..2 {
+                loop {
+                    let read = if id == 0 {
+                        channel.read(&mut buffer)
+                    } else {
+                        channel.stderr().read(&mut buffer)
+                    };
+                    match read {
+                        Ok(0) => break,
+                        Ok(n) => {
+                            take(id, n, &buffer)?;
+                            progressed = true;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                        Err(e) => return Err(io_fail("reading output")(e)),
+                    }
+                }
+            }
+            if channel.eof() {
+                break;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out("waiting for its command to finish"));
+            }
+            if progressed {
+                continue;
+            }
+            self.session.set_blocking(true);
+            self.session.set_timeout(millis(left.min(WAIT_SLICE)));
+            match channel.read(&mut buffer) {
+                Ok(0) => {
+                    // stdout ended; what is left (stderr, the close) comes at once, but a
+                    // pause keeps an odd libssh2 answer from becoming a busy loop.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(n) => take(0, n, &buffer)?,
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(e) => return Err(io_fail("reading output")(e)),
+            }
+        }
+        arm("closing a channel")?;
         channel.wait_close().map_err(fail("closing a channel"))?;
         let status = channel
             .exit_status()
             .map_err(fail("reading an exit status"))?;
         Ok(ExecOutput {
             status,
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+            stdout: String::from_utf8_lossy(&output[0]).into_owned(),
+            stderr: String::from_utf8_lossy(&output[1]).into_owned(),
         })
+    }
+
+    /// Which of `paths` exist on the host, in one exec (`test -e`, each path quoted).
+    pub fn paths_exist(&self, paths: &[String]) -> Result<Vec<bool>, RemoteError> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let command = paths
+            .iter()
+            .map(|p| format!("test -e {} && echo y || echo n", shell_words::quote(p)))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let out = self.exec(&command, None, None)?;
+        let answers: Vec<bool> = out.stdout.lines().map(|l| l.trim() == "y").collect();
+        if answers.len() != paths.len() {
+            return Err(RemoteError::Ssh {
+                host: self.name.clone(),
+                what: "looking for files".into(),
+                message: format!(
+                    "{} answer(s) for {} path(s): {}",
+                    answers.len(),
+                    paths.len(),
+                    out.stderr.trim()
+                ),
+            });
+        }
+        Ok(answers)
     }
 
     /// The argv of an interactive `ssh` to this host running `remote` (for attach).

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StateError {
-    #[error("cannot create the state folder {path}: {source}")]
+    #[error("cannot create the state folder or database in {path}: {source}")]
     Folder {
         path: PathBuf,
         source: std::io::Error,
@@ -33,6 +33,8 @@ pub enum StateError {
     },
     #[error("a session labelled {label:?} already exists in {repo}")]
     LabelTaken { repo: String, label: String },
+    #[error("ORCHESTRA_EVENTS_RETENTION={0:?} is not a duration: use e.g. 30d, 12h, 90m or 600 (seconds), or off to keep every event")]
+    BadRetention(String),
 }
 
 /// Lifecycle of a session; never mixed with [`AgentState`].
@@ -152,6 +154,26 @@ pub struct Transition {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// Events older than this many seconds are pruned; `None` keeps them all.
+    retention: Option<i64>,
+}
+
+/// How long events are kept unless `ORCHESTRA_EVENTS_RETENTION` says otherwise.
+pub const DEFAULT_EVENTS_RETENTION_SECS: i64 = 30 * 86_400;
+
+/// `$ORCHESTRA_EVENTS_RETENTION` in seconds (`30d`, `12h`, `90m`, `600`), default 30 days;
+/// `None` for `off` (keep every event).
+pub fn events_retention() -> Result<Option<i64>, StateError> {
+    let Some(text) = crate::paths::non_empty_env("ORCHESTRA_EVENTS_RETENTION") else {
+        return Ok(Some(DEFAULT_EVENTS_RETENTION_SECS));
+    };
+    if text.trim() == "off" {
+        return Ok(None);
+    }
+    match crate::health::parse_duration_secs(&text) {
+        Some(secs) if secs > 0 => Ok(Some(secs)),
+        _ => Err(StateError::BadRetention(text)),
+    }
 }
 
 pub fn now() -> i64 {
@@ -169,11 +191,21 @@ const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch
 impl Store {
     /// Opens (creating on first use) `home/state.db`.
     pub fn open(home: &Path) -> Result<Store, StateError> {
-        std::fs::create_dir_all(home).map_err(|source| StateError::Folder {
+        let folder = |source| StateError::Folder {
             path: home.to_path_buf(),
             source,
-        })?;
+        };
         let path = home.join("state.db");
+        // SQLite makes its -wal and -shm files with the database file's mode: a private
+        // file made first keeps all three private.
+        crate::paths::open_private(
+            &path,
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true),
+        )
+        .map_err(folder)?;
         let sqlite = |source| StateError::Sqlite {
             path: path.clone(),
             source,
@@ -203,7 +235,12 @@ impl Store {
             true,
         )
         .map_err(sqlite)?;
-        let mut store = Store { conn, path };
+        let mut store = Store {
+            conn,
+            path,
+            // A bad value was refused where the command started; here it is the default.
+            retention: events_retention().unwrap_or(Some(DEFAULT_EVENTS_RETENTION_SECS)),
+        };
         schema::migrate(&mut store.conn, &store.path)?;
         Ok(store)
     }
@@ -368,6 +405,7 @@ impl Store {
         let transition = if current.state != state {
             insert_event(
                 &tx,
+                self.retention,
                 &current,
                 "state",
                 current.state.as_str(),
@@ -410,8 +448,16 @@ impl Store {
         if changed == 0 {
             return Ok(None);
         }
-        insert_event(&tx, s, "status", s.status.as_str(), status.as_str(), detail)
-            .map_err(|e| self.err(e))?;
+        insert_event(
+            &tx,
+            self.retention,
+            s,
+            "status",
+            s.status.as_str(),
+            status.as_str(),
+            detail,
+        )
+        .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Some(Transition {
             old: s.status.to_string(),
@@ -441,6 +487,27 @@ impl Store {
 
     /// Records a restart: the session's new window and pane, one more retry, running, and
     /// its state unknown until the agent says.
+    /// The conversation the session's agent is in now (it changes on `/clear`, `/resume`).
+    pub fn set_agent_uuid(&self, s: &Session, uuid: &str) -> Result<(), StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            "UPDATE sessions SET agent_uuid = ?2, updated_at = ?3 WHERE id = ?1",
+            params![s.id, uuid, now()],
+        )
+        .map_err(|e| self.err(e))?;
+        insert_event(
+            &tx,
+            self.retention,
+            s,
+            "conversation",
+            s.agent_uuid.as_deref().unwrap_or_default(),
+            uuid,
+            "the agent moved to another conversation",
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
     pub fn record_restart(
         &self,
         s: &Session,
@@ -502,7 +569,16 @@ impl Store {
     /// Removes a session's row; its events stay as history.
     pub fn delete_session(&self, s: &Session, detail: &str) -> Result<(), StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        insert_event(&tx, s, "removed", s.status.as_str(), "", detail).map_err(|e| self.err(e))?;
+        insert_event(
+            &tx,
+            self.retention,
+            s,
+            "removed",
+            s.status.as_str(),
+            "",
+            detail,
+        )
+        .map_err(|e| self.err(e))?;
         tx.execute("DELETE FROM sessions WHERE id = ?1", params![s.id])
             .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))
@@ -516,9 +592,7 @@ impl Store {
         new: &str,
         detail: &str,
     ) -> Result<(), StateError> {
-        insert_event(&self.conn, s, kind, old, new, detail)
-            .map(|_| ())
-            .map_err(|e| self.err(e))
+        insert_event(&self.conn, self.retention, s, kind, old, new, detail).map_err(|e| self.err(e))
     }
 
     /// The newest `limit` events (of one repo, and one label, when given), oldest first.
@@ -577,19 +651,43 @@ pub struct Event {
     pub detail: Option<String>,
 }
 
+/// Records one event, and prunes the events older than `retention` seconds when that is due.
 fn insert_event(
     conn: &Connection,
+    retention: Option<i64>,
     s: &Session,
     kind: &str,
     old: &str,
     new: &str,
     detail: &str,
-) -> rusqlite::Result<usize> {
+) -> rusqlite::Result<()> {
+    let at = now();
     conn.execute(
         "INSERT INTO events (at, session_id, label, repo, kind, old, new, detail) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![now(), s.id, s.label, s.repo, kind, old, new, detail],
-    )
+        params![at, s.id, s.label, s.repo, kind, old, new, detail],
+    )?;
+    match retention {
+        Some(keep) => prune_events(conn, at, keep),
+        None => Ok(()),
+    }
+}
+
+/// Deletes the events older than `keep` seconds, once the oldest is older than that by a
+/// day (or by `keep`, when shorter): each write pays one primary-key lookup, and the
+/// delete (a scan of what is left) runs about once a day however busy the log is.
+fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> {
+    // Events are written in time order, so the first by seq is the oldest.
+    let oldest: Option<i64> = conn
+        .query_row("SELECT at FROM events ORDER BY seq LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let cutoff = now.saturating_sub(keep);
+    if oldest.is_some_and(|at| at < cutoff.saturating_sub(keep.min(86_400))) {
+        conn.execute("DELETE FROM events WHERE at < ?1", params![cutoff])?;
+    }
+    Ok(())
 }
 
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
@@ -625,4 +723,58 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         manifest: r.get(24)?,
         owns_tmux_session: r.get(25)?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event_times(store: &Store) -> Vec<i64> {
+        let mut stmt = store
+            .conn
+            .prepare("SELECT at FROM events ORDER BY seq")
+            .unwrap();
+        let rows = stmt.query_map([], |r| r.get(0)).unwrap();
+        rows.map(Result::unwrap).collect()
+    }
+
+    fn add_event(store: &Store, at: i64) {
+        store
+            .conn
+            .execute(
+                "INSERT INTO events (at, session_id, kind) VALUES (?1, 's', 'state')",
+                params![at],
+            )
+            .unwrap();
+    }
+
+    #[test]
+    fn events_are_pruned_about_once_a_day_past_the_retention() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path()).unwrap();
+        let day = 86_400;
+        let now = 100 * day;
+        let keep = 30 * day;
+        // Older than the retention, but not by a day yet: not due, nothing goes.
+        for at in [now - keep - day + 10, now - keep - 5, now - 60] {
+            add_event(&store, at);
+        }
+        prune_events(&store.conn, now, keep).unwrap();
+        assert_eq!(event_times(&store).len(), 3);
+        // A day later it is due: everything older than the retention goes at once.
+        let later = now + day;
+        prune_events(&store.conn, later, keep).unwrap();
+        assert_eq!(event_times(&store), [now - 60]);
+    }
+
+    #[test]
+    fn a_short_retention_prunes_within_its_own_length() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path()).unwrap();
+        for at in [1_000, 1_005, 1_009] {
+            add_event(&store, at);
+        }
+        prune_events(&store.conn, 1_010, 4).unwrap();
+        assert_eq!(event_times(&store), [1_009]);
+    }
 }

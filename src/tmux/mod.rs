@@ -29,6 +29,25 @@ pub enum TmuxError {
     NotOurs { pane: String },
     #[error("{what} {value:?} cannot name a tmux object")]
     BadTarget { what: &'static str, value: String },
+    /// Text holding a control character a terminal reads as a key, not as text.
+    #[error("the text holds a control character ({found}) at character {at}: a terminal would read it as a key (Escape, Backspace…), not as text")]
+    Untypable { found: String, at: usize },
+}
+
+/// Whether `text` can reach an agent as text: no control characters but tab, newline and
+/// carriage return. An ESC would be the Escape key (or end a bracketed paste early and
+/// type the rest as keys), a DEL a Backspace, a NUL cannot travel at all.
+pub fn typable(text: &str) -> Result<(), TmuxError> {
+    let bad = |c: char| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || ('\u{80}'..='\u{9f}').contains(&c)
+    };
+    match text.chars().enumerate().find(|(_, c)| bad(*c)) {
+        Some((at, c)) => Err(TmuxError::Untypable {
+            found: format!("U+{:04X}", c as u32),
+            at: at + 1,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// A session's agent pane as recorded, with the session id its window must carry. Every
@@ -234,7 +253,25 @@ impl Tmux {
     }
 
     fn run(&self, args: &[String]) -> Result<String, TmuxError> {
-        self.transport.tmux(args)
+        self.run_joined(&[args.to_vec()], None)
+    }
+
+    /// Runs `commands` in ONE tmux invocation, joined by `;`. tmux reads an argument that
+    /// ends in `;` as the end of a command, so every word is passed escaped
+    /// ([`argument_word`]): a prompt or path ending in `;` stays whole.
+    fn run_joined(
+        &self,
+        commands: &[Vec<String>],
+        input: Option<&[u8]>,
+    ) -> Result<String, TmuxError> {
+        let mut words = Vec::new();
+        for (i, command) in commands.iter().enumerate() {
+            if i > 0 {
+                words.push(";".to_string());
+            }
+            words.extend(command.iter().map(|w| argument_word(w)));
+        }
+        self.transport.tmux_with_input(&words, input)
     }
 
     /// Runs several commands in ONE tmux invocation and returns each one's output.
@@ -243,20 +280,12 @@ impl Tmux {
             return Ok(Vec::new());
         }
         let marker = format!("orchestra-split-{}", uuid::Uuid::new_v4().simple());
-        let mut args = Vec::new();
-        for (i, command) in commands.iter().enumerate() {
-            if i > 0 {
-                args.push(";".to_string());
-            }
-            args.extend(command.iter().cloned());
-            args.extend([
-                ";".into(),
-                "display-message".into(),
-                "-p".into(),
-                marker.clone(),
-            ]);
+        let mut joined = Vec::new();
+        for command in commands {
+            joined.push(command.clone());
+            joined.push(strings(&["display-message", "-p", &marker]));
         }
-        let output = self.run(&args)?;
+        let output = self.run_joined(&joined, None)?;
         let mut parts = Vec::with_capacity(commands.len());
         let mut current = String::new();
         for line in output.split_inclusive('\n') {
@@ -295,6 +324,8 @@ impl Tmux {
 
     /// Opens a window running `spec.argv`, keeps its pane after the program exits (so the
     /// exit is seen, not a vanished window), and sets `options` on it. Returns the ids.
+    /// One tmux call: the window is made under a unique name, marked through it, then
+    /// renamed, so no process killed half-way leaves a window of ours unmarked.
     pub fn new_window(
         &self,
         spec: &WindowSpec<'_>,
@@ -324,11 +355,19 @@ impl Tmux {
         spec: &WindowSpec<'_>,
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
+        let unique = format!("orchestra-new-{}", uuid::Uuid::new_v4().simple());
         let mut args: Vec<String> = Vec::new();
-        let name = format_literal(spec.name);
-        match &spec.placement {
+        let target = match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
-                args.extend(strings(&["new-session", "-d", "-s", session, "-n", &name]));
+                args.extend(strings(&[
+                    "new-session",
+                    "-d",
+                    "-s",
+                    session,
+                    "-n",
+                    &unique,
+                ]));
+                format!("={session}:={unique}")
             }
             Placement::Detached(session) => {
                 args.extend(strings(&[
@@ -337,11 +376,15 @@ impl Tmux {
                     "-t",
                     &format!("={session}:"),
                     "-n",
-                    &name,
+                    &unique,
                 ]));
+                format!("={session}:={unique}")
             }
-            Placement::Current => args.extend(strings(&["new-window", "-d", "-n", &name])),
-        }
+            Placement::Current => {
+                args.extend(strings(&["new-window", "-d", "-n", &unique]));
+                format!(":={unique}")
+            }
+        };
         args.extend(strings(&["-P", "-F", NEW_WINDOW_FORMAT, "-c"]));
         args.push(format_literal(&spec.cwd.to_string_lossy()));
         for (key, value) in spec.env {
@@ -350,8 +393,25 @@ impl Tmux {
         }
         args.push("--".into());
         args.extend(program_words(spec.argv));
-        let args: Vec<String> = args.into_iter().map(argv_literal).collect();
-        let out = self.run(&args)?;
+        let mut commands = vec![args];
+        for (name, value) in [("remain-on-exit", "on")].iter().chain(options) {
+            commands.push(strings(&["set-option", "-w", "-t", &target, name, value]));
+        }
+        // The name is a format there: `#` doubled stays itself.
+        commands.push(strings(&[
+            "rename-window",
+            "-t",
+            &target,
+            &format_literal(spec.name),
+        ]));
+        let out = match self.run_joined(&commands, None) {
+            Ok(out) => out,
+            Err(e) => {
+                // Made but not marked (a refused option): not left behind.
+                let _ = self.kill_window(&target);
+                return Err(e);
+            }
+        };
         let fields: Vec<&str> = out.trim_end().split('\t').collect();
         let [session_name, window, pane, socket_path] = fields[..] else {
             return Err(TmuxError::Unexpected {
@@ -359,35 +419,12 @@ impl Tmux {
                 output: out,
             });
         };
-        let created = NewWindow {
+        Ok(NewWindow {
             session_name: session_name.into(),
             window: window.into(),
             pane: pane.into(),
             socket_path: socket_path.into(),
-        };
-        let mut commands = vec![strings(&[
-            "set-option",
-            "-w",
-            "-t",
-            &created.window,
-            "remain-on-exit",
-            "on",
-        ])];
-        for (name, value) in options {
-            commands.push(strings(&[
-                "set-option",
-                "-w",
-                "-t",
-                &created.window,
-                name,
-                value,
-            ]));
-        }
-        if let Err(e) = self.batch(&commands) {
-            let _ = self.kill_window(&created.window);
-            return Err(e);
-        }
-        Ok(created)
+        })
     }
 
     /// Sets the window's state badge and reads one global option, in ONE call.
@@ -517,7 +554,9 @@ impl Tmux {
     }
 
     /// Opens a popup running the shell command `command` on `client`; it closes when the
-    /// command ends (`-E`).
+    /// command ends (`-E`). tmux expands the folder and the title as formats (`#` doubled
+    /// here) but hands the command to the shell as it is. An empty title passes no `-T`
+    /// (tmux 3.2 has none).
     pub fn popup(
         &self,
         client: &str,
@@ -525,7 +564,7 @@ impl Tmux {
         title: &str,
         command: &str,
     ) -> Result<(), TmuxError> {
-        self.run(&strings(&[
+        let mut args = strings(&[
             "display-popup",
             "-E",
             "-c",
@@ -534,13 +573,16 @@ impl Tmux {
             "90%",
             "-h",
             "90%",
-            "-T",
-            title,
-            "-d",
-            &cwd.to_string_lossy(),
-            command,
-        ]))
-        .map(|_| ())
+        ]);
+        if !title.is_empty() {
+            args.extend(["-T".to_string(), format_literal(title)]);
+        }
+        args.extend([
+            "-d".to_string(),
+            format_literal(&cwd.to_string_lossy()),
+            command.to_string(),
+        ]);
+        self.run(&args).map(|_| ())
     }
 
     /// A window option's value; `None` when the window is gone or the option unset.
@@ -757,20 +799,17 @@ impl Tmux {
             .interactive_argv(&strings(&["attach-session", "-t", target]))
     }
 
-    /// Types `text` into the agent's pane as ONE message: a short line as if typed, longer
-    /// text or text with a newline as one bracketed paste (so newlines do not submit).
-    /// Either way the text travels on tmux's standard input into a named buffer, so no
+    /// Types `text` into the agent's pane as ONE bracketed paste: newlines do not submit,
+    /// and the program knows where the text ends, so an Enter pressed right after it is a
+    /// key, not part of a fast burst of input (claude drops or keeps such an Enter as a
+    /// newline when text arrives unbracketed under load). The text travels on tmux's standard input into a named buffer, so no
     /// byte of it is ever read as a key name or parsed as a command; the buffer is pasted
     /// only if the pane is still ours (checked in the same call).
     pub fn type_text(&self, owned: &OwnedPane, text: &str) -> Result<(), TmuxError> {
-        let bracketed = text.contains('\n') || text.len() > PASTE_OVER;
+        typable(text)?;
         let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
         let load = strings(&["load-buffer", "-b", &buffer, "-"]);
-        let paste = format!(
-            "paste-buffer -d{} -b {buffer} -t {}",
-            if bracketed { " -p" } else { "" },
-            owned.pane
-        );
+        let paste = format!("paste-buffer -d -p -b {buffer} -t {}", owned.pane);
         let result = self.guarded(
             owned,
             &load,
@@ -848,16 +887,16 @@ impl Tmux {
         otherwise: &str,
     ) -> Result<bool, TmuxError> {
         let marker = format!("orchestra-not-ours-{}", uuid::Uuid::new_v4().simple());
-        let mut args = before.to_vec();
-        if !args.is_empty() {
-            args.push(";".into());
+        let mut commands = Vec::new();
+        if !before.is_empty() {
+            commands.push(before.to_vec());
         }
         let refuse = if otherwise.is_empty() {
             format!("display-message -p {marker}")
         } else {
             format!("{otherwise} ; display-message -p {marker}")
         };
-        args.extend([
+        commands.push(vec![
             "if-shell".to_string(),
             "-F".into(),
             "-t".into(),
@@ -866,7 +905,7 @@ impl Tmux {
             action.to_string(),
             refuse,
         ]);
-        match self.transport.tmux_with_input(&args, input) {
+        match self.run_joined(&commands, input) {
             Ok(out) => Ok(!out.lines().any(|l| l == marker)),
             Err(TmuxError::Failed { message, .. })
                 if message.contains("can't find") || no_server(&message) =>
@@ -935,6 +974,15 @@ impl Key {
     }
 }
 
+/// One argument as tmux's command line must see it to read it back whole: a word ending
+/// in `;` would end the command there, so its last `;` is escaped (`\;` reads as `;`).
+pub fn argument_word(word: &str) -> String {
+    match word.strip_suffix(';') {
+        Some(head) => format!("{head}\\;"),
+        None => word.to_string(),
+    }
+}
+
 /// `value` if it is a tmux id with `sigil` (`%12`, `@3`): it goes into command strings.
 fn checked_id<'a>(what: &'static str, value: &'a str, sigil: char) -> Result<&'a str, TmuxError> {
     match value.strip_prefix(sigil) {
@@ -962,9 +1010,6 @@ fn checked_session_id(id: &str) -> Result<&str, TmuxError> {
     }
 }
 
-/// Longer texts, or any with a newline, go as one bracketed paste.
-const PASTE_OVER: usize = 200;
-
 /// One word of a tmux command string that tmux's parser reads back exactly: single
 /// quotes take everything literally (`$`, `~`, `;`, `#`, newlines), and a quote inside is
 /// closed, escaped and reopened.
@@ -976,16 +1021,6 @@ pub fn command_quote(word: &str) -> String {
 /// `#` doubled, so `#(…)` and `#{…}` stay text.
 pub fn format_literal(text: &str) -> String {
     text.replace('#', "##")
-}
-
-/// An argument of ONE tmux command given as argv, read back exactly: tmux ends a command
-/// at an argument ending in `;` (what follows would run as a command of its own) unless
-/// that `;` is escaped, and `\;` reads back as `;`.
-fn argv_literal(word: String) -> String {
-    match word.strip_suffix(';') {
-        Some(rest) => format!("{rest}\\;"),
-        None => word,
-    }
 }
 
 /// How a program's argv follows `--` in new-window/respawn-pane: tmux hands a single
@@ -1050,6 +1085,15 @@ mod tests {
         assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
         assert_eq!(parse_version("tmux 2.9a"), Some((2, 9)));
         assert_eq!(parse_version("tmux master"), None);
+    }
+
+    #[test]
+    fn a_word_ending_in_a_semicolon_is_escaped_once() {
+        assert_eq!(argument_word("a;"), "a\\;");
+        assert_eq!(argument_word(";"), "\\;");
+        assert_eq!(argument_word("c\\;"), "c\\\\;");
+        assert_eq!(argument_word("plain"), "plain");
+        assert_eq!(argument_word("a;b"), "a;b");
     }
 
     #[test]

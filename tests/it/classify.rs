@@ -95,6 +95,22 @@ fn hand_made_edge_cases() {
     check(b"", "unknown", "an empty pane");
     check(b"\n\n   \n", "unknown", "a blank pane");
     check(b"user@host:~/src$ ", "unknown", "a shell prompt");
+    // Hand-made: a notice that waits for Enter, and the same words quoted mid-turn.
+    check(
+        b"  Login successful.\n\n  Press Enter to continue\xe2\x80\xa6\n",
+        "waiting",
+        "a press-Enter notice",
+    );
+    let quoted_enter = replace_line(
+        &idle,
+        "\u{25cf}",
+        "\u{25cf} The installer says: press Enter to continue",
+    );
+    check(
+        quoted_enter.as_bytes(),
+        "idle",
+        "the words quoted in a finished turn",
+    );
 
     // A finished turn names its duration; only a live spinner says "esc to interrupt".
     let churned = replace_line(&idle, "✻", "✻ Churned for 12s");

@@ -494,3 +494,76 @@ fn down_and_the_wrap_up_never_press_keys_in_a_reused_pane_id() {
         9
     );
 }
+
+#[test]
+fn text_a_terminal_would_read_as_keys_is_refused_before_anything_is_made() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.orchestra(&["dispatch", "cat", "--agent", "cat", "--kind", "generic"])
+        .ok();
+    let pane = env.session("cat")["pane"].as_str().unwrap().to_string();
+    let windows = env.windows();
+    let branches = env.branches();
+    // An end-of-paste marker would type the rest as keys; ESC is Escape; DEL is Backspace.
+    for hostile in ["before\x1b[201~\nrm -rf ~\n", "stop\x1b", "undo\x7f\x7f"] {
+        let run = env.orchestra(&["brief", "cat", hostile]).fails_with(2);
+        assert!(run.stderr.contains("control character"), "{}", run.stderr);
+        let run = env
+            .orchestra(&[
+                "dispatch", "evil", "--agent", "cat", "--kind", "generic", "--prompt", hostile,
+            ])
+            .fails_with(2);
+        assert!(run.stderr.contains("control character"), "{}", run.stderr);
+    }
+    let nul = env.root.join("nul.md");
+    std::fs::write(&nul, b"task\0more").unwrap();
+    env.orchestra(&[
+        "dispatch",
+        "evil",
+        "--agent",
+        "cat",
+        "--kind",
+        "generic",
+        "--prompt-file",
+        nul.to_str().unwrap(),
+    ])
+    .fails_with(2);
+    std::thread::sleep(Duration::from_millis(300));
+    let screen = env.tmux(&["capture-pane", "-p", "-t", &pane]);
+    assert!(screen.trim().is_empty(), "nothing typed: {screen:?}");
+    assert_eq!(env.windows(), windows);
+    assert_eq!(env.branches(), branches);
+    assert_eq!(env.list_json().len(), 1);
+    assert!(!env.worktree_path("evil").exists());
+}
+
+#[test]
+fn a_prompt_ending_in_a_semicolon_reaches_the_agent_whole() {
+    let env = Env::new();
+    env.start_server(&[]);
+    for (label, prompt) in [
+        ("semi", "run the tests;"),
+        ("lone", ";"),
+        ("escaped", "keep this \\;"),
+    ] {
+        let got = env.root.join(format!("{label}.txt"));
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--agent",
+            &argv_recorder(&got),
+            "--kind",
+            "codex",
+            "--prompt",
+            prompt,
+        ])
+        .ok();
+        assert!(wait_until(Duration::from_secs(10), || got.exists()));
+        assert!(
+            wait_until(Duration::from_secs(2), || std::fs::read_to_string(&got)
+                .is_ok_and(|t| t == prompt)),
+            "{:?}",
+            std::fs::read_to_string(&got)
+        );
+    }
+}

@@ -1,6 +1,6 @@
 //! The shared test harness: a real tmux server per test on its own socket (killed on drop,
 //! only that socket), real git repos in temp folders, the real `claude` CLI against the
-//! scripted fake API of ../shared/fake-anthropic.
+//! scripted stand-in for the Anthropic API in tests/fake-api.
 //!
 //! Under `CI=true` a missing real part fails the test; elsewhere the test says it skipped.
 
@@ -154,8 +154,25 @@ impl Env {
 
     pub fn orchestra_command(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
-        cmd.args(args)
-            .current_dir(cwd)
+        cmd.args(args);
+        self.orchestra_env(&mut cmd, cwd);
+        cmd
+    }
+
+    /// [`Env::orchestra`] under `umask` (set by `sh`, as a login shell would).
+    pub fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .args(args);
+        self.orchestra_env(&mut cmd, &self.repo);
+        Run::from(cmd.output().expect("run orchestra"))
+    }
+
+    /// This test's world for an orchestra run in `cwd`.
+    fn orchestra_env(&self, cmd: &mut Command, cwd: &Path) {
+        cmd.current_dir(cwd)
             .env("ORCHESTRA_HOME", &self.home)
             .env("ORCHESTRA_TMUX_SOCKET", &self.socket)
             .env("TMUX_TMPDIR", &self.tmux_tmpdir)
@@ -167,7 +184,6 @@ impl Env {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
-        cmd
     }
 
     /// Starts this test's tmux server with a session `harness` (so it outlives the
@@ -308,6 +324,8 @@ impl Env {
 }
 
 impl Drop for Env {
+    /// Ends this test's world, so that its temp folder goes with it (also when the test
+    /// failed): the server, then every process still running in the folder's name.
     fn drop(&mut self) {
         // Only this test's own server, by its own socket.
         let _ = Command::new("tmux")
@@ -316,7 +334,46 @@ impl Drop for Env {
             .arg("kill-server")
             .stderr(Stdio::null())
             .status();
+        // kill-server does not wait: agents exit in their own time, and their exit hooks
+        // (an `orchestra event`, claude saving its config) would write the folder again
+        // after it was removed.
+        end_processes_of(&self.root, Duration::from_secs(10));
     }
+}
+
+/// The processes (not this one) whose environment or working folder names `root`: what
+/// a test started there, directly or through tmux, hooks and detached children.
+fn processes_of(root: &Path) -> Vec<u32> {
+    let needle = root.as_os_str().as_encoded_bytes();
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            let proc = PathBuf::from(format!("/proc/{pid}"));
+            let in_env = std::fs::read(proc.join("environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle));
+            in_env || std::fs::read_link(proc.join("cwd")).is_ok_and(|cwd| cwd.starts_with(root))
+        })
+        .collect()
+}
+
+/// Waits up to `grace` for the processes of `root` to end, then kills those left.
+pub fn end_processes_of(root: &Path, grace: Duration) {
+    if wait_until(grace, || processes_of(root).is_empty()) {
+        return;
+    }
+    for pid in processes_of(root) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+    wait_until(Duration::from_secs(2), || processes_of(root).is_empty());
 }
 
 pub fn git_in(dir: &Path, args: &[&str]) -> String {
@@ -365,10 +422,12 @@ pub fn claude_bin() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-pub fn fake_anthropic_dir() -> PathBuf {
-    std::env::var("ORCHESTRA_FAKE_ANTHROPIC")
+/// The folder of the API stand-ins: `$ORCHESTRA_FAKE_API` (to try another version of
+/// them), else the repository's own tests/fake-api.
+pub fn fake_api_dir() -> PathBuf {
+    std::env::var_os("ORCHESTRA_FAKE_API")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fake-anthropic"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-api"))
 }
 
 /// The scripted stand-in for the Anthropic API, on a free loopback port.
@@ -382,8 +441,8 @@ impl FakeApi {
     pub fn start(dir: &Path) -> FakeApi {
         let port_file = dir.join("fake-api.port");
         let log = dir.join("requests.jsonl");
-        let child = Command::new("python3")
-            .arg(fake_anthropic_dir().join("server.py"))
+        let mut child = Command::new("python3")
+            .arg(fake_api_dir().join("anthropic.py"))
             .args(["--port", "0", "--port-file"])
             .arg(&port_file)
             .arg("--log")
@@ -391,9 +450,14 @@ impl FakeApi {
             .stdout(Stdio::null())
             .spawn()
             .expect("start the fake API (python3)");
+        let mut exited = None;
+        let listening = wait_until(Duration::from_secs(10), || {
+            exited = child.try_wait().ok().flatten();
+            port_file.exists() || exited.is_some()
+        });
         assert!(
-            wait_until(Duration::from_secs(10), || port_file.exists()),
-            "the fake API did not start"
+            listening && exited.is_none(),
+            "the fake API did not start ({exited:?})"
         );
         let port = std::fs::read_to_string(&port_file)
             .expect("port file")
@@ -403,9 +467,12 @@ impl FakeApi {
         FakeApi { child, port, log }
     }
 
-    /// Every request body the fake API received, as JSON text.
+    /// Every request the fake API received, one JSON line each (`{"path", "turn",
+    /// "request"}`). A line still being written is left out.
     pub fn requests(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
+        log
     }
 }
 
@@ -440,18 +507,18 @@ impl ClaudeWorld {
         let api = FakeApi::start(&env.root);
         let home = env.root.join("claude-home");
         let mut cmd = Command::new("python3");
-        cmd.arg(fake_anthropic_dir().join("claude-home.py"))
+        cmd.arg(fake_api_dir().join("claude_home.py"))
             .arg(&home)
-            .arg("--env")
+            .arg("--print-env")
             .arg("--port")
             .arg(api.port.to_string());
         for t in trust {
             cmd.arg("--trust").arg(t);
         }
-        let out = cmd.output().expect("claude-home.py");
+        let out = cmd.output().expect("claude_home.py");
         assert!(
             out.status.success(),
-            "claude-home.py: {}",
+            "claude_home.py: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         let mut vars = Vec::new();

@@ -181,3 +181,95 @@ fn kill_of_an_unknown_label_is_bad_input() {
     let run = env.orchestra(&["kill", "nobody"]).fails_with(2);
     assert!(run.stderr.contains("no session labelled"), "{}", run.stderr);
 }
+
+/// The archive branches whose names start with `archive/<stem>-`.
+fn archives(env: &Env, stem: &str) -> Vec<String> {
+    env.branches()
+        .into_iter()
+        .filter(|b| b.starts_with(&format!("archive/{stem}-")))
+        .collect()
+}
+
+#[test]
+fn kill_force_keeps_the_commits_of_an_agent_stopped_mid_rebase() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("rebasing").ok();
+    let worktree = env.worktree_path("rebasing");
+    for n in 1..=2 {
+        std::fs::write(worktree.join(format!("step{n}.txt")), format!("{n}\n")).unwrap();
+        git_in(&worktree, &["add", "."]);
+        git_in(&worktree, &["commit", "-q", "-m", &format!("step {n}")]);
+    }
+    std::fs::write(env.repo.join("upstream.txt"), "moved on\n").unwrap();
+    env.git(&["add", "."]);
+    env.git(&["commit", "-q", "-m", "main moves on"]);
+    // The agent rebases onto main and stops after the first commit (its check fails):
+    // HEAD is detached on a rewritten commit that no branch has.
+    let stopped = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&worktree)
+        .args(["rebase", "--exec", "false", "main"])
+        .output()
+        .unwrap();
+    assert!(
+        !stopped.status.success(),
+        "the rebase stops at the failing exec"
+    );
+    let rewritten = git_in(&worktree, &["rev-parse", "HEAD"]).trim().to_string();
+    assert!(env
+        .git(&["branch", "--contains", &rewritten])
+        .trim()
+        .is_empty());
+    std::fs::write(worktree.join("half-done.txt"), "uncommitted\n").unwrap();
+
+    let run = env.orchestra(&["kill", "rebasing", "--force"]).ok();
+    let kept = archives(&env, "rebasing-detached");
+    assert_eq!(kept.len(), 1, "{:?}\n{}", env.branches(), run.stdout);
+    assert!(run.stdout.contains(&kept[0]), "says where: {}", run.stdout);
+    // The WIP commit sits on the rewritten commit; both are on the new branch.
+    let log = env.git(&["log", "--format=%H %s", &kept[0]]);
+    assert!(log.contains(&rewritten), "{log}");
+    assert!(log.lines().next().unwrap().contains("WIP"), "{log}");
+    assert_eq!(
+        env.git(&["show", &format!("{}:half-done.txt", kept[0])]),
+        "uncommitted\n"
+    );
+    // The branch itself is archived as before, and the worktree is gone.
+    let archived = archives(&env, "rebasing")
+        .into_iter()
+        .filter(|b| !b.contains("-detached-"))
+        .collect::<Vec<_>>();
+    assert_eq!(archived.len(), 1, "{:?}", env.branches());
+    assert!(!worktree.exists());
+}
+
+#[test]
+fn plain_kill_of_a_clean_detached_head_keeps_its_commit() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("checkout").ok();
+    let worktree = env.worktree_path("checkout");
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    git_in(&worktree, &["checkout", "-q", &base]);
+    std::fs::write(worktree.join("detached.txt"), "only here\n").unwrap();
+    git_in(&worktree, &["add", "."]);
+    git_in(&worktree, &["commit", "-q", "-m", "on a detached HEAD"]);
+    let commit = git_in(&worktree, &["rev-parse", "HEAD"]).trim().to_string();
+
+    let run = env.orchestra(&["kill", "checkout"]).ok();
+    let kept = archives(&env, "checkout-detached");
+    assert_eq!(kept.len(), 1, "{:?}\n{}", env.branches(), run.stdout);
+    assert!(run.stdout.contains(&kept[0]), "says where: {}", run.stdout);
+    assert_eq!(env.git(&["rev-parse", &kept[0]]).trim(), commit);
+    // The session branch held nothing new: deleted, as for any merged branch.
+    assert!(!env.branches().contains(&"session/checkout".to_string()));
+    assert!(!worktree.exists());
+
+    // A detached HEAD on a commit a branch has: nothing to keep, no archive.
+    env.dispatch_shell("looking").ok();
+    let worktree = env.worktree_path("looking");
+    git_in(&worktree, &["checkout", "-q", &base]);
+    let run = env.orchestra(&["kill", "looking"]).ok();
+    assert!(archives(&env, "looking").is_empty(), "{}", run.stdout);
+}

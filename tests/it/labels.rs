@@ -97,3 +97,18 @@ fn a_used_label_is_bad_input() {
     assert!(run.stderr.contains("already exists"), "{}", run.stderr);
     assert_eq!(env.list_json().len(), 1);
 }
+
+#[test]
+fn a_long_bad_label_is_measured_and_cut_in_the_message() {
+    let env = Env::new();
+    let label = format!("{}_{}", "a".repeat(100), "b".repeat(99));
+    let run = env.orchestra(&["kill", "--", &label]).fails_with(2);
+    assert!(run.stderr.contains("(200 characters)"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("\"{}…\"", "a".repeat(40))),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains(&"a".repeat(41)), "{}", run.stderr);
+    assert!(run.stderr.len() < 300, "{}", run.stderr);
+}

@@ -165,3 +165,152 @@ fn dispatch_puts_worktrees_where_the_manifest_says() {
     assert!(std::path::Path::new(&worktree).join("README.md").exists());
     env.orchestra(&["kill", "placed"]).ok();
 }
+
+/// Writes orchestra.toml, runs `up`, and expects exit 2 with one stderr line naming
+/// the file, line and column, and `why`.
+fn refused(env: &Env, text: &str, at: &str, why: &str) {
+    std::fs::write(env.repo.join("orchestra.toml"), text).unwrap();
+    let run = env.orchestra(&["up"]).fails_with(2);
+    assert!(
+        run.stderr.contains(&format!("orchestra.toml:{at}: ")),
+        "{text}\n{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(why), "{text}\n{}", run.stderr);
+}
+
+#[test]
+fn hostile_ssh_addresses_and_tmux_targets_are_refused_at_parse_time() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let folder = folder(&env, "a-folder");
+    let sessions_before = env.tmux(&["list-sessions", "-F", "#{session_name}"]);
+    let on_host = |address: &str| {
+        format!(
+            "[hosts.gpu]\naddress = '{address}'\n\n[sessions.a]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        )
+    };
+    for (address, why) in [
+        (
+            "-oProxyCommand=touch@box",
+            "the user part \"-oProxyCommand=touch\"",
+        ),
+        ("-oProxyCommand=touch /tmp/x@box", "is not a user name"),
+        ("a b@box", "is not a user name"),
+        ("$(touch x)@box", "is not a user name"),
+        ("me@-oProxyCommand=x", "the host part \"-oProxyCommand=x\""),
+    ] {
+        refused(&env, &on_host(address), "2:1", why);
+    }
+    // A terminal escape, written as TOML's own escape.
+    refused(
+        &env,
+        &on_host("x").replace("'x'", "\"me\\u001b[2J@box\""),
+        "2:1",
+        "is not a user name",
+    );
+    for tmux in ["work.1", "work:1", "a:b.c"] {
+        refused(
+            &env,
+            &format!(
+                "[orchestrator]\nagent = \"cat\"\n\n[sessions.a]\npath = '{}'\ntmux = '{tmux}'\n",
+                folder.display()
+            ),
+            "6:1",
+            "which tmux reads as window and pane separators",
+        );
+    }
+    // Nothing was made or recorded.
+    assert!(env.list_json().is_empty());
+    assert_eq!(
+        env.tmux(&["list-sessions", "-F", "#{session_name}"]),
+        sessions_before
+    );
+    // A plain user and a plain tmux name still come up.
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[orchestrator]\nagent = \"cat\"\n\n[sessions.a]\npath = '{}'\ntmux = 'work_1-a'\n",
+            folder.display()
+        ),
+    )
+    .unwrap();
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stdout.contains("tmux session work_1-a"), "{}", up.stdout);
+    env.orchestra(&["down"]).ok();
+}
+
+#[test]
+fn artifacts_outside_the_folder_are_refused_by_dispatch_deps_and_the_manifest_alike() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("up").ok();
+    env.dispatch_shell("down-stream").ok();
+    let windows = env.windows();
+    let branches = env.branches();
+    let hostile = [
+        "/etc/hostname",
+        "file:/etc/hostname",
+        "..",
+        "a/../../b",
+        "../../etc/hostname",
+    ];
+    for artifact in hostile {
+        let run = env
+            .orchestra(&[
+                "dispatch",
+                "x",
+                "--agent",
+                "bash",
+                "--after",
+                &format!("up:{artifact}"),
+            ])
+            .fails_with(2);
+        assert!(
+            run.stderr.contains("absolute path")
+                || run.stderr.contains("leaves the session's folder"),
+            "{artifact}: {}",
+            run.stderr
+        );
+        // /etc/hostname exists: before the shared validator `deps check` said yes (exit 0).
+        env.orchestra(&["deps", "check", "up", artifact])
+            .fails_with(2);
+        env.orchestra(&["deps", "add", "down-stream", "up", artifact])
+            .fails_with(2);
+    }
+    assert_eq!(env.windows(), windows);
+    assert_eq!(env.branches(), branches);
+    let graph = env.orchestra(&["deps", "graph"]).ok().stdout;
+    assert!(graph.trim().is_empty(), "no edge was added: {graph}");
+    // Branch and commit artifacts keep working.
+    env.git(&["branch", "release"]);
+    env.orchestra(&["deps", "check", "up", "branch:release"])
+        .ok();
+    let head = env.git(&["rev-parse", "HEAD"]);
+    env.orchestra(&["deps", "check", "up", &format!("commit:{}", head.trim())])
+        .ok();
+    env.orchestra(&["deps", "add", "down-stream", "up", "branch:release"])
+        .ok();
+
+    // The manifest's `has`: the same validator, with file:line:column.
+    let folder = folder(&env, "a-folder");
+    for (artifact, why) in [
+        ("/etc/hostname", "is an absolute path"),
+        ("a/../../b", "leaves the session's folder"),
+        ("..", "leaves the session's folder"),
+        ("branch:main", "has no branch"),
+    ] {
+        refused(
+            &env,
+            &format!(
+                "[sessions.a]\npath = '{}'\n\n[[dependencies]]\nwhen = 'a has {artifact}'\nthen = 'brief a hi'\n",
+                folder.display()
+            ),
+            "5:9",
+            why,
+        );
+    }
+    env.orchestra(&["kill", "up", "--force"]).ok();
+    env.orchestra(&["kill", "down-stream", "--force"]).ok();
+}

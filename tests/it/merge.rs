@@ -382,3 +382,36 @@ fn a_merge_killed_before_its_teardown_is_finished_by_doctor() {
     assert_eq!(env.branches(), ["main"]);
     assert!(env.list_json().is_empty());
 }
+
+#[test]
+fn merge_teardown_keeps_the_commits_of_a_detached_worktree() {
+    let env = Env::new();
+    env.start_server(&[]);
+    session_with_commit(&env, "wandered", "done.txt", "merged work\n");
+    let wt = env.worktree_path("wandered");
+    git_in(&wt, &["checkout", "-q", "--detach"]);
+    std::fs::write(wt.join("later.txt"), "after the branch\n").unwrap();
+    git_in(&wt, &["add", "."]);
+    git_in(&wt, &["commit", "-q", "-m", "only on the detached HEAD"]);
+    let extra = git_in(&wt, &["rev-parse", "HEAD"]).trim().to_string();
+
+    let run = env.orchestra(&["merge", "wandered", "--yes"]).ok();
+    assert!(
+        run.stderr.contains("not on session/wandered"),
+        "warned before: {}",
+        run.stderr
+    );
+    // The branch merged and went; the detached commit is kept, and the output says where.
+    assert!(env.repo.join("done.txt").exists());
+    assert!(!env.repo.join("later.txt").exists());
+    let kept: Vec<String> = env
+        .branches()
+        .into_iter()
+        .filter(|b| b.starts_with("archive/wandered-detached-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{:?}\n{}", env.branches(), run.stdout);
+    assert!(run.stdout.contains(&kept[0]), "{}", run.stdout);
+    assert_eq!(env.git(&["rev-parse", &kept[0]]).trim(), extra);
+    assert!(!wt.exists());
+    assert!(!env.branches().contains(&"session/wandered".to_string()));
+}

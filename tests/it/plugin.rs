@@ -67,7 +67,7 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
         "{hooks}"
     );
     assert!(
-        hooks.contains("event --from-hook --session '#{@orchestra_id}'"),
+        hooks.contains("event --from-hook --session=#{q:@orchestra_id}"),
         "{hooks}"
     );
 
@@ -158,15 +158,8 @@ fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
         env.home.to_string_lossy().into_owned(),
     ));
     env.start_server(&server_env);
-    // The person's pane is in the repo.
-    env.tmux(&[
-        "send-keys",
-        "-t",
-        "harness:0",
-        "-l",
-        &format!("cd {}", env.repo.display()),
-    ]);
-    env.tmux(&["send-keys", "-t", "harness:0", "Enter"]);
+    // The person's pane is in the repo (else the menu would act on the repo the tests run in).
+    cd_person_pane(&env, &env.repo);
     load_plugin(&env);
     let person = Person::attach(&env);
 
@@ -183,15 +176,16 @@ fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
         "[[bash: echo from-the-menu > menu.txt && git add menu.txt && git commit -qm 'menu file']]",
     );
     person.keys(&["Enter"]);
+    wait_popup_closed(&person, "dispatching");
     assert!(
         wait_until(Duration::from_secs(30), || env
             .orchestra(&["list", "--json"])
             .stdout
             .contains("add-a-menu-file")),
-        "no session dispatched:\n{}\nmessages:\n{}\noptions: {}",
+        "no session dispatched:\n{}\nevents:\n{}\nmessages: {}",
         person.sees(),
         env.orchestra(&["events", "--json"]).stdout,
-        env.tmux(&["show-options", "-g", "@orchestra-input-title"])
+        env.tmux(&["show-messages"])
     );
     // Its badge changes as it works and then waits for a person.
     person.wait_for_badge("add-a-menu-file", "waiting");
@@ -250,5 +244,322 @@ fn a_person_dispatches_approves_reviews_and_merges_from_the_menu() {
     assert_eq!(
         std::fs::read_to_string(env.repo.join("menu.txt")).unwrap(),
         "from-the-menu\n"
+    );
+}
+
+/// What a person types into the menu's prompts: it must arrive byte for byte, and the
+/// `run-shell` in it must never run.
+const HOSTILE: &str = r#"a %% b " ; run-shell "touch X" ; ""#;
+
+/// Files named `name` that appeared under the test's folders, the crate, the current
+/// folder or $HOME (where a stray `run-shell` or `#()` would run), and were not there before.
+fn stray_files(env: &Env, name: &str, before: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    fn walk(dir: &Path, name: &str, found: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if entry.file_name() == name {
+                found.push(path.clone());
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(&path, name, found);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&env.root, name, &mut found);
+    found.extend(shallow_places(name).into_iter().filter(|p| p.exists()));
+    found.retain(|p| !before.contains(p));
+    found
+}
+
+/// The folders outside the test's own where a command run by tmux lands by default.
+fn shallow_places(name: &str) -> Vec<std::path::PathBuf> {
+    let mut places = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join(name)];
+    if let Ok(cwd) = std::env::current_dir() {
+        places.push(cwd.join(name));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        places.push(Path::new(&home).join(name));
+    }
+    places.push(Path::new("/").join(name));
+    places
+}
+
+fn existing(name: &str) -> Vec<std::path::PathBuf> {
+    shallow_places(name)
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect()
+}
+
+/// A generic agent that appends every line it is given to got.txt in its worktree.
+fn recording_agent(env: &Env) -> String {
+    let script = env.root.join("recording-agent.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nwhile IFS= read -r line; do printf '%s\\n' \"$line\" >> got.txt; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    script.to_string_lossy().into_owned()
+}
+
+/// The person's pane: a new shell in `dir` (typing `cd` waits for the shell to be ready,
+/// and the menus find the repo from the pane's folder).
+fn cd_person_pane(env: &Env, dir: &Path) {
+    // -c is a format to tmux: `#` doubled stays itself.
+    let dir = dir.to_string_lossy().replace('#', "##");
+    env.tmux(&["respawn-pane", "-k", "-t", "harness:0", "-c", &dir]);
+}
+
+/// Opens the orchestra menu and chooses the entry `entry` by its `key`.
+fn choose(person: &Person, entry: &str, key: &str) {
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see(entry);
+    person.keys(&[key]);
+}
+
+/// In a sub-menu of sessions, chooses `label` (listed first).
+fn choose_session(person: &Person, label: &str) {
+    person.wait_to_see(&format!("{label} ("));
+    person.keys(&["1"]);
+}
+
+/// Waits for the popup showing `text` to close.
+#[track_caller]
+fn wait_popup_closed(person: &Person, text: &str) {
+    assert!(
+        wait_until(Duration::from_secs(30), || !person.sees().contains(text)),
+        "the popup stayed open:\n{}",
+        person.sees()
+    );
+}
+
+fn briefings(home: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(home.join("briefings")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect()
+}
+
+#[test]
+fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
+    let env = Env::new();
+    let before = existing("X");
+    env.start_server(&[
+        ("ORCHESTRA_AGENT".into(), recording_agent(&env)),
+        (
+            "ORCHESTRA_HOME".into(),
+            env.home.to_string_lossy().into_owned(),
+        ),
+    ]);
+    cd_person_pane(&env, &env.repo);
+    load_plugin(&env);
+    let person = Person::attach(&env);
+
+    // Esc, or Enter on an empty title, cancels: nothing is dispatched.
+    for cancel in ["Escape", "Enter"] {
+        choose(&person, "Dispatch", "d");
+        person.wait_to_see("title:");
+        person.keys(&[cancel]);
+        assert!(
+            wait_until(Duration::from_secs(10), || !person
+                .sees()
+                .contains("title:")),
+            "{cancel} did not close the prompt:\n{}",
+            person.sees()
+        );
+    }
+    assert!(env.list_json().is_empty());
+
+    // Dispatch… with the hostile text as title and as task. A title with nothing to make
+    // a label from is refused in the popup, which asks again.
+    choose(&person, "Dispatch", "d");
+    person.wait_to_see("title:");
+    person.type_text("%% #");
+    person.keys(&["Enter"]);
+    person.wait_to_see("try another title");
+    person.type_text(HOSTILE);
+    person.keys(&["Enter"]);
+    person.wait_to_see("task:");
+    person.type_text(HOSTILE);
+    person.keys(&["Enter"]);
+    let label = "a-b-run-shell-touch-x";
+    // The popup stays while the dispatch runs (tmux draws no menu over it).
+    wait_popup_closed(&person, "dispatching");
+    let got = env.root.join("repo.worktrees").join(label).join("got.txt");
+    let lines = || {
+        std::fs::read_to_string(&got)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), || !lines().is_empty()),
+        "the agent never got its prompt:\n{}\nsessions: {:?}",
+        person.sees(),
+        env.orchestra(&["list", "--json"]).stdout
+    );
+    assert_eq!(lines(), vec![HOSTILE.to_string()], "the prompt as typed");
+
+    // Brief… with the same text: logged and typed exactly.
+    choose(&person, "Brief", "b");
+    choose_session(&person, label);
+    person.wait_to_see(&format!("brief {label}"));
+    person.type_text(HOSTILE);
+    person.keys(&["Enter"]);
+    wait_popup_closed(&person, &format!("brief {label}"));
+    assert!(
+        wait_until(Duration::from_secs(20), || lines().len() == 2),
+        "the briefing never arrived:\n{}",
+        person.sees()
+    );
+    assert_eq!(lines()[1], HOSTILE);
+    assert_eq!(briefings(&env.home), vec![HOSTILE.to_string()]);
+
+    // A refused action says why in a message: there is no menu to approve.
+    choose(&person, "Approve", "a");
+    choose_session(&person, label);
+    person.wait_to_see(&format!("no menu on {label}'s screen"));
+
+    assert_eq!(
+        stray_files(&env, "X", &before),
+        Vec::<std::path::PathBuf>::new()
+    );
+}
+
+#[test]
+fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expand() {
+    let mut env = Env::new();
+    let before = existing("pwned");
+    // tmux expands #() and $VAR in command strings; quotes and spaces end words.
+    let hostile = "#(touch pwned) $HOME 'q\" ;x";
+    env.repo = env.root.join("proj #(touch pwned) $HOME");
+    env.home = env.root.join(format!("home {hostile}"));
+    let install = env.root.join(format!("bin {hostile}"));
+    std::fs::create_dir_all(&install).unwrap();
+    let exe = install.join("orchestra");
+    std::fs::copy(bin(), &exe).unwrap();
+    std::fs::create_dir_all(&env.repo).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["config", "user.name", "Test"],
+        &["config", "user.email", "test@example.com"],
+        &["commit", "-q", "--allow-empty", "-m", "initial"],
+    ] {
+        env.git(args);
+    }
+    env.start_server(&[]);
+    env.tmux(&["set-option", "-g", "status-right", "#{orchestra_status}"]);
+    // What orchestra.tmux does, with the binary from the hostile folder.
+    let init = std::process::Command::new(&exe)
+        .args(["tmux", "init"])
+        .env("ORCHESTRA_HOME", &env.home)
+        .env("ORCHESTRA_TMUX_SOCKET", &env.socket)
+        .env("TMUX_TMPDIR", &env.tmux_tmpdir)
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    assert!(
+        init.status.success(),
+        "{}",
+        String::from_utf8_lossy(&init.stderr)
+    );
+    env.dispatch_shell("lab").ok();
+    let worktree = env.root.join("proj #(touch pwned) $HOME.worktrees/lab");
+    std::fs::write(worktree.join("menu.txt"), "reviewed\n").unwrap();
+    crate::harness::git_in(&worktree, &["add", "menu.txt"]);
+    crate::harness::git_in(&worktree, &["commit", "-q", "-m", "a commit to review"]);
+    // The pane hook runs the hostile binary too: an agent's death is reported by it.
+    // (Before a client is attached: then no status-line tick can see the death first.)
+    env.dispatch_shell("hooked").ok();
+    let pane = env.session("hooked")["pane"].as_str().unwrap().to_string();
+    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+    std::process::Command::new("kill")
+        .args(["-9", pid.trim()])
+        .status()
+        .unwrap();
+    assert!(
+        wait_until(Duration::from_secs(10), || env
+            .orchestra(&["events", "--json"])
+            .stdout
+            .contains("pane-died")),
+        "no pane-died hook reported; hooks.log: {:?}",
+        std::fs::read_to_string(env.home.join("logs/hooks.log"))
+    );
+    env.orchestra(&["kill", "hooked"]).ok();
+
+    cd_person_pane(&env, &env.repo);
+    let person = Person::attach(&env);
+
+    // The status-line job ran the hostile binary with the hostile home.
+    assert!(
+        wait_until(Duration::from_secs(20), || std::fs::read_dir(
+            env.home.join("cache")
+        )
+        .is_ok_and(|d| d
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("status-")))),
+        "the status line never ran orchestra:\n{}",
+        env.tmux(&["show-options", "-gv", "status-right"])
+    );
+
+    // Status: `orchestra status` of the pane's repo in a popup; Enter closes it.
+    choose(&person, "Status", "s");
+    person.wait_to_see("HOST OK");
+    person.wait_to_see("lab");
+    person.keys(&["Enter"]);
+    wait_popup_closed(&person, "HOST OK");
+
+    // Dashboard: `orchestra watch` in a popup; Ctrl-C ends it.
+    choose(&person, "Dashboard", "w");
+    person.wait_to_see("SAID BY");
+    person.keys(&["C-c"]);
+    wait_popup_closed(&person, "SAID BY");
+
+    // Review: the session's commit in a popup.
+    choose(&person, "Review", "r");
+    choose_session(&person, "lab");
+    person.wait_to_see("+reviewed");
+    person.keys(&["q"]);
+    wait_popup_closed(&person, "+reviewed");
+
+    // Brief: typed into the agent and logged in the hostile home.
+    choose(&person, "Brief", "b");
+    choose_session(&person, "lab");
+    person.wait_to_see("brief lab");
+    person.type_text("echo briefed-from-the-menu");
+    person.keys(&["Enter"]);
+    wait_popup_closed(&person, "brief lab");
+    assert!(
+        wait_until(Duration::from_secs(20), || briefings(&env.home)
+            == vec!["echo briefed-from-the-menu".to_string()]),
+        "no briefing logged:\n{}",
+        person.sees()
+    );
+
+    // Kill, confirmed: the session and its worktree go, its unmerged branch is kept.
+    choose(&person, "Kill", "k");
+    choose_session(&person, "lab");
+    person.wait_to_see("kill lab?");
+    person.keys(&["y"]);
+    assert!(
+        wait_until(Duration::from_secs(20), || env.list_json().is_empty()),
+        "not killed:\n{}",
+        person.sees()
+    );
+    assert!(!worktree.exists());
+    assert!(env.branches().iter().any(|b| b.starts_with("archive/lab-")));
+
+    assert_eq!(
+        stray_files(&env, "pwned", &before),
+        Vec::<std::path::PathBuf>::new()
     );
 }

@@ -523,3 +523,240 @@ fn logins_try_ssh_config_then_the_agent_then_the_default_keys() {
     std::fs::copy(&sshd.user_key, sshd.home.join(".ssh/id_ed25519")).unwrap();
     env.orchestra(&["hosts", "check"]).ok();
 }
+
+/// A second login to the same sshd, as another "host": its own key, its own remote tmux
+/// server, and `bin` first on its PATH (where a test puts a misbehaving `tmux`).
+struct OtherLogin {
+    key: PathBuf,
+    tmux_tmpdir: PathBuf,
+}
+
+fn other_login(env: &Env, sshd: &Sshd, name: &str, bin: &std::path::Path) -> OtherLogin {
+    let key = sshd.dir.join(format!("{name}-key"));
+    let out = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&key)
+        .output()
+        .expect("ssh-keygen");
+    assert!(out.status.success());
+    let public = std::fs::read_to_string(key.with_extension("pub")).expect("public key");
+    let tmux_tmpdir = env.root.join(format!("{name}-tmux"));
+    std::fs::create_dir_all(&tmux_tmpdir).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let line = format!(
+        "environment=\"TMUX_TMPDIR={}\",environment=\"HOME={}\",environment=\"PATH={path}\" {}\n",
+        tmux_tmpdir.display(),
+        env.root.join("remote-home").display(),
+        public.trim()
+    );
+    let authorized = sshd.dir.join("authorized_keys");
+    let mut keys = std::fs::read_to_string(&authorized).expect("authorized_keys");
+    keys.push_str(&line);
+    std::fs::write(&authorized, keys).unwrap();
+    OtherLogin { key, tmux_tmpdir }
+}
+
+impl Drop for OtherLogin {
+    fn drop(&mut self) {
+        // Only this login's own tmux server, by its own TMUX_TMPDIR.
+        let _ = std::process::Command::new("tmux")
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX")
+            .arg("kill-server")
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// `status --json`'s rows by label.
+fn status_rows(run: &crate::harness::Run) -> Vec<serde_json::Value> {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+#[test]
+fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_answer() {
+    let Some((env, sshd)) = world() else { return };
+    sshd.trust();
+    // The misbehaving host's `tmux`: the real one until a mode is written to its switch
+    // (so `up` works), then output a byte at a time for 30 s, or 100 MB at once.
+    let bin = env.root.join("slow-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let switch = env.root.join("slow-mode");
+    let real_tmux = crate::harness::which("tmux").expect("tmux");
+    let script = bin.join("tmux");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n\
+             case \"$(cat '{switch}' 2>/dev/null)\" in\n\
+             drip) i=0; while [ $i -lt 300 ]; do printf x; sleep 0.1; i=$((i+1)); done; exit 0 ;;\n\
+             flood) head -c 100000000 /dev/zero; exit 0 ;;\n\
+             esac\n\
+             exec '{real}' \"$@\"\n",
+            switch = switch.display(),
+            real = real_tmux.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let slow = other_login(&env, &sshd, "slow", &bin);
+    let good_folder = remote_folder(&env, "good");
+    let slow_folder = remote_folder(&env, "slow");
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[orchestrator]\nagent = \"cat\"\npoll_interval = 1\n\n\
+             [hosts.gpu]\naddress = '{address}'\nidentity = '{good_key}'\n\n\
+             [hosts.slow]\naddress = '{address}'\nidentity = '{slow_key}'\ncommand_timeout = \"2s\"\n\n\
+             [sessions.pipeline]\nhost = \"gpu\"\npath = '{good}'\n\n\
+             [sessions.dripper]\nhost = \"slow\"\npath = '{slow_path}'\n",
+            address = sshd.address(),
+            good_key = sshd.user_key.display(),
+            slow_key = slow.key.display(),
+            good = good_folder.display(),
+            slow_path = slow_folder.display(),
+        ),
+    )
+    .unwrap();
+    env.orchestra(&["up"]).ok();
+    let status = env.orchestra(&["status", "--json"]).ok();
+    assert!(
+        status_rows(&status).iter().all(|r| r["error"].is_null()),
+        "{}",
+        status.stdout
+    );
+
+    for (mode, why) in [
+        (
+            "drip",
+            "slow: waiting for its command to finish timed out after 2s",
+        ),
+        ("flood", "host slow sent more than 16 MiB for one command"),
+    ] {
+        std::fs::write(&switch, mode).unwrap();
+        for verb in ["status", "health"] {
+            let started = Instant::now();
+            let run = env.orchestra(&[verb, "--json"]).ok();
+            let took = started.elapsed();
+            eprintln!("{mode}: {verb} took {took:?}");
+            // command_timeout (2 s) plus the login and a little: never the 30 s drip.
+            assert!(
+                took < Duration::from_secs(5),
+                "{mode}: {verb} took {took:?}"
+            );
+            if verb == "status" {
+                let rows = status_rows(&run);
+                let row = |label: &str| {
+                    rows.iter()
+                        .find(|r| r["label"] == label)
+                        .unwrap_or_else(|| panic!("{label}: {}", run.stdout))
+                        .clone()
+                };
+                let dripper = row("dripper");
+                assert!(
+                    dripper["error"].as_str().unwrap_or_default().contains(why),
+                    "{mode}: {dripper}"
+                );
+                let pipeline = row("pipeline");
+                assert!(pipeline["error"].is_null(), "{mode}: {pipeline}");
+                assert_eq!(pipeline["reachable"], true, "{mode}: {pipeline}");
+            }
+        }
+        // The cache the status line reads has the healthy host's answer and the reason.
+        let cache = std::fs::read_to_string(env.home.join("cache/remote.json")).unwrap();
+        let cache: serde_json::Value = serde_json::from_str(&cache).unwrap();
+        let hosts = cache["hosts"].as_array().unwrap();
+        let gpu = hosts.iter().find(|h| h["name"] == "gpu").expect("gpu");
+        assert!(gpu["error"].is_null() && gpu["rows"].as_array().unwrap().len() == 1);
+        let slow_seen = hosts.iter().find(|h| h["name"] == "slow").expect("slow");
+        assert!(
+            slow_seen["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(why),
+            "{slow_seen}"
+        );
+    }
+    std::fs::remove_file(&switch).unwrap();
+    env.orchestra(&["down"]).ok();
+}
+
+#[test]
+fn a_remote_has_dependency_is_looked_for_by_the_remote_refresh_never_by_the_status_line() {
+    let Some((env, sshd)) = world() else { return };
+    sshd.trust();
+    env.start_server(&[]);
+    let remote = remote_folder(&env, "remote-project");
+    let here = remote_folder(&env, "here");
+    let manifest = |address: &str| {
+        std::fs::write(
+            env.repo.join("orchestra.toml"),
+            format!(
+                "[orchestrator]\nagent = \"cat\"\npoll_interval = 1\n\n\
+                 [hosts.gpu]\naddress = '{address}'\nidentity = '{key}'\nconnect_timeout = \"5s\"\n\n\
+                 [sessions.pipeline]\nhost = \"gpu\"\npath = '{remote}'\n\n\
+                 [sessions.analysis]\npath = '{here}'\n\n\
+                 [sessions.bystander]\npath = '{here}'\n\n\
+                 [[dependencies]]\nwhen = \"pipeline has out/result.csv\"\n\
+                 then = 'brief analysis \"result is there\"'\n",
+                key = sshd.user_key.display(),
+                remote = remote.display(),
+                here = here.display(),
+            ),
+        )
+        .unwrap()
+    };
+    manifest(&sshd.address());
+    env.orchestra(&["up"]).ok();
+    // The host turns into one that accepts and never answers (the manifest is read
+    // again for the host on each use): a login there waits the whole connect_timeout.
+    let blackhole = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent = format!(
+        "{}@127.0.0.1:{}",
+        sshd.user,
+        blackhole.local_addr().unwrap().port()
+    );
+    manifest(&silent);
+    // A transition on this machine (a window closed under a session) makes the next
+    // status tick look at the manifest's dependencies.
+    let window = env.session("bystander")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.tmux(&["kill-window", "-t", &window]);
+    std::thread::sleep(Duration::from_millis(1100));
+    let started = Instant::now();
+    env.orchestra(&["status-line"]).ok();
+    let took = started.elapsed();
+    assert_eq!(
+        env.session("bystander")["status"],
+        "dead",
+        "the tick saw the transition"
+    );
+    assert!(
+        took < Duration::from_secs(2),
+        "the status line waited on a host: {took:?}"
+    );
+
+    // Where it is looked for: the remote refresh (started detached by the status line,
+    // or by hand), over the host's own connection.
+    manifest(&sshd.address());
+    std::fs::create_dir_all(remote.join("out")).unwrap();
+    std::fs::write(remote.join("out/result.csv"), "x\n").unwrap();
+    let tail = |env: &Env| env.orchestra(&["tail", "analysis", "20"]).stdout;
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            env.orchestra(&["refresh", "--remote"]);
+            tail(&env).contains("result is there")
+        }),
+        "{}",
+        tail(&env)
+    );
+    drop(blackhole);
+    env.orchestra(&["down"]).ok();
+}

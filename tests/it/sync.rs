@@ -385,3 +385,72 @@ fn a_remote_session_answers_over_ssh_and_an_unreachable_host_is_skipped() {
     );
     assert!(read(&w.env.repo.join("CONTEXT.md")).contains("SUMMARY-OF-INSIGHTS"));
 }
+
+/// CONTEXT.md without orchestra's sections: what lies between a start marker and its end
+/// marker is cut out, everything else is kept as it is.
+fn outside_sections(text: &str) -> String {
+    let mut rest = text.to_string();
+    for part in ["insights", "dream"] {
+        let start = format!("<!-- orchestra:{part} ");
+        let end = format!("<!-- /orchestra:{part} -->");
+        if let (Some(a), Some(b)) = (rest.find(&start), rest.find(&end)) {
+            rest.replace_range(a..b + end.len(), "");
+        }
+    }
+    rest
+}
+
+#[test]
+fn sync_keeps_a_hand_written_context_md_byte_for_byte() {
+    let Some(w) = world(&["alpha"], SCRIPT) else {
+        return;
+    };
+    let alpha = w.env.root.join("alpha");
+    w.manifest("", &w.session("alpha", &alpha, ""));
+    let context = w.env.repo.join("CONTEXT.md");
+    // The person's own file: no markers, no newline at the end.
+    let mine =
+        "# Team notes\n\nHand-written: the deploy key lives in vault, ask Ana.\n\n  indented  \t";
+    std::fs::write(&context, mine).unwrap();
+
+    w.env
+        .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
+        .ok();
+    let text = read(&context);
+    assert!(text.starts_with(mine), "{text}");
+    assert!(text.contains("SUMMARY-OF-INSIGHTS") && text.contains("SUMMARY-OF-DREAMS"));
+
+    // The person writes before, between and after orchestra's sections; the next run
+    // changes the summaries and nothing else.
+    let dream = text.find("<!-- orchestra:dream").expect("dream section");
+    let edited = format!(
+        "Before, by hand.\n{}\nBetween, by hand.\n\n{}\nAfter, by hand <!-- a comment -->\n",
+        &text[..dream],
+        &text[dream..]
+    );
+    std::fs::write(&context, &edited).unwrap();
+    for (name, text) in [
+        (
+            "synthesize_insights",
+            "[[say: NEWER-INSIGHTS]]\n{{REPORTS}}",
+        ),
+        ("synthesize_dream", "[[say: NEWER-DREAMS]]\n{{REPORTS}}"),
+    ] {
+        std::fs::write(w.env.home.join(format!("prompts/{name}.md")), text).unwrap();
+    }
+    std::fs::remove_dir_all(w.env.home.join("runs")).unwrap();
+    w.env
+        .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
+        .ok();
+    let after = read(&context);
+    assert!(
+        after.contains("NEWER-INSIGHTS") && after.contains("NEWER-DREAMS"),
+        "{after}"
+    );
+    assert!(
+        !after.contains("SUMMARY-OF-INSIGHTS") && !after.contains("SUMMARY-OF-DREAMS"),
+        "{after}"
+    );
+    assert_eq!(outside_sections(&after), outside_sections(&edited));
+    assert!(outside_sections(&after).contains("Between, by hand."));
+}

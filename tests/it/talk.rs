@@ -54,11 +54,13 @@ impl Claude {
         );
     }
 
-    /// The bottom of the screen (the banner above it animates).
+    /// The bottom of the screen (the banner above it animates), without the footer: the CLI
+    /// redraws its hints there by itself (" · ← for agents" comes and goes).
     fn bottom(&self, label: &str) -> String {
         let screen = self.screen(label);
-        let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines[lines.len().saturating_sub(10)..].join("\n")
+        let mut lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+        lines.pop();
+        lines[lines.len().saturating_sub(9)..].join("\n")
     }
 
     fn idle(&self, label: &str) -> bool {

@@ -1,0 +1,227 @@
+//! Where hooks are silent (issue 12, part 3), on the real claude CLI against the fake API:
+//! after an approval, after an interrupt, across `/clear`, and on screens that ask.
+
+use std::time::Duration;
+
+use crate::harness::{wait_until, ClaudeWorld, Env};
+
+struct Claude {
+    env: Env,
+    world: ClaudeWorld,
+}
+
+fn start(label: &str) -> Option<Claude> {
+    let env = Env::new();
+    let wt = env.worktree_path(label);
+    let world = ClaudeWorld::start(&env, &[&wt])?;
+    env.start_server(&world.env);
+    Some(Claude { env, world })
+}
+
+impl Claude {
+    fn agent(&self) -> String {
+        format!(
+            "{} --permission-mode default",
+            shell_words::quote(&self.world.claude.to_string_lossy())
+        )
+    }
+
+    fn dispatch(&self, label: &str, prompt: &str) {
+        self.env
+            .orchestra(&[
+                "dispatch",
+                label,
+                "--agent",
+                &self.agent(),
+                "--prompt",
+                prompt,
+            ])
+            .ok();
+    }
+
+    fn pane(&self, label: &str) -> String {
+        self.env.session(label)["pane"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn screen(&self, label: &str) -> String {
+        self.env
+            .tmux(&["capture-pane", "-p", "-t", &self.pane(label)])
+    }
+
+    #[track_caller]
+    fn wait_screen(&self, label: &str, text: &str) {
+        assert!(
+            wait_until(Duration::from_secs(30), || self
+                .screen(label)
+                .contains(text)),
+            "{text:?} never showed:\n{}",
+            self.screen(label)
+        );
+    }
+
+    fn state(&self, label: &str) -> String {
+        self.env.session(label)["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Ticks until `label` is in `state` (or `limit` passes).
+    fn ticks_until(&self, label: &str, state: &str, limit: Duration) -> bool {
+        wait_until(limit, || {
+            self.env.orchestra(&["refresh"]).ok();
+            self.state(label) == state
+        })
+    }
+}
+
+#[test]
+fn an_approved_tool_is_busy_at_once_and_stays_busy_while_it_runs() {
+    let Some(c) = start("slow-tool") else { return };
+    let done = c.env.worktree_path("slow-tool").join("slow-done.txt");
+    c.dispatch("slow-tool", "[[bash: sleep 8 && touch slow-done.txt]]");
+    c.wait_screen("slow-tool", "Do you want to proceed?");
+    assert!(c.ticks_until("slow-tool", "waiting", Duration::from_secs(10)));
+    c.env.orchestra(&["approve", "slow-tool"]).ok();
+    // No hook fires until the command ends; orchestra knows what it just did.
+    assert_eq!(c.state("slow-tool"), "busy");
+    let badge = c.env.tmux(&[
+        "show-options",
+        "-w",
+        "-v",
+        "-t",
+        c.env.session("slow-tool")["window"].as_str().unwrap(),
+        "@orchestra_state",
+    ]);
+    assert_eq!(badge.trim(), "busy");
+    loop {
+        c.env.orchestra(&["refresh"]).ok();
+        let state = c.state("slow-tool");
+        // Read before the file exists: the command was still running then.
+        if done.exists() {
+            break;
+        }
+        assert_eq!(state, "busy", "{}", c.screen("slow-tool"));
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    assert!(c.ticks_until("slow-tool", "idle", Duration::from_secs(30)));
+}
+
+#[test]
+fn an_interrupted_turn_is_idle_within_a_tick_after_the_grace() {
+    let Some(c) = start("stopped") else { return };
+    c.dispatch("stopped", "[[say: ready]]");
+    assert!(c.ticks_until("stopped", "idle", Duration::from_secs(30)));
+    c.env
+        .orchestra(&["brief", "stopped", "[[slow: 30]] tell a long story"])
+        .ok();
+    assert!(c.ticks_until("stopped", "busy", Duration::from_secs(20)));
+    // Let the answer start streaming, then interrupt it as a person would.
+    std::thread::sleep(Duration::from_secs(3));
+    let interrupted = wait_until(Duration::from_secs(15), || {
+        c.env
+            .tmux(&["send-keys", "-t", &c.pane("stopped"), "Escape"]);
+        std::thread::sleep(Duration::from_millis(700));
+        !c.screen("stopped").contains("esc to interrupt")
+    });
+    // Interrupted before any text arrived, the CLI puts the prompt back in the box.
+    assert!(interrupted, "{}", c.screen("stopped"));
+    // No Stop hook fires: the screen brings it to idle after the hook's grace (2 s).
+    std::thread::sleep(Duration::from_millis(2100));
+    c.env.orchestra(&["refresh"]).ok();
+    assert_eq!(c.state("stopped"), "idle", "{}", c.screen("stopped"));
+}
+
+#[test]
+fn clear_moves_the_session_to_its_new_conversation_and_restart_resumes_that_one() {
+    let Some(c) = start("talk") else { return };
+    c.dispatch("talk", "[[say: first conversation]]");
+    c.wait_screen("talk", "first conversation");
+    assert!(c.ticks_until("talk", "idle", Duration::from_secs(30)));
+    let first = c.env.session("talk")["conversation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    c.env.orchestra(&["brief", "talk", "/clear"]).ok();
+    let moved = wait_until(Duration::from_secs(20), || {
+        c.env.session("talk")["conversation"].as_str() != Some(first.as_str())
+    });
+    assert!(moved, "{}", c.screen("talk"));
+    let second = c.env.session("talk")["conversation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(second.len(), 36, "{second}");
+    let events = c.env.orchestra(&["events", "talk", "--json"]).ok().stdout;
+    assert!(events.contains(&second), "{events}");
+    // The agent exits; restart resumes the conversation it was in, not the first one.
+    c.env.orchestra(&["brief", "talk", "/exit"]).ok();
+    assert!(c.ticks_until("talk", "exited", Duration::from_secs(20)));
+    c.env.orchestra(&["restart", "talk"]).ok();
+    let pid = c
+        .env
+        .tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &c.pane("talk"),
+            "#{pane_pid}",
+        ])
+        .trim()
+        .to_string();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(cmdline.contains(&format!("--resume {second}")), "{cmdline}");
+}
+
+#[test]
+fn the_resume_picker_reads_as_waiting() {
+    let Some(c) = start("pick") else { return };
+    // The folder claude was told to trust (no trust dialog before the picker).
+    let wt = c.env.worktree_path("pick");
+    std::fs::create_dir_all(&wt).unwrap();
+    let pane = c.env.tmux(&[
+        "new-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        "harness:",
+        "-c",
+        wt.to_str().unwrap(),
+        &format!(
+            "{} --resume",
+            shell_words::quote(&c.world.claude.to_string_lossy())
+        ),
+    ]);
+    let pane = pane.trim().to_string();
+    assert!(wait_until(Duration::from_secs(20), || c
+        .env
+        .tmux(&["capture-pane", "-p", "-t", &pane])
+        .contains("Resume session")));
+    std::thread::sleep(Duration::from_millis(500));
+    let screen = c.env.tmux(&["capture-pane", "-p", "-t", &pane]);
+    let mut classify = c
+        .env
+        .orchestra_command(&c.env.repo, &["classify", "--kind", "claude", "--json"]);
+    classify
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = classify.spawn().unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(screen.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let verdict = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        verdict.contains("\"state\":\"waiting\""),
+        "{verdict}\n{screen}"
+    );
+}
