@@ -346,6 +346,10 @@ fn check_tmux_name(name: &str) -> Result<(), &'static str> {
         Err("is empty")
     } else if name.contains([':', '.']) {
         Err("holds ':' or '.', which tmux reads as window and pane separators")
+    } else if name.contains(['#', '$', '\\']) {
+        // `#(…)` in `new-session -s` runs a command; `$` and `\` come back escaped, so the
+        // session could not be found again by its name.
+        Err("holds '#', '$' or '\\', which tmux expands or rewrites in a session name")
     } else if name.chars().any(char::is_control) {
         Err("holds a control character")
     } else {

@@ -227,6 +227,14 @@ fn check_accepted(m: &Manifest) {
         for u in &s.blocked_by {
             assert!(m.sessions.contains_key(u), "{u}");
         }
+        // tmux expands `#` in a session name and rewrites `$` and `\`; `:` and `.` are
+        // target syntax: such a name could not be found again (or would run a command).
+        if let Some(t) = &s.tmux {
+            assert!(
+                !t.is_empty() && !t.contains(['#', '$', '\\', ':', '.']),
+                "tmux name {t:?} accepted"
+            );
+        }
     }
     for host in m.hosts.values() {
         assert!(split_address(&host.address).is_some(), "{}", host.address);
@@ -548,6 +556,21 @@ proptest! {
 
     #[test]
     fn manifest_hostile_values_give_a_manifest_or_one_located_error(g in hostile_manifest()) {
+        let text = render(&g);
+        match manifest::parse(&text, "orchestra.toml") {
+            Ok(m) => check_accepted(&m),
+            Err(e) => check_manifest_error(&text, &e),
+        }
+    }
+
+    #[test]
+    fn manifest_a_hostile_tmux_name_alone_is_refused_or_harmless(
+        mut g in good_manifest(),
+        name in prop_oneof![hostile_text(), "[ -~]{1,20}"],
+    ) {
+        if let Some(s) = g.sessions.first_mut() {
+            s.tmux = Some(name);
+        }
         let text = render(&g);
         match manifest::parse(&text, "orchestra.toml") {
             Ok(m) => check_accepted(&m),
