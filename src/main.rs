@@ -80,7 +80,8 @@ fn finish(result: Result<(), orchestra::error::Error>) -> ! {
 }
 
 /// The command line, or ONE line on stderr and exit 2: clap's own errors run to several
-/// lines (usage, a blank line, a hint). Help and version print as clap prints them.
+/// lines (the message, tips, usage, a hint), folded here into one. Help and version print
+/// as clap prints them.
 fn parse_args() -> Cli {
     use clap::error::ErrorKind;
     let e = match Cli::try_parse() {
@@ -103,8 +104,8 @@ fn parse_args() -> Cli {
         .filter(|p| !p.is_empty());
     let first = paragraphs.next().unwrap_or_default();
     let message = first.strip_prefix("error: ").unwrap_or(&first);
-    let mut hints: Vec<String> = paragraphs.filter(|p| p.starts_with("tip:")).collect();
-    hints.push("see --help".into());
-    eprintln!("orchestra: {message} ({})", hints.join("; "));
+    let mut parts = vec![message.to_string()];
+    parts.extend(paragraphs.filter(|p| p.starts_with("tip:") || p.starts_with("Usage:")));
+    eprintln!("orchestra: {} (see --help)", parts.join("; "));
     std::process::exit(2);
 }
