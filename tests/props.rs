@@ -15,7 +15,7 @@ use orchestra::agent::rules::{screen_text, strip_ansi, Rules};
 use orchestra::cmd::event::state_for;
 use orchestra::label;
 use orchestra::manifest::{self, Manifest};
-use orchestra::remote::config::{resolve, split_address};
+use orchestra::remote::config::{resolve, split_address, valid_host, valid_user};
 use orchestra::remote::known_hosts::{self, Verdict};
 use orchestra::state::{AgentState, Session, Status, Store};
 use proptest::prelude::*;
@@ -698,14 +698,18 @@ proptest! {
             any_text(),
         ],
     ) {
+        let home = std::path::Path::new("/home/me");
         if let Some((user, host, port)) = split_address(&address) {
             prop_assert!(!host.is_empty() && !host.starts_with('-'));
-            prop_assert!(user.is_none_or(|u| !u.is_empty()));
-            let _ = port;
-            let target = resolve(&address, &config, std::path::Path::new("/home/me"), "me");
-            prop_assert!(target.is_some(), "a valid address resolves");
+            prop_assert!(user.is_none_or(|u| !u.is_empty() && !u.starts_with('-')));
+            prop_assert!(port != Some(0));
+            prop_assert!(resolve(&address, "", home, "me").is_some(), "a valid address resolves");
+            // Whatever the config says, what comes out is held to the address's rules.
+            if let Some(t) = resolve(&address, &config, home, "me") {
+                prop_assert!(valid_user(&t.user) && valid_host(&t.hostname), "{:?}", t);
+            }
         } else {
-            prop_assert!(resolve(&address, &config, std::path::Path::new("/h"), "me").is_none());
+            prop_assert!(resolve(&address, &config, home, "me").is_none());
         }
     }
 }
