@@ -354,13 +354,15 @@ pub enum TmuxCommand {
 #[derive(Debug, Args)]
 pub struct EventArgs {
     /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
-    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a tmux hook
-    /// (pane-died, pane-exited), or a state (busy, waiting, idle, error, exited).
+    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a Gemini CLI hook
+    /// event (BeforeAgent, BeforeTool, AfterTool, Notification, AfterAgent, SessionStart,
+    /// SessionEnd), a tmux hook (pane-died, pane-exited), or a state (busy, waiting, idle,
+    /// error, exited).
     pub event: String,
     /// The session's id. Default: $ORCHESTRA_SESSION.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Called as a Claude Code hook: read the hook JSON on stdin, never fail (a failing
+    /// Called as an agent's hook: read the hook JSON on stdin, never fail (a failing
     /// hook would block the agent); problems go to $ORCHESTRA_HOME/logs/hooks.log.
     #[arg(long)]
     pub from_hook: bool,

@@ -43,11 +43,10 @@ fn work_lock_path(home: &Path) -> std::path::PathBuf {
 
 fn open(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        crate::paths::private_dir(dir)?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(path)
+    crate::paths::open_private(
+        path,
+        OpenOptions::new().create(true).truncate(false).write(true),
+    )
 }

@@ -69,6 +69,17 @@ if [ ! -x "$claude" ]; then
   exit 1
 fi
 say "claude $("$claude" --version)"
+# The Gemini CLI, pinned: tests/it/gemini.rs runs it against tests/fake-api/gemini.py.
+GEMINI_VERSION=0.61.0
+gemini_dir="$CACHE/gemini-$GEMINI_VERSION"
+if [ ! -e "$gemini_dir/node_modules/@google/gemini-cli/package.json" ]; then
+  say "installing the Gemini CLI $GEMINI_VERSION into $gemini_dir"
+  mkdir -p "$gemini_dir"
+  npm install --prefix "$gemini_dir" --no-audit --no-fund --loglevel=error \
+    "@google/gemini-cli@$GEMINI_VERSION" >/dev/null
+fi
+# Its package says the version: `gemini --version` would write into ~/.gemini.
+say "gemini $(node -p "require('$gemini_dir/node_modules/@google/gemini-cli/package.json').version")"
 say "$(tmux -V), $(git --version)"
 
 say "cargo fmt --check"

@@ -11,6 +11,15 @@ static CURSOR: LazyLock<Regex> =
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^\s*(esc to cancel|enter to confirm|enter to select)").expect("valid regex")
 });
+/// An entry of a menu drawn in a box (Gemini CLI): "│ ● 1. Allow once   │".
+static BOXED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*│\s*(●\s*)?(\d+)\.\s+(.+?)\s*│?\s*$").expect("valid regex"));
+/// A line inside a box, and the box's bottom edge.
+static IN_BOX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*│").expect("valid regex"));
+static BOX_BOTTOM: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*╰─").expect("valid regex"));
+/// An input line below a box: the box is history, not a question.
+static INPUT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s?[>❯]\s").expect("valid regex"));
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Menu {
@@ -27,7 +36,8 @@ pub enum Answer {
     No,
 }
 
-/// The menu at the bottom of `screen` (its footer the last line), if one is open.
+/// The menu at the bottom of `screen` (its footer the last line, or the last box on the
+/// screen with no input line below it), if one is open.
 pub fn parse(screen: &str) -> Option<Menu> {
     let lines: Vec<&str> = screen
         .lines()
@@ -36,7 +46,7 @@ pub fn parse(screen: &str) -> Option<Menu> {
         .collect();
     let footer = lines.len().checked_sub(1)?;
     if !FOOTER.is_match(lines[footer]) {
-        return None;
+        return parse_boxed(&lines);
     }
     let block = &lines[footer.saturating_sub(20)..footer];
     // Numbered menus: "❯ 1. Yes", "  2. No" (wrapped labels continue on unnumbered lines).
@@ -75,6 +85,43 @@ pub fn parse(screen: &str) -> Option<Menu> {
     (entries.len() >= 2).then_some(Menu { entries, cursor })
 }
 
+/// A menu in the last box on screen (Gemini CLI's approvals and trust dialog): numbered
+/// entries from 1, `●` on the one the cursor is on, nothing but the box's bottom edge and
+/// notices below them, and no input line below the box.
+fn parse_boxed(lines: &[&str]) -> Option<Menu> {
+    let start = lines.len().saturating_sub(40);
+    let last = (start..lines.len())
+        .rev()
+        .find(|&i| BOXED.is_match(lines[i]))?;
+    let below = &lines[last + 1..];
+    let bottom = below.iter().position(|l| BOX_BOTTOM.is_match(l))?;
+    if below[..bottom].iter().any(|l| !IN_BOX.is_match(l))
+        || below[bottom + 1..]
+            .iter()
+            .any(|l| INPUT_LINE.is_match(l) || IN_BOX.is_match(l))
+    {
+        return None;
+    }
+    let mut entries: Vec<(bool, u32, String)> = Vec::new();
+    for line in lines[start..=last].iter().rev() {
+        let Some(c) = BOXED.captures(line) else {
+            break;
+        };
+        let number = c[2].parse().ok()?;
+        entries.push((c.get(1).is_some(), number, c[3].to_string()));
+    }
+    entries.reverse();
+    let numbered_from_one = entries.iter().zip(1..).all(|((_, n, _), want)| *n == want);
+    let cursor = entries.iter().position(|(on, _, _)| *on)?;
+    if entries.len() < 2 || !numbered_from_one || entries.iter().filter(|e| e.0).count() != 1 {
+        return None;
+    }
+    Some(Menu {
+        entries: entries.into_iter().map(|(_, _, label)| label).collect(),
+        cursor,
+    })
+}
+
 impl Menu {
     /// The entry that gives `answer`, by its label; `None` when the menu has none (deny
     /// then means Esc).
@@ -83,27 +130,34 @@ impl Menu {
         let auto = |e: &str| e.contains("auto mode");
         let find = |pred: &dyn Fn(&str) -> bool| lower.iter().position(|e| pred(e));
         match answer {
-            Answer::Yes => find(&|e| e.contains("trust this folder") || e == "yes, proceed")
-                .or_else(|| find(&|e| e == "yes"))
+            Answer::Yes => find(&|e| is_trust(e))
+                .or_else(|| find(&|e| e == "yes" || e == "allow once"))
                 .or_else(|| find(&|e| e.starts_with("yes") && !e.contains(" and ") && !auto(e))),
             Answer::Always => find(&|e| {
                 !auto(e)
                     && (e.contains("don't ask again")
                         || e.contains("always allow")
                         || e.contains("allow all edits")
-                        || e.contains("accept edits"))
+                        || e.contains("accept edits")
+                        || e == "allow for this session")
             })
-            .or_else(|| find(&|e| e.contains("trust this folder") || e == "yes, proceed")),
+            .or_else(|| find(&|e| is_trust(e))),
             Answer::No => find(&|e| e == "no" || e.starts_with("no,") || e.starts_with("no ")),
         }
     }
 
     /// Whether this is a folder-trust dialog.
     pub fn is_trust_dialog(&self) -> bool {
-        self.entries.iter().any(|e| {
-            e.to_lowercase().contains("trust this folder") || e.eq_ignore_ascii_case("yes, proceed")
-        })
+        self.entries.iter().any(|e| is_trust(&e.to_lowercase()))
     }
+}
+
+/// The entry (lower case) that trusts the folder: claude's "Yes, I trust this folder" (2.0:
+/// "Yes, proceed"), gemini's "Trust folder (name)" — never its "Trust parent folder".
+fn is_trust(entry: &str) -> bool {
+    entry.contains("trust this folder")
+        || entry == "yes, proceed"
+        || entry.starts_with("trust folder")
 }
 
 #[cfg(test)]
@@ -156,11 +210,45 @@ mod tests {
         assert_eq!(old_trust.choose(Answer::Yes), Some(0));
 
         for idle in [
+            "gemini/0.61.0/idle-quoted-menu.txt",
+            "gemini/0.61.0/idle-after-tool.txt",
+            "gemini/0.61.0/busy-shell-running.txt",
+            "gemini/0.61.0/exited-quit.txt",
             "2.1.332/idle-quoted-menu.txt",
             "2.1.332/idle-after-turn.txt",
             "2.0.77/busy-streaming.txt",
         ] {
             assert_eq!(parse(&fixture(idle)), None, "{idle}");
         }
+    }
+
+    #[test]
+    fn gemini_menus_in_boxes_are_read_and_answered_by_label() {
+        let shell = parse(&fixture("gemini/0.61.0/waiting-shell-menu.txt")).unwrap();
+        assert_eq!(
+            shell.entries,
+            [
+                "Allow once",
+                "Allow for this session",
+                "No, suggest changes (esc)"
+            ]
+        );
+        assert_eq!(shell.cursor, 0);
+        assert_eq!(shell.choose(Answer::Yes), Some(0));
+        assert_eq!(shell.choose(Answer::Always), Some(1));
+        assert_eq!(shell.choose(Answer::No), Some(2));
+        assert!(!shell.is_trust_dialog());
+        let narrow = parse(&fixture("gemini/0.61.0/waiting-shell-menu-narrow.txt")).unwrap();
+        assert_eq!(narrow, shell);
+        let write = parse(&fixture("gemini/0.61.0/waiting-write-menu.txt")).unwrap();
+        assert_eq!(write.entries.len(), 4, "{:?}", write.entries);
+        assert_eq!(write.choose(Answer::No), Some(3));
+        let moved = parse(&fixture("gemini/0.61.0/waiting-write-menu-moved.txt")).unwrap();
+        assert_eq!(moved.cursor, 1, "the cursor follows the ●");
+        let trust = parse(&fixture("gemini/0.61.0/waiting-trust-dialog.txt")).unwrap();
+        assert!(trust.is_trust_dialog());
+        assert!(trust.entries[1].starts_with("Trust parent folder"));
+        assert_eq!(trust.choose(Answer::Yes), Some(0), "{:?}", trust.entries);
+        assert_eq!(trust.choose(Answer::No), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Agent kinds: how each is launched and how its prompt reaches it. Screen rules and hook
 //! wiring per kind live here too, as data.
 
+pub mod gemini;
 pub mod menu;
 pub mod rules;
 
@@ -57,12 +58,13 @@ impl AgentKind {
     }
 }
 
-/// What to run, and the prompt to type in afterwards for agents that take none on their
-/// command line.
+/// What to run (with what in its environment), and the prompt to type in afterwards for
+/// agents that take none on their command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
     pub argv: Vec<String>,
     pub typed_prompt: Option<String>,
+    pub env: Vec<(String, String)>,
 }
 
 /// Per-session facts a launch may need.
@@ -73,6 +75,10 @@ pub struct LaunchContext<'a> {
     pub system_prompt: Option<&'a str>,
     /// Continue this conversation instead of starting one (`--resume`).
     pub resume: bool,
+    /// The Gemini home holding the session's hooks (`agent::gemini::prepare_home`).
+    pub gemini_home: Option<&'a Path>,
+    /// The agent may take the worktree as trusted without asking (orchestra made it).
+    pub trust_worktree: bool,
 }
 
 /// The argv for `kind`, starting from the user's command (`program` plus its own
@@ -85,6 +91,7 @@ pub fn launch(
 ) -> Launch {
     let mut argv = command.to_vec();
     let mut typed_prompt = None;
+    let mut env = Vec::new();
     match kind {
         AgentKind::Claude => {
             let session_flag = if ctx.resume {
@@ -105,6 +112,16 @@ pub fn launch(
         }
         AgentKind::Codex => argv.extend(prompt.map(str::to_string)),
         AgentKind::Gemini => {
+            if let Some(home) = ctx.gemini_home {
+                env.push((
+                    "GEMINI_CLI_HOME".to_string(),
+                    home.to_string_lossy().into_owned(),
+                ));
+            }
+            // Without it the CLI asks first, and runs no hooks in a folder it does not trust.
+            if ctx.trust_worktree {
+                env.push(("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string()));
+            }
             if let Some(p) = prompt {
                 argv.extend(["--prompt-interactive".to_string(), p.to_string()]);
             }
@@ -112,7 +129,11 @@ pub fn launch(
         // aider's `--message` runs one turn and exits; typing keeps it interactive.
         AgentKind::Aider | AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
     }
-    Launch { argv, typed_prompt }
+    Launch {
+        argv,
+        typed_prompt,
+        env,
+    }
 }
 
 /// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
@@ -302,6 +323,8 @@ mod tests {
             settings_file: Path::new("/s.json"),
             system_prompt: None,
             resume: false,
+            gemini_home: Some(Path::new("/s/gemini-home")),
+            trust_worktree: true,
         };
         let l = launch(
             AgentKind::Claude,
@@ -323,8 +346,42 @@ mod tests {
             ]
         );
         assert_eq!(l.typed_prompt, None);
+        assert!(l.env.is_empty(), "{:?}", l.env);
         let g = launch(AgentKind::Generic, &["bash".into()], Some("echo hi"), &ctx);
         assert_eq!(g.argv, ["bash"]);
         assert_eq!(g.typed_prompt.as_deref(), Some("echo hi"));
+    }
+
+    #[test]
+    fn gemini_gets_its_home_and_trust_and_the_prompt_to_run_first() {
+        let mut ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/s/settings.json"),
+            system_prompt: Some("be brief"),
+            resume: false,
+            gemini_home: Some(Path::new("/s/gemini-home")),
+            trust_worktree: true,
+        };
+        let l = launch(AgentKind::Gemini, &["gemini".into()], Some("do it"), &ctx);
+        assert_eq!(l.argv, ["gemini", "--prompt-interactive", "do it"]);
+        assert_eq!(l.typed_prompt, None);
+        let env = |l: &Launch| {
+            l.env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            env(&l),
+            [
+                "GEMINI_CLI_HOME=/s/gemini-home",
+                "GEMINI_CLI_TRUST_WORKSPACE=true"
+            ]
+        );
+        ctx.gemini_home = None;
+        ctx.trust_worktree = false;
+        let bare = launch(AgentKind::Gemini, &["gemini".into()], None, &ctx);
+        assert_eq!(bare.argv, ["gemini"]);
+        assert!(bare.env.is_empty());
     }
 }

@@ -68,8 +68,7 @@ struct RuleSpec {
     tail_lines: Option<usize>,
     above_input: Option<String>,
     last_turn: Option<String>,
-    #[serde(default)]
-    input_box: bool,
+    input_box: Option<bool>,
 }
 
 #[derive(Debug)]
@@ -82,7 +81,8 @@ struct Rule {
     tail_lines: usize,
     above_input: Option<Regex>,
     last_turn: Option<Regex>,
-    input_box: bool,
+    /// `Some(true)`: an input line must be there; `Some(false)`: none may be.
+    input_box: Option<bool>,
 }
 
 /// One kind's rules as written (from one or more files), compiled on first use: a status
@@ -232,7 +232,10 @@ impl Rules {
             .rposition(|l| is_turn(l))
             .filter(|i| lines.len() - i <= INPUT_LINE_WITHIN);
         for rule in &k.rules {
-            if rule.input_box && input_at.is_none() {
+            if rule
+                .input_box
+                .is_some_and(|wanted| wanted != input_at.is_some())
+            {
                 continue;
             }
             if let Some(re) = &rule.last_line {

@@ -84,6 +84,9 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         if kind == AgentKind::Claude {
             write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
         }
+        if kind == AgentKind::Gemini && !args.no_hooks {
+            write_gemini_home(ctx, &dir, &id, out)?;
+        }
         crate::fault::point("dispatch");
 
         let root = worktree_root(&repo);
@@ -273,8 +276,17 @@ pub fn agent_launch(
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
     let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
-    let settings_file = session_dir(&ctx.home, &session.id).join("settings.json");
+    let dir = session_dir(&ctx.home, &session.id);
+    let settings_file = dir.join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    let gemini_home = dir.join(agent::gemini::HOME_DIR);
+    // Made by dispatch (unless --no-hooks); brought up to date on every start, as the
+    // person's settings may have changed. If they cannot be read now, last time's stay.
+    let gemini_home = (kind == AgentKind::Gemini && gemini_home.is_dir()).then(|| {
+        let _ = prepare_gemini_home(ctx, &dir, &session.id);
+        gemini_home
+    });
+    let trust_worktree = kind == AgentKind::Gemini && trusts_worktrees(&ctx.tmux());
     let mut launch = agent::launch(
         kind,
         &session.agent_argv,
@@ -284,6 +296,8 @@ pub fn agent_launch(
             settings_file: &settings_file,
             system_prompt: worker_prompt.as_deref(),
             resume,
+            gemini_home: gemini_home.as_deref(),
+            trust_worktree,
         },
     );
     let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
@@ -301,6 +315,7 @@ pub fn agent_launch(
     if let Some(port) = session.port {
         env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
     }
+    env.append(&mut launch.env);
     Ok((launch, env))
 }
 
@@ -346,6 +361,57 @@ pub fn write_claude_settings(
     let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
     crate::paths::write_private(&settings_file, settings)
         .map_err(Error::io(format!("writing {}", settings_file.display())))
+}
+
+/// Makes the session's Gemini home (`agent::gemini`): the person's settings with hooks
+/// calling `orchestra event`. Settings the CLI could not read either leave the agent
+/// without hooks (its screen still tells its state), with a note saying so.
+fn write_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    match prepare_gemini_home(ctx, dir, id) {
+        Ok(()) => Ok(()),
+        Err(e @ agent::gemini::GeminiHomeError::Settings { .. }) => {
+            // A half-made home must not be taken for a good one by later starts.
+            let _ = std::fs::remove_dir_all(dir.join(agent::gemini::HOME_DIR));
+            out.note(e.to_string());
+            Ok(())
+        }
+        Err(agent::gemini::GeminiHomeError::Io { path, source }) => Err(Error::Io {
+            context: format!("making the Gemini home {}", path.display()),
+            source,
+        }),
+    }
+}
+
+fn prepare_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+) -> Result<(), agent::gemini::GeminiHomeError> {
+    let exe = std::env::current_exe().map_err(|source| agent::gemini::GeminiHomeError::Io {
+        path: PathBuf::from("the orchestra binary"),
+        source,
+    })?;
+    // Where the person's own CLI keeps its `.gemini`.
+    let person = non_empty_env("GEMINI_CLI_HOME")
+        .or_else(|| non_empty_env("HOME"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
+    agent::gemini::prepare_home(&dir.join(agent::gemini::HOME_DIR), &person, &hooks)
+}
+
+/// `@orchestra-trust-worktrees` (default on): agents may trust the worktrees orchestra made.
+fn trusts_worktrees(tmux: &Tmux) -> bool {
+    tmux.global_option("@orchestra-trust-worktrees")
+        .ok()
+        .flatten()
+        .as_deref()
+        != Some("off")
 }
 
 /// What a blocked session's window runs until its agent starts: the message, then nothing.
@@ -459,13 +525,7 @@ fn free_port(store: &Store) -> Result<u16, Error> {
 /// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
 /// only until the agent has drawn its first screen.
 fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
-    if tmux
-        .global_option("@orchestra-trust-worktrees")
-        .ok()
-        .flatten()
-        .as_deref()
-        == Some("off")
-    {
+    if !trusts_worktrees(tmux) {
         return;
     }
     let Some(pane) = session.pane.as_deref() else {

@@ -1,9 +1,11 @@
-//! `orchestra event`: hooks report state at once. Called by Claude Code for every hook
-//! event and by tmux when a pane dies; must return in milliseconds and, as a Claude hook,
-//! must never fail (a failing hook would block the agent).
+//! `orchestra event`: hooks report state at once. Called by Claude Code and the Gemini CLI
+//! for their hook events (each kind's events mapped by its own function) and by tmux when a
+//! pane dies; must return in milliseconds and, as an agent's hook, must never fail (a
+//! failing hook would block the agent).
 
 use std::io::{IsTerminal, Read, Write};
 
+use crate::agent::AgentKind;
 use crate::cli::{EventArgs, NotifyArgs};
 use crate::cmd::{Context, Output};
 use crate::error::Error;
@@ -46,14 +48,18 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     } else {
         serde_json::Value::Null
     };
-    let state = state_for(&args.event, &hook)?;
     let store = ctx.store()?;
     let session = store
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    let kind = AgentKind::parse(&session.agent_kind);
+    let state = match kind {
+        Some(AgentKind::Gemini) => gemini_state_for(&args.event, &hook)?,
+        _ => state_for(&args.event, &hook)?,
+    };
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
-    // restart resumes the one the person was in.
-    if args.event == "SessionStart" {
+    // restart resumes the one the person was in (claude's; restart resumes no other kind).
+    if args.event == "SessionStart" && kind == Some(AgentKind::Claude) {
         let conversation = hook.get("session_id").and_then(|v| v.as_str());
         if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
             if session.agent_uuid.as_deref() != Some(uuid) {
@@ -101,7 +107,9 @@ fn read_hook_json() -> serde_json::Value {
 pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
     let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
     Ok(match event {
-        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Some(AgentState::Busy),
+        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
+            Some(AgentState::Busy)
+        }
         "PermissionRequest" => Some(AgentState::Waiting),
         "Notification" => {
             let kind = field("notification_type");
@@ -111,7 +119,9 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
             asks.then_some(AgentState::Waiting)
         }
         // A sub-agent finishing says nothing about its parent.
-        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => None,
+        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => {
+            None
+        }
         "Stop" => Some(AgentState::Idle),
         "SubagentStop" => None,
         // Compaction restarts the conversation in the middle of a turn: still busy.
@@ -120,16 +130,48 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
         // Compacting is part of a turn, not its end.
         "PreCompact" => None,
         "StopFailure" => Some(AgentState::Error),
-        "SessionEnd" | "pane-died" | "pane-exited" => Some(AgentState::Exited),
-        other => match AgentState::parse(other) {
-            Some(AgentState::Unknown) | None => {
-                return Err(Error::BadInput(format!(
-                    "unknown event {other:?}: a Claude Code hook event, pane-died, pane-exited, or busy/waiting/idle/error/exited"
-                )))
-            }
-            Some(state) => Some(state),
-        },
+        "SessionEnd" => Some(AgentState::Exited),
+        other => return not_a_hook(other, "a Claude Code hook event"),
     })
+}
+
+/// The state a Gemini CLI hook event means (0.61.0's events; `agent::gemini::HOOK_EVENTS`
+/// are the ones orchestra asks for).
+pub fn gemini_state_for(
+    event: &str,
+    hook: &serde_json::Value,
+) -> Result<Option<AgentState>, Error> {
+    let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    Ok(match event {
+        // BeforeTool fires before the approval menu too: the Notification after it says so.
+        "BeforeAgent" | "BeforeTool" | "AfterTool" => Some(AgentState::Busy),
+        "Notification" if field("notification_type") == "ToolPermission" => {
+            Some(AgentState::Waiting)
+        }
+        "Notification" => None,
+        // The turn ended, also when it failed: the screen's "API Error" says error after
+        // the hook's grace. A denied approval ends the turn with no hook (the screen again).
+        "AfterAgent" | "SessionStart" => Some(AgentState::Idle),
+        // `/clear` ends one conversation and starts the next in the same CLI.
+        "SessionEnd" if matches!(field("reason"), "clear" | "logout") => None,
+        "SessionEnd" => Some(AgentState::Exited),
+        // Per-chunk model events and compression say nothing about the turn.
+        "PreCompress" | "BeforeModel" | "AfterModel" | "BeforeToolSelection" => None,
+        other => return not_a_hook(other, "a Gemini CLI hook event"),
+    })
+}
+
+/// Events every kind shares (tmux's, and states said outright); anything else is bad input.
+fn not_a_hook(event: &str, hooks: &str) -> Result<Option<AgentState>, Error> {
+    match event {
+        "pane-died" | "pane-exited" => Ok(Some(AgentState::Exited)),
+        other => match AgentState::parse(other) {
+            Some(AgentState::Unknown) | None => Err(Error::BadInput(format!(
+                "unknown event {other:?}: {hooks}, pane-died, pane-exited, or busy/waiting/idle/error/exited"
+            ))),
+            Some(state) => Ok(Some(state)),
+        },
+    }
 }
 
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
@@ -232,6 +274,69 @@ mod tests {
         assert_eq!(state_for("Stop", &sub).unwrap(), None);
         assert_eq!(state_for("Stop", &tagged).unwrap(), None);
         assert_eq!(state_for("SubagentStop", &sub).unwrap(), None);
+    }
+
+    #[test]
+    fn gemini_events_map_to_states() {
+        let none = serde_json::Value::Null;
+        let state = |event: &str, hook: &serde_json::Value| gemini_state_for(event, hook).unwrap();
+        for busy in ["BeforeAgent", "BeforeTool", "AfterTool"] {
+            assert_eq!(state(busy, &none), Some(AgentState::Busy), "{busy}");
+        }
+        let permission = json!({"notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"});
+        assert_eq!(
+            state("Notification", &permission),
+            Some(AgentState::Waiting)
+        );
+        assert_eq!(
+            state("Notification", &json!({"notification_type": "Other"})),
+            None
+        );
+        assert_eq!(state("AfterAgent", &none), Some(AgentState::Idle));
+        assert_eq!(
+            state("SessionStart", &json!({"source": "clear"})),
+            Some(AgentState::Idle)
+        );
+        assert_eq!(state("SessionEnd", &json!({"reason": "clear"})), None);
+        assert_eq!(
+            state("SessionEnd", &json!({"reason": "exit"})),
+            Some(AgentState::Exited)
+        );
+        assert_eq!(state("PreCompress", &none), None);
+        assert_eq!(state("pane-died", &none), Some(AgentState::Exited));
+        assert_eq!(state("waiting", &none), Some(AgentState::Waiting));
+        assert!(gemini_state_for("Stop", &none).is_err(), "a Claude event");
+        assert!(state_for("BeforeAgent", &none).is_err(), "a Gemini event");
+    }
+
+    #[test]
+    fn recorded_gemini_hook_json_maps_as_captured() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/screens/gemini/0.61.0/hooks"
+        );
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let hook: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let event = hook["hook_event_name"].as_str().unwrap().to_string();
+            let want = match event.as_str() {
+                "BeforeAgent" | "BeforeTool" | "AfterTool" => Some(AgentState::Busy),
+                "Notification" => Some(AgentState::Waiting),
+                "AfterAgent" | "SessionStart" => Some(AgentState::Idle),
+                "SessionEnd" => Some(AgentState::Exited),
+                _ => None,
+            };
+            assert_eq!(
+                gemini_state_for(&event, &hook).unwrap(),
+                want,
+                "{}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert!(seen >= 10, "hook fixtures missing in {dir}");
     }
 
     #[test]

@@ -187,6 +187,8 @@ fn up_one(
                     settings_file: &dir.join("settings.json"),
                     system_prompt: None,
                     resume: resume_uuid.is_some(),
+                    gemini_home: None,
+                    trust_worktree: false,
                 },
             )
             .argv;

@@ -11,6 +11,7 @@ mod doctor;
 mod fake_api;
 mod faults;
 mod files;
+mod gemini;
 mod hardening;
 mod health;
 mod hostile;
