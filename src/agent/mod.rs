@@ -39,6 +39,14 @@ impl AgentKind {
         .find(|k| k.as_str() == text)
     }
 
+    /// How this kind takes text typed into it (briefings, typed prompts, exit commands).
+    pub fn typing(self) -> crate::tmux::Typing {
+        match self {
+            AgentKind::Claude => crate::tmux::Typing::Paste,
+            _ => crate::tmux::Typing::Natural,
+        }
+    }
+
     /// The kind a program's file name suggests (`/opt/bin/claude` → claude); anything
     /// unknown is generic.
     pub fn from_program(program: &str) -> AgentKind {

@@ -87,7 +87,8 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
             }
         }
         log_briefing(&ctx.home, session, text)?;
-        tmux.type_text(&pane, text)?;
+        let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+        tmux.type_text(&pane, text, kind.typing())?;
         // The agent takes the text in before the key that submits it.
         std::thread::sleep(Duration::from_millis(300));
         tmux.press(&pane, &[Key::Enter])?;

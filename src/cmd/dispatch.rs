@@ -569,7 +569,8 @@ fn type_prompt_when_ready(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    tmux.type_text(pane, text)?;
+    // Typed prompts go to programs that take no prompt argument (aider, generic ones).
+    tmux.type_text(pane, text, crate::tmux::Typing::Natural)?;
     tmux.press(pane, &[Key::Enter])?;
     Ok(())
 }

@@ -417,7 +417,7 @@ fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), Tmu
     // Escape first: a half-typed line or an open menu would swallow the command.
     tmux.press(pane, &[Key::Escape])?;
     std::thread::sleep(Duration::from_millis(300));
-    tmux.type_text(pane, command)?;
+    tmux.type_text(pane, command, kind.typing())?;
     std::thread::sleep(Duration::from_millis(300));
     tmux.press(pane, &[Key::Enter])
 }
