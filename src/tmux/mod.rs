@@ -155,6 +155,8 @@ pub struct NewWindow {
     pub window: String,
     pub pane: String,
     pub socket_path: String,
+    /// Whether this call made the detached session (not another process a moment before).
+    pub made_session: bool,
 }
 
 /// What one [`Tmux::snapshot`] call learns.
@@ -357,8 +359,10 @@ impl Tmux {
     ) -> Result<NewWindow, TmuxError> {
         let unique = format!("orchestra-new-{}", uuid::Uuid::new_v4().simple());
         let mut args: Vec<String> = Vec::new();
+        let mut made_session = false;
         let target = match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
+                made_session = true;
                 args.extend(strings(&[
                     "new-session",
                     "-d",
@@ -424,6 +428,7 @@ impl Tmux {
             window: window.into(),
             pane: pane.into(),
             socket_path: socket_path.into(),
+            made_session,
         })
     }
 

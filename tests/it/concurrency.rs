@@ -425,3 +425,64 @@ fn kills_racing_dispatches_leave_every_session_whole() {
         assert_consistent(&env, &live);
     }
 }
+
+/// Two `up`s of sessions that share one tmux session name, at once: both come up, and
+/// exactly one made (and so owns) the tmux session.
+#[test]
+fn two_ups_sharing_a_tmux_session_make_it_once() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let folder = env.root.join("plain");
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[orchestrator]\nagent = \"bash\"\n\n\
+             [sessions.one]\npath = {p:?}\ntmux = \"shared\"\nagent_args = {a:?}\n\n\
+             [sessions.two]\npath = {p:?}\ntmux = \"shared\"\nagent_args = {a:?}\n",
+            p = folder.display().to_string(),
+            // An agent that ends on the Ctrl-C `down` sends a generic agent.
+            a = "-c 'exec sleep 300'",
+        ),
+    )
+    .expect("orchestra.toml");
+    for round in 0..5 {
+        let runs = all_at_once(vec![
+            Box::new(|| ("up one".to_string(), env.orchestra(&["up", "one"]))),
+            Box::new(|| ("up two".to_string(), env.orchestra(&["up", "two"]))),
+        ]);
+        for (what, run) in &runs {
+            assert_eq!(run.code, 0, "round {round}: {what}: {}", run.stderr);
+        }
+        let made: Vec<&str> = runs
+            .iter()
+            .filter(|(_, r)| r.stdout.contains("(created)"))
+            .map(|(w, _)| w.as_str())
+            .collect();
+        assert_eq!(made.len(), 1, "round {round}: made by {made:?}");
+        let owner = env
+            .tmux(&["show-options", "-v", "-t", "=shared:", "@orchestra_owner"])
+            .trim()
+            .to_string();
+        let ids: Vec<String> = ["one", "two"]
+            .iter()
+            .map(|l| {
+                env.session(l)["id"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .collect();
+        let maker = if made[0] == "up one" {
+            &ids[0]
+        } else {
+            &ids[1]
+        };
+        assert_eq!(&owner, maker, "round {round}: the maker owns the session");
+        env.orchestra(&["down", "all"]).ok();
+        assert!(
+            env.list_json().is_empty(),
+            "round {round}: down leaves no row"
+        );
+    }
+}
