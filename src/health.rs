@@ -207,8 +207,8 @@ pub fn parse_duration_secs(text: &str) -> Option<i64> {
     let n: i64 = digits.parse().ok()?;
     match unit.trim() {
         "" | "s" => Some(n),
-        "m" => Some(n * 60),
-        "h" => Some(n * 3600),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
         "d" => n.checked_mul(86_400),
         _ => None,
     }

@@ -168,7 +168,9 @@ pub fn parse(screen: &str) -> Option<Menu> {
         }
     }
     entries.reverse();
-    let cursor = entries.len() - 1 - cursor?;
+    // Read the cursor first: without one there may be no entries to count back from.
+    let from_bottom = cursor?;
+    let cursor = entries.len() - 1 - from_bottom;
     (entries.len() >= 2).then_some(Menu { entries, cursor })
 }
 

@@ -20,8 +20,13 @@ const INPUT_LINE_WITHIN: usize = 6;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RulesError {
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{file}: rule {rule:?} of {kind}: bad regex for {field}: {message}")]
     Regex {
         file: String,
@@ -143,11 +148,18 @@ impl Rules {
     /// Adds the kinds of `text`: their rules go before the ones already known (or replace
     /// them with `replace = true`).
     fn merge(&mut self, text: &str, file: &str) -> Result<(), RulesError> {
-        let specs: HashMap<String, KindSpec> =
-            toml::from_str(text).map_err(|e| RulesError::Parse {
+        let specs: HashMap<String, KindSpec> = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| crate::manifest::line_column(text, s.start))
+                .unwrap_or((1, 1));
+            RulesError::Parse {
                 file: file.to_string(),
-                message: e.to_string(),
-            })?;
+                line,
+                column,
+                message: crate::error::one_line(e.message(), "not valid TOML"),
+            }
+        })?;
         for (kind, spec) in specs {
             for r in &spec.rules {
                 if AgentState::parse(&r.state).is_none_or(|s| s == AgentState::Unknown) {
@@ -315,7 +327,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
                 kind: kind.to_string(),
                 rule: rule.to_string(),
                 field,
-                message: e.to_string(),
+                message: crate::error::one_line(&e.to_string(), "invalid"),
             })
     };
     let mut rules = Vec::new();

@@ -221,7 +221,6 @@ fn up_one(
         .tmux
         .clone()
         .unwrap_or_else(|| format!("orchestra-{name}"));
-    let owns = !tmux.has_session(&tmux_name)?;
     let env = vec![
         ("ORCHESTRA_SESSION".to_string(), id.clone()),
         (
@@ -255,6 +254,8 @@ fn up_one(
         .inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);
         })?;
+    // Ours only if this call made it: another `up` may have made it since we looked.
+    let owns = created.made_session;
     if owns {
         if let Err(e) = tmux.mark_session(&tmux_name, &id) {
             out.note(format!(

@@ -155,6 +155,8 @@ pub struct NewWindow {
     pub window: String,
     pub pane: String,
     pub socket_path: String,
+    /// Whether this call made the detached session (not another process a moment before).
+    pub made_session: bool,
 }
 
 /// What one [`Tmux::snapshot`] call learns.
@@ -331,10 +333,36 @@ impl Tmux {
         spec: &WindowSpec<'_>,
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
+        // Between our look at the detached session and our command, another orchestra
+        // may make it (new-session: "duplicate session") or close its last window
+        // (new-window: "can't find session"): look again, a bounded number of times.
+        let mut tries = 0;
+        loop {
+            match self.new_window_once(spec, options) {
+                Err(TmuxError::Failed { message, .. })
+                    if tries < 3
+                        && matches!(spec.placement, Placement::Detached(_))
+                        && (message.contains("duplicate session")
+                            || message.contains("can't find session")) =>
+                {
+                    tries += 1
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn new_window_once(
+        &self,
+        spec: &WindowSpec<'_>,
+        options: &[(&str, &str)],
+    ) -> Result<NewWindow, TmuxError> {
         let unique = format!("orchestra-new-{}", uuid::Uuid::new_v4().simple());
         let mut args: Vec<String> = Vec::new();
+        let mut made_session = false;
         let target = match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
+                made_session = true;
                 args.extend(strings(&[
                     "new-session",
                     "-d",
@@ -400,6 +428,7 @@ impl Tmux {
             window: window.into(),
             pane: pane.into(),
             socket_path: socket_path.into(),
+            made_session,
         })
     }
 
