@@ -118,30 +118,30 @@ mod tests {
 
     #[test]
     fn real_menus_are_read_and_answered_by_label() {
-        let bash = parse(&fixture("2.1.332/waiting-bash-menu.txt")).unwrap();
+        let bash = parse(&fixture("claude/2.1.332/waiting-bash-menu.txt")).unwrap();
         assert_eq!(bash.entries.len(), 4);
         assert_eq!(bash.cursor, 0);
         assert_eq!(bash.choose(Answer::Yes), Some(0));
         assert_eq!(bash.choose(Answer::Always), Some(1), "{:?}", bash.entries);
         assert_eq!(bash.choose(Answer::No), Some(3));
-        let write = parse(&fixture("2.1.332/waiting-write-menu.txt")).unwrap();
+        let write = parse(&fixture("claude/2.1.332/waiting-write-menu.txt")).unwrap();
         assert_eq!(
             write.choose(Answer::Always),
             Some(1),
             "accept edits, not auto mode: {:?}",
             write.entries
         );
-        let old = parse(&fixture("2.0.77/waiting-bash-menu.txt")).unwrap();
+        let old = parse(&fixture("claude/2.0.77/waiting-bash-menu.txt")).unwrap();
         assert_eq!(old.choose(Answer::Always), Some(1));
         assert_eq!(
             old.choose(Answer::No),
             None,
             "2.0.77 has no No: deny presses Esc"
         );
-        let old_write = parse(&fixture("2.0.77/waiting-write-menu.txt")).unwrap();
+        let old_write = parse(&fixture("claude/2.0.77/waiting-write-menu.txt")).unwrap();
         assert_eq!(old_write.choose(Answer::Always), Some(1));
 
-        let trust = parse(&fixture("2.1.332/waiting-trust-dialog.txt")).unwrap();
+        let trust = parse(&fixture("claude/2.1.332/waiting-trust-dialog.txt")).unwrap();
         assert_eq!(trust.entries, ["No, exit", "Yes, I trust this folder"]);
         assert_eq!(trust.cursor, 0);
         assert!(trust.is_trust_dialog());
@@ -150,13 +150,13 @@ mod tests {
             Some(1),
             "the entry that trusts, not the default"
         );
-        let old_trust = parse(&fixture("2.0.77/waiting-trust-dialog.txt")).unwrap();
+        let old_trust = parse(&fixture("claude/2.0.77/waiting-trust-dialog.txt")).unwrap();
         assert_eq!(old_trust.choose(Answer::Yes), Some(0));
 
         for idle in [
-            "2.1.332/idle-quoted-menu.txt",
-            "2.1.332/idle-after-turn.txt",
-            "2.0.77/busy-streaming.txt",
+            "claude/2.1.332/idle-quoted-menu.txt",
+            "claude/2.1.332/idle-after-turn.txt",
+            "claude/2.0.77/busy-streaming.txt",
         ] {
             assert_eq!(parse(&fixture(idle)), None, "{idle}");
         }
