@@ -107,6 +107,17 @@ def wrapped_spinner(lines):
     return None
 
 
+def shell_after_exit(lines):
+    """The CLI exited in a shell (not a pane of its own): the shell's prompt, not tmux's
+    "Pane is dead", under the resume hint."""
+    if not lines or not lines[-1].startswith("Pane is dead"):
+        return None
+    left = lines_of("\n".join(lines[:-1]))
+    if not left or not left[-1].startswith("claude --resume "):
+        return None
+    return left + ["user@host:~/project$"]
+
+
 DERIVATIONS = {
     # source screen: [(what, how)]
     "busy-streaming": [
@@ -126,6 +137,9 @@ DERIVATIONS = {
         ("update-banner", banner_below),
         ("two-notices", two_notices_below),
         ("typing-in-box", typing_in_box),
+    ],
+    "exited-after-exit": [
+        ("shell-prompt", shell_after_exit),
     ],
     "error-api-400": [
         ("notice-above-box", notice_above_box),
