@@ -324,17 +324,21 @@ pub fn refresh(
                 continue;
             }
             let verdict = rules.classify(&s.agent_kind, screen)?;
+            let hook_is_fresh = said_lately(s, now_us);
+            let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(
                 pane_id.clone(),
                 PaneSeen {
-                    captured_at: now_s,
+                    // A screen a fresh hook overruled is read again next tick: it may not
+                    // change after the grace (an API error on screen while the Stop hook
+                    // of a release without StopFailure said idle).
+                    captured_at: if differs && hook_is_fresh { 0 } else { now_s },
                     activity: pane.window_activity,
                     screen_state: verdict.state.to_string(),
                     rule: verdict.rule.clone(),
                 },
             );
-            let hook_is_fresh = said_lately(s, now_us);
-            if verdict.state != AgentState::Unknown && verdict.state != s.state && !hook_is_fresh {
+            if differs && !hook_is_fresh {
                 decisions.push((
                     s.id.clone(),
                     verdict.state,

@@ -12,6 +12,8 @@ cd "$(dirname "$0")/.."
 
 CLAUDE_VERSION=2.1.332
 CLAUDE_OLD_VERSION=2.0.77
+# The middle of the release matrix (tests/it/matrix.rs): a 2.1 whose screens differ.
+CLAUDE_MID_VERSION=2.1.100
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 export ORCHESTRA_TEST_CACHE=$CACHE
 
@@ -63,6 +65,7 @@ install_claude() { # install_claude VERSION
 }
 install_claude "$CLAUDE_VERSION"
 install_claude "$CLAUDE_OLD_VERSION"
+install_claude "$CLAUDE_MID_VERSION"
 claude="$CACHE/claude-$CLAUDE_VERSION/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 if [ ! -x "$claude" ]; then
   echo "tests/run.sh: the Claude CLI binary is missing at $claude" >&2
