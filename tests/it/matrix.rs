@@ -56,3 +56,17 @@ fn live_states_on_claude_2_1_100() {
 fn live_states_on_claude_2_1_332() {
     walk_release(CLAUDE_RELEASES[2]);
 }
+
+#[test]
+fn the_scripts_install_and_capture_the_same_releases() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for script in ["tests/run.sh", "tests/capture-screens.sh"] {
+        let text = std::fs::read_to_string(root.join(script)).expect("read the script");
+        for version in CLAUDE_RELEASES {
+            assert!(
+                text.contains(version),
+                "{script} does not name claude {version} of the matrix"
+            );
+        }
+    }
+}

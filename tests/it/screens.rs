@@ -59,7 +59,11 @@ pub fn labelled() -> Vec<Screen> {
                 screens.push(Screen {
                     agent: name_of(&agent),
                     version: name_of(&version),
-                    expected: name.split(['-', '.']).next().unwrap_or_default().to_string(),
+                    expected: name
+                        .split(['-', '.'])
+                        .next()
+                        .unwrap_or_default()
+                        .to_string(),
                     name,
                     path: file,
                 });
