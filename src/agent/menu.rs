@@ -4,8 +4,9 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+// A narrow window squeezes the space out after the number ("2.Yes, and always allow…").
 static NUMBERED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*(❯\s*)?(\d+)\.\s+(.+?)\s*$").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"^\s*(❯\s*)?(\d+)\.\s*(\S.*?)\s*$").expect("valid regex"));
 static CURSOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,2}❯\s*(.+?)\s*$").expect("valid regex"));
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
@@ -152,6 +153,13 @@ mod tests {
         );
         let old_trust = parse(&fixture("claude/2.0.77/waiting-trust-dialog.txt")).unwrap();
         assert_eq!(old_trust.choose(Answer::Yes), Some(0));
+
+        // 2.1.100 in a 50-column window: "  2.Yes, and always allow access to wt/"
+        // (no space after the number, the label wrapped).
+        let narrow = parse(&fixture("claude/2.1.100/waiting-bash-menu-narrow.txt")).unwrap();
+        assert_eq!(narrow.entries.len(), 3, "{:?}", narrow.entries);
+        assert_eq!(narrow.choose(Answer::Always), Some(1));
+        assert_eq!(narrow.choose(Answer::No), Some(2));
 
         for idle in [
             "claude/2.1.332/idle-quoted-menu.txt",
