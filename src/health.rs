@@ -337,7 +337,8 @@ pub fn refresh(
                 PaneSeen {
                     // A verdict a fresh word holds back is read again next tick: the
                     // screen may not change again (aider back at its prompt after an
-                    // approved command, with no hook to say so).
+                    // approved command with no hook to say so; an API error on screen
+                    // while the Stop hook of a release without StopFailure said idle).
                     captured_at: if differs && hook_is_fresh { 0 } else { now_s },
                     activity: pane.window_activity,
                     screen_state: verdict.state.to_string(),

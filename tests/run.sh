@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 CLAUDE_VERSION=2.1.332
 CLAUDE_OLD_VERSION=2.0.77
 AIDER_VERSION=0.86.2
+# The middle of the release matrix (tests/it/matrix.rs): a 2.1 whose screens differ.
+CLAUDE_MID_VERSION=2.1.100
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 export ORCHESTRA_TEST_CACHE=$CACHE
 
@@ -76,6 +78,7 @@ install_aider() { # install_aider VERSION
   fi
 }
 install_aider "$AIDER_VERSION"
+install_claude "$CLAUDE_MID_VERSION"
 claude="$CACHE/claude-$CLAUDE_VERSION/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
 if [ ! -x "$claude" ]; then
   echo "tests/run.sh: the Claude CLI binary is missing at $claude" >&2

@@ -6,8 +6,9 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
+// A narrow window squeezes the space out after the number ("2.Yes, and always allow…").
 static NUMBERED: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*([❯›]\s*)?(\d+)\.\s+(.+?)\s*$").expect("valid regex"));
+    LazyLock::new(|| Regex::new(r"^\s*([❯›]\s*)?(\d+)\.\s*(\S.*?)\s*$").expect("valid regex"));
 static CURSOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,2}❯\s*(.+?)\s*$").expect("valid regex"));
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
@@ -265,30 +266,30 @@ mod tests {
 
     #[test]
     fn real_menus_are_read_and_answered_by_label() {
-        let bash = parse(&fixture("2.1.332/waiting-bash-menu.txt")).unwrap();
+        let bash = parse(&fixture("claude/2.1.332/waiting-bash-menu.txt")).unwrap();
         assert_eq!(bash.entries.len(), 4);
         assert_eq!(bash.cursor, 0);
         assert_eq!(bash.choose(Answer::Yes), Some(0));
         assert_eq!(bash.choose(Answer::Always), Some(1), "{:?}", bash.entries);
         assert_eq!(bash.choose(Answer::No), Some(3));
-        let write = parse(&fixture("2.1.332/waiting-write-menu.txt")).unwrap();
+        let write = parse(&fixture("claude/2.1.332/waiting-write-menu.txt")).unwrap();
         assert_eq!(
             write.choose(Answer::Always),
             Some(1),
             "accept edits, not auto mode: {:?}",
             write.entries
         );
-        let old = parse(&fixture("2.0.77/waiting-bash-menu.txt")).unwrap();
+        let old = parse(&fixture("claude/2.0.77/waiting-bash-menu.txt")).unwrap();
         assert_eq!(old.choose(Answer::Always), Some(1));
         assert_eq!(
             old.choose(Answer::No),
             None,
             "2.0.77 has no No: deny presses Esc"
         );
-        let old_write = parse(&fixture("2.0.77/waiting-write-menu.txt")).unwrap();
+        let old_write = parse(&fixture("claude/2.0.77/waiting-write-menu.txt")).unwrap();
         assert_eq!(old_write.choose(Answer::Always), Some(1));
 
-        let trust = parse(&fixture("2.1.332/waiting-trust-dialog.txt")).unwrap();
+        let trust = parse(&fixture("claude/2.1.332/waiting-trust-dialog.txt")).unwrap();
         assert_eq!(trust.entries, ["No, exit", "Yes, I trust this folder"]);
         assert_eq!(trust.cursor, 0);
         assert!(trust.is_trust_dialog());
@@ -297,8 +298,15 @@ mod tests {
             Some(1),
             "the entry that trusts, not the default"
         );
-        let old_trust = parse(&fixture("2.0.77/waiting-trust-dialog.txt")).unwrap();
+        let old_trust = parse(&fixture("claude/2.0.77/waiting-trust-dialog.txt")).unwrap();
         assert_eq!(old_trust.choose(Answer::Yes), Some(0));
+
+        // 2.1.100 in a 50-column window: "  2.Yes, and always allow access to wt/"
+        // (no space after the number, the label wrapped).
+        let narrow = parse(&fixture("claude/2.1.100/waiting-bash-menu-narrow.txt")).unwrap();
+        assert_eq!(narrow.entries.len(), 3, "{:?}", narrow.entries);
+        assert_eq!(narrow.choose(Answer::Always), Some(1));
+        assert_eq!(narrow.choose(Answer::No), Some(2));
 
         for idle in [
             "aider/0.86.2/waiting-shell-command.txt",
@@ -309,9 +317,9 @@ mod tests {
             "codex/0.171.0/idle-quoted-menu.txt",
             "codex/0.171.0/idle-after-turn.txt",
             "codex/0.171.0/busy-running-command.txt",
-            "2.1.332/idle-quoted-menu.txt",
-            "2.1.332/idle-after-turn.txt",
-            "2.0.77/busy-streaming.txt",
+            "claude/2.1.332/idle-quoted-menu.txt",
+            "claude/2.1.332/idle-after-turn.txt",
+            "claude/2.0.77/busy-streaming.txt",
         ] {
             assert_eq!(parse(&fixture(idle)), None, "{idle}");
         }
