@@ -364,7 +364,7 @@ mod tests {
             Some(Asking::Question(_))
         ));
         assert!(matches!(
-            asking(&fixture("2.1.332/waiting-bash-menu.txt")),
+            asking(&fixture("claude/2.1.332/waiting-bash-menu.txt")),
             Some(Asking::Menu(_))
         ));
         // Answered questions above the prompt, and the words quoted in prose, ask nothing.
@@ -372,7 +372,7 @@ mod tests {
             "aider/0.86.2/idle-after-command.txt",
             "aider/0.86.2/idle-quoted-question.txt",
             "aider/0.86.2/busy-running-command.txt",
-            "2.1.332/waiting-bash-menu.txt",
+            "claude/2.1.332/waiting-bash-menu.txt",
         ] {
             assert_eq!(parse_question(&fixture(idle)), None, "{idle}");
         }
