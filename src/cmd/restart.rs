@@ -49,8 +49,13 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             ));
             continue;
         }
-        let resume =
-            session.agent_kind == AgentKind::Claude.as_str() && session.agent_uuid.is_some();
+        // claude resumes its conversation by id; aider reads back its chat history file
+        // (in the session's folder).
+        let resume = match AgentKind::parse(&session.agent_kind) {
+            Some(AgentKind::Claude) => session.agent_uuid.is_some(),
+            Some(AgentKind::Aider) => true,
+            _ => false,
+        };
         // In place only while the recorded pane is still this session's (pane ids are
         // reused after a tmux restart); else a new window.
         let pane_exists = match agent_pane(&session) {

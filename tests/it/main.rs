@@ -3,24 +3,31 @@
 
 mod harness;
 
+mod aider;
 mod classify;
+mod codex;
+mod concurrency;
 mod deps;
 mod dispatch;
 mod doctor;
 mod fake_api;
 mod faults;
 mod files;
+mod gemini;
 mod hardening;
 mod health;
+mod hostile;
 mod kill;
 mod labels;
 mod list;
 mod manifest;
+mod matrix;
 mod merge;
 mod notify;
 mod plugin;
 mod radar;
 mod remote;
+mod screens;
 mod status;
 mod sync;
 mod talk;
