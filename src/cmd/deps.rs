@@ -241,7 +241,7 @@ pub fn start_ready(
             ready.push((upstream, edge.artifact.clone()));
         }
         if ready.len() != edges.len()
-            || !store.claim_blocked(&session, "its artifacts are ready")?
+            || !store.claim_blocked(&session, Status::Running, "its artifacts are ready")?
         {
             continue;
         }

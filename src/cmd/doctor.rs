@@ -306,6 +306,12 @@ fn check_windows(
                             &pane.pane,
                             &pane.session_name,
                             server.socket_path.as_deref(),
+                            // A setup restart's window runs the setup; any other, the agent.
+                            if session.status == Status::Setup {
+                                Status::Setup
+                            } else {
+                                Status::Running
+                            },
                         )?;
                         Ok(())
                     },

@@ -87,7 +87,14 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             (w.window, w.pane, w.session_name, Some(w.socket_path))
         };
         crate::fault::point("restart");
-        store.record_restart(&session, &window, &pane, &tmux_session, socket.as_deref())?;
+        store.record_restart(
+            &session,
+            &window,
+            &pane,
+            &tmux_session,
+            socket.as_deref(),
+            Status::Running,
+        )?;
         crate::fault::point("restart");
         out.line(format!(
             "restarted {} (retry {}){}",
