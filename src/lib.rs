@@ -20,3 +20,4 @@ pub mod remote;
 pub mod state;
 pub mod term;
 pub mod tmux;
+pub mod worktree;

@@ -315,6 +315,19 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// An error about `needle` in table `header` of the manifest at `file`, found after
+/// parsing (against the repo, say): placed where `needle` is written.
+pub fn error_in(file: &Path, header: &str, needle: &str, message: String) -> ManifestError {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let (line, column) = locate(&text, header, needle);
+    ManifestError {
+        file: file.display().to_string(),
+        line,
+        column,
+        message,
+    }
+}
+
 /// Where `needle` first appears after the line of `[header]` (best effort for
 /// errors found after parsing).
 fn locate(text: &str, header: &str, needle: &str) -> (usize, usize) {
