@@ -139,6 +139,22 @@ pub enum Command {
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
+    /// What a session's window runs before its agent: the worktree's setup command (and,
+    /// for a session unblocked just now, the move of its branch), then the agent itself.
+    #[command(hide = true)]
+    Prepare(PrepareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// The session's id.
+    pub session: String,
+    /// The session was blocked until now: move its branch onto the work it waited for.
+    #[arg(long)]
+    pub unblocked: bool,
+    /// Type the prompt and answer the trust dialog of the agent that just started.
+    #[arg(long)]
+    pub after_start: bool,
 }
 
 #[derive(Debug, Args)]
@@ -568,6 +584,14 @@ pub struct DispatchArgs {
     /// its agent starts, with a line naming the artifacts, once they all exist.
     #[arg(long, value_name = "UPSTREAM:ARTIFACT")]
     pub after: Vec<String>,
+    /// With --after: when unblocked, start from the head of the upstream's branch instead
+    /// of the head of the base branch (a branch with commits of its own is never moved).
+    #[arg(long, requires = "after")]
+    pub from_upstream: bool,
+    /// Wait until the worktree's setup command (orchestra.toml [worktree] setup) is done
+    /// and the agent started; exit 1 if the setup fails.
+    #[arg(long, conflicts_with = "after")]
+    pub wait_setup: bool,
 }
 
 #[derive(Debug, Args)]

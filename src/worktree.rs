@@ -235,6 +235,7 @@ impl std::fmt::Display for Ended {
 pub fn human(d: Duration) -> String {
     let s = d.as_secs();
     match (s / 60, s % 60) {
+        (0, _) if d.subsec_millis() == 0 => format!("{s}s"),
         (0, _) => format!("{:.1}s", d.as_secs_f64()),
         (m, 0) => format!("{m}m"),
         (m, r) => format!("{m}m{r}s"),

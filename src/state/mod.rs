@@ -127,7 +127,24 @@ pub struct Session {
     pub owns_tmux_session: bool,
 }
 
+impl Status {
+    /// `setup` or `setup-failed`: the window runs (or ran) the worktree's setup, and no
+    /// agent has started yet.
+    pub fn in_setup(self) -> bool {
+        matches!(self, Status::Setup | Status::SetupFailed)
+    }
+}
+
 impl Session {
+    /// What the window's badge says: the setup while there is one, else the agent's state.
+    pub fn badge(&self) -> &'static str {
+        if self.status.in_setup() {
+            self.status.as_str()
+        } else {
+            self.state.as_str()
+        }
+    }
+
     /// Whether this session comes from an orchestra.toml rather than `dispatch`.
     pub fn is_manifest(&self) -> bool {
         self.manifest.is_some()
