@@ -786,17 +786,17 @@ then = 'brief analysis "Data ready at /share/output"'
         )
         .expect("valid");
         let w = &m.worktree;
-        assert_eq!(
-            w.setup_argv().unwrap(),
-            ["npm", "ci", "--prefer-offline"]
-        );
+        assert_eq!(w.setup_argv().unwrap(), ["npm", "ci", "--prefer-offline"]);
         assert_eq!(
             w.teardown_argv().unwrap(),
             ["sh", "-c", "docker compose down"]
         );
         assert_eq!(w.setup_timeout().as_secs(), 120);
         assert_eq!(w.teardown_timeout().as_secs(), 60, "the default");
-        assert_eq!((&w.copy[..], &w.symlink[..]), (&[".env".to_string()][..], &["models".to_string()][..]));
+        assert_eq!(
+            (&w.copy[..], &w.symlink[..]),
+            (&[".env".to_string()][..], &["models".to_string()][..])
+        );
         let bare = parse("", "orchestra.toml").unwrap().worktree;
         assert_eq!(bare.setup_argv(), None);
         assert_eq!(bare.setup_timeout().as_secs(), 600);

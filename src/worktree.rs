@@ -453,7 +453,10 @@ mod tests {
         let argv = words("sh -c 'echo to-out; echo to-err >&2; exit 3'");
         let (ended, output) = run_captured(&job(&argv, Duration::from_secs(10)));
         assert_eq!(ended, Ended::Exited(3));
-        assert!(output.contains("to-out") && output.contains("to-err"), "{output}");
+        assert!(
+            output.contains("to-out") && output.contains("to-err"),
+            "{output}"
+        );
         // Megabytes: only the end is kept.
         let argv = words("sh -c 'yes 0123456789 | head -c 3000000; echo THE-END'");
         let (ended, output) = run_captured(&job(&argv, Duration::from_secs(20)));
@@ -481,7 +484,11 @@ mod tests {
         let started = Instant::now();
         let (ended, _) = run_captured(&job(&argv, Duration::from_secs(1)));
         assert_eq!(ended, Ended::TimedOut(Duration::from_secs(1)));
-        assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
         let pid = std::fs::read_to_string(&pid_file).unwrap();
         let gone = (0..50).any(|_| {
             std::thread::sleep(Duration::from_millis(50));

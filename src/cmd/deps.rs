@@ -187,11 +187,16 @@ pub fn artifact_ready(repo: &Repo, upstream: &Session, artifact: &str) -> Result
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
+    // A merged upstream's branch and worktree are gone: what it made is where it merged.
+    let branch = match (upstream.status, &target) {
+        (Status::Merged, Some(target)) => target.as_str(),
+        _ => upstream.branch.as_str(),
+    };
     Ok(repo
         .find_artifact(
             artifact,
             Path::new(&upstream.worktree),
-            &upstream.branch,
+            branch,
             target.as_deref(),
         )?
         .is_some())
@@ -294,8 +299,8 @@ pub fn start_ready(
 /// onto the work it waited for, runs the setup (if any), then becomes the agent with
 /// `prompt`.
 fn start_unblocked(ctx: &Context, session: &Session, prompt: &str) -> Result<(), Error> {
-    let file = crate::paths::session_dir(&ctx.home, &session.id)
-        .join(crate::cmd::prepare::START_PROMPT);
+    let file =
+        crate::paths::session_dir(&ctx.home, &session.id).join(crate::cmd::prepare::START_PROMPT);
     crate::paths::write_private(&file, prompt)
         .map_err(Error::io(format!("writing {}", file.display())))?;
     let result = crate::cmd::agent_pane(session).and_then(|(tmux, pane)| {

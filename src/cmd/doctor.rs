@@ -425,7 +425,10 @@ fn check_setups(
             out,
             fix,
             what,
-            &format!("marked setup-failed; `orchestra restart {}` runs it again", s.label),
+            &format!(
+                "marked setup-failed; `orchestra restart {}` runs it again",
+                s.label
+            ),
             |out| {
                 let why = format!(
                     "doctor: the setup did not finish within its timeout of {}",

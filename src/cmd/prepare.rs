@@ -265,7 +265,12 @@ fn failed(
 
 /// Ends this process by becoming the session's agent, with the prompt it starts with (and
 /// `note` after it). Returns only when that cannot be done.
-fn start_agent(ctx: &Context, session: &Session, note: Option<&str>, out: &mut Output<'_>) -> Error {
+fn start_agent(
+    ctx: &Context,
+    session: &Session,
+    note: Option<&str>,
+    out: &mut Output<'_>,
+) -> Error {
     let dir = session_dir(&ctx.home, &session.id);
     let mut prompt = std::fs::read_to_string(dir.join(START_PROMPT))
         .ok()
@@ -276,11 +281,11 @@ fn start_agent(ctx: &Context, session: &Session, note: Option<&str>, out: &mut O
         text.push_str(note);
     }
     let prompt = prompt.map(|p| p.trim_start().to_string());
-    let (launch, env) = match crate::cmd::dispatch::agent_launch(ctx, session, prompt.as_deref(), false)
-    {
-        Ok(launched) => launched,
-        Err(e) => return e,
-    };
+    let (launch, env) =
+        match crate::cmd::dispatch::agent_launch(ctx, session, prompt.as_deref(), false) {
+            Ok(launched) => launched,
+            Err(e) => return e,
+        };
     let typed = dir.join(TYPED_PROMPT);
     if let Some(text) = &launch.typed_prompt {
         if let Err(e) = crate::paths::write_private(&typed, text) {

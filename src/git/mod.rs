@@ -43,7 +43,9 @@ const MADE_FOR: &str = "orchestra: made for session ";
 /// What [`Repo::fast_forward`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FastForward {
-    Moved { from: Oid },
+    Moved {
+        from: Oid,
+    },
     AlreadyThere,
     /// Not moved: this many commits are the branch's own.
     OwnCommits(usize),
@@ -306,7 +308,9 @@ impl Repo {
         let repo = Repository::open(worktree)?;
         let head = repo.head()?.peel_to_tree()?;
         if head.get_path(rel).is_ok() {
-            return Ok(Some("is tracked in git (the worktree has it checked out already)".into()));
+            return Ok(Some(
+                "is tracked in git (the worktree has it checked out already)".into(),
+            ));
         }
         // Asked before anything is placed there: libgit2 reads a missing path as a file,
         // and a trailing slash as a folder.
@@ -669,15 +673,21 @@ mod tests {
     #[test]
     fn what_may_be_placed_is_what_git_ignores_as_it_will_be() {
         let (_dir, _repo, wt) = world();
-        let problem = |rel: &str, as_dir: bool| {
-            Repo::placement_problem(&wt, Path::new(rel), as_dir).unwrap()
-        };
+        let problem =
+            |rel: &str, as_dir: bool| Repo::placement_problem(&wt, Path::new(rel), as_dir).unwrap();
         assert_eq!(problem(".env", false), None);
         assert_eq!(problem("cache", true), None, "a folder `cache`");
         assert_eq!(problem("cache", false), None, "a link `cache`");
-        assert_eq!(problem("models", true), None, "a copied folder matches models/");
+        assert_eq!(
+            problem("models", true),
+            None,
+            "a copied folder matches models/"
+        );
         let link = problem("models", false).expect("a link is a file: models/ misses it");
-        assert!(link.contains("not ignored") && link.contains("trailing slash"), "{link}");
+        assert!(
+            link.contains("not ignored") && link.contains("trailing slash"),
+            "{link}"
+        );
         let tracked = problem("tracked.txt", false).expect("tracked");
         assert!(tracked.contains("tracked"), "{tracked}");
         assert!(problem("notes.md", false).unwrap().contains("not ignored"));
@@ -704,12 +714,18 @@ mod tests {
         );
         assert!(wt.join("upstream.txt").is_file(), "the files came along");
         assert_eq!(repo.branch_tip("session/a").unwrap(), new);
-        assert_eq!(repo.fast_forward(&wt, new).unwrap(), FastForward::AlreadyThere);
+        assert_eq!(
+            repo.fast_forward(&wt, new).unwrap(),
+            FastForward::AlreadyThere
+        );
         std::fs::write(wt.join("mine.txt"), "m\n").unwrap();
         git(&wt, &["add", "."]);
         git(&wt, &["commit", "-q", "-m", "mine"]);
         let mine = repo.branch_tip("session/a").unwrap();
-        assert_eq!(repo.fast_forward(&wt, new).unwrap(), FastForward::OwnCommits(1));
+        assert_eq!(
+            repo.fast_forward(&wt, new).unwrap(),
+            FastForward::OwnCommits(1)
+        );
         assert_eq!(
             repo.fast_forward(&wt, old).unwrap(),
             FastForward::OwnCommits(2),

@@ -525,7 +525,7 @@ impl Store {
     pub fn setup_started_at(&self, s: &Session) -> Result<Option<i64>, StateError> {
         self.conn
             .query_row(
-                "SELECT max(at) FROM events WHERE session_id = ?1 AND kind IN ('status', 'restart') AND new = 'setup'",
+                "SELECT max(at) FROM events WHERE session_id = ?1 AND kind IN ('dispatched', 'status', 'restart') AND new = 'setup'",
                 params![s.id],
                 |r| r.get(0),
             )

@@ -20,6 +20,7 @@ mod merge;
 mod notify;
 mod plugin;
 mod remote;
+mod setup;
 mod status;
 mod sync;
 mod talk;
