@@ -220,6 +220,8 @@ impl std::fmt::Display for Ended {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Ended::Exited(code) => write!(f, "exit status {code}"),
+            Ended::Signalled(libc::SIGINT) => write!(f, "interrupted (Ctrl-C)"),
+            Ended::Signalled(libc::SIGHUP) => write!(f, "hung up (its window closed)"),
             Ended::Signalled(signal) => write!(f, "killed by signal {signal}"),
             Ended::TimedOut(limit) => write!(
                 f,
