@@ -440,11 +440,7 @@ pub fn refresh(
     let gone: Vec<Session> = sessions
         .values()
         .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
-        .filter(|s| {
-            !present.contains(s.id.as_str())
-                && !matches!(s.status, Status::Dead | Status::Merged)
-                && !(s.status == Status::SetupFailed && s.state == AgentState::Exited)
-        })
+        .filter(|s| !present.contains(s.id.as_str()) && !settled_gone(s))
         .cloned()
         .collect();
     for s in gone {
@@ -558,6 +554,16 @@ impl<F: Fn() -> Result<Rules, RulesError>> Lazy<F> {
             None => (self.load)()?,
         };
         Ok(self.rules.insert(rules))
+    }
+}
+
+/// Whether a session whose pane is gone has been recorded so already: dead, merged, or a
+/// failed setup whose exit was recorded.
+fn settled_gone(s: &Session) -> bool {
+    match s.status {
+        Status::Dead | Status::Merged => true,
+        Status::SetupFailed => s.state == AgentState::Exited,
+        _ => false,
     }
 }
 

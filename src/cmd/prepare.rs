@@ -89,7 +89,7 @@ fn wait_for_row(store: &Store, id: &str) -> Result<Option<Session>, Error> {
         if started.elapsed() > ROW_WAIT {
             return Ok(None);
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
