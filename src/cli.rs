@@ -60,7 +60,8 @@ pub enum Command {
     /// are checked and a notification says so.
     Done(DoneArgs),
     /// Bring back a dead or exited session in its worktree, its conversation resumed
-    /// (`claude --resume <uuid>`): `orchestra restart api` or `orchestra restart all`.
+    /// (`claude --resume <uuid>`), or run a failed setup again: `orchestra restart api` or
+    /// `orchestra restart all`.
     Restart(RestartArgs),
     /// Start the orchestrator agent for a repo in a tmux window, with the task-drafting
     /// prompt appended: it turns requests into tasks and dispatches them.
