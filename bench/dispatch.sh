@@ -57,17 +57,21 @@ for i in $(seq 1 "$runs"); do
   by_hand+=($(( (t1 - t0) / 1000 )))
   ours+=($(( (t2 - t1) / 1000 )))
 
-  t0=$(ns); dispatch "plain-$i"; t1=$(ns)
-  noop_setup
-  t2=$(ns); dispatch "setup-$i"; t3=$(ns)
-  no_setup
-  t4=$(ns); dispatch "plain2-$i"; t5=$(ns)
-  noop_setup
-  t6=$(ns); dispatch "waited-$i" --wait-setup; t7=$(ns)
-  plain+=($(( (t1 - t0) / 1000 )))
-  with_setup+=($(( (t3 - t2) / 1000 )))
-  plain2+=($(( (t5 - t4) / 1000 )))
-  waited+=($(( (t7 - t6) / 1000 )))
+  # Each pair runs in turn A-B, then B-A: every session made slows the next dispatch a
+  # little (more worktrees, windows, rows), and neither side should always come second.
+  pair() { # NAME FLAGS...: one dispatch without a setup, one with, in this run's order
+    local name=$1; shift
+    local a b
+    if (( i % 2 )); then
+      no_setup; a=$(ns); dispatch "$name-plain-$i"; b=$(ns); plain_t=$(( (b - a) / 1000 ))
+      noop_setup; a=$(ns); dispatch "$name-setup-$i" "$@"; b=$(ns); setup_t=$(( (b - a) / 1000 ))
+    else
+      noop_setup; a=$(ns); dispatch "$name-setup-$i" "$@"; b=$(ns); setup_t=$(( (b - a) / 1000 ))
+      no_setup; a=$(ns); dispatch "$name-plain-$i"; b=$(ns); plain_t=$(( (b - a) / 1000 ))
+    fi
+  }
+  pair ret; plain+=("$plain_t"); with_setup+=("$setup_t")
+  pair wait --wait-setup; plain2+=("$plain_t"); waited+=("$setup_t")
 done
 no_setup
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

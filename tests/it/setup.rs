@@ -501,13 +501,13 @@ fn a_blocked_session_starts_on_top_of_the_upstream_work_merged_while_it_waited()
 
     // A branch with commits of its own stays where it is, and says so.
     wait_for_status(&env, "mine", "running", Duration::from_secs(20));
-    assert_eq!(git_in(&mine_wt, &["rev-parse", "HEAD"]), mine_tip);
     assert!(
         wait_until(Duration::from_secs(10), || screen(&env, "mine")
             .contains("was not moved")),
         "{}",
         screen(&env, "mine")
     );
+    assert_eq!(git_in(&mine_wt, &["rev-parse", "HEAD"]), mine_tip);
     let events = env.orchestra(&["events", "mine", "--json"]).ok().stdout;
     assert!(events.contains("1 commit(s) of its own"), "{events}");
 }
@@ -571,12 +571,13 @@ fn from_upstream_starts_on_the_upstream_branch_and_wait_setup_is_refused_for_blo
     env.orchestra(&["refresh"]).ok();
     wait_for_status(&env, "follower", "running", Duration::from_secs(20));
     let wt = env.worktree_path("follower");
-    assert_eq!(git_in(&wt, &["rev-parse", "HEAD"]), api_tip);
+    // The agent gets its prompt once its window moved the branch.
     assert!(
         wait_until(Duration::from_secs(10), || wt.join("seen.txt").exists()),
         "{}",
         screen(&env, "follower")
     );
+    assert_eq!(git_in(&wt, &["rev-parse", "HEAD"]), api_tip);
     assert_ne!(
         env.git(&["rev-parse", "main"]),
         api_tip,
@@ -633,4 +634,41 @@ fn doctor_reports_a_setup_past_its_timeout_and_fix_marks_it_failed() {
         screen(&env, "stuck")
     );
     env.orchestra(&["doctor"]).ok();
+}
+
+#[test]
+fn a_kill_during_setup_stops_the_setup_and_its_teardown_still_runs() {
+    let env = Env::new();
+    env.start_server(&[]);
+    configure(
+        &env,
+        "[worktree]\nsetup = [\"sh\", \"-c\", \"echo $$ > \\\"$ORCHESTRA_REPO/../setup.pid\\\"; exec sleep 300\"]\nteardown = [\"sh\", \"-c\", \"echo torn >> \\\"$ORCHESTRA_REPO/../teardown.log\\\"\"]\n",
+        None,
+    );
+    shell_agent(&env, "midway", "true", &[]).ok();
+    let pid_file = env.root.join("setup.pid");
+    assert!(wait_until(Duration::from_secs(10), || pid_file.exists()));
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    let run = env.orchestra(&["kill", "midway"]).ok();
+    assert!(
+        run.stdout.contains("teardown of midway done"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || !Path::new(&format!(
+            "/proc/{pid}"
+        ))
+        .exists()),
+        "the setup {pid} outlived its window"
+    );
+    assert!(!env.worktree_path("midway").exists());
+    assert_eq!(
+        std::fs::read_to_string(env.root.join("teardown.log")).unwrap(),
+        "torn\n"
+    );
 }
