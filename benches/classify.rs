@@ -1,28 +1,23 @@
-//! Screen classification throughput: real screens of the pinned CLI and 2.0.77 (plain and
-//! with ANSI escapes), decoded, stripped and classified in a loop, in MB/s of screen text.
-//! Target: at least 100 MB/s.
+//! Screen classification throughput: the real claude screens of every release in the
+//! matrix (plain and with ANSI escapes), decoded, stripped and classified in a loop, in MB/s
+//! of screen text. Target: at least 100 MB/s.
 //!
 //!   cargo bench --bench classify
 
-use std::path::Path;
+#[path = "../tests/it/screens.rs"]
+mod screens;
+
 use std::time::Instant;
 
 use orchestra::agent::rules::{screen_text, Rules};
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
-    let mut screens: Vec<Vec<u8>> = Vec::new();
-    for version in ["2.1.332", "2.0.77"] {
-        for entry in std::fs::read_dir(root.join(version)).expect("fixtures") {
-            let path = entry.expect("entry").path();
-            if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("txt" | "ansi")
-            ) {
-                screens.push(std::fs::read(&path).expect("read"));
-            }
-        }
-    }
+    // Every release's claude screens (tests/fixtures/screens/claude/<version>/).
+    let screens: Vec<Vec<u8>> = screens::labelled()
+        .into_iter()
+        .filter(|s| s.agent == "claude")
+        .map(|s| std::fs::read(&s.path).expect("read"))
+        .collect();
     let rules = Rules::built_in();
     let per_pass: usize = screens.iter().map(Vec::len).sum();
     let mut states = 0usize;

@@ -238,7 +238,7 @@ pub struct BriefArgs {
     /// Send to every live session of this repo.
     #[arg(long)]
     pub all: bool,
-    /// Send even when a menu is open (the keys would answer it) or the agent has exited.
+    /// Send even when a menu or question is open (the text would answer it) or the agent has exited.
     #[arg(long)]
     pub force: bool,
     #[command(flatten)]
@@ -371,16 +371,27 @@ pub enum TmuxCommand {
 #[derive(Debug, Args)]
 pub struct EventArgs {
     /// A Claude Code hook event (UserPromptSubmit, PreToolUse, PostToolUse,
-    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a tmux hook
-    /// (pane-died, pane-exited), or a state (busy, waiting, idle, error, exited).
+    /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a Gemini CLI hook
+    /// event (BeforeAgent, BeforeTool, AfterTool, Notification, AfterAgent, SessionStart,
+    /// SessionEnd), codex's notify (codex-notify), aider's notification
+    /// (aider-notification), a tmux hook (pane-died, pane-exited), or a state (busy, waiting,
+    /// idle, error, exited).
     pub event: String,
+    /// The JSON a notify program gets as its last argument (codex's `notify`); hooks that
+    /// send theirs on stdin leave it out.
+    #[arg(value_name = "PAYLOAD")]
+    pub payload: Option<String>,
     /// The session's id. Default: $ORCHESTRA_SESSION.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
-    /// Called as a Claude Code hook: read the hook JSON on stdin, never fail (a failing
+    /// Called as an agent's hook: read the hook JSON on stdin, never fail (a failing
     /// hook would block the agent); problems go to $ORCHESTRA_HOME/logs/hooks.log.
     #[arg(long)]
     pub from_hook: bool,
+    /// Internal: the detached half of an event that says when, not what (aider's
+    /// notification): wait for the screen to show what, and record it.
+    #[arg(long, hide = true)]
+    pub settle: bool,
 }
 
 #[derive(Debug, Args)]
@@ -577,7 +588,8 @@ pub struct DispatchArgs {
     /// The agent's kind, when its program name does not tell.
     #[arg(long, value_parser = ["claude", "codex", "gemini", "aider", "generic"])]
     pub kind: Option<String>,
-    /// Do not wire Claude Code hooks: the state then comes from reading the screen alone.
+    /// Do not wire the agent's hooks (Claude Code's hooks, codex's notify): the state then
+    /// comes from reading the screen alone.
     #[arg(long)]
     pub no_hooks: bool,
     /// Wait for another session's artifact before starting: UPSTREAM:ARTIFACT (a file,

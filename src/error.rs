@@ -78,6 +78,21 @@ impl Error {
     }
 }
 
+/// A library's message (toml and regex write several lines: a snippet, a caret, a hint)
+/// as one line, its lines joined by ": "; `fallback` when it says nothing.
+pub fn one_line(message: &str, fallback: &str) -> String {
+    let parts: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if parts.is_empty() {
+        fallback.to_string()
+    } else {
+        parts.join(": ")
+    }
+}
+
 impl From<crate::manifest::ManifestError> for Error {
     fn from(e: crate::manifest::ManifestError) -> Error {
         Error::Manifest(Box::new(e))

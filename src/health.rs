@@ -92,7 +92,7 @@ fn sessions_without_prompts<S: serde::Serializer>(
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PaneSeen {
-    /// The second of the last capture.
+    /// The second of the last capture (0: capture again).
     pub captured_at: i64,
     /// The pane's window activity when last listed.
     #[serde(default)]
@@ -207,8 +207,8 @@ pub fn parse_duration_secs(text: &str) -> Option<i64> {
     let n: i64 = digits.parse().ok()?;
     match unit.trim() {
         "" | "s" => Some(n),
-        "m" => Some(n * 60),
-        "h" => Some(n * 3600),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3600),
         "d" => n.checked_mul(86_400),
         _ => None,
     }
@@ -339,17 +339,22 @@ pub fn refresh(
                 continue;
             }
             let verdict = rules.classify(&s.agent_kind, screen)?;
+            let hook_is_fresh = said_lately(s, now_us);
+            let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(
                 pane_id.clone(),
                 PaneSeen {
-                    captured_at: now_s,
+                    // A verdict a fresh word holds back is read again next tick: the
+                    // screen may not change again (aider back at its prompt after an
+                    // approved command with no hook to say so; an API error on screen
+                    // while the Stop hook of a release without StopFailure said idle).
+                    captured_at: if differs && hook_is_fresh { 0 } else { now_s },
                     activity: pane.window_activity,
                     screen_state: verdict.state.to_string(),
                     rule: verdict.rule.clone(),
                 },
             );
-            let hook_is_fresh = said_lately(s, now_us);
-            if verdict.state != AgentState::Unknown && verdict.state != s.state && !hook_is_fresh {
+            if differs && !hook_is_fresh {
                 decisions.push((
                     s.id.clone(),
                     verdict.state,

@@ -7,7 +7,7 @@ use orchestra::cli::{Cli, Command};
 use orchestra::cmd::{self, Context, Output};
 
 fn main() {
-    let cli = Cli::parse();
+    let cli = parse_args();
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut out = Output {
@@ -78,4 +78,35 @@ fn finish(result: Result<(), orchestra::error::Error>) -> ! {
         std::process::exit(e.exit_code());
     }
     std::process::exit(0)
+}
+
+/// The command line, or ONE line on stderr and exit 2: clap's own errors run to several
+/// lines (the message, tips, usage, a hint), folded here into one. Help and version print
+/// as clap prints them.
+fn parse_args() -> Cli {
+    use clap::error::ErrorKind;
+    let e = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let text = e.to_string();
+    // Paragraphs: the message (its indented lines name what is missing), tips, usage.
+    let mut paragraphs = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(&first);
+    let mut parts = vec![message.to_string()];
+    parts.extend(paragraphs.filter(|p| p.starts_with("tip:") || p.starts_with("Usage:")));
+    eprintln!("orchestra: {} (see --help)", parts.join("; "));
+    std::process::exit(2);
 }

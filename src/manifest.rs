@@ -101,7 +101,7 @@ pub fn parse_timeout(text: &str) -> Option<std::time::Duration> {
     match t[split..].trim() {
         "" | "s" => Some(std::time::Duration::from_secs(n)),
         "ms" => Some(std::time::Duration::from_millis(n)),
-        "m" => Some(std::time::Duration::from_secs(n * 60)),
+        "m" => n.checked_mul(60).map(std::time::Duration::from_secs),
         _ => None,
     }
 }
@@ -301,14 +301,15 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
             file: file.to_string(),
             line,
             column,
-            message: e.message().trim().to_string(),
+            message: crate::error::one_line(e.message(), "not valid TOML"),
         }
     })?;
     validate(&manifest, text, file)?;
     Ok(manifest)
 }
 
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+/// Line and column (from 1) of byte `offset` in `text`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -598,6 +599,10 @@ fn check_tmux_name(name: &str) -> Result<(), &'static str> {
         Err("is empty")
     } else if name.contains([':', '.']) {
         Err("holds ':' or '.', which tmux reads as window and pane separators")
+    } else if name.contains(['#', '$', '\\']) {
+        // `#(…)` in `new-session -s` runs a command; `$` and `\` come back escaped, so the
+        // session could not be found again by its name.
+        Err("holds '#', '$' or '\\', which tmux expands or rewrites in a session name")
     } else if name.chars().any(char::is_control) {
         Err("holds a control character")
     } else {

@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Captures real screens of the Claude CLI (pinned and old release) in each state, as
-# classifier fixtures: tests/fixtures/screens/<version>/<state>-<what>.txt (plain) and
-# .ansi (with escapes, `capture-pane -e`). Also records the hook JSON each event sends.
+# Captures real screens of the Claude CLI in each state, for every release of the test
+# matrix, as classifier fixtures: tests/fixtures/screens/claude/<version>/<state>-<what>.txt
+# (plain) and .ansi (with escapes, `capture-pane -e`). The file name's first word is the
+# state the classifier must read. Also records the hook JSON each event sends (hooks/).
 #
-#   tests/capture-screens.sh            # both releases
-# Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
+#   tests/capture-screens.sh                   # every release of the matrix
+#   tests/capture-screens.sh 2.1.150           # one release (installed in the cache)
+#   ORCHESTRA_SCREENS_OUT=/tmp/x tests/capture-screens.sh 2.1.50   # elsewhere, to compare
+#
+# The CLI runs against OUR stand-in (tests/fake-api/anthropic.py), in a sandboxed HOME.
+# Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes
+# (a release that is not in the matrix: `npm install --prefix $CACHE/claude-<v>
+# @anthropic-ai/claude-code@<v>` first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
-out_root=$PWD/tests/fixtures/screens
+out_root=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/claude}
+# The release matrix (tests/run.sh installs these; tests/it/matrix.rs walks them).
+MATRIX=(2.0.77 2.1.100 2.1.332)
 
 work=$(mktemp -d /tmp/orchestra-capture.XXXXXX)
 sock=$work/sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null; rm -rf "$work"; }
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null || true
+  [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 python3 "$FAKE/anthropic.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
@@ -23,35 +36,79 @@ port=$(cat "$work/port")
 # A session of its own keeps the server up between runs (a restarting server races).
 tmux -S "$sock" -f /dev/null new-session -d -s keep
 
+screen() { tmux -S "$sock" capture-pane -p -t cap:0; }
 capture() { # capture NAME
-  tmux -S "$sock" capture-pane -p -t cap:0 > "$out/$1.txt"
+  screen > "$out/$1.txt"
   tmux -S "$sock" capture-pane -p -e -t cap:0 > "$out/$1.ansi"
 }
 wait_for() { # wait_for TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    tmux -S "$sock" capture-pane -p -t cap:0 | grep -qF -- "$1" && return 0
+  for _ in $(seq $(( ${2:-30} * 10 ))); do
+    screen | grep -qF -- "$1" && return 0
     sleep 0.1
   done
   echo "timed out waiting for: $1" >&2
-  tmux -S "$sock" capture-pane -p -t cap:0 >&2
+  screen >&2
   return 1
 }
 wait_gone() { # wait_gone TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    tmux -S "$sock" capture-pane -p -t cap:0 | grep -qF -- "$1" || return 0
+  for _ in $(seq $(( ${2:-30} * 10 ))); do
+    screen | grep -qF -- "$1" || return 0
     sleep 0.1
   done
   echo "timed out waiting for this to go: $1" >&2
+  screen >&2
   return 1
+}
+wait_dead() { # wait_dead [SECONDS]
+  for _ in $(seq $(( ${1:-30} * 10 ))); do
+    [ "$(tmux -S "$sock" display-message -p -t cap:0 '#{pane_dead}')" = 1 ] && return 0
+    sleep 0.1
+  done
+  echo "the CLI did not exit" >&2
+  return 1
+}
+# A turn is over when the CLI says no more "esc to interrupt" (a Stop hook may still run
+# after the text is complete), and for a moment after.
+idle_then() { # idle_then NAME
+  wait_gone "esc to interrupt" 30
+  sleep 1.5
+  wait_gone "esc to interrupt" 30
+  capture "$1"
+}
+input_line() { # the line of the input box: the one under its top border
+  screen | grep -E -A1 '^(─|━){8,}' | grep '^❯' | tail -1
 }
 type_line() {
   tmux -S "$sock" send-keys -t cap:0 -l -- "$1"
-  sleep 0.3
+  sleep 0.5
   tmux -S "$sock" send-keys -t cap:0 Enter
+  # Under load the CLI can drop an Enter: the text stays in the input box. Once more then.
+  local head=${1:0:20}
+  for _ in 1 2 3; do
+    sleep 1.5
+    input_line | grep -qF -- "❯ $head" || return 0
+    tmux -S "$sock" send-keys -t cap:0 Enter || true
+  done
+}
+# The CLI ignores keys for a moment after it draws a menu (against stray presses).
+press() { sleep 1; tmux -S "$sock" send-keys -t cap:0 "$@"; }
+
+start_cli() { # start_cli DIR COLUMNS: the CLI of $version in a new session `cap`
+  tmux -S "$sock" -f /dev/null new-session -d -s cap -x "$2" -y 40 -c "$1" \
+    -e HOME="$HOME" -e ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" -e ANTHROPIC_BASE_URL="$ANTHROPIC_BASE_URL" \
+    -e DISABLE_TELEMETRY=1 -e DISABLE_AUTOUPDATER=1 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    -- "$cli" --permission-mode default --settings "$work/settings-$version.json"
+  # A dead pane stays, with the CLI's last screen: what orchestra's windows keep too.
+  tmux -S "$sock" set-option -t cap remain-on-exit on
 }
 
-run_version() { # run_version VERSION CMD...
-  local version=$1; shift
+run_version() { # run_version VERSION
+  version=$1
+  cli=$CACHE/claude-$version/node_modules/.bin/claude
+  if [ ! -x "$cli" ]; then
+    echo "capture-screens.sh: no claude $version at $cli (tests/run.sh installs the matrix)" >&2
+    exit 2
+  fi
   out=$out_root/$version
   mkdir -p "$out"
   local wt=$work/wt-$version home=$work/home-$version
@@ -70,56 +127,90 @@ PY
   local env
   env=$(python3 "$FAKE/claude_home.py" "$home" --trust "$wt" --print-env --port "$port")
   eval "$env"
-  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
-    -e HOME="$HOME" -e ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" -e ANTHROPIC_BASE_URL="$ANTHROPIC_BASE_URL" \
-    -e DISABLE_TELEMETRY=1 -e DISABLE_AUTOUPDATER=1 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-    -- "$@" --permission-mode default --settings "$work/settings-$version.json"
+
+  start_cli "$wt" 120
   # Keys typed before the CLI reads its input are lost: wait for the input box's hint line.
   wait_for "? for shortcuts" 60
   sleep 1
   capture idle-start
   type_line "[[slow: 8]] [[say: one two three four five six seven eight nine ten eleven twelve]]"
-  sleep 2
-  capture busy-streaming
-  wait_gone "esc to interrupt" 20
+  wait_for "esc to interrupt"
   sleep 1
-  capture idle-after-turn
+  capture busy-streaming
+  # A prompt typed while a turn runs waits in a queue between the spinner and the box.
+  type_line "[[say: the queued prompt ran]]"
+  sleep 1
+  capture busy-queued-prompt
+  wait_for "the queued prompt ran" 30
+  idle_then idle-after-turn
   type_line "[[bash: touch created-by-bash.txt]]"
-  wait_for "1. Yes" 20
+  wait_for "1. Yes"
   sleep 0.5
   capture waiting-bash-menu
-  tmux -S "$sock" send-keys -t cap:0 Enter
-  wait_for "Finished" 20
-  sleep 1
-  capture idle-after-tool
+  press Enter
+  wait_for "Finished"
+  idle_then idle-after-tool
+  # An approved command that runs a while: busy with no spinner text of the model's own.
+  type_line "[[bash: sleep 6 && touch slept.txt]]"
+  wait_for "1. Yes"
+  press Enter
+  sleep 2.5
+  capture busy-tool-running
+  wait_for "Finished" 30
+  wait_gone "esc to interrupt"
   type_line "[[write: $wt/new-file.txt | hello]]"
-  wait_for "1. Yes" 20
+  wait_for "1. Yes"
   sleep 0.5
   capture waiting-write-menu
-  tmux -S "$sock" send-keys -t cap:0 Escape
-  sleep 2
-  capture idle-after-deny
+  press Escape
+  sleep 1
+  idle_then idle-after-deny
   type_line "Please explain: Do you want to proceed? ❯ 1. Yes 2. No — quoted [[say: You asked whether 'Do you want to proceed?' with options ❯ 1. Yes and 2. No. That is a menu text I am quoting.]]"
-  wait_for "quoting" 20
-  sleep 1
-  capture idle-quoted-menu
+  wait_for "quoting"
+  idle_then idle-quoted-menu
   type_line "[[error: 400]]"
-  wait_for "400" 30
-  sleep 1
-  capture error-api-400
+  wait_for "400" 60
+  idle_then error-api-400
+  type_line "/exit"
+  wait_dead 30
+  sleep 0.5
+  capture exited-after-exit
   tmux -S "$sock" kill-session -t cap
+
+  # A narrow window: the spinner, the menu and the footer wrap.
+  start_cli "$wt" 50
+  wait_for "for shortcuts" 60
+  sleep 1
+  capture idle-narrow
+  type_line "[[slow: 6]] [[say: a narrow one]]"
+  wait_for "interrupt"
+  sleep 1
+  capture busy-narrow
+  wait_gone "interrupt" 30
+  sleep 1
+  type_line "[[bash: touch narrow.txt]]"
+  wait_for "1. Yes"
+  sleep 0.5
+  capture waiting-bash-menu-narrow
+  press Escape
+  sleep 1
+  tmux -S "$sock" kill-session -t cap
+
   # The trust dialog: an untrusted folder.
   mkdir -p "$work/untrusted-$version"
-  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$work/untrusted-$version" \
-    -e HOME="$HOME" -e ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" -e ANTHROPIC_BASE_URL="$ANTHROPIC_BASE_URL" \
-    -e DISABLE_TELEMETRY=1 -e DISABLE_AUTOUPDATER=1 -- "$@"
-  sleep 4
+  start_cli "$work/untrusted-$version" 120
+  wait_for "trust" 60
+  sleep 2
   capture waiting-trust-dialog
   tmux -S "$sock" kill-session -t cap
   mkdir -p "$out/hooks"
   cp "$work/hooks-$version"/*.json "$out/hooks/" 2>/dev/null || true
+  python3 tests/derive-screens.py "$out"
   echo "captured $version into $out"
 }
 
-run_version 2.1.332 "$CACHE/claude-2.1.332/node_modules/@anthropic-ai/claude-code-linux-x64/claude"
-run_version 2.0.77 node "$CACHE/claude-2.0.77/node_modules/@anthropic-ai/claude-code/cli.js"
+versions=("$@")
+[ ${#versions[@]} -gt 0 ] || versions=("${MATRIX[@]}")
+for v in "${versions[@]}"; do
+  run_version "$v"
+done

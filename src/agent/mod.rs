@@ -1,6 +1,7 @@
 //! Agent kinds: how each is launched and how its prompt reaches it. Screen rules and hook
 //! wiring per kind live here too, as data.
 
+pub mod gemini;
 pub mod menu;
 pub mod rules;
 
@@ -38,6 +39,14 @@ impl AgentKind {
         .find(|k| k.as_str() == text)
     }
 
+    /// How this kind takes text typed into it (briefings, typed prompts, exit commands).
+    pub fn typing(self) -> crate::tmux::Typing {
+        match self {
+            AgentKind::Claude => crate::tmux::Typing::Paste,
+            _ => crate::tmux::Typing::Natural,
+        }
+    }
+
     /// The kind a program's file name suggests (`/opt/bin/claude` → claude); anything
     /// unknown is generic.
     pub fn from_program(program: &str) -> AgentKind {
@@ -57,22 +66,34 @@ impl AgentKind {
     }
 }
 
-/// What to run, and the prompt to type in afterwards for agents that take none on their
-/// command line.
+/// What to run (with what in its environment), and the prompt to type in afterwards for
+/// agents that take none on their command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Launch {
     pub argv: Vec<String>,
     pub typed_prompt: Option<String>,
+    pub env: Vec<(String, String)>,
 }
 
 /// Per-session facts a launch may need.
 pub struct LaunchContext<'a> {
     pub agent_uuid: &'a str,
     pub settings_file: &'a Path,
+    /// The session's own folder (hook settings, the agent's history files).
+    pub session_dir: &'a Path,
+    /// This orchestra binary, for the agents that call it back (aider's notifications).
+    pub orchestra: &'a Path,
     /// Appended to the agent's system prompt, where the agent takes one.
     pub system_prompt: Option<&'a str>,
-    /// Continue this conversation instead of starting one (`--resume`).
+    /// Continue this conversation instead of starting one (claude `--resume`, aider
+    /// `--restore-chat-history`).
     pub resume: bool,
+    /// The Gemini home holding the session's hooks (`agent::gemini::prepare_home`).
+    pub gemini_home: Option<&'a Path>,
+    /// The agent may take the worktree as trusted without asking (orchestra made it).
+    pub trust_worktree: bool,
+    /// The program codex runs when a turn ends (its `notify`), when hooks are on.
+    pub notify: Option<&'a [String]>,
 }
 
 /// The argv for `kind`, starting from the user's command (`program` plus its own
@@ -85,6 +106,7 @@ pub fn launch(
 ) -> Launch {
     let mut argv = command.to_vec();
     let mut typed_prompt = None;
+    let mut env = Vec::new();
     match kind {
         AgentKind::Claude => {
             let session_flag = if ctx.resume {
@@ -103,16 +125,69 @@ pub fn launch(
             }
             argv.extend(prompt.map(str::to_string));
         }
-        AgentKind::Codex => argv.extend(prompt.map(str::to_string)),
+        AgentKind::Codex => {
+            if let Some(program) = ctx.notify {
+                argv.extend(["-c".to_string(), codex_notify_override(program)]);
+            }
+            if let Some(p) = prompt {
+                // A prompt starting with `-` is still the prompt, not an option.
+                argv.extend(["--".to_string(), p.to_string()]);
+            }
+        }
         AgentKind::Gemini => {
+            if let Some(home) = ctx.gemini_home {
+                env.push((
+                    "GEMINI_CLI_HOME".to_string(),
+                    home.to_string_lossy().into_owned(),
+                ));
+            }
+            // Without it the CLI asks first, and runs no hooks in a folder it does not trust.
+            if ctx.trust_worktree {
+                env.push(("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string()));
+            }
             if let Some(p) = prompt {
                 argv.extend(["--prompt-interactive".to_string(), p.to_string()]);
             }
         }
-        // aider's `--message` runs one turn and exits; typing keeps it interactive.
-        AgentKind::Aider | AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
+        AgentKind::Aider => {
+            argv.extend(aider_args(ctx.orchestra, ctx.session_dir));
+            if ctx.resume {
+                argv.push("--restore-chat-history".to_string());
+            }
+            // aider's `--message` runs one turn and exits; typing keeps it interactive.
+            typed_prompt = prompt.map(str::to_string);
+        }
+        AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
     }
-    Launch { argv, typed_prompt }
+    Launch {
+        argv,
+        typed_prompt,
+        env,
+    }
+}
+
+/// The event aider's notifications command reports: its turn ended and it waits for the
+/// person, at its prompt or with a question (the command cannot say which).
+pub const AIDER_NOTIFICATION: &str = "aider-notification";
+
+/// What orchestra adds to aider's command line. aider has no hooks, but runs a command
+/// at the end of each turn when it first waits for the person: `orchestra event`.
+/// It keeps the worktree as the branch has it: its history files go to the session's
+/// folder, and it does not ask (first thing, before the prompt that the task is typed
+/// into) to add its files to .gitignore.
+fn aider_args(orchestra: &Path, session_dir: &Path) -> Vec<String> {
+    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
+    let file = |name: &str| session_dir.join(name).to_string_lossy().into_owned();
+    vec![
+        "--notifications".to_string(),
+        "--notifications-command".to_string(),
+        format!("{exe} event --from-hook {AIDER_NOTIFICATION}"),
+        "--no-gitignore".to_string(),
+        "--input-history-file".to_string(),
+        file("aider.input.history"),
+        "--chat-history-file".to_string(),
+        file("aider.chat.history.md"),
+    ]
 }
 
 /// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
@@ -122,6 +197,33 @@ pub fn is_conversation_id(text: &str) -> bool {
         && text.chars().enumerate().all(|(i, c)| {
             matches!(i, 8 | 13 | 18 | 23) == (c == '-') && (c == '-' || c.is_ascii_hexdigit())
         })
+}
+
+/// What codex's `notify` runs for a session: `orchestra event` with the payload codex
+/// appends as the last argument (the session named here, not only in the environment).
+pub fn codex_notify(orchestra: &Path, session_id: &str) -> Vec<String> {
+    [
+        &*orchestra.to_string_lossy(),
+        "event",
+        "--from-hook",
+        "--session",
+        session_id,
+        CODEX_NOTIFY_EVENT,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// The event name `orchestra event` gets from codex's `notify`.
+pub const CODEX_NOTIFY_EVENT: &str = "codex-notify";
+
+/// `notify=[…]` for codex's `-c`: the value is TOML, each word a quoted string.
+fn codex_notify_override(program: &[String]) -> String {
+    let words = program
+        .iter()
+        .map(|w| toml::Value::String(w.clone()))
+        .collect();
+    format!("notify={}", toml::Value::Array(words))
 }
 
 /// The Claude Code hook events that report state, and the release that introduced each
@@ -300,8 +402,13 @@ mod tests {
         let ctx = LaunchContext {
             agent_uuid: "u-1",
             settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/sessions/s 1"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
             system_prompt: None,
             resume: false,
+            gemini_home: Some(Path::new("/s/gemini-home")),
+            trust_worktree: true,
+            notify: None,
         };
         let l = launch(
             AgentKind::Claude,
@@ -323,8 +430,151 @@ mod tests {
             ]
         );
         assert_eq!(l.typed_prompt, None);
+        assert!(l.env.is_empty(), "{:?}", l.env);
         let g = launch(AgentKind::Generic, &["bash".into()], Some("echo hi"), &ctx);
         assert_eq!(g.argv, ["bash"]);
         assert_eq!(g.typed_prompt.as_deref(), Some("echo hi"));
+    }
+
+    #[test]
+    fn aider_reports_its_turns_and_keeps_the_worktree_clean() {
+        let ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/sessions/s 1/settings.json"),
+            session_dir: Path::new("/sessions/s 1"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
+            system_prompt: Some("worker rules"),
+            resume: false,
+            gemini_home: None,
+            trust_worktree: true,
+            notify: None,
+        };
+        let a = launch(
+            AgentKind::Aider,
+            &["aider".into(), "--model".into(), "x".into()],
+            Some("line one\nline two"),
+            &ctx,
+        );
+        assert_eq!(
+            a.argv,
+            [
+                "aider",
+                "--model",
+                "x",
+                "--notifications",
+                "--notifications-command",
+                "'/opt/my tools/orchestra' event --from-hook aider-notification",
+                "--no-gitignore",
+                "--input-history-file",
+                "/sessions/s 1/aider.input.history",
+                "--chat-history-file",
+                "/sessions/s 1/aider.chat.history.md",
+            ]
+        );
+        assert_eq!(a.typed_prompt.as_deref(), Some("line one\nline two"));
+        let resumed = launch(
+            AgentKind::Aider,
+            &["aider".into()],
+            None,
+            &LaunchContext {
+                resume: true,
+                ..ctx
+            },
+        );
+        assert_eq!(
+            resumed.argv.last().map(String::as_str),
+            Some("--restore-chat-history")
+        );
+        assert_eq!(resumed.typed_prompt, None);
+    }
+
+    #[test]
+    fn gemini_gets_its_home_and_trust_and_the_prompt_to_run_first() {
+        let mut ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/s/settings.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/my tools/orchestra"),
+            system_prompt: Some("be brief"),
+            resume: false,
+            gemini_home: Some(Path::new("/s/gemini-home")),
+            trust_worktree: true,
+            notify: None,
+        };
+        let l = launch(AgentKind::Gemini, &["gemini".into()], Some("do it"), &ctx);
+        assert_eq!(l.argv, ["gemini", "--prompt-interactive", "do it"]);
+        assert_eq!(l.typed_prompt, None);
+        let env = |l: &Launch| {
+            l.env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            env(&l),
+            [
+                "GEMINI_CLI_HOME=/s/gemini-home",
+                "GEMINI_CLI_TRUST_WORKSPACE=true"
+            ]
+        );
+        ctx.gemini_home = None;
+        ctx.trust_worktree = false;
+        let bare = launch(AgentKind::Gemini, &["gemini".into()], None, &ctx);
+        assert_eq!(bare.argv, ["gemini"]);
+        assert!(bare.env.is_empty());
+    }
+
+    #[test]
+    fn codex_gets_its_notify_program_and_the_prompt_after_dashes() {
+        let notify = codex_notify(Path::new("/opt/my \"tools\"/orchestra"), "abc123");
+        let ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/orchestra"),
+            system_prompt: Some("not for codex"),
+            resume: false,
+            gemini_home: None,
+            trust_worktree: false,
+            notify: Some(&notify),
+        };
+        let l = launch(
+            AgentKind::Codex,
+            &["codex".into(), "-a".into(), "on-request".into()],
+            Some("-n is not an option here"),
+            &ctx,
+        );
+        assert_eq!(l.argv[..3], ["codex", "-a", "on-request"]);
+        assert_eq!(l.argv[3], "-c");
+        let value: toml::Table = toml::from_str(&l.argv[4]).unwrap();
+        let words: Vec<&str> = value["notify"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "/opt/my \"tools\"/orchestra",
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        assert_eq!(l.argv[5..], ["--", "-n is not an option here"]);
+        assert_eq!(l.typed_prompt, None);
+        let quiet = launch(
+            AgentKind::Codex,
+            &["codex".into()],
+            None,
+            &LaunchContext {
+                notify: None,
+                ..ctx
+            },
+        );
+        assert_eq!(quiet.argv, ["codex"], "no hooks: nothing added");
     }
 }

@@ -20,8 +20,13 @@ const INPUT_LINE_WITHIN: usize = 6;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RulesError {
-    #[error("{file}: {message}")]
-    Parse { file: String, message: String },
+    #[error("{file}:{line}:{column}: {message}")]
+    Parse {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("{file}: rule {rule:?} of {kind}: bad regex for {field}: {message}")]
     Regex {
         file: String,
@@ -63,8 +68,7 @@ struct RuleSpec {
     tail_lines: Option<usize>,
     above_input: Option<String>,
     last_turn: Option<String>,
-    #[serde(default)]
-    input_box: bool,
+    input_box: Option<bool>,
 }
 
 #[derive(Debug)]
@@ -77,7 +81,8 @@ struct Rule {
     tail_lines: usize,
     above_input: Option<Regex>,
     last_turn: Option<Regex>,
-    input_box: bool,
+    /// `Some(true)`: an input line must be there; `Some(false)`: none may be.
+    input_box: Option<bool>,
 }
 
 /// One kind's rules as written (from one or more files), compiled on first use: a status
@@ -143,11 +148,18 @@ impl Rules {
     /// Adds the kinds of `text`: their rules go before the ones already known (or replace
     /// them with `replace = true`).
     fn merge(&mut self, text: &str, file: &str) -> Result<(), RulesError> {
-        let specs: HashMap<String, KindSpec> =
-            toml::from_str(text).map_err(|e| RulesError::Parse {
+        let specs: HashMap<String, KindSpec> = toml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .span()
+                .map(|s| crate::manifest::line_column(text, s.start))
+                .unwrap_or((1, 1));
+            RulesError::Parse {
                 file: file.to_string(),
-                message: e.to_string(),
-            })?;
+                line,
+                column,
+                message: crate::error::one_line(e.message(), "not valid TOML"),
+            }
+        })?;
         for (kind, spec) in specs {
             for r in &spec.rules {
                 if AgentState::parse(&r.state).is_none_or(|s| s == AgentState::Unknown) {
@@ -182,6 +194,36 @@ impl Rules {
 
     pub fn knows(&self, kind: &str) -> bool {
         self.kinds.contains_key(kind)
+    }
+
+    /// What sits in `kind`'s input box on `screen`, whitespace removed (a long line wraps
+    /// there): the lines from the last input line (`turn_marker`) down to the next border
+    /// or blank line, without the marker itself. `None` when no input line shows or the kind has none.
+    pub fn typed_input(&self, kind: &str, screen: &str) -> Result<Option<String>, RulesError> {
+        let Some(k) = self.kinds.get(kind) else {
+            return Ok(None);
+        };
+        let k = compiled(kind, k)?;
+        let Some(marker) = &k.turn_marker else {
+            return Ok(None);
+        };
+        let lines: Vec<&str> = screen.lines().collect();
+        let Some(start) = lines.iter().rposition(|l| marker.is_match(l)) else {
+            return Ok(None);
+        };
+        let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
+        let first = marker.replace(lines[start], "").into_owned();
+        let text = std::iter::once(first.as_str())
+            .chain(
+                lines[start + 1..]
+                    .iter()
+                    .copied()
+                    .take_while(|l| !is_border(l)),
+            )
+            .flat_map(str::chars)
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        Ok(Some(text))
     }
 
     /// Whether any rule reads the screens of `kind`.
@@ -220,7 +262,10 @@ impl Rules {
             .rposition(|l| is_turn(l))
             .filter(|i| lines.len() - i <= INPUT_LINE_WITHIN);
         for rule in &k.rules {
-            if rule.input_box && input_at.is_none() {
+            if rule
+                .input_box
+                .is_some_and(|wanted| wanted != input_at.is_some())
+            {
                 continue;
             }
             if let Some(re) = &rule.last_line {
@@ -282,7 +327,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
                 kind: kind.to_string(),
                 rule: rule.to_string(),
                 field,
-                message: e.to_string(),
+                message: crate::error::one_line(&e.to_string(), "invalid"),
             })
     };
     let mut rules = Vec::new();

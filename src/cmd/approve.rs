@@ -1,15 +1,16 @@
-//! `orchestra approve` / `deny`: answer the menu on a session's screen, by the entry's label.
+//! `orchestra approve` / `deny`: answer the menu or question on a session's screen, by the
+//! label of the answer.
 
 use std::time::{Duration, Instant};
 
-use crate::agent::menu::{self, Answer, Menu};
+use crate::agent::menu::{self, Answer, Asking, Menu, Question};
 use crate::cli::{ApproveArgs, DenyArgs};
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
 use crate::state::{AgentState, Session};
 use crate::tmux::{Key, OwnedPane, Tmux};
 
-/// How long to wait for a menu to be drawn.
+/// How long to wait for a menu (or question) to be drawn.
 const MENU_WAIT: Duration = Duration::from_secs(3);
 /// The CLI ignores keys for a moment after it draws a menu (against stray presses).
 const MENU_SETTLE: Duration = Duration::from_millis(700);
@@ -42,9 +43,10 @@ fn answer_menu(
     Ok(())
 }
 
-/// Answers the menu on `session`'s screen; returns the label chosen ("Esc" for a deny
-/// without a No entry). No menu within [`MENU_WAIT`]: refused, nothing sent. A pane that
-/// is no longer the session's is never pressed into (and the session is recorded dead).
+/// Answers the menu or question on `session`'s screen; returns the label chosen ("Esc" for
+/// a deny without a No entry). Nothing asking within [`MENU_WAIT`]: refused, nothing sent.
+/// A pane that is no longer the session's is never pressed into (and the session is
+/// recorded dead).
 pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Result<String, Error> {
     let result =
         agent_pane(session).and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer));
@@ -72,15 +74,28 @@ fn answer_pane(
     session: &Session,
     answer: Answer,
 ) -> Result<(String, i64), Error> {
-    let menu = wait_for_menu(tmux, pane.pane(), MENU_WAIT)?.ok_or_else(|| {
+    let asking = wait_for_asking(tmux, pane.pane(), MENU_WAIT)?.ok_or_else(|| {
         Error::Refused(format!(
-            "no menu on {}'s screen: nothing sent",
+            "no menu or question on {}'s screen: nothing sent",
             session.label
         ))
     })?;
     // Let it settle: keys pressed the moment a menu appears may be dropped.
     std::thread::sleep(MENU_SETTLE);
-    let menu = read_menu(tmux, pane.pane())?.unwrap_or(menu);
+    match read_asking(tmux, pane.pane())?.unwrap_or(asking) {
+        Asking::Menu(menu) => answer_menu_on_screen(tmux, pane, session, menu, answer),
+        Asking::Question(question) => answer_question(tmux, pane, session, question, answer),
+    }
+}
+
+/// Moves the cursor to the entry that gives `answer` and presses Enter there.
+fn answer_menu_on_screen(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    menu: Menu,
+    answer: Answer,
+) -> Result<(String, i64), Error> {
     let Some(target) = menu.choose(answer) else {
         if answer == Answer::No {
             let pressed_at = crate::health::now_micros();
@@ -126,6 +141,62 @@ fn answer_pane(
     Ok((label, pressed_at))
 }
 
+/// Types the key of the answer that gives `answer` ("y", "n") into the question and,
+/// once it shows there, presses Enter. Something already typed into the question is not
+/// ours to send: refused.
+fn answer_question(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    question: Question,
+    answer: Answer,
+) -> Result<(String, i64), Error> {
+    let Some(chosen) = question.choose(answer) else {
+        return Err(Error::Refused(format!(
+            "no answer to {}'s question {:?} gives that: {}",
+            session.label,
+            question.text,
+            question.labels().join(" | ")
+        )));
+    };
+    if !question.typed.is_empty() {
+        return Err(Error::Refused(format!(
+            "{:?} is typed into {}'s question already: nothing sent",
+            question.typed, session.label
+        )));
+    }
+    let (key, label) = question.options[chosen].clone();
+    let kind = crate::agent::AgentKind::parse(&session.agent_kind)
+        .unwrap_or(crate::agent::AgentKind::Generic);
+    tmux.type_text(pane, &key, kind.typing())?;
+    let typed = Question {
+        typed: key.clone(),
+        ..question
+    };
+    // Confirm the answer shows after the question before Enter submits it.
+    let started = Instant::now();
+    loop {
+        match read_question(tmux, pane.pane())? {
+            Some(q) if q == typed => break,
+            _ if started.elapsed() > Duration::from_secs(2) => {
+                return Err(Error::Refused(format!(
+                    "{key:?} did not show in {}'s question {:?}: not submitted",
+                    session.label, typed.text
+                )))
+            }
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let pressed_at = crate::health::now_micros();
+    tmux.press(pane, &[Key::Enter])?;
+    // An Enter swallowed: the question still holds the answer. Press once more.
+    std::thread::sleep(Duration::from_millis(1200));
+    if read_question(tmux, pane.pane())?.is_some_and(|q| q == typed) {
+        tmux.press(pane, &[Key::Enter])?;
+    }
+    Ok((label, pressed_at))
+}
+
 fn menu_at(menu: &Menu, cursor: usize) -> Menu {
     Menu {
         entries: menu.entries.clone(),
@@ -137,10 +208,18 @@ fn read_menu(tmux: &Tmux, pane: &str) -> Result<Option<Menu>, Error> {
     Ok(menu::parse(&tmux.capture_pane(pane, 0)?))
 }
 
-pub fn wait_for_menu(tmux: &Tmux, pane: &str, limit: Duration) -> Result<Option<Menu>, Error> {
+fn read_question(tmux: &Tmux, pane: &str) -> Result<Option<Question>, Error> {
+    Ok(menu::parse_question(&tmux.capture_pane(pane, 0)?))
+}
+
+fn read_asking(tmux: &Tmux, pane: &str) -> Result<Option<Asking>, Error> {
+    Ok(menu::asking(&tmux.capture_pane(pane, 0)?))
+}
+
+fn wait_for_asking(tmux: &Tmux, pane: &str, limit: Duration) -> Result<Option<Asking>, Error> {
     let started = Instant::now();
     loop {
-        if let Some(m) = read_menu(tmux, pane)? {
+        if let Some(m) = read_asking(tmux, pane)? {
             return Ok(Some(m));
         }
         if started.elapsed() >= limit {

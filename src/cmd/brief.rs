@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::agent::menu;
+use crate::agent::rules::Rules;
 use crate::agent::AgentKind;
 use crate::cli::BriefArgs;
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
@@ -85,49 +86,60 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
                     session.label
                 )));
             }
-            if menu::parse(&tmux.capture_pane(pane.pane(), 0)?).is_some() {
+            if menu::asking(&tmux.capture_pane(pane.pane(), 0)?).is_some() {
                 return Err(Error::Refused(format!(
-                    "a menu is open in {}: keys would answer it (approve/deny first, or --force)",
+                    "a menu or question is open in {}: the text would answer it (approve/deny first, or --force)",
                     session.label
                 )));
             }
         }
         log_briefing(&ctx.home, session, text)?;
-        tmux.type_text(&pane, text)?;
+        let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+        tmux.type_text(&pane, text, kind.typing())?;
         // The agent takes the text in before the key that submits it.
         std::thread::sleep(Duration::from_millis(300));
         tmux.press(&pane, &[Key::Enter])?;
-        if session.agent_kind == AgentKind::Claude.as_str() {
-            submit_if_still_typed(&tmux, &pane, text)?;
-        }
+        let rules = ctx.rules()?;
+        submit_if_still_typed(&rules, &session.agent_kind, &tmux, &pane, text)?;
         Ok(())
     })();
     record_if_gone(ctx, session, result)
 }
 
-/// A busy machine can make the CLI drop an Enter pressed while it still takes in a paste:
-/// the text then sits in the input box. Seen there (and no menu, no running turn that the
-/// key could answer or interrupt), Enter is pressed once more.
-fn submit_if_still_typed(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(), Error> {
+/// A busy machine can make an agent drop an Enter pressed right after the text arrived:
+/// the text then sits in the input box. Seen there (no menu and no running turn the key
+/// could answer or interrupt, as the kind's screen rules read it), Enter is pressed once
+/// more.
+fn submit_if_still_typed(
+    rules: &Rules,
+    kind: &str,
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    text: &str,
+) -> Result<(), Error> {
     let tail: String = {
-        let last: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-        last[last.len().saturating_sub(20)..].iter().collect()
+        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
+        chars[chars.len().saturating_sub(20)..].iter().collect()
+    };
+    let still_typed = |screen: &str| -> Result<bool, Error> {
+        let typed = rules
+            .typed_input(kind, screen)
+            .map_err(|e| Error::BadInput(e.to_string()))?
+            .unwrap_or_default();
+        Ok(!typed.is_empty() && (typed.contains("[Pastedtext") || typed.ends_with(&tail)))
     };
     let started = std::time::Instant::now();
     while started.elapsed() < RESUBMIT_AFTER {
         std::thread::sleep(Duration::from_millis(250));
-        let screen = tmux.capture_pane(pane.pane(), 0)?;
-        let Some(typed) = input_box(&screen) else {
-            return Ok(());
-        };
-        let waiting =
-            !typed.is_empty() && (typed.contains("[Pasted text") || typed.ends_with(&tail));
-        if !waiting {
+        if !still_typed(&tmux.capture_pane(pane.pane(), 0)?)? {
             return Ok(());
         }
     }
     let screen = tmux.capture_pane(pane.pane(), 0)?;
-    if menu::parse(&screen).is_none() && !screen.contains("esc to interrupt") {
+    let busy = rules
+        .classify(kind, &screen)
+        .is_ok_and(|v| v.state == AgentState::Busy);
+    if still_typed(&screen)? && menu::parse(&screen).is_none() && !busy {
         tmux.press(pane, &[Key::Enter])?;
     }
     Ok(())
@@ -141,19 +153,4 @@ fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path:
     crate::paths::write_private(&path, text)
         .map_err(Error::io(format!("writing {}", path.display())))?;
     Ok(path)
-}
-
-/// What claude's input box holds, whitespace removed (a long line wraps there): the lines
-/// from the last one starting with `❯` down to the box's lower border.
-fn input_box(screen: &str) -> Option<String> {
-    let lines: Vec<&str> = screen.lines().collect();
-    let start = lines.iter().rposition(|l| l.starts_with('❯'))?;
-    let text: String = lines[start..]
-        .iter()
-        .take_while(|l| !l.starts_with('─'))
-        .flat_map(|l| l.chars())
-        .skip(1)
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    Some(text)
 }

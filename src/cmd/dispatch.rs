@@ -17,6 +17,9 @@ use crate::tmux::{Key, OwnedPane, Tmux, WindowSpec};
 
 /// How long a generic agent gets to draw something before its prompt is typed anyway.
 const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
+/// How long an agent whose screens the rules read (aider) gets to show its prompt; its
+/// start may take seconds on a busy machine.
+const PROMPT_READY_WAIT: Duration = Duration::from_secs(120);
 /// How long dispatch watches a new claude for its trust dialog.
 const TRUST_DIALOG_WAIT: Duration = Duration::from_secs(6);
 
@@ -104,8 +107,13 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         crate::paths::private_dir(&dir)
             .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
-        if kind == AgentKind::Claude {
-            write_claude_settings(ctx, &dir, &command, !args.no_hooks)?;
+        match kind {
+            AgentKind::Claude => write_claude_settings(ctx, &dir, &command, !args.no_hooks)?,
+            AgentKind::Codex => write_codex_settings(&dir, &id, !args.no_hooks)?,
+            _ => {}
+        }
+        if kind == AgentKind::Gemini && !args.no_hooks {
+            write_gemini_home(ctx, &dir, &id, out)?;
         }
         crate::fault::point("dispatch");
 
@@ -228,9 +236,9 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
 
         let pane = OwnedPane::new(&window.pane, &id)?;
         if let Some(text) = &launch.typed_prompt {
-            type_prompt_when_ready(&tmux, &pane, text)?;
+            type_prompt_when_ready(ctx, &tmux, &pane, &session, text, out)?;
         }
-        if kind == AgentKind::Claude {
+        if asks_to_trust(kind) {
             trust_our_worktree(ctx, &tmux, &session, out);
         }
         Ok(session)
@@ -391,8 +399,24 @@ pub fn agent_launch(
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
     let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
-    let settings_file = session_dir(&ctx.home, &session.id).join("settings.json");
+    let dir = session_dir(&ctx.home, &session.id);
+    let settings_file = dir.join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    let orchestra = std::env::current_exe().map_err(Error::io(
+        "finding the orchestra binary for the agent's hooks",
+    ))?;
+    let gemini_home = dir.join(agent::gemini::HOME_DIR);
+    // Made by dispatch (unless --no-hooks); brought up to date on every start, as the
+    // person's settings may have changed. If they cannot be read now, last time's stay.
+    let gemini_home = (kind == AgentKind::Gemini && gemini_home.is_dir()).then(|| {
+        let _ = prepare_gemini_home(ctx, &dir, &session.id);
+        gemini_home
+    });
+    let trust_worktree = kind == AgentKind::Gemini && trusts_worktrees(&ctx.tmux());
+    let notify = match kind {
+        AgentKind::Codex => codex_notify_from(&settings_file),
+        _ => None,
+    };
     let mut launch = agent::launch(
         kind,
         &session.agent_argv,
@@ -400,8 +424,13 @@ pub fn agent_launch(
         &LaunchContext {
             agent_uuid: session.agent_uuid.as_deref().unwrap_or_default(),
             settings_file: &settings_file,
+            session_dir: &dir,
+            orchestra: &orchestra,
             system_prompt: worker_prompt.as_deref(),
             resume,
+            gemini_home: gemini_home.as_deref(),
+            trust_worktree,
+            notify: notify.as_deref(),
         },
     );
     let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
@@ -409,7 +438,9 @@ pub fn agent_launch(
         let file = session_dir(&ctx.home, &session.id).join("last-argument.txt");
         launch.argv = last_argument_from_file(&launch.argv, &file)?;
     }
-    Ok((launch, agent_env(ctx, session)))
+    let mut env = agent_env(ctx, session);
+    env.append(&mut launch.env);
+    Ok((launch, env))
 }
 
 /// The environment a session's window runs with: its id, orchestra's home, its port.
@@ -471,6 +502,88 @@ pub fn write_claude_settings(
         .map_err(Error::io(format!("writing {}", settings_file.display())))
 }
 
+/// Makes the session's Gemini home (`agent::gemini`): the person's settings with hooks
+/// calling `orchestra event`. Settings the CLI could not read either leave the agent
+/// without hooks (its screen still tells its state), with a note saying so.
+fn write_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    match prepare_gemini_home(ctx, dir, id) {
+        Ok(()) => Ok(()),
+        Err(e @ agent::gemini::GeminiHomeError::Settings { .. }) => {
+            // A half-made home must not be taken for a good one by later starts.
+            let _ = std::fs::remove_dir_all(dir.join(agent::gemini::HOME_DIR));
+            out.note(e.to_string());
+            Ok(())
+        }
+        Err(agent::gemini::GeminiHomeError::Io { path, source }) => Err(Error::Io {
+            context: format!("making the Gemini home {}", path.display()),
+            source,
+        }),
+    }
+}
+
+fn prepare_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+) -> Result<(), agent::gemini::GeminiHomeError> {
+    let exe = std::env::current_exe().map_err(|source| agent::gemini::GeminiHomeError::Io {
+        path: PathBuf::from("the orchestra binary"),
+        source,
+    })?;
+    // Where the person's own CLI keeps its `.gemini`.
+    let person = non_empty_env("GEMINI_CLI_HOME")
+        .or_else(|| non_empty_env("HOME"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
+    agent::gemini::prepare_home(&dir.join(agent::gemini::HOME_DIR), &person, &hooks)
+}
+
+/// `@orchestra-trust-worktrees` (default on): agents may trust the worktrees orchestra made.
+fn trusts_worktrees(tmux: &Tmux) -> bool {
+    tmux.global_option("@orchestra-trust-worktrees")
+        .ok()
+        .flatten()
+        .as_deref()
+        != Some("off")
+}
+
+/// Writes `dir/settings.json` for a codex session: the `notify` program that reports the
+/// end of each turn to `orchestra event` (none when `hooks` is false). Read back at each
+/// launch, so a restart keeps what dispatch chose.
+pub fn write_codex_settings(dir: &Path, id: &str, hooks: bool) -> Result<(), Error> {
+    let settings_file = dir.join("settings.json");
+    let settings = if hooks {
+        let exe = std::env::current_exe()
+            .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+        serde_json::json!({ "notify": agent::codex_notify(&exe, id) })
+    } else {
+        serde_json::json!({})
+    };
+    let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    crate::paths::write_private(&settings_file, settings)
+        .map_err(Error::io(format!("writing {}", settings_file.display())))
+}
+
+/// The `notify` program a codex session's settings name; none for a missing or unreadable
+/// file (the screen still tells its state).
+fn codex_notify_from(settings_file: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(settings_file).ok()?;
+    let settings: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let words: Vec<String> = settings
+        .get("notify")?
+        .as_array()?
+        .iter()
+        .map(|w| w.as_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    (!words.is_empty()).then_some(words)
+}
+
 /// What a blocked session's window runs until its agent starts: the message, then nothing.
 /// The message is an argument, never part of a shell string.
 pub fn waiting_placeholder(message: &str) -> Vec<String> {
@@ -516,12 +629,12 @@ pub fn after_start(
     let result = (|| {
         let (tmux, pane) = crate::cmd::agent_pane(session)?;
         if let Some(text) = typed_prompt {
-            type_prompt_when_ready(&tmux, &pane, text)?;
+            type_prompt_when_ready(ctx, &tmux, &pane, session, text, out)?;
         }
         Ok(tmux)
     })();
     let tmux = crate::cmd::record_if_gone(ctx, session, result)?;
-    if session.agent_kind == AgentKind::Claude.as_str() {
+    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
         trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
@@ -594,22 +707,22 @@ fn free_port(store: &Store) -> Result<u16, Error> {
     ))
 }
 
+/// The agents that ask whether to trust a folder they have not seen.
+pub fn asks_to_trust(kind: AgentKind) -> bool {
+    matches!(kind, AgentKind::Claude | AgentKind::Codex)
+}
+
 /// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
 /// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
 /// only until the agent has drawn its first screen.
 fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut Output<'_>) {
-    if tmux
-        .global_option("@orchestra-trust-worktrees")
-        .ok()
-        .flatten()
-        .as_deref()
-        == Some("off")
-    {
+    if !trusts_worktrees(tmux) {
         return;
     }
     let Some(pane) = session.pane.as_deref() else {
         return;
     };
+    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
@@ -626,28 +739,77 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
             }
             return;
         }
-        // The input box: the agent started without asking.
-        if screen.lines().any(|l| l.trim_end() == "❯") {
+        if started_without_asking(kind, &screen) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
 
-/// Types the prompt once the program has drawn something (or after a second), as one
-/// message (a bracketed paste when it has several lines), then submits it.
-fn type_prompt_when_ready(tmux: &Tmux, pane: &OwnedPane, text: &str) -> Result<(), Error> {
-    let started = Instant::now();
-    while started.elapsed() < TYPE_PROMPT_AFTER {
-        if tmux
-            .capture_pane(pane.pane(), 0)
-            .is_ok_and(|screen| drawn(&screen))
-        {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(50));
+/// Whether `screen` shows the agent at work in a folder it trusts, so no trust dialog is
+/// coming: claude's empty input box; codex's footer hint "← for agents", drawn once its
+/// conversation is live (its input box shows earlier, while it still checks the folder).
+fn started_without_asking(kind: AgentKind, screen: &str) -> bool {
+    match kind {
+        AgentKind::Codex => screen.lines().any(|l| l.contains("← for agents")),
+        _ => screen.lines().any(|l| l.trim_end() == "❯"),
     }
-    tmux.type_text(pane, text)?;
+}
+
+/// Types the prompt once the agent is ready for it, as one message (a bracketed paste),
+/// then submits it. An agent whose screens the rules read (aider) is ready when its screen
+/// says idle: text typed before it reads its terminal is echoed there and each line goes
+/// as a message of its own. If it asks a question first, or its prompt does not show
+/// within [`PROMPT_READY_WAIT`], nothing is typed and the output says so. Any other
+/// program is ready once it has drawn something (or after a second).
+fn type_prompt_when_ready(
+    ctx: &Context,
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    text: &str,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let rules =
+        crate::agent::rules::Rules::load(&ctx.home).map_err(crate::health::HealthError::from)?;
+    let kind = session.agent_kind.as_str();
+    let started = Instant::now();
+    if rules.has_rules(kind) {
+        loop {
+            let screen = tmux.capture_pane(pane.pane(), 0).unwrap_or_default();
+            let state = rules
+                .classify(kind, &screen)
+                .map_err(crate::health::HealthError::from)?
+                .state;
+            let not_typed = match state {
+                AgentState::Idle => break,
+                AgentState::Waiting => "it asks a question first: answer it",
+                AgentState::Exited => "it has exited",
+                _ if started.elapsed() > PROMPT_READY_WAIT => "its prompt did not show",
+                _ => {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+            };
+            out.note(format!(
+                "the task was not typed into {}: {not_typed}, then `orchestra brief {} @FILE`",
+                session.label, session.label
+            ));
+            return Ok(());
+        }
+    } else {
+        while started.elapsed() < TYPE_PROMPT_AFTER {
+            if tmux
+                .capture_pane(pane.pane(), 0)
+                .is_ok_and(|screen| drawn(&screen))
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Typed prompts go to programs that take no prompt argument (aider, generic ones).
+    tmux.type_text(pane, text, crate::tmux::Typing::Natural)?;
     tmux.press(pane, &[Key::Enter])?;
     Ok(())
 }
@@ -736,4 +898,31 @@ impl<'a> Undo<'a> {
 fn remove_if_empty(dir: &Path) {
     // remove_dir refuses a folder that is not empty, which is the point.
     let _ = std::fs::remove_dir(dir);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_settings_say_its_notify_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write_codex_settings(dir.path(), "abc123", true).unwrap();
+        let notify = codex_notify_from(&dir.path().join("settings.json")).unwrap();
+        assert_eq!(
+            notify[1..],
+            [
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        write_codex_settings(dir.path(), "abc123", false).unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("settings.json")), None);
+        assert_eq!(codex_notify_from(&dir.path().join("missing.json")), None);
+        std::fs::write(dir.path().join("bad.json"), "{\"notify\": [1]}").unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("bad.json")), None);
+    }
 }

@@ -1,19 +1,26 @@
-//! `orchestra event`: hooks report state at once. Called by Claude Code for every hook
-//! event and by tmux when a pane dies; must return in milliseconds and, as a Claude hook,
-//! must never fail (a failing hook would block the agent).
+//! `orchestra event`: hooks report state at once. Called by Claude Code and the Gemini CLI
+//! for their hook events, by codex's `notify` and aider's notifications command at the end
+//! of each turn (each kind's events mapped by its own function), and by tmux when a pane
+//! dies; must return in milliseconds and, as an agent's hook, must never fail (a failing
+//! hook would block the agent).
 
 use std::io::{IsTerminal, Read, Write};
+use std::time::{Duration, Instant};
 
+use crate::agent::rules::Rules;
+use crate::agent::{AgentKind, AIDER_NOTIFICATION};
 use crate::cli::{EventArgs, NotifyArgs};
 use crate::cmd::{Context, Output};
 use crate::error::Error;
-use crate::health::now_micros;
+use crate::health::{now_micros, HealthError};
 use crate::notify::{self, Fallback, Note};
 use crate::paths::non_empty_env;
 use crate::state::AgentState;
 
 /// Hook JSON larger than this is not read further: only a few fields matter.
 const MAX_HOOK_JSON: u64 = 1024 * 1024;
+/// How long after aider's notification its prompt or question may take to show.
+const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
 pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), Error> {
     // The moment the event happened, as near as this process knows: it orders words.
@@ -34,6 +41,12 @@ pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), 
 }
 
 fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
+    if args.payload.is_some() && args.event != crate::agent::CODEX_NOTIFY_EVENT {
+        return Err(Error::BadInput(format!(
+            "event {:?} takes no payload argument (only codex-notify does)",
+            args.event
+        )));
+    }
     let id = args
         .session
         .clone()
@@ -41,19 +54,31 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         .ok_or_else(|| {
             Error::BadInput("no session: pass --session ID or set ORCHESTRA_SESSION".into())
         })?;
-    let hook = if args.from_hook || !std::io::stdin().is_terminal() && is_claude_hook(&args.event) {
+    if args.event == AIDER_NOTIFICATION {
+        return aider_notification(ctx, args, &id);
+    }
+    // Only the agents' hook events (capitalized: Claude Code's, the Gemini CLI's) come with
+    // JSON on stdin; another caller's stdin may be an agent's terminal (aider's).
+    let hook = if let Some(payload) = &args.payload {
+        serde_json::from_str(payload).unwrap_or(serde_json::Value::Null)
+    } else if is_claude_hook(&args.event) && (args.from_hook || !std::io::stdin().is_terminal()) {
         read_hook_json()
     } else {
         serde_json::Value::Null
     };
-    let state = state_for(&args.event, &hook)?;
     let store = ctx.store()?;
     let session = store
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    let kind = AgentKind::parse(&session.agent_kind);
+    let state = match kind {
+        Some(AgentKind::Gemini) => gemini_state_for(&args.event, &hook)?,
+        Some(AgentKind::Codex) => codex_state_for(&args.event, &hook)?,
+        _ => state_for(&args.event, &hook)?,
+    };
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
-    // restart resumes the one the person was in.
-    if args.event == "SessionStart" {
+    // restart resumes the one the person was in (claude's; restart resumes no other kind).
+    if args.event == "SessionStart" && kind == Some(AgentKind::Claude) {
         let conversation = hook.get("session_id").and_then(|v| v.as_str());
         if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
             if session.agent_uuid.as_deref() != Some(uuid) {
@@ -65,12 +90,69 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return Ok(());
     };
     let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
-    // An upstream's events are when its dependents notice its artifacts.
-    if transition.is_some() && has_blocked_dependents(&store, &session)? {
-        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, &store, quiet))?;
+    tell(ctx, &store, &session, transition)
+}
+
+/// After a recorded state: a transition updates the badge and notifies, and an upstream's
+/// events are when its dependents notice its artifacts.
+fn tell(
+    ctx: &Context,
+    store: &crate::state::Store,
+    session: &crate::state::Session,
+    transition: Option<crate::state::Transition>,
+) -> Result<(), Error> {
+    if transition.is_some() && has_blocked_dependents(store, session)? {
+        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, store, quiet))?;
     }
     if let Some(transition) = transition {
         crate::cmd::announce(&transition)?;
+    }
+    Ok(())
+}
+
+/// aider ran its notifications command: its turn ended and it waits for the person, at its
+/// prompt or with a question — which one, the command is not told, and aider draws it only
+/// once the command has returned. So the hook returns at once, and a detached `--settle`
+/// half reads the screen until it shows which (for [`SETTLE_WAIT`] at most) and records
+/// that, as the hook's word.
+fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), Error> {
+    if !args.settle {
+        let words = [
+            "event",
+            "--from-hook",
+            "--settle",
+            "--session",
+            id,
+            AIDER_NOTIFICATION,
+        ];
+        notify::spawn_self_detached(&words.map(String::from), &[]);
+        return Ok(());
+    }
+    let store = ctx.store()?;
+    let session = store
+        .session_by_id(id)?
+        .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    let (tmux, pane) = crate::cmd::agent_pane(&session)?;
+    let rules = Rules::load(&ctx.home).map_err(HealthError::from)?;
+    let started = Instant::now();
+    while started.elapsed() < SETTLE_WAIT {
+        let screen = tmux.capture_pane(pane.pane(), 0)?;
+        let verdict = rules
+            .classify(&session.agent_kind, &screen)
+            .map_err(HealthError::from)?;
+        if matches!(
+            verdict.state,
+            AgentState::Idle | AgentState::Waiting | AgentState::Error
+        ) {
+            if !tmux.is_ours(&pane)? {
+                return Ok(());
+            }
+            let detail = format!("{AIDER_NOTIFICATION}: {}", verdict.rule.unwrap_or_default());
+            let transition =
+                store.apply_state(&session.id, verdict.state, now_micros(), "hook", &detail)?;
+            return tell(ctx, &store, &session, transition);
+        }
+        std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
 }
@@ -101,7 +183,9 @@ fn read_hook_json() -> serde_json::Value {
 pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
     let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
     Ok(match event {
-        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => Some(AgentState::Busy),
+        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
+            Some(AgentState::Busy)
+        }
         "PermissionRequest" => Some(AgentState::Waiting),
         "Notification" => {
             let kind = field("notification_type");
@@ -111,7 +195,9 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
             asks.then_some(AgentState::Waiting)
         }
         // A sub-agent finishing says nothing about its parent.
-        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => None,
+        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => {
+            None
+        }
         "Stop" => Some(AgentState::Idle),
         "SubagentStop" => None,
         // Compaction restarts the conversation in the middle of a turn: still busy.
@@ -120,16 +206,79 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
         // Compacting is part of a turn, not its end.
         "PreCompact" => None,
         "StopFailure" => Some(AgentState::Error),
-        "SessionEnd" | "pane-died" | "pane-exited" => Some(AgentState::Exited),
-        other => match AgentState::parse(other) {
-            Some(AgentState::Unknown) | None => {
-                return Err(Error::BadInput(format!(
-                    "unknown event {other:?}: a Claude Code hook event, pane-died, pane-exited, or busy/waiting/idle/error/exited"
-                )))
-            }
-            Some(state) => Some(state),
-        },
+        "SessionEnd" => Some(AgentState::Exited),
+        other => return not_a_hook(other, "a Claude Code hook event"),
     })
+}
+
+/// The state a Gemini CLI hook event means (0.61.0's events; `agent::gemini::HOOK_EVENTS`
+/// are the ones orchestra asks for).
+pub fn gemini_state_for(
+    event: &str,
+    hook: &serde_json::Value,
+) -> Result<Option<AgentState>, Error> {
+    let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    Ok(match event {
+        // BeforeTool fires before the approval menu too: the Notification after it says so.
+        "BeforeAgent" | "BeforeTool" | "AfterTool" => Some(AgentState::Busy),
+        "Notification" if field("notification_type") == "ToolPermission" => {
+            Some(AgentState::Waiting)
+        }
+        "Notification" => None,
+        // The turn ended, also when it failed: the screen's "API Error" says error after
+        // the hook's grace. A denied approval ends the turn with no hook (the screen again).
+        "AfterAgent" | "SessionStart" => Some(AgentState::Idle),
+        // `/clear` ends one conversation and starts the next in the same CLI.
+        "SessionEnd" if matches!(field("reason"), "clear" | "logout") => None,
+        "SessionEnd" => Some(AgentState::Exited),
+        // Per-chunk model events and compression say nothing about the turn.
+        "PreCompress" | "BeforeModel" | "AfterModel" | "BeforeToolSelection" => None,
+        other => return not_a_hook(other, "a Gemini CLI hook event"),
+    })
+}
+
+/// Events every kind shares (tmux's, and states said outright); anything else is bad input.
+fn not_a_hook(event: &str, hooks: &str) -> Result<Option<AgentState>, Error> {
+    match event {
+        "pane-died" | "pane-exited" => Ok(Some(AgentState::Exited)),
+        other => match AgentState::parse(other) {
+            Some(AgentState::Unknown) | None => Err(Error::BadInput(format!(
+                "unknown event {other:?}: {hooks}, pane-died, pane-exited, or busy/waiting/idle/error/exited"
+            ))),
+            Some(state) => Ok(Some(state)),
+        },
+    }
+}
+
+/// The state codex's one event, its `notify` at the end of a turn, means.
+pub fn codex_state_for(
+    event: &str,
+    payload: &serde_json::Value,
+) -> Result<Option<AgentState>, Error> {
+    match event {
+        crate::agent::CODEX_NOTIFY_EVENT => Ok(codex_notify_state(payload)),
+        other => not_a_hook(other, "codex-notify"),
+    }
+}
+
+/// What codex's `notify` payload means. It says only that a turn ended
+/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
+/// as a turn of a thread of its own and ends while the person's turn still runs, so that
+/// one says nothing.
+fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
+    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
+        return None;
+    }
+    let first_input = payload
+        .get("input-messages")
+        .and_then(|v| v.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.as_str())
+        .unwrap_or("");
+    if first_input.starts_with("Generate a concise, single-line task title") {
+        return None;
+    }
+    Some(AgentState::Idle)
 }
 
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
@@ -232,6 +381,98 @@ mod tests {
         assert_eq!(state_for("Stop", &sub).unwrap(), None);
         assert_eq!(state_for("Stop", &tagged).unwrap(), None);
         assert_eq!(state_for("SubagentStop", &sub).unwrap(), None);
+    }
+
+    #[test]
+    fn gemini_events_map_to_states() {
+        let none = serde_json::Value::Null;
+        let state = |event: &str, hook: &serde_json::Value| gemini_state_for(event, hook).unwrap();
+        for busy in ["BeforeAgent", "BeforeTool", "AfterTool"] {
+            assert_eq!(state(busy, &none), Some(AgentState::Busy), "{busy}");
+        }
+        let permission = json!({"notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"});
+        assert_eq!(
+            state("Notification", &permission),
+            Some(AgentState::Waiting)
+        );
+        assert_eq!(
+            state("Notification", &json!({"notification_type": "Other"})),
+            None
+        );
+        assert_eq!(state("AfterAgent", &none), Some(AgentState::Idle));
+        assert_eq!(
+            state("SessionStart", &json!({"source": "clear"})),
+            Some(AgentState::Idle)
+        );
+        assert_eq!(state("SessionEnd", &json!({"reason": "clear"})), None);
+        assert_eq!(
+            state("SessionEnd", &json!({"reason": "exit"})),
+            Some(AgentState::Exited)
+        );
+        assert_eq!(state("PreCompress", &none), None);
+        assert_eq!(state("pane-died", &none), Some(AgentState::Exited));
+        assert_eq!(state("waiting", &none), Some(AgentState::Waiting));
+        assert!(gemini_state_for("Stop", &none).is_err(), "a Claude event");
+        assert!(state_for("BeforeAgent", &none).is_err(), "a Gemini event");
+    }
+
+    #[test]
+    fn recorded_gemini_hook_json_maps_as_captured() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/screens/gemini/0.61.0/hooks"
+        );
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let hook: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let event = hook["hook_event_name"].as_str().unwrap().to_string();
+            let want = match event.as_str() {
+                "BeforeAgent" | "BeforeTool" | "AfterTool" => Some(AgentState::Busy),
+                "Notification" => Some(AgentState::Waiting),
+                "AfterAgent" | "SessionStart" => Some(AgentState::Idle),
+                "SessionEnd" => Some(AgentState::Exited),
+                _ => None,
+            };
+            assert_eq!(
+                gemini_state_for(&event, &hook).unwrap(),
+                want,
+                "{}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert!(seen >= 10, "hook fixtures missing in {dir}");
+    }
+
+    #[test]
+    fn codex_notify_ends_a_turn_but_not_its_title_helper() {
+        let fixtures = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/screens/codex/0.171.0/notify"
+        );
+        let mut idle = 0;
+        let mut helper = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let payload: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
+                    .unwrap();
+            match codex_state_for("codex-notify", &payload).unwrap() {
+                Some(AgentState::Idle) => idle += 1,
+                None => helper += 1,
+                other => panic!("{other:?} for {payload}"),
+            }
+        }
+        assert_eq!((idle, helper), (4, 1), "the captured payloads");
+        assert_eq!(
+            codex_state_for("codex-notify", &json!({"type": "something-else"})).unwrap(),
+            None
+        );
+        assert_eq!(
+            codex_state_for("codex-notify", &serde_json::Value::Null).unwrap(),
+            None
+        );
     }
 
     #[test]

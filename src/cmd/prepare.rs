@@ -302,7 +302,9 @@ fn start_agent(
         );
     }
     let _ = out.out.flush();
-    if launch.typed_prompt.is_some() || session.agent_kind == AgentKind::Claude.as_str() {
+    if launch.typed_prompt.is_some()
+        || AgentKind::parse(&session.agent_kind).is_some_and(crate::cmd::dispatch::asks_to_trust)
+    {
         crate::notify::spawn_self_detached(
             &[
                 "prepare".to_string(),

@@ -56,11 +56,15 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             continue;
         }
         // A session whose setup did not finish has no agent yet: the setup runs again,
-        // then the agent starts with its prompt.
+        // then the agent starts with its prompt. Else claude resumes its conversation by
+        // id; aider reads back its chat history file (in the session's folder).
         let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
         let resume = !setup_again
-            && session.agent_kind == AgentKind::Claude.as_str()
-            && session.agent_uuid.is_some();
+            && match AgentKind::parse(&session.agent_kind) {
+                Some(AgentKind::Claude) => session.agent_uuid.is_some(),
+                Some(AgentKind::Aider) => true,
+                _ => false,
+            };
         // In place only while the recorded pane is still this session's (pane ids are
         // reused after a tmux restart); else a new window.
         let pane_exists = match agent_pane(&session) {

@@ -185,8 +185,14 @@ fn up_one(
                 &LaunchContext {
                     agent_uuid: &agent_uuid,
                     settings_file: &dir.join("settings.json"),
+                    session_dir: &dir,
+                    orchestra: &std::env::current_exe()
+                        .map_err(Error::io("finding the orchestra binary for the hooks"))?,
                     system_prompt: None,
                     resume: resume_uuid.is_some(),
+                    gemini_home: None,
+                    trust_worktree: false,
+                    notify: None,
                 },
             )
             .argv;
@@ -215,7 +221,6 @@ fn up_one(
         .tmux
         .clone()
         .unwrap_or_else(|| format!("orchestra-{name}"));
-    let owns = !tmux.has_session(&tmux_name)?;
     let env = vec![
         ("ORCHESTRA_SESSION".to_string(), id.clone()),
         (
@@ -249,6 +254,8 @@ fn up_one(
         .inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);
         })?;
+    // Ours only if this call made it: another `up` may have made it since we looked.
+    let owns = created.made_session;
     if owns {
         if let Err(e) = tmux.mark_session(&tmux_name, &id) {
             out.note(format!(
@@ -415,7 +422,7 @@ fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), Tmu
     // Escape first: a half-typed line or an open menu would swallow the command.
     tmux.press(pane, &[Key::Escape])?;
     std::thread::sleep(Duration::from_millis(300));
-    tmux.type_text(pane, command)?;
+    tmux.type_text(pane, command, kind.typing())?;
     std::thread::sleep(Duration::from_millis(300));
     tmux.press(pane, &[Key::Enter])
 }

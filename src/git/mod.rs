@@ -149,6 +149,10 @@ impl Repo {
         session_id: &str,
     ) -> Result<(), GitError> {
         self.repo.find_commit(base)?;
+        // The check, the branch and its worktree under one lock: of two processes making
+        // the same branch, the second is told it exists (libgit2 alone lets both "create"
+        // it, and the loser's undo would then delete the winner's branch).
+        let _lock = self.worktree_lock()?;
         if self.branch_exists(branch) {
             return Err(GitError::BranchExists(branch.to_string()));
         }
@@ -160,15 +164,18 @@ impl Repo {
         )?;
         crate::fault::point("dispatch");
         // The git CLI checks out a large tree about 1.6x faster than libgit2 (bench/).
-        let added = self.git_cli(&[
-            "worktree",
-            "add",
-            "--quiet",
-            &path.to_string_lossy(),
-            branch,
-        ]);
+        let added = run_git(
+            &self.main_worktree,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                &path.to_string_lossy(),
+                branch,
+            ],
+        );
         if let Err(e) = added {
-            let _ = self.delete_branch(branch);
+            let _ = self.delete_branch_unlocked(branch);
             return Err(e);
         }
         Ok(())
@@ -192,7 +199,12 @@ impl Repo {
         let names = self.repo.worktrees()?;
         let mut out = Vec::new();
         for name in names.iter().flatten() {
-            let wt = self.repo.find_worktree(name)?;
+            // Listed, then removed by another process (a kill, a merge) before we look.
+            let wt = match self.repo.find_worktree(name) {
+                Ok(wt) => wt,
+                Err(e) if e.code() == git2::ErrorCode::NotFound => continue,
+                Err(e) => return Err(e.into()),
+            };
             let path = wt.path().to_path_buf();
             let exists = path.exists();
             out.push((name.to_string(), path, exists));
@@ -367,6 +379,13 @@ impl Repo {
     }
 
     pub fn delete_branch(&self, name: &str) -> Result<(), GitError> {
+        // libgit2 1.8 takes a worktree it cannot read at this moment (one another process
+        // is adding or removing) for one with the branch checked out, and refuses.
+        let _lock = self.worktree_lock()?;
+        self.delete_branch_unlocked(name)
+    }
+
+    fn delete_branch_unlocked(&self, name: &str) -> Result<(), GitError> {
         self.repo.find_branch(name, BranchType::Local)?.delete()?;
         Ok(())
     }
@@ -375,6 +394,8 @@ impl Repo {
         if self.branch_exists(to) {
             return Err(GitError::BranchExists(to.to_string()));
         }
+        // A rename updates the worktrees' HEADs: the same reading of them as a delete.
+        let _lock = self.worktree_lock()?;
         self.repo
             .find_branch(from, BranchType::Local)?
             .rename(to, false)?;
@@ -446,7 +467,23 @@ impl Repo {
     }
 
     fn git_cli(&self, args: &[&str]) -> Result<String, GitError> {
+        let _lock = match args.first() {
+            Some(&"worktree") => Some(self.worktree_lock()?),
+            _ => None,
+        };
         run_git(&self.main_worktree, args)
+    }
+
+    /// Held while git's worktree commands run: each reads every worktree's admin folder,
+    /// and one half made by a concurrent `worktree add` fails it ("failed to read
+    /// .../commondir") or is pruned away. One at a time per repository.
+    fn worktree_lock(&self) -> Result<std::fs::File, GitError> {
+        crate::lock::exclusive(&self.repo.path().join("orchestra-worktrees.lock")).map_err(
+            |source| GitError::Io {
+                context: "locking the repository's worktrees".into(),
+                source,
+            },
+        )
     }
 }
 

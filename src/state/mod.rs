@@ -235,8 +235,17 @@ impl Store {
         let conn = Connection::open(&path).map_err(sqlite)?;
         // Many short-lived processes (hooks, status jobs, the user) write at once.
         conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(sqlite)?;
+        // Turning a new database to WAL takes a lock SQLite does not wait for (two
+        // first-use processes would deadlock): a busy answer is retried, within the same
+        // bound as any other wait.
+        let started = std::time::Instant::now();
+        while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
+            let busy = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
+            if !busy || started.elapsed() > Duration::from_secs(10) {
+                return Err(sqlite(e));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(sqlite)?;
         conn.pragma_update(None, "foreign_keys", "ON")

@@ -155,6 +155,8 @@ pub struct NewWindow {
     pub window: String,
     pub pane: String,
     pub socket_path: String,
+    /// Whether this call made the detached session (not another process a moment before).
+    pub made_session: bool,
 }
 
 /// What one [`Tmux::snapshot`] call learns.
@@ -331,10 +333,36 @@ impl Tmux {
         spec: &WindowSpec<'_>,
         options: &[(&str, &str)],
     ) -> Result<NewWindow, TmuxError> {
+        // Between our look at the detached session and our command, another orchestra
+        // may make it (new-session: "duplicate session") or close its last window
+        // (new-window: "can't find session"): look again, a bounded number of times.
+        let mut tries = 0;
+        loop {
+            match self.new_window_once(spec, options) {
+                Err(TmuxError::Failed { message, .. })
+                    if tries < 3
+                        && matches!(spec.placement, Placement::Detached(_))
+                        && (message.contains("duplicate session")
+                            || message.contains("can't find session")) =>
+                {
+                    tries += 1
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn new_window_once(
+        &self,
+        spec: &WindowSpec<'_>,
+        options: &[(&str, &str)],
+    ) -> Result<NewWindow, TmuxError> {
         let unique = format!("orchestra-new-{}", uuid::Uuid::new_v4().simple());
         let mut args: Vec<String> = Vec::new();
+        let mut made_session = false;
         let target = match &spec.placement {
             Placement::Detached(session) if !self.has_session(session)? => {
+                made_session = true;
                 args.extend(strings(&[
                     "new-session",
                     "-d",
@@ -400,6 +428,7 @@ impl Tmux {
             window: window.into(),
             pane: pane.into(),
             socket_path: socket_path.into(),
+            made_session,
         })
     }
 
@@ -775,17 +804,28 @@ impl Tmux {
             .interactive_argv(&strings(&["attach-session", "-t", target]))
     }
 
-    /// Types `text` into the agent's pane as ONE bracketed paste: newlines do not submit,
-    /// and the program knows where the text ends, so an Enter pressed right after it is a
-    /// key, not part of a fast burst of input (claude drops or keeps such an Enter as a
-    /// newline when text arrives unbracketed under load). The text travels on tmux's standard input into a named buffer, so no
+    /// Types `text` into the agent's pane as ONE message, the way `typing` says (see
+    /// [`Typing`]). The text travels on tmux's standard input into a named buffer, so no
     /// byte of it is ever read as a key name or parsed as a command; the buffer is pasted
     /// only if the pane is still ours (checked in the same call).
-    pub fn type_text(&self, owned: &OwnedPane, text: &str) -> Result<(), TmuxError> {
+    pub fn type_text(
+        &self,
+        owned: &OwnedPane,
+        text: &str,
+        typing: Typing,
+    ) -> Result<(), TmuxError> {
         typable(text)?;
+        let bracketed = match typing {
+            Typing::Paste => true,
+            Typing::Natural => text.contains(['\n', '\r']) || text.len() > PASTE_OVER,
+        };
         let buffer = format!("orchestra-{}", uuid::Uuid::new_v4().simple());
         let load = strings(&["load-buffer", "-b", &buffer, "-"]);
-        let paste = format!("paste-buffer -d -p -b {buffer} -t {}", owned.pane);
+        let paste = format!(
+            "paste-buffer -d{} -b {buffer} -t {}",
+            if bracketed { " -p" } else { "" },
+            owned.pane
+        );
         let result = self.guarded(
             owned,
             &load,
@@ -958,6 +998,22 @@ pub fn argument_word(word: &str) -> String {
         None => word.to_string(),
     }
 }
+
+/// How a program takes typed text best.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Typing {
+    /// Always one bracketed paste: the program then knows where the text ends, so the
+    /// Enter after it is a key (claude, under load, drops an Enter that follows a fast
+    /// unbracketed burst, or keeps it as a newline).
+    Paste,
+    /// A short single line as if typed; several lines or a long text as one bracketed
+    /// paste, so newlines do not submit (some programs ignore an Enter right after a
+    /// paste).
+    Natural,
+}
+
+/// Longer texts than this go as one bracketed paste under [`Typing::Natural`].
+const PASTE_OVER: usize = 200;
 
 /// `value` if it is a tmux id with `sigil` (`%12`, `@3`): it goes into command strings.
 fn checked_id<'a>(what: &'static str, value: &'a str, sigil: char) -> Result<&'a str, TmuxError> {

@@ -1,11 +1,14 @@
-//! The screen classifier on real screens captured from the pinned CLI and 2.0.77
-//! (tests/capture-screens.sh made them), plus hand-made edge cases.
+//! The screen classifier on every labelled screen in tests/fixtures/screens/<agent>/<version>/
+//! (real screens captured by the capture scripts, and screens derived from them), plus
+//! hand-made edge cases.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::harness::{bin, Env};
+use crate::matrix::CLAUDE_RELEASES;
+use crate::screens::{labelled, STATES};
 
 fn classify(env: &Env, input: &[u8], extra: &[&str]) -> (i32, String, String) {
     let mut cmd = Command::new(bin());
@@ -25,42 +28,63 @@ fn classify(env: &Env, input: &[u8], extra: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
-    let mut files = Vec::new();
-    for version in ["2.1.332", "2.0.77"] {
-        for entry in std::fs::read_dir(root.join(version)).unwrap() {
-            let path = entry.unwrap().path();
-            if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("txt" | "ansi")
-            ) {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn every_real_screen_is_classified_as_its_name_says() {
     let env = Env::new();
-    let files = fixtures();
-    assert!(files.len() >= 30, "fixtures missing: {files:?}");
-    for file in files {
-        let expected = file
-            .file_name()
-            .unwrap()
-            .to_str()
-            .unwrap()
-            .split('-')
-            .next()
-            .unwrap()
-            .to_string();
-        let (code, got, err) = classify(&env, &std::fs::read(&file).unwrap(), &[]);
-        assert_eq!(code, 0, "{err}");
-        assert_eq!(got, expected, "{}", file.display());
+    let screens = labelled();
+    let mut wrong = Vec::new();
+    for s in &screens {
+        assert!(
+            STATES.contains(&s.expected.as_str()),
+            "{}: a fixture's name starts with the state it shows ({STATES:?})",
+            s.path.display()
+        );
+        let (code, got, err) = classify(
+            &env,
+            &std::fs::read(&s.path).unwrap(),
+            &["--kind", &s.agent],
+        );
+        assert_eq!(code, 0, "{}: {err}", s.path.display());
+        if got != s.expected {
+            wrong.push(format!("{}/{}/{}: {got}", s.agent, s.version, s.name));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} screens read wrong (cargo bench --bench accuracy shows the table):\n{}",
+        wrong.len(),
+        screens.len(),
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn every_claude_release_of_the_matrix_has_a_screen_of_every_state() {
+    let screens = labelled();
+    for version in CLAUDE_RELEASES {
+        let of_release: Vec<&str> = screens
+            .iter()
+            .filter(|s| s.agent == "claude" && s.version == version)
+            .map(|s| s.name.as_str())
+            .collect();
+        for state in ["idle", "busy", "waiting", "error", "exited"] {
+            assert!(
+                of_release
+                    .iter()
+                    .any(|n| n.split(['-', '.']).next() == Some(state)),
+                "claude {version}: no {state} screen (tests/capture-screens.sh {version}) in {of_release:?}"
+            );
+        }
+        for menu in [
+            "waiting-bash-menu.txt",
+            "waiting-write-menu.txt",
+            "waiting-trust-dialog.txt",
+        ] {
+            assert!(
+                of_release.contains(&menu),
+                "claude {version}: {menu} missing"
+            );
+        }
     }
 }
 
@@ -85,8 +109,8 @@ fn fixture(name: &str) -> String {
 #[test]
 fn hand_made_edge_cases() {
     let env = Env::new();
-    let idle = fixture("2.1.332/idle-after-turn.txt");
-    let menu = fixture("2.1.332/waiting-bash-menu.txt");
+    let idle = fixture("claude/2.1.332/idle-after-turn.txt");
+    let menu = fixture("claude/2.1.332/waiting-bash-menu.txt");
     let check = |input: &[u8], want: &str, why: &str| {
         let (code, got, err) = classify(&env, input, &[]);
         assert_eq!(code, 0, "{why}: {err}");
@@ -155,7 +179,7 @@ fn hand_made_edge_cases() {
     check(&bytes, "idle", "invalid UTF-8 inside the screen");
 
     // An API error is only an error while it is the last output.
-    let error = fixture("2.1.332/error-api-400.txt");
+    let error = fixture("claude/2.1.332/error-api-400.txt");
     check(error.as_bytes(), "error", "error as the last output");
     let recovered = replace_line(
         &error,
@@ -192,7 +216,7 @@ fn users_can_add_and_replace_rules() {
         classify(&env, b"booting\nREADY>", &["--kind", "generic"]).1,
         "idle"
     );
-    let menu = fixture("2.1.332/waiting-bash-menu.txt");
+    let menu = fixture("claude/2.1.332/waiting-bash-menu.txt");
     assert_eq!(
         classify(&env, menu.as_bytes(), &[]).1,
         "unknown",

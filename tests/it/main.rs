@@ -3,23 +3,30 @@
 
 mod harness;
 
+mod aider;
 mod classify;
+mod codex;
+mod concurrency;
 mod deps;
 mod dispatch;
 mod doctor;
 mod fake_api;
 mod faults;
 mod files;
+mod gemini;
 mod hardening;
 mod health;
+mod hostile;
 mod kill;
 mod labels;
 mod list;
 mod manifest;
+mod matrix;
 mod merge;
 mod notify;
 mod plugin;
 mod remote;
+mod screens;
 mod setup;
 mod status;
 mod sync;

@@ -427,7 +427,7 @@ fn text_typed_into_the_menus_prompts_arrives_exactly_and_runs_nothing() {
     // A refused action says why in a message: there is no menu to approve.
     choose(&person, "Approve", "a");
     choose_session(&person, label);
-    person.wait_to_see(&format!("no menu on {label}'s screen"));
+    person.wait_to_see(&format!("no menu or question on {label}'s screen"));
 
     assert_eq!(
         stray_files(&env, "X", &before),

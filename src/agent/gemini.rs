@@ -1,0 +1,305 @@
+//! Gemini CLI: the hooks that report its state, and the home it runs in to get them.
+//!
+//! The CLI reads hooks only from settings files: the project's `.gemini/settings.json`
+//! (in the worktree: it would show in `git status`, and the CLI records project hooks as
+//! trusted in the person's `~/.gemini`), the person's own `~/.gemini/settings.json` (not
+//! ours to change), and system files, which it skips unless they and every folder above
+//! them belong to root. So a session runs with `GEMINI_CLI_HOME` set to a folder of its
+//! own whose `.gemini` holds the person's settings with orchestra's hooks added, and a
+//! symbolic link to everything else of the person's `.gemini` (sign-in, history, trusted
+//! folders, extensions): the CLI reads and writes those where they always were.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// The events that carry state. Hooks run synchronously, one process each: the per-chunk
+/// model events would slow every answer, and compression says nothing about the turn.
+pub const HOOK_EVENTS: &[&str] = &[
+    "SessionStart",
+    "BeforeAgent",
+    "BeforeTool",
+    "Notification",
+    "AfterTool",
+    "AfterAgent",
+    "SessionEnd",
+];
+
+/// The folder, in a session's folder, that the CLI takes as its home.
+pub const HOME_DIR: &str = "gemini-home";
+
+#[derive(Debug, thiserror::Error)]
+pub enum GeminiHomeError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}: the agent runs without orchestra's hooks")]
+    Settings { path: PathBuf, message: String },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> GeminiHomeError + '_ {
+    move |source| GeminiHomeError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The `hooks` settings that call `orchestra event` for each of [`HOOK_EVENTS`]. The CLI
+/// may strip unknown variables from a hook's environment, so the command names the
+/// session and orchestra's home itself.
+pub fn hooks(orchestra: &Path, orchestra_home: &Path, session: &str) -> Value {
+    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
+    let home = shell_words::quote(&orchestra_home.to_string_lossy()).into_owned();
+    let session = shell_words::quote(session).into_owned();
+    let mut hooks = Map::new();
+    for event in HOOK_EVENTS {
+        hooks.insert(
+            event.to_string(),
+            serde_json::json!([{ "hooks": [{
+                // Shown while the hook runs ("Executing Hook: orchestra").
+                "name": "orchestra",
+                "type": "command",
+                "command": format!(
+                    "ORCHESTRA_HOME={home} {exe} event --from-hook --session {session} {event}"
+                ),
+                // Milliseconds.
+                "timeout": 10000
+            }]}]),
+        );
+    }
+    Value::Object(hooks)
+}
+
+/// The person's settings (`text`, JSON with comments as the CLI reads it; `None` when
+/// there is no file) with `hooks` added after the person's own hooks of each event.
+pub fn merged_settings(text: Option<&str>, hooks: &Value) -> Result<Value, String> {
+    let mut settings = match text {
+        Some(text) if !text.trim().is_empty() => {
+            serde_json::from_str(&strip_json_comments(text)).map_err(|e| e.to_string())?
+        }
+        _ => Value::Object(Map::new()),
+    };
+    let Some(object) = settings.as_object_mut() else {
+        return Err("not a JSON object".into());
+    };
+    let theirs = object
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(theirs) = theirs.as_object_mut() else {
+        return Err("\"hooks\" is not an object".into());
+    };
+    for (event, ours) in hooks.as_object().into_iter().flatten() {
+        let list = theirs
+            .entry(event.clone())
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(list) = list.as_array_mut() else {
+            return Err(format!("hooks.{event} is not a list"));
+        };
+        list.extend(ours.as_array().into_iter().flatten().cloned());
+    }
+    Ok(settings)
+}
+
+/// `text` with `//` and `/* */` comments outside strings blanked out, as the CLI reads
+/// its settings files.
+fn strip_json_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match c {
+                '\\' => out.extend(chars.next()),
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('"', _) => {
+                in_string = true;
+                out.push(c);
+            }
+            ('/', Some('/')) => {
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        out.push('\n');
+                        break;
+                    }
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut last = ' ';
+                for c in chars.by_ref() {
+                    if last == '*' && c == '/' {
+                        break;
+                    }
+                    last = c;
+                }
+                out.push(' ');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Makes (or brings up to date) `home`, the session's Gemini home: `.gemini/settings.json`
+/// is the settings of `person` (the person's Gemini home: `$GEMINI_CLI_HOME`, else
+/// `$HOME`) with `hooks` added; every other entry of the person's `.gemini`, and their
+/// `~/.agents`, is a symbolic link to the original. Entries of the person's made since
+/// last time get their link; nothing of the person's is written.
+pub fn prepare_home(home: &Path, person: &Path, hooks: &Value) -> Result<(), GeminiHomeError> {
+    let theirs = person.join(".gemini");
+    let ours = home.join(".gemini");
+    crate::paths::private_dir(home).map_err(io(home))?;
+    crate::paths::private_dir(&ours).map_err(io(&ours))?;
+    let settings_path = theirs.join("settings.json");
+    let text = match std::fs::read_to_string(&settings_path) {
+        Ok(text) => Some(text),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(&settings_path)(e)),
+    };
+    let settings =
+        merged_settings(text.as_deref(), hooks).map_err(|message| GeminiHomeError::Settings {
+            path: settings_path.clone(),
+            message,
+        })?;
+    let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
+    match std::fs::read_dir(&theirs) {
+        Ok(entries) => {
+            for entry in entries {
+                let entry = entry.map_err(io(&theirs))?;
+                if entry.file_name() != "settings.json" {
+                    links.push((entry.path(), ours.join(entry.file_name())));
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(&theirs)(e)),
+    }
+    let agents = person.join(".agents");
+    if agents.exists() {
+        links.push((agents, home.join(".agents")));
+    }
+    for (target, link) in links {
+        // Something already there is a link made last time, or the CLI's own file.
+        if std::fs::symlink_metadata(&link).is_err() {
+            std::os::unix::fs::symlink(&target, &link).map_err(io(&link))?;
+        }
+    }
+    let path = ours.join("settings.json");
+    let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    crate::paths::replace_private(&path, text).map_err(io(&path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn hooks_name_the_session_and_home_quoted() {
+        let h = hooks(
+            Path::new("/opt/my tools/orchestra"),
+            Path::new("/h"),
+            "abc123",
+        );
+        assert_eq!(
+            h.as_object().unwrap().keys().count(),
+            HOOK_EVENTS.len(),
+            "{h}"
+        );
+        let command = h["AfterAgent"][0]["hooks"][0]["command"].as_str().unwrap();
+        assert_eq!(
+            command,
+            "ORCHESTRA_HOME=/h '/opt/my tools/orchestra' event --from-hook --session abc123 AfterAgent"
+        );
+        assert_eq!(h["AfterAgent"][0]["hooks"][0]["timeout"], 10000);
+    }
+
+    #[test]
+    fn the_persons_settings_and_hooks_are_kept() {
+        let ours = hooks(Path::new("/o"), Path::new("/h"), "s");
+        let text = r#"{
+            // the person's theme
+            "ui": {"theme": "GitHub", "note": "a // not a comment /* nor this */"},
+            /* their hook */
+            "hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "say done"}]}]}
+        }"#;
+        let merged = merged_settings(Some(text), &ours).unwrap();
+        assert_eq!(merged["ui"]["theme"], "GitHub");
+        assert_eq!(merged["ui"]["note"], "a // not a comment /* nor this */");
+        let after = merged["hooks"]["AfterAgent"].as_array().unwrap();
+        assert_eq!(after.len(), 2);
+        assert_eq!(after[0]["hooks"][0]["command"], "say done");
+        assert!(after[1]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("AfterAgent"));
+        assert_eq!(merged_settings(None, &ours).unwrap()["hooks"], ours);
+        assert!(merged_settings(Some("[1]"), &ours).is_err());
+        assert!(merged_settings(Some("{\"hooks\": 3}"), &ours).is_err());
+        assert!(merged_settings(Some("{oops"), &ours).is_err());
+        assert_eq!(
+            strip_json_comments("{\"a\": \"\\\"//\"} // x\n"),
+            "{\"a\": \"\\\"//\"} \n"
+        );
+    }
+
+    #[test]
+    fn the_home_links_the_persons_files_and_leaves_them_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let person = dir.path().join("person");
+        std::fs::create_dir_all(person.join(".gemini/tmp")).unwrap();
+        std::fs::create_dir_all(person.join(".agents")).unwrap();
+        let settings = r#"{"ui": {"theme": "GitHub"}}"#;
+        std::fs::write(person.join(".gemini/settings.json"), settings).unwrap();
+        std::fs::write(person.join(".gemini/oauth_creds.json"), "{}").unwrap();
+        let home = dir.path().join("session/gemini-home");
+        let ours = hooks(Path::new("/o"), Path::new("/h"), "s");
+        prepare_home(&home, &person, &ours).unwrap();
+        let written: Value = serde_json::from_str(
+            &std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(written["ui"], json!({"theme": "GitHub"}));
+        assert_eq!(written["hooks"], ours);
+        for linked in [".gemini/tmp", ".gemini/oauth_creds.json", ".agents"] {
+            let meta = std::fs::symlink_metadata(home.join(linked)).unwrap();
+            assert!(meta.file_type().is_symlink(), "{linked}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(person.join(".gemini/settings.json")).unwrap(),
+            settings
+        );
+        // Again (a restart): new entries of the person's get links, the rest stays.
+        std::fs::write(person.join(".gemini/projects.json"), "{}").unwrap();
+        prepare_home(&home, &person, &ours).unwrap();
+        assert!(
+            std::fs::symlink_metadata(home.join(".gemini/projects.json"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // Settings the CLI cannot read either: no hooks, said so.
+        std::fs::write(person.join(".gemini/settings.json"), "{oops").unwrap();
+        let err = prepare_home(&home, &person, &ours).unwrap_err();
+        assert!(
+            err.to_string().contains("without orchestra's hooks"),
+            "{err}"
+        );
+        // No .gemini at all: settings with the hooks alone.
+        let bare = dir.path().join("bare");
+        std::fs::create_dir_all(&bare).unwrap();
+        let home2 = dir.path().join("session2/gemini-home");
+        prepare_home(&home2, &bare, &ours).unwrap();
+        assert!(home2.join(".gemini/settings.json").is_file());
+        assert!(!bare.join(".gemini").exists());
+    }
+}

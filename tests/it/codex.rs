@@ -1,0 +1,524 @@
+//! The real codex CLI (pinned 0.171.0) against our OpenAI Responses API stand-in
+//! (tests/fake-api/openai.py) in real tmux: states from its notify and its screen, its
+//! approval menus answered by label, and the classifier on every captured codex screen.
+//!
+//! Its world: a throwaway HOME and CODEX_HOME (tests/fake-api/codex_home.py) with a custom
+//! model provider (no login: the key comes from an environment variable). It runs with
+//! `--no-daemon` (the shared background server copies the whole 300 MB CLI into
+//! CODEX_HOME) and manual approvals (`-a on-request -s read-only`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env};
+
+pub const CODEX_VERSION: &str = "0.171.0";
+
+/// The real `codex` binary: `$ORCHESTRA_TEST_CODEX`, else the pinned release in the test
+/// cache that tests/run.sh fills.
+fn codex_bin() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("ORCHESTRA_TEST_CODEX") {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
+        });
+    let p = cache
+        .join(format!("codex-{CODEX_VERSION}"))
+        .join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
+    p.is_file().then_some(p)
+}
+
+/// The Responses API stand-in on a free loopback port.
+struct OpenAiApi {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl OpenAiApi {
+    fn start(dir: &Path) -> OpenAiApi {
+        let port_file = dir.join("openai.port");
+        let log = dir.join("openai-requests.jsonl");
+        let mut child = Command::new("python3")
+            .arg(fake_api_dir().join("openai.py"))
+            .args(["--port", "0", "--port-file"])
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start the OpenAI stand-in (python3)");
+        let mut exited = None;
+        let listening = wait_until(Duration::from_secs(10), || {
+            exited = child.try_wait().ok().flatten();
+            port_file.exists() || exited.is_some()
+        });
+        assert!(
+            listening && exited.is_none(),
+            "the OpenAI stand-in did not start ({exited:?})"
+        );
+        let port = std::fs::read_to_string(&port_file)
+            .expect("port file")
+            .trim()
+            .parse()
+            .expect("port number");
+        OpenAiApi { child, port, log }
+    }
+
+    /// Every request so far, one JSON line each; a line still being written is left out.
+    fn requests(&self) -> String {
+        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
+        log
+    }
+}
+
+impl Drop for OpenAiApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A tmux server whose environment runs codex against the stand-in, and orchestra on it.
+struct Codex {
+    env: Env,
+    codex: PathBuf,
+    api: OpenAiApi,
+}
+
+/// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
+/// `trusted`: the worktree of `label` is trusted in codex's config (else codex asks).
+fn start(label: &str, trusted: bool) -> Option<Codex> {
+    let codex = codex_bin();
+    if !require(&format!("the codex CLI {CODEX_VERSION}"), codex.is_some())
+        || !require("python3", which("python3").is_some())
+    {
+        return None;
+    }
+    let env = Env::new();
+    let api = OpenAiApi::start(&env.root);
+    let mut cmd = Command::new("python3");
+    cmd.arg(fake_api_dir().join("codex_home.py"))
+        .arg(env.root.join("codex-home"))
+        .arg("--print-env")
+        .arg("--port")
+        .arg(api.port.to_string());
+    if trusted {
+        cmd.arg("--trust").arg(env.worktree_path(label));
+    }
+    let out = cmd.output().expect("codex_home.py");
+    assert!(
+        out.status.success(),
+        "codex_home.py: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut vars = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some(assignment) = line.strip_prefix("export ") else {
+            continue;
+        };
+        let words = shell_words::split(assignment).expect("shell words");
+        let (k, v) = words[0].split_once('=').expect("NAME=value");
+        vars.push((k.to_string(), v.to_string()));
+    }
+    vars.push((
+        "TMUX_TMPDIR".into(),
+        env.tmux_tmpdir.to_string_lossy().into_owned(),
+    ));
+    env.start_server(&vars);
+    Some(Codex {
+        env,
+        codex: codex.expect("checked above"),
+        api,
+    })
+}
+
+impl Codex {
+    fn agent(&self) -> String {
+        format!(
+            "{} --no-daemon --ask-for-approval on-request --sandbox read-only",
+            shell_words::quote(&self.codex.to_string_lossy())
+        )
+    }
+
+    fn dispatch(&self, label: &str, prompt: &str) {
+        self.env
+            .orchestra(&[
+                "dispatch",
+                label,
+                "--agent",
+                &self.agent(),
+                "--prompt",
+                prompt,
+            ])
+            .ok();
+    }
+
+    fn pane(&self, label: &str) -> String {
+        self.env.session(label)["pane"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    fn screen(&self, label: &str) -> String {
+        self.env
+            .tmux(&["capture-pane", "-p", "-t", &self.pane(label)])
+    }
+
+    #[track_caller]
+    fn wait_screen(&self, label: &str, text: &str) {
+        assert!(
+            wait_until(Duration::from_secs(40), || self
+                .screen(label)
+                .contains(text)),
+            "{text:?} never showed:\n{}",
+            self.screen(label)
+        );
+    }
+
+    fn state(&self, label: &str) -> String {
+        self.env.session(label)["state"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// Ticks until `label` is in `state` (or `limit` passes).
+    fn ticks_until(&self, label: &str, state: &str, limit: Duration) -> bool {
+        wait_until(limit, || {
+            self.env.orchestra(&["refresh"]).ok();
+            self.state(label) == state
+        })
+    }
+
+    /// The state changes of `label`, oldest first: (new state, detail).
+    fn transitions(&self, label: &str) -> Vec<(String, String)> {
+        let run = self
+            .env
+            .orchestra(&["events", label, "--json", "-n", "200"])
+            .ok();
+        let events: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+        events
+            .iter()
+            .filter(|e| e["kind"] == "state")
+            .map(|e| {
+                (
+                    e["new"].as_str().unwrap_or_default().to_string(),
+                    e["detail"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    }
+}
+
+#[track_caller]
+fn assert_state_within(c: &Codex, label: &str, state: &str, secs: u64) {
+    assert!(
+        c.ticks_until(label, state, Duration::from_secs(secs)),
+        "{label} never {state} (is {}); transitions {:?}:\n{}",
+        c.state(label),
+        c.transitions(label),
+        c.screen(label)
+    );
+}
+
+#[test]
+fn a_codex_session_is_busy_then_idle_when_its_notify_says_the_turn_ended() {
+    let Some(c) = start("talker", true) else {
+        return;
+    };
+    c.dispatch(
+        "talker",
+        "[[slow: 8]] [[say: one two three four five six seven eight nine ten]]",
+    );
+    // Told by its program name: a codex session, its notify wired on its command line.
+    let pid = c.env.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &c.pane("talker"),
+        "#{pane_pid}",
+    ]);
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap_or_default();
+    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    assert!(
+        cmdline.contains("-c notify=[") && cmdline.contains("codex-notify"),
+        "{cmdline}"
+    );
+    // The answer streams for 8 s: the screen says busy meanwhile.
+    assert_state_within(&c, "talker", "busy", 20);
+    c.wait_screen("talker", "nine ten");
+    // The end of the turn comes from codex's notify (exact), not a later screen.
+    assert!(
+        wait_until(Duration::from_secs(20), || c.state("talker") == "idle"),
+        "never idle: {:?}\n{}",
+        c.transitions("talker"),
+        c.screen("talker")
+    );
+    let changes = c.transitions("talker");
+    let (last, detail) = changes.last().unwrap();
+    assert_eq!(last, "idle");
+    assert!(detail.contains("codex-notify"), "{changes:?}");
+    // The stand-in got the prompt as codex's own prompt, not typed keys.
+    assert!(c.api.requests().contains("nine ten"));
+    // A second turn, typed: busy then idle again.
+    c.env
+        .orchestra(&[
+            "brief",
+            "talker",
+            "[[slow: 8]] [[say: eleven twelve thirteen fourteen]]",
+        ])
+        .ok();
+    assert_state_within(&c, "talker", "busy", 20);
+    c.wait_screen("talker", "fourteen");
+    assert!(wait_until(Duration::from_secs(20), || c.state("talker") == "idle"));
+}
+
+#[test]
+fn codex_approvals_wait_and_approve_runs_the_command_and_deny_does_not() {
+    let Some(c) = start("perm", true) else { return };
+    let wt = c.env.worktree_path("perm");
+    c.dispatch("perm", "[[bash: touch approved.txt]] [[after: it is made]]");
+    c.wait_screen("perm", "Would you like to run the following command?");
+    assert_state_within(&c, "perm", "waiting", 15);
+    let run = c.env.orchestra(&["approve", "perm"]).ok();
+    assert!(run.stdout.contains("Yes, proceed"), "{}", run.stdout);
+    assert!(
+        wait_until(Duration::from_secs(20), || wt.join("approved.txt").exists()),
+        "{}",
+        c.screen("perm")
+    );
+    c.wait_screen("perm", "it is made");
+    assert_state_within(&c, "perm", "idle", 20);
+
+    // No menu: refused, nothing sent.
+    c.env.orchestra(&["approve", "perm"]).fails_with(1);
+
+    // Deny: codex's "No, and tell Codex what to do differently"; the command never runs.
+    c.env
+        .orchestra(&["brief", "perm", "[[bash: touch denied.txt]]"])
+        .ok();
+    c.wait_screen("perm", "touch denied.txt");
+    c.wait_screen("perm", "Press enter to confirm");
+    assert_state_within(&c, "perm", "waiting", 15);
+    let run = c.env.orchestra(&["deny", "perm"]).ok();
+    assert!(run.stdout.contains("No, and tell Codex"), "{}", run.stdout);
+    assert_state_within(&c, "perm", "idle", 20);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!wt.join("denied.txt").exists(), "{}", c.screen("perm"));
+
+    // A file write asks too; --always picks "don't ask again for these files".
+    c.env
+        .orchestra(&["brief", "perm", "[[write: written.txt | hello]]"])
+        .ok();
+    c.wait_screen("perm", "Would you like to make the following edits?");
+    assert_state_within(&c, "perm", "waiting", 15);
+    let run = c.env.orchestra(&["approve", "perm", "--always"]).ok();
+    assert!(run.stdout.contains("don't ask again"), "{}", run.stdout);
+    assert!(
+        wait_until(Duration::from_secs(20), || wt.join("written.txt").exists()),
+        "{}",
+        c.screen("perm")
+    );
+    assert_eq!(
+        std::fs::read_to_string(wt.join("written.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_state_within(&c, "perm", "idle", 20);
+}
+
+#[test]
+fn a_failing_api_makes_a_codex_session_error_and_quit_makes_it_exited() {
+    let Some(c) = start("broken", true) else {
+        return;
+    };
+    c.dispatch("broken", "[[error: 400]]");
+    c.wait_screen("broken", "scripted error 400");
+    assert_state_within(&c, "broken", "error", 20);
+    // A good turn after it: idle again.
+    c.env
+        .orchestra(&["brief", "broken", "[[say: recovered]]"])
+        .ok();
+    c.wait_screen("broken", "recovered");
+    assert_state_within(&c, "broken", "idle", 20);
+    c.env.orchestra(&["brief", "broken", "/quit"]).ok();
+    assert_state_within(&c, "broken", "exited", 20);
+}
+
+#[test]
+fn dispatch_answers_codex_trust_dialog_for_its_worktree() {
+    let Some(c) = start("trusty", false) else {
+        return;
+    };
+    c.dispatch("trusty", "[[say: trusted and running]]");
+    c.wait_screen("trusty", "trusted and running");
+}
+
+fn classify(env: &Env, input: &[u8]) -> String {
+    let mut child = Command::new(bin())
+        .args(["classify", "--kind", "codex"])
+        .env("ORCHESTRA_HOME", &env.home)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[test]
+fn every_real_codex_screen_is_classified_as_its_name_says() {
+    let env = Env::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/screens/codex")
+        .join(CODEX_VERSION);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "ansi")))
+        .collect();
+    files.sort();
+    let mut states: Vec<String> = Vec::new();
+    let mut wrong = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_str().unwrap();
+        let expected = name.split('-').next().unwrap();
+        let got = classify(&env, &std::fs::read(file).unwrap());
+        if got != expected {
+            wrong.push(format!("{name}: {got}"));
+        }
+        states.push(expected.to_string());
+    }
+    assert!(wrong.is_empty(), "misread: {wrong:?}");
+    for state in ["idle", "busy", "waiting", "error", "exited"] {
+        assert!(
+            states.iter().any(|s| s == state),
+            "no {state} screen among {files:?}"
+        );
+    }
+}
+
+#[test]
+fn the_openai_stand_in_passes_its_own_tests() {
+    if !require("python3", which("python3").is_some()) {
+        return;
+    }
+    // A file, not a pipe: a full pipe would stall the child past its deadline.
+    let report = tempfile::NamedTempFile::new().expect("temp file");
+    let mut child = Command::new("python3")
+        .arg(fake_api_dir().join("test_openai.py"))
+        .stdout(report.reopen().expect("temp file"))
+        .stderr(report.reopen().expect("temp file"))
+        .spawn()
+        .expect("run python3");
+    let mut status = None;
+    let finished = wait_until(Duration::from_secs(120), || {
+        status = child.try_wait().expect("wait for python3");
+        status.is_some()
+    });
+    if !finished {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let text = std::fs::read_to_string(report.path()).unwrap_or_default();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "tests/fake-api/test_openai.py failed (or ran past 120 s):\n{text}"
+    );
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/screens/codex")
+            .join(CODEX_VERSION)
+            .join(name),
+    )
+    .unwrap()
+}
+
+#[test]
+fn codex_screens_edited_by_hand_keep_their_meaning() {
+    let env = Env::new();
+    let input_line = "› Ask Codex to do anything";
+    // An answer that quotes a status line is still a finished turn.
+    let idle = fixture("idle-after-turn.txt");
+    let quoted = idle.replacen(
+        "  Worked for",
+        "• Working (3s • esc to interrupt)\n\n  Worked for",
+        1,
+    );
+    assert_ne!(quoted, idle);
+    assert_eq!(classify(&env, quoted.as_bytes()), "idle");
+    // A failed turn followed by a good one: idle, not error.
+    let error = fixture("error-api-400.txt");
+    let recovered = error.replacen(
+        input_line,
+        "› [[say: ok]]\n\n• ok\n\n  Worked for <1s • 15:41\n\n› Ask Codex to do anything",
+        1,
+    );
+    assert_ne!(recovered, error);
+    assert_eq!(classify(&env, error.as_bytes()), "error");
+    assert_eq!(classify(&env, recovered.as_bytes()), "idle");
+    // The same turn before its answer came: the status line says busy.
+    let working = error.replacen(
+        "■ {\"error\"",
+        "◦ Working (2s • esc to interrupt)\n\n■ {\"error\"",
+        1,
+    );
+    let before = working
+        .lines()
+        .filter(|l| !l.starts_with("■ {"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(classify(&env, before.as_bytes()), "busy");
+    // Only the bottom of a 10,000-line pane counts.
+    let mut long = String::new();
+    for i in 0..10_000 {
+        long.push_str(&format!(
+            "{i} › 1. Yes, proceed (y)\nPress enter to confirm or esc to cancel\n"
+        ));
+    }
+    let menu = fixture("waiting-bash-menu.txt");
+    assert_eq!(classify(&env, format!("{long}{idle}").as_bytes()), "idle");
+    assert_eq!(
+        classify(&env, format!("{long}{menu}").as_bytes()),
+        "waiting"
+    );
+    // A menu whose footer is not the last line is no menu (the history quotes one).
+    let scrolled = format!("{menu}\n• later output\n\n{input_line}\n\n  ? for shortcuts\n");
+    assert_ne!(classify(&env, scrolled.as_bytes()), "waiting");
+}
+
+#[test]
+fn only_codex_notify_takes_a_payload_argument() {
+    let env = Env::new();
+    let run = env
+        .orchestra(&["event", "--session", "abc", "busy", "{}"])
+        .fails_with(2);
+    assert!(run.stderr.contains("codex-notify"), "{}", run.stderr);
+    // As codex calls it (a hook): never a failure, even for a session that is not there.
+    let run = env.orchestra(&[
+        "event",
+        "--from-hook",
+        "--session",
+        "abc",
+        "codex-notify",
+        r#"{"type":"agent-turn-complete"}"#,
+    ]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{}", run.stderr);
+}
