@@ -340,11 +340,17 @@ const TERM_GRACE: Duration = Duration::from_secs(2);
 /// SIGTERM, and SIGKILL after [`TERM_GRACE`].
 fn wait_bounded(child: &mut Child, timeout: Duration) -> Ended {
     let deadline = Instant::now() + timeout;
+    // Quick jobs (a no-op setup) are seen within a millisecond or two; long ones cost a
+    // look every 20 ms.
+    let mut pause = Duration::from_millis(1);
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return ended(status),
             Ok(None) if Instant::now() >= deadline => break,
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
             Err(e) => return Ended::NotStarted(format!("waiting for it: {e}")),
         }
     }

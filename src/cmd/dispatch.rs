@@ -363,7 +363,8 @@ fn wait_for_setup(
                 crate::worktree::human(timeout + SETUP_GRACE)
             )));
         }
-        std::thread::sleep(Duration::from_millis(10));
+        // Two `stat`s a look: cheap enough to see a quick setup end within milliseconds.
+        std::thread::sleep(Duration::from_millis(3));
     }
 }
 
