@@ -5,13 +5,18 @@
 #
 #   bench/dispatch.sh [RUNS]      (default 9)
 # Target: ratio <= 1.3.
+#
+# Second case: dispatch with a no-op `[worktree] setup` (`true`) in orchestra.toml against
+# dispatch without one, alternating too: once until dispatch returns (the setup then runs
+# in the window), once with --wait-setup (until the setup is recorded done and the agent
+# started; a no-op setup's own time is about a millisecond). Target: ratio <= 1.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-9}
 files=${BENCH_FILES:-10000}
 
 cargo build --release --quiet
-bin=$PWD/target/release/orchestra
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
 work=$(mktemp -d /tmp/orchestra-bench.XXXXXX)
 sock=$work/tmux.sock
 cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
@@ -36,17 +41,39 @@ tmux -S "$sock" -f /dev/null new-session -d -s bench
 export ORCHESTRA_HOME=$work/home ORCHESTRA_TMUX_SOCKET=$sock
 unset TMUX TMUX_PANE
 ns() { date +%s%N; }
-by_hand=() ; ours=()
+# orchestra.toml is left untracked in the main worktree: dispatch reads it from there.
+no_setup() { rm -f "$repo/orchestra.toml"; }
+noop_setup() { printf '[worktree]\nsetup = "true"\n' > "$repo/orchestra.toml"; }
+dispatch() { (cd "$repo" && "$bin" dispatch "$@" --agent 'sleep 600' --kind generic >/dev/null); }
+by_hand=() ; ours=() ; plain=() ; with_setup=() ; plain2=() ; waited=()
 for i in $(seq 1 "$runs"); do
+  no_setup
   t0=$(ns)
   git -C "$repo" worktree add -q -b "manual/run-$i" "$work/manual/run-$i" HEAD
   tmux -S "$sock" new-window -d -t bench: -c "$work/manual/run-$i" -n "run-$i" 'sleep 600'
   t1=$(ns)
-  (cd "$repo" && "$bin" dispatch "run-$i" --agent 'sleep 600' --kind generic >/dev/null)
+  dispatch "run-$i"
   t2=$(ns)
   by_hand+=($(( (t1 - t0) / 1000 )))
   ours+=($(( (t2 - t1) / 1000 )))
+
+  # Each pair runs in turn A-B, then B-A: every session made slows the next dispatch a
+  # little (more worktrees, windows, rows), and neither side should always come second.
+  pair() { # NAME FLAGS...: one dispatch without a setup, one with, in this run's order
+    local name=$1; shift
+    local a b
+    if (( i % 2 )); then
+      no_setup; a=$(ns); dispatch "$name-plain-$i"; b=$(ns); plain_t=$(( (b - a) / 1000 ))
+      noop_setup; a=$(ns); dispatch "$name-setup-$i" "$@"; b=$(ns); setup_t=$(( (b - a) / 1000 ))
+    else
+      noop_setup; a=$(ns); dispatch "$name-setup-$i" "$@"; b=$(ns); setup_t=$(( (b - a) / 1000 ))
+      no_setup; a=$(ns); dispatch "$name-plain-$i"; b=$(ns); plain_t=$(( (b - a) / 1000 ))
+    fi
+  }
+  pair ret; plain+=("$plain_t"); with_setup+=("$setup_t")
+  pair wait --wait-setup; plain2+=("$plain_t"); waited+=("$setup_t")
 done
+no_setup
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 m_hand=$(median "${by_hand[@]}")
 m_ours=$(median "${ours[@]}")
@@ -55,4 +82,15 @@ awk -v hand="$m_hand" -v ours="$m_ours" 'BEGIN {
   printf "  git worktree add + tmux new-window  %8.1f ms\n", hand / 1000
   printf "  orchestra dispatch                  %8.1f ms\n", ours / 1000
   printf "  ratio                               %8.2fx (target <= 1.30)\n", ours / hand
+}'
+m_plain=$(median "${plain[@]}")
+m_setup=$(median "${with_setup[@]}")
+m_plain2=$(median "${plain2[@]}")
+m_waited=$(median "${waited[@]}")
+printf 'dispatch with a no-op [worktree] setup vs without, %d runs (median):\n' "$runs"
+awk -v plain="$m_plain" -v setup="$m_setup" -v plain2="$m_plain2" -v waited="$m_waited" 'BEGIN {
+  printf "  dispatch, no setup                  %8.1f ms\n", plain / 1000
+  printf "  dispatch, setup = \"true\"           %8.1f ms   ratio %5.2fx (target <= 1.10)\n", setup / 1000, setup / plain
+  printf "  dispatch, no setup                  %8.1f ms\n", plain2 / 1000
+  printf "  dispatch --wait-setup (agent up)    %8.1f ms   ratio %5.2fx (target <= 1.10)\n", waited / 1000, waited / plain2
 }'

@@ -60,7 +60,8 @@ pub enum Command {
     /// are checked and a notification says so.
     Done(DoneArgs),
     /// Bring back a dead or exited session in its worktree, its conversation resumed
-    /// (`claude --resume <uuid>`): `orchestra restart api` or `orchestra restart all`.
+    /// (`claude --resume <uuid>`), or run a failed setup again: `orchestra restart api` or
+    /// `orchestra restart all`.
     Restart(RestartArgs),
     /// Start the orchestrator agent for a repo in a tmux window, with the task-drafting
     /// prompt appended: it turns requests into tasks and dispatches them.
@@ -147,6 +148,22 @@ pub enum Command {
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
+    /// What a session's window runs before its agent: the worktree's setup command (and,
+    /// for a session unblocked just now, the move of its branch), then the agent itself.
+    #[command(hide = true)]
+    Prepare(PrepareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PrepareArgs {
+    /// The session's id.
+    pub session: String,
+    /// The session was blocked until now: move its branch onto the work it waited for.
+    #[arg(long)]
+    pub unblocked: bool,
+    /// Type the prompt and answer the trust dialog of the agent that just started.
+    #[arg(long)]
+    pub after_start: bool,
 }
 
 #[derive(Debug, Args)]
@@ -615,6 +632,14 @@ pub struct DispatchArgs {
     /// its agent starts, with a line naming the artifacts, once they all exist.
     #[arg(long, value_name = "UPSTREAM:ARTIFACT")]
     pub after: Vec<String>,
+    /// With --after: when unblocked, start from the head of the upstream's branch instead
+    /// of the head of the base branch (a branch with commits of its own is never moved).
+    #[arg(long, requires = "after")]
+    pub from_upstream: bool,
+    /// Wait until the worktree's setup command (orchestra.toml [worktree] setup) is done
+    /// and the agent started; exit 1 if the setup fails.
+    #[arg(long, conflicts_with = "after")]
+    pub wait_setup: bool,
 }
 
 #[derive(Debug, Args)]

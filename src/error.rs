@@ -99,6 +99,17 @@ impl From<crate::manifest::ManifestError> for Error {
     }
 }
 
+impl From<crate::worktree::WorktreeError> for Error {
+    fn from(e: crate::worktree::WorktreeError) -> Error {
+        use crate::worktree::WorktreeError;
+        match e {
+            WorktreeError::Manifest(m) => Error::Manifest(m),
+            WorktreeError::Git(g) => Error::Git(g),
+            WorktreeError::Io { context, source } => Error::Io { context, source },
+        }
+    }
+}
+
 impl From<crate::remote::RemoteError> for Error {
     fn from(e: crate::remote::RemoteError) -> Error {
         Error::Remote(Box::new(e))

@@ -327,8 +327,17 @@ pub fn refresh(
     let mut screens: Vec<(String, String)> = snap.screens.clone();
     // Panes to capture by a second call: never seen, or woken up since their capture.
     let mut first_seen: Vec<String> = Vec::new();
+    // A window still in setup shows the setup, not an agent: nothing to classify. Its
+    // program ending there (the setup's window process died) fails the setup.
+    let mut setup_ended: Vec<Session> = Vec::new();
     for pane in &ours {
         let s = &sessions[&pane.orchestra_id];
+        if s.status.in_setup() {
+            if pane.dead && s.status == Status::Setup {
+                setup_ended.push(s.clone());
+            }
+            continue;
+        }
         if pane.dead {
             decisions.push((
                 s.id.clone(),
@@ -369,7 +378,7 @@ pub fn refresh(
                 continue;
             };
             let s = &sessions[&pane.orchestra_id];
-            if pane.dead {
+            if pane.dead || s.status.in_setup() {
                 continue;
             }
             let verdict = rules.classify(&s.agent_kind, screen)?;
@@ -407,7 +416,11 @@ pub fn refresh(
     // activity, said as such ("activity"), so they are neither "unknown" nor invisible.
     for pane in &ours {
         let s = &sessions[&pane.orchestra_id];
-        if pane.dead || s.status == Status::Blocked || !may_lack_rules(&s.agent_kind) {
+        if pane.dead
+            || s.status == Status::Blocked
+            || s.status.in_setup()
+            || !may_lack_rules(&s.agent_kind)
+        {
             continue;
         }
         if rules.get()?.has_rules(&s.agent_kind) {
@@ -459,14 +472,23 @@ pub fn refresh(
             }
         }
     }
+    for s in setup_ended {
+        wrote = true;
+        if let Some(t) = opened(&mut store, home)?.change_status(
+            &s,
+            Status::SetupFailed,
+            "the setup's window process ended before the agent started",
+        )? {
+            sessions.insert(s.id.clone(), t.session.clone());
+            outcome.transitions.push(t);
+        }
+    }
     let present: std::collections::HashSet<&str> =
         ours.iter().map(|p| p.orchestra_id.as_str()).collect();
     let gone: Vec<Session> = sessions
         .values()
         .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
-        .filter(|s| {
-            !present.contains(s.id.as_str()) && !matches!(s.status, Status::Dead | Status::Merged)
-        })
+        .filter(|s| !present.contains(s.id.as_str()) && !settled_gone(s))
         .cloned()
         .collect();
     for s in gone {
@@ -481,7 +503,14 @@ pub fn refresh(
         )? {
             outcome.transitions.push(t);
         }
-        if let Some(t) = store.change_status(&s, Status::Dead, "the pane is gone")? {
+        // A session that never got past its setup has no agent to be dead: its setup
+        // failed, and `restart` runs it again (in a new window).
+        let next = if s.status.in_setup() {
+            Status::SetupFailed
+        } else {
+            Status::Dead
+        };
+        if let Some(t) = store.change_status(&s, next, "the pane is gone")? {
             sessions.insert(s.id.clone(), t.session.clone());
             outcome.transitions.push(t);
         }
@@ -491,7 +520,7 @@ pub fn refresh(
     let sets: Vec<(String, String, String)> = ours
         .iter()
         .filter_map(|pane| {
-            let state = sessions[&pane.orchestra_id].state.as_str();
+            let state = sessions[&pane.orchestra_id].badge();
             (pane.orchestra_state != state).then(|| {
                 (
                     pane.window.clone(),
@@ -591,6 +620,16 @@ impl<F: Fn() -> Result<Rules, RulesError>> Lazy<F> {
     }
 }
 
+/// Whether a session whose pane is gone has been recorded so already: dead, merged, or a
+/// failed setup whose exit was recorded.
+fn settled_gone(s: &Session) -> bool {
+    match s.status {
+        Status::Dead | Status::Merged => true,
+        Status::SetupFailed => s.state == AgentState::Exited,
+        _ => false,
+    }
+}
+
 fn opened<'a>(slot: &'a mut Option<Store>, home: &Path) -> Result<&'a Store, StateError> {
     if slot.is_none() {
         *slot = Some(Store::open(home)?);
@@ -643,6 +682,7 @@ pub fn notify_transition(t: &Transition, fallback: &Fallback) {
         ("state", "exited") => "exited",
         ("status", "stalled") => "has stalled (busy, no output)",
         ("status", "done") => "is done",
+        ("status", "setup-failed") => "could not finish its setup",
         _ => return,
     };
     let repo = Path::new(&t.session.repo)

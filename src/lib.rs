@@ -21,3 +21,4 @@ pub mod remote;
 pub mod state;
 pub mod term;
 pub mod tmux;
+pub mod worktree;

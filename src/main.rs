@@ -54,6 +54,7 @@ fn main() {
         Command::Man => cmd::docs::man(&mut out),
         Command::Tmux(args) => cmd::tmux_cmd::run(&ctx, args, &mut out),
         Command::Notify(args) => cmd::event::notify(&ctx, args, &mut out),
+        Command::Prepare(args) => cmd::prepare::run(&ctx, args, &mut out),
         Command::Up(args) => cmd::up::up(&ctx, args, &mut out),
         Command::Down(args) => cmd::up::down(&ctx, args, &mut out),
         Command::Status(args) => cmd::status::status(&ctx, args, &mut out),

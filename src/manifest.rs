@@ -127,11 +127,145 @@ pub struct Dependency {
     pub then: String,
 }
 
+/// How long a worktree's setup may run unless `setup_timeout` says otherwise.
+pub const DEFAULT_SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+/// How long a worktree's teardown may run unless `teardown_timeout` says otherwise.
+pub const DEFAULT_TEARDOWN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `[worktree]`: what makes a dispatched worktree ready to work, and what runs before one
+/// is removed.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeTable {
+    /// Runs in each new worktree, in the session's window, before the agent starts.
+    pub setup: Option<CommandLine>,
+    pub setup_timeout: Option<Seconds>,
+    /// Runs in a worktree before `kill` or `merge` removes it.
+    pub teardown: Option<CommandLine>,
+    pub teardown_timeout: Option<Seconds>,
+    /// Paths of the main worktree copied into each new one.
+    #[serde(default)]
+    pub copy: Vec<String>,
+    /// Paths of the main worktree linked into each new one.
+    #[serde(default)]
+    pub symlink: Vec<String>,
+}
+
+impl WorktreeTable {
+    pub fn setup_argv(&self) -> Option<Vec<String>> {
+        self.setup.as_ref().and_then(CommandLine::argv)
+    }
+
+    pub fn teardown_argv(&self) -> Option<Vec<String>> {
+        self.teardown.as_ref().and_then(CommandLine::argv)
+    }
+
+    pub fn setup_timeout(&self) -> std::time::Duration {
+        self.setup_timeout
+            .as_ref()
+            .and_then(Seconds::duration)
+            .unwrap_or(DEFAULT_SETUP_TIMEOUT)
+    }
+
+    pub fn teardown_timeout(&self) -> std::time::Duration {
+        self.teardown_timeout
+            .as_ref()
+            .and_then(Seconds::duration)
+            .unwrap_or(DEFAULT_TEARDOWN_TIMEOUT)
+    }
+}
+
+/// A command: one string split like a shell would (no shell runs it), or its words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandLine {
+    Line(String),
+    Words(Vec<String>),
+}
+
+impl CommandLine {
+    /// The argv; `None` when it cannot be split or is empty (refused when parsed).
+    pub fn argv(&self) -> Option<Vec<String>> {
+        let words = match self {
+            CommandLine::Line(line) => shell_words::split(line).ok()?,
+            CommandLine::Words(words) => words.clone(),
+        };
+        words
+            .first()
+            .is_some_and(|w| !w.is_empty())
+            .then_some(words)
+    }
+}
+
+impl<'de> Deserialize<'de> for CommandLine {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<CommandLine, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = CommandLine;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a command line (\"npm ci\") or its words ([\"sh\", \"-c\", \"...\"])")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CommandLine, E> {
+                Ok(CommandLine::Line(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<CommandLine, A::Error> {
+                let mut words = Vec::new();
+                while let Some(word) = seq.next_element::<String>()? {
+                    words.push(word);
+                }
+                Ok(CommandLine::Words(words))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A duration: "10m", "90s", "1h", or a number of seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seconds {
+    Text(String),
+    Number(i64),
+}
+
+impl Seconds {
+    /// `None` when it is not a duration of a second or more (refused when parsed).
+    pub fn duration(&self) -> Option<std::time::Duration> {
+        let secs = match self {
+            Seconds::Text(t) => crate::health::parse_duration_secs(t)?,
+            Seconds::Number(n) => *n,
+        };
+        (secs > 0).then(|| std::time::Duration::from_secs(secs as u64))
+    }
+}
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Seconds, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Seconds;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a duration such as \"10m\" or a number of seconds")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Seconds, E> {
+                Ok(Seconds::Text(v.to_string()))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Seconds, E> {
+                Ok(Seconds::Number(v))
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
     #[serde(default)]
     pub orchestrator: Orchestrator,
+    #[serde(default)]
+    pub worktree: WorktreeTable,
     #[serde(default)]
     pub hosts: BTreeMap<String, Host>,
     #[serde(default)]
@@ -182,6 +316,19 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// An error about `needle` in table `header` of the manifest at `file`, found after
+/// parsing (against the repo, say): placed where `needle` is written.
+pub fn error_in(file: &Path, header: &str, needle: &str, message: String) -> ManifestError {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let (line, column) = locate(&text, header, needle);
+    ManifestError {
+        file: file.display().to_string(),
+        line,
+        column,
+        message,
+    }
+}
+
 /// Where `needle` first appears after the line of `[header]` (best effort for
 /// errors found after parsing).
 fn locate(text: &str, header: &str, needle: &str) -> (usize, usize) {
@@ -215,6 +362,7 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
             "orchestrator.poll_interval must be 1 second or more".into(),
         ));
     }
+    validate_worktree(&m.worktree, text, file)?;
     for (name, host) in &m.hosts {
         let header = format!("[hosts.{name}]");
         for (key, value) in [
@@ -337,6 +485,111 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
         }
     }
     Ok(())
+}
+
+fn validate_worktree(w: &WorktreeTable, text: &str, file: &str) -> Result<(), ManifestError> {
+    let err = |(line, column): (usize, usize), message: String| ManifestError {
+        file: file.to_string(),
+        line,
+        column,
+        message,
+    };
+    const HEADER: &str = "[worktree]";
+    for (key, command) in [("setup", &w.setup), ("teardown", &w.teardown)] {
+        let Some(command) = command else { continue };
+        if command.argv().is_some() {
+            continue;
+        }
+        let (at, why) = match command {
+            CommandLine::Line(line) => match shell_words::split(line) {
+                Err(e) => (
+                    locate(text, HEADER, line),
+                    format!("cannot split {line:?} like a shell would ({e}); write it as words: [\"sh\", \"-c\", \"...\"]"),
+                ),
+                Ok(_) => (locate_key(text, HEADER, key), "is empty".to_string()),
+            },
+            CommandLine::Words(_) => (
+                locate_key(text, HEADER, key),
+                "has no program (its first word is missing or empty)".to_string(),
+            ),
+        };
+        return Err(err(at, format!("worktree.{key} {why}")));
+    }
+    for (key, value) in [
+        ("setup_timeout", &w.setup_timeout),
+        ("teardown_timeout", &w.teardown_timeout),
+    ] {
+        if value.as_ref().is_some_and(|v| v.duration().is_none()) {
+            return Err(err(
+                locate_key(text, HEADER, key),
+                format!("worktree.{key} is not a duration such as \"10m\", \"90s\" or a number of seconds (at least 1)"),
+            ));
+        }
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for (key, paths) in [("copy", &w.copy), ("symlink", &w.symlink)] {
+        for path in paths {
+            let at = locate(text, HEADER, &format!("{path:?}"));
+            if let Err(why) = check_worktree_path(path) {
+                return Err(err(at, format!("worktree.{key} {path:?} {why}")));
+            }
+            let clean = path.trim_end_matches('/');
+            if seen.contains(&clean) {
+                return Err(err(
+                    at,
+                    format!("worktree.{key} {path:?} is listed twice (copy and symlink together name one path once)"),
+                ));
+            }
+            seen.push(clean);
+        }
+    }
+    Ok(())
+}
+
+/// Why `path` cannot name a place inside every worktree: it must be relative, stay inside
+/// (no `..`), and not be the worktree itself or its `.git`.
+pub fn check_worktree_path(path: &str) -> Result<(), &'static str> {
+    let p = Path::new(path);
+    if path.trim().is_empty() {
+        return Err("is empty");
+    }
+    if p.is_absolute() || path.starts_with('~') {
+        return Err("escapes the repo: write a path relative to the repo's root");
+    }
+    let mut depth = 0usize;
+    for part in p.components() {
+        match part {
+            std::path::Component::Normal(name) if name == ".git" => {
+                return Err("names git's own folder");
+            }
+            std::path::Component::Normal(_) => depth += 1,
+            std::path::Component::CurDir => {}
+            _ => return Err("escapes the repo: `..` leaves the worktree"),
+        }
+    }
+    if depth == 0 {
+        return Err("names the whole worktree");
+    }
+    if path.chars().any(char::is_control) {
+        return Err("holds a control character");
+    }
+    Ok(())
+}
+
+/// Where `key = ` is written as a key of the table `header` (best effort).
+fn locate_key(text: &str, header: &str, key: &str) -> (usize, usize) {
+    let start = text.find(header).unwrap_or(0);
+    let mut offset = start;
+    for line in text[start..].split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(rest) = trimmed.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                return line_column(text, offset + (line.len() - trimmed.len()));
+            }
+        }
+        offset += line.len();
+    }
+    line_column(text, start)
 }
 
 /// Why `name` cannot be a tmux session name orchestra targets as `=NAME:`: tmux reads
@@ -530,6 +783,33 @@ then = 'brief analysis "Data ready at /share/output"'
     }
 
     #[test]
+    fn the_worktree_table_takes_a_line_or_words_and_has_defaults() {
+        let m = parse(
+            "[worktree]\nsetup = \"npm ci --prefer-offline\"\nteardown = [\"sh\", \"-c\", \"docker compose down\"]\n\
+             setup_timeout = \"2m\"\ncopy = [\".env\"]\nsymlink = [\"models\"]\n",
+            "orchestra.toml",
+        )
+        .expect("valid");
+        let w = &m.worktree;
+        assert_eq!(w.setup_argv().unwrap(), ["npm", "ci", "--prefer-offline"]);
+        assert_eq!(
+            w.teardown_argv().unwrap(),
+            ["sh", "-c", "docker compose down"]
+        );
+        assert_eq!(w.setup_timeout().as_secs(), 120);
+        assert_eq!(w.teardown_timeout().as_secs(), 60, "the default");
+        assert_eq!(
+            (&w.copy[..], &w.symlink[..]),
+            (&[".env".to_string()][..], &["models".to_string()][..])
+        );
+        let bare = parse("", "orchestra.toml").unwrap().worktree;
+        assert_eq!(bare.setup_argv(), None);
+        assert_eq!(bare.setup_timeout().as_secs(), 600);
+        let numeric = parse("[worktree]\nsetup_timeout = 30\n", "orchestra.toml").unwrap();
+        assert_eq!(numeric.worktree.setup_timeout().as_secs(), 30);
+    }
+
+    #[test]
     fn every_error_names_file_line_and_column() {
         let cases: &[(&str, &str, usize, usize, &str)] = &[
             ("unknown key", "[orchestrator]\npoll_intervall = 5\n", 2, 1, "unknown field"),
@@ -594,6 +874,18 @@ then = 'brief analysis "Data ready at /share/output"'
                 9,
                 "has no branch",
             ),
+            ("unknown worktree key", "[worktree]\nsetup = \"true\"\nsetpu_timeout = \"1m\"\n", 3, 1, "unknown field"),
+            ("unsplittable setup", "[worktree]\nsetup = \"npm 'ci\"\n", 2, 10, "cannot split"),
+            ("empty setup", "[worktree]\nsetup_timeout = \"1m\"\nsetup = \"  \"\n", 3, 1, "is empty"),
+            ("setup words without a program", "[worktree]\nsetup = []\n", 2, 1, "has no program"),
+            ("setup of the wrong type", "[worktree]\nsetup = 3\n", 2, 9, "a command line"),
+            ("bad setup timeout", "[worktree]\nsetup = \"true\"\nsetup_timeout = \"soon\"\n", 3, 1, "not a duration"),
+            ("zero teardown timeout", "[worktree]\nteardown_timeout = 0\n", 2, 1, "not a duration"),
+            ("symlink that climbs out", "[worktree]\nsymlink = [\"../models\"]\n", 2, 12, "escapes the repo"),
+            ("absolute copy", "[worktree]\ncopy = [\"/etc/passwd\"]\n", 2, 9, "escapes the repo"),
+            ("copy of git's folder", "[worktree]\ncopy = [\".git/config\"]\n", 2, 9, "git's own folder"),
+            ("copy of the whole worktree", "[worktree]\ncopy = [\".\"]\n", 2, 9, "the whole worktree"),
+            ("one path twice", "[worktree]\ncopy = [\"a\"]\nsymlink = [\"a/\"]\n", 3, 12, "listed twice"),
         ];
         for (what, text, line, column, message) in cases {
             let e = parse(text, "orchestra.toml").expect_err(what);

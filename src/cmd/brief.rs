@@ -49,7 +49,7 @@ pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), 
         None => store
             .sessions(Some(&repo.id()), false)?
             .into_iter()
-            .filter(|s| !matches!(s.status, Status::Dead | Status::Blocked))
+            .filter(|s| !matches!(s.status, Status::Dead | Status::Blocked) && !s.status.in_setup())
             .collect(),
     };
     let mut refused = Vec::new();
@@ -102,6 +102,12 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
     let result = (|| {
         let (tmux, pane) = agent_pane(session)?;
         if !force {
+            if session.status.in_setup() {
+                return Err(Error::Refused(format!(
+                    "{} is {}: its agent has not started, and the text would go to its setup (--force sends it anyway)",
+                    session.label, session.status
+                )));
+            }
             if session.status == Status::Dead
                 || session.state == AgentState::Exited
                 || !tmux.pane_alive(&pane)?

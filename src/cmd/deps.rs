@@ -187,11 +187,16 @@ pub fn artifact_ready(repo: &Repo, upstream: &Session, artifact: &str) -> Result
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
+    // A merged upstream's branch and worktree are gone: what it made is where it merged.
+    let branch = match (upstream.status, &target) {
+        (Status::Merged, Some(target)) => target.as_str(),
+        _ => upstream.branch.as_str(),
+    };
     Ok(repo
         .find_artifact(
             artifact,
             Path::new(&upstream.worktree),
-            &upstream.branch,
+            branch,
             target.as_deref(),
         )?
         .is_some())
@@ -240,9 +245,21 @@ pub fn start_ready(
             }
             ready.push((upstream, edge.artifact.clone()));
         }
-        if ready.len() != edges.len()
-            || !store.claim_blocked(&session, "its artifacts are ready")?
-        {
+        if ready.len() != edges.len() {
+            continue;
+        }
+        // A setup command (or an orchestra.toml that no longer reads: the window says why,
+        // as a failed setup) runs before the agent.
+        let setup = match crate::worktree::table(repo.main_worktree()) {
+            Ok(table) => table.is_some_and(|(_, t)| t.setup_argv().is_some()),
+            Err(_) => true,
+        };
+        let next = if setup {
+            Status::Setup
+        } else {
+            Status::Running
+        };
+        if !store.claim_blocked(&session, next, "its artifacts are ready")? {
             continue;
         }
         let names: Vec<String> = ready
@@ -254,13 +271,7 @@ pub fn start_ready(
             session.prompt.clone().unwrap_or_default(),
             names.join(", ")
         );
-        crate::cmd::dispatch::start_agent_in_pane(
-            ctx,
-            &session,
-            Some(prompt.trim_start()),
-            false,
-            out,
-        )?;
+        start_unblocked(ctx, &session, prompt.trim_start())?;
         for (upstream, _) in &ready {
             store.mark_notified(&session.id, &upstream.id)?;
         }
@@ -282,6 +293,22 @@ pub fn start_ready(
         started.push(session.label.clone());
     }
     Ok(started)
+}
+
+/// Starts a session unblocked just now: its window runs `prepare`, which moves the branch
+/// onto the work it waited for, runs the setup (if any), then becomes the agent with
+/// `prompt`.
+fn start_unblocked(ctx: &Context, session: &Session, prompt: &str) -> Result<(), Error> {
+    let file =
+        crate::paths::session_dir(&ctx.home, &session.id).join(crate::cmd::prepare::START_PROMPT);
+    crate::paths::write_private(&file, prompt)
+        .map_err(Error::io(format!("writing {}", file.display())))?;
+    let result = crate::cmd::agent_pane(session).and_then(|(tmux, pane)| {
+        let env = crate::cmd::dispatch::agent_env(ctx, session);
+        let argv = crate::cmd::prepare::window_argv(&session.id, true)?;
+        Ok(tmux.respawn(&pane, Path::new(&session.worktree), &env, &argv)?)
+    });
+    crate::cmd::record_if_gone(ctx, session, result)
 }
 
 /// After `upstream` was killed: every session still blocked on it stays blocked, says why

@@ -66,11 +66,34 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         crate::artifact::validate(artifact)?;
         waits.push((upstream, artifact.to_string()));
     }
+    let from_upstream = match (args.from_upstream, &waits[..]) {
+        (false, _) => None,
+        (true, []) => {
+            return Err(Error::BadInput(
+                "--from-upstream needs --after UPSTREAM:ARTIFACT: the session starts from that upstream's branch".into(),
+            ))
+        }
+        (true, [(first, _), rest @ ..]) => {
+            if let Some((other, _)) = rest.iter().find(|(u, _)| u.id != first.id) {
+                return Err(Error::BadInput(format!(
+                    "--from-upstream: the session waits for {} and {}: it can start from one upstream's branch only",
+                    first.label, other.label
+                )));
+            }
+            Some(first.id.clone())
+        }
+    };
     let base = repo.resolve_commit(args.base.as_deref())?;
     let base_branch = match args.base.as_deref() {
         Some(rev) if repo.branch_exists(rev) => Some(rev.to_string()),
         _ => repo.current_branch(),
     };
+    // orchestra.toml's [worktree]: a broken file is refused here, before anything is made.
+    let table = crate::worktree::table(repo.main_worktree())?;
+    if let Some((file, table)) = &table {
+        crate::worktree::check_sources(repo.main_worktree(), file, table)?;
+    }
+    let setup = table.as_ref().and_then(|(_, t)| t.setup_argv()).is_some();
 
     let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
@@ -106,6 +129,17 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         crate::fault::point("dispatch");
         repo.copy_worktree_includes(&worktree)?;
         crate::fault::point("dispatch");
+        if let Some((file, table)) = &table {
+            for note in crate::worktree::place(repo.main_worktree(), &worktree, file, table)? {
+                out.note(note);
+            }
+            crate::fault::point("dispatch");
+        }
+        if let Some(upstream) = &from_upstream {
+            let file = dir.join(crate::cmd::prepare::FROM_UPSTREAM);
+            crate::paths::write_private(&file, upstream)
+                .map_err(Error::io(format!("writing {}", file.display())))?;
+        }
 
         let at = now();
         let blocked = !waits.is_empty();
@@ -129,6 +163,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             prompt: prompt.clone(),
             status: if blocked {
                 Status::Blocked
+            } else if setup {
+                Status::Setup
             } else {
                 Status::Running
             },
@@ -149,8 +185,16 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
                 .map(|(u, a)| format!("{}: {a}", u.label))
                 .collect();
             waiting_placeholder(&format!("orchestra: {label} waits for {}", what.join(", ")))
+        } else if setup {
+            // The window runs the setup, visibly, then becomes the agent.
+            crate::cmd::prepare::window_argv(&id, false)?
         } else {
             launch.argv.clone()
+        };
+        let badge = if session.status == Status::Setup {
+            Status::Setup.as_str()
+        } else {
+            AgentState::Unknown.as_str()
         };
         let window = tmux.new_window(
             &WindowSpec {
@@ -163,7 +207,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             &[
                 ("@orchestra_id", &id),
                 ("@orchestra_label", label),
-                ("@orchestra_state", AgentState::Unknown.as_str()),
+                ("@orchestra_state", badge),
             ],
         )?;
         undo.window = Some((window.window.clone(), id.clone()));
@@ -186,7 +230,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         }
         store.record_event(&session, "dispatched", "", session.status.as_str(), &branch)?;
         crate::fault::point("dispatch");
-        if blocked {
+        if blocked || setup {
             return Ok(session);
         }
 
@@ -228,6 +272,11 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         session.window.as_deref().unwrap_or("-"),
         session.tmux_session.as_deref().unwrap_or("-"),
     ));
+    if session.status == Status::Setup && !args.wait_setup {
+        out.line(format!(
+            "{label} is setting up in its window: `orchestra list` says setup until its agent starts"
+        ));
+    }
     let base_session = session.tmux_session.clone().unwrap_or_default();
     let mut attach = tmux.command_prefix();
     attach.extend(
@@ -246,7 +295,77 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         .map(String::from),
     );
     out.line(format!("attach: {}", shell_join(&attach)));
+    if session.status == Status::Setup && args.wait_setup {
+        let timeout = table
+            .as_ref()
+            .map_or(crate::manifest::DEFAULT_SETUP_TIMEOUT, |(_, t)| {
+                t.setup_timeout()
+            });
+        wait_for_setup(ctx, &store, &session, timeout, out)?;
+    }
     Ok(())
+}
+
+/// How long past its own timeout a setup may take to be recorded (the window's process
+/// starts, the process group's grace between SIGTERM and SIGKILL, the record).
+pub const SETUP_GRACE: Duration = Duration::from_secs(30);
+
+/// `--wait-setup`: waits until the session's setup has been recorded done (its agent
+/// starts) or failed (refused, exit 1). Reads the record only when its files changed.
+fn wait_for_setup(
+    ctx: &Context,
+    store: &Store,
+    session: &Session,
+    timeout: Duration,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let label = &session.label;
+    let started = Instant::now();
+    let mut seen = String::new();
+    loop {
+        let fingerprint = Store::fingerprint(&ctx.home);
+        if fingerprint != seen {
+            seen = fingerprint;
+            let now = store.session_by_id(&session.id)?;
+            match now.as_ref().map(|s| s.status) {
+                Some(Status::Setup) => {}
+                Some(Status::Running) => {
+                    out.line(format!("setup of {label} done: its agent started"));
+                    return Ok(());
+                }
+                Some(Status::SetupFailed) => {
+                    let why = store
+                        .events(Some(&session.repo), Some(label), 20)?
+                        .into_iter()
+                        .rev()
+                        .find(|e| e.kind == "status" && e.new.as_deref() == Some("setup-failed"))
+                        .and_then(|e| e.detail)
+                        .unwrap_or_else(|| format!("setup of {label} failed"));
+                    return Err(Error::Refused(format!(
+                        "{why}: its window keeps the output; `orchestra restart {label}` runs it again"
+                    )));
+                }
+                Some(other) => {
+                    return Err(Error::Refused(format!(
+                        "{label} is {other} now, before its setup was recorded done"
+                    )))
+                }
+                None => {
+                    return Err(Error::Refused(format!(
+                        "{label} was removed while it set up"
+                    )))
+                }
+            }
+        }
+        if started.elapsed() > timeout + SETUP_GRACE {
+            return Err(Error::Refused(format!(
+                "setup of {label} is still not recorded done after {}: see its window (`orchestra doctor` reports it)",
+                crate::worktree::human(timeout + SETUP_GRACE)
+            )));
+        }
+        // Two `stat`s a look: cheap enough to see a quick setup end within milliseconds.
+        std::thread::sleep(Duration::from_millis(3));
+    }
 }
 
 /// The prompt, if any: text an agent can take (typed or on its command line), so no
@@ -320,6 +439,13 @@ pub fn agent_launch(
         let file = session_dir(&ctx.home, &session.id).join("last-argument.txt");
         launch.argv = last_argument_from_file(&launch.argv, &file)?;
     }
+    let mut env = agent_env(ctx, session);
+    env.append(&mut launch.env);
+    Ok((launch, env))
+}
+
+/// The environment a session's window runs with: its id, orchestra's home, its port.
+pub fn agent_env(ctx: &Context, session: &Session) -> Vec<(String, String)> {
     let mut env = vec![
         ("ORCHESTRA_SESSION".to_string(), session.id.clone()),
         (
@@ -330,8 +456,7 @@ pub fn agent_launch(
     if let Some(port) = session.port {
         env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
     }
-    env.append(&mut launch.env);
-    Ok((launch, env))
+    env
 }
 
 /// `argv` with its last argument written to `file` and read back by `sh` just before it
@@ -488,7 +613,23 @@ pub fn start_agent_in_pane(
         let (tmux, pane) = crate::cmd::agent_pane(session)?;
         let (launch, env) = agent_launch(ctx, session, prompt, resume)?;
         tmux.respawn(&pane, Path::new(&session.worktree), &env, &launch.argv)?;
-        if let Some(text) = &launch.typed_prompt {
+        Ok(launch.typed_prompt)
+    })();
+    let typed = crate::cmd::record_if_gone(ctx, session, result)?;
+    after_start(ctx, session, typed.as_deref(), out)
+}
+
+/// What an agent just started in the session's pane needs to get going: its prompt typed
+/// (for agents that take none on their command line), the trust dialog answered.
+pub fn after_start(
+    ctx: &Context,
+    session: &Session,
+    typed_prompt: Option<&str>,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let result = (|| {
+        let (tmux, pane) = crate::cmd::agent_pane(session)?;
+        if let Some(text) = typed_prompt {
             type_prompt_when_ready(ctx, &tmux, &pane, session, text, out)?;
         }
         Ok(tmux)
@@ -568,7 +709,7 @@ fn free_port(store: &Store) -> Result<u16, Error> {
 }
 
 /// The agents that ask whether to trust a folder they have not seen.
-fn asks_to_trust(kind: AgentKind) -> bool {
+pub fn asks_to_trust(kind: AgentKind) -> bool {
     matches!(kind, AgentKind::Claude | AgentKind::Codex)
 }
 
@@ -661,8 +802,7 @@ fn type_prompt_when_ready(
         while started.elapsed() < TYPE_PROMPT_AFTER {
             if tmux
                 .capture_pane(pane.pane(), 0)
-                .map(|screen| !screen.trim().is_empty())
-                .unwrap_or(false)
+                .is_ok_and(|screen| drawn(&screen))
             {
                 break;
             }
@@ -673,6 +813,14 @@ fn type_prompt_when_ready(
     tmux.type_text(pane, text, crate::tmux::Typing::Natural)?;
     tmux.press(pane, &[Key::Enter])?;
     Ok(())
+}
+
+/// Whether the program drew something: a line that is not orchestra's own (`prepare`
+/// may leave one on the screen it hands over).
+fn drawn(screen: &str) -> bool {
+    screen
+        .lines()
+        .any(|l| !l.trim().is_empty() && !l.starts_with("orchestra: "))
 }
 
 /// A shell line a person can paste: each word quoted where needed, `;` as `\;`.

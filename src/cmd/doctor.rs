@@ -115,6 +115,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs, out: &mut Output<'_>) -> Result<(),
     let servers = look_at_servers(ctx, &local_sessions(&store)?);
     check_windows(ctx, args.fix, &store, &servers, &mut report, out)?;
     check_panes(args.fix, &store, &servers, &mut report, out)?;
+    check_setups(ctx, args.fix, &store, &mut report, out)?;
     check_worktrees_of_rows(ctx, args.fix, &store, &servers, &mut report, out)?;
 
     let sessions = local_sessions(&store)?;
@@ -306,6 +307,12 @@ fn check_windows(
                             &pane.pane,
                             &pane.session_name,
                             server.socket_path.as_deref(),
+                            // A setup restart's window runs the setup; any other, the agent.
+                            if session.status == Status::Setup {
+                                Status::Setup
+                            } else {
+                                Status::Running
+                            },
                         )?;
                         Ok(())
                     },
@@ -345,7 +352,8 @@ fn check_panes(
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
     for s in local_sessions(store)? {
-        if s.status == Status::Dead {
+        // A failed setup is restarted in a new window when its own is gone.
+        if matches!(s.status, Status::Dead | Status::SetupFailed) {
             continue;
         }
         let alive = match (&s.pane, panes_of(servers, &s)) {
@@ -365,10 +373,83 @@ fn check_panes(
             s.repo,
             s.pane.as_deref().unwrap_or("-")
         );
-        report.repair(out, fix, what, "marked dead", |_| {
-            store.change_status(&s, Status::Dead, "doctor: pane gone")?;
+        // A session that never got past its setup has no agent to be dead.
+        let (next, done) = if s.status == Status::Setup {
+            (Status::SetupFailed, "marked setup-failed")
+        } else {
+            (Status::Dead, "marked dead")
+        };
+        report.repair(out, fix, what, done, |_| {
+            store.change_status(&s, next, "doctor: pane gone")?;
             Ok(())
         })?;
+    }
+    Ok(())
+}
+
+/// A session in `setup` longer than its setup may take (orchestra.toml's setup_timeout,
+/// and the grace for recording it): its window's process died or hangs. The fix records
+/// `setup-failed` and says so in the window (ending what runs there).
+fn check_setups(
+    ctx: &Context,
+    fix: bool,
+    store: &Store,
+    report: &mut Report,
+    out: &mut Output<'_>,
+) -> Result<(), Error> {
+    let now = crate::state::now();
+    for s in local_sessions(store)? {
+        if s.status != Status::Setup {
+            continue;
+        }
+        let timeout = crate::worktree::table(Path::new(&s.repo))
+            .ok()
+            .flatten()
+            .map_or(crate::manifest::DEFAULT_SETUP_TIMEOUT, |(_, t)| {
+                t.setup_timeout()
+            });
+        let since = store.setup_started_at(&s)?.unwrap_or(s.updated_at);
+        let limit = timeout + crate::cmd::dispatch::SETUP_GRACE;
+        if now - since <= limit.as_secs() as i64 {
+            continue;
+        }
+        let what = format!(
+            "session {} ({}) has been in setup for {}, past its setup_timeout of {} (window {})",
+            s.label,
+            s.repo,
+            crate::cmd::human_age(now - since),
+            crate::worktree::human(timeout),
+            s.window.as_deref().unwrap_or("-")
+        );
+        report.repair(
+            out,
+            fix,
+            what,
+            &format!(
+                "marked setup-failed; `orchestra restart {}` runs it again",
+                s.label
+            ),
+            |out| {
+                let why = format!(
+                    "doctor: the setup did not finish within its timeout of {}",
+                    crate::worktree::human(timeout)
+                );
+                if store.claim_status(&s, Status::Setup, Status::SetupFailed, &why)? {
+                    let message = format!(
+                        "orchestra: {why}. `orchestra restart {}` runs it again.",
+                        s.label
+                    );
+                    let shown = crate::cmd::agent_pane(&s).and_then(|(tmux, pane)| {
+                        let argv = crate::cmd::dispatch::waiting_placeholder(&message);
+                        Ok(tmux.respawn(&pane, Path::new(&s.worktree), &[], &argv)?)
+                    });
+                    if let Err(e) = crate::cmd::record_if_gone(ctx, &s, shown) {
+                        out.note(format!("could not say so in {}'s window: {e}", s.label));
+                    }
+                }
+                Ok(())
+            },
+        )?;
     }
     Ok(())
 }
@@ -483,6 +564,8 @@ fn check_repo(
                             &label,
                             &format!("WIP: left in the worktree of {branch}, which had no session"),
                             "doctor",
+                            // No session: nothing was set up that a teardown would undo.
+                            None,
                             out,
                         )?;
                         settle_orphan_branch(repo, &branch, &label, out)

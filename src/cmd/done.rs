@@ -24,7 +24,7 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
                 .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?
         }
     };
-    if matches!(session.status, Status::Merged | Status::Blocked) {
+    if matches!(session.status, Status::Merged | Status::Blocked) || session.status.in_setup() {
         return Err(Error::Refused(format!(
             "session {} is {}: it cannot be done",
             session.label, session.status

@@ -262,6 +262,7 @@ pub fn finish_teardown(
         &session.label,
         &format!("WIP: left in session {} after its merge", session.label),
         "merge",
+        Some(session),
         out,
     )?;
     settle_branch(repo, session, Some(target), out)?;

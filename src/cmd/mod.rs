@@ -17,6 +17,7 @@ pub mod kill;
 pub mod launch;
 pub mod list;
 pub mod merge;
+pub mod prepare;
 pub mod refresh;
 pub mod restart;
 pub mod review;
@@ -184,12 +185,24 @@ pub fn record_if_gone<T>(
             "tmux",
             &why,
         );
-        let _ = store.change_status(session, crate::state::Status::Dead, &why);
+        let _ = store.change_status(session, gone_status(session), &why);
     }
     Err(Error::Refused(format!(
-        "{}: {why}: nothing was sent; recorded dead (`orchestra restart {}` starts it again)",
-        session.label, session.label
+        "{}: {why}: nothing was sent; recorded {} (`orchestra restart {}` starts it again)",
+        session.label,
+        gone_status(session),
+        session.label
     )))
+}
+
+/// What a session whose pane is gone becomes: dead, or, when its agent never started,
+/// setup-failed (its restart runs the setup again).
+fn gone_status(session: &Session) -> crate::state::Status {
+    if session.status.in_setup() {
+        crate::state::Status::SetupFailed
+    } else {
+        crate::state::Status::Dead
+    }
 }
 
 /// Shows a recorded state change at once: the window's badge and, where the change needs

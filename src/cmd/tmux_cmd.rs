@@ -490,6 +490,8 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
         kind: None,
         no_hooks: false,
         after: Vec::new(),
+        from_upstream: false,
+        wait_setup: false,
     };
     quietly(|quiet| crate::cmd::dispatch::run(ctx, &args, quiet))?;
     Ok(Some(format!("dispatched {}", args.label)))

@@ -42,6 +42,19 @@ pub enum GitError {
 /// The start of the reflog message of a branch made for a session; the session id follows.
 const MADE_FOR: &str = "orchestra: made for session ";
 
+/// What [`Repo::fast_forward`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FastForward {
+    Moved {
+        from: Oid,
+    },
+    AlreadyThere,
+    /// Not moved: this many commits are the branch's own.
+    OwnCommits(usize),
+    /// Not moved: these paths have uncommitted changes.
+    Uncommitted(Vec<String>),
+}
+
 pub struct Repo {
     repo: Repository,
     main_worktree: PathBuf,
@@ -258,8 +271,24 @@ impl Repo {
             return Ok(None);
         }
         let head = worktree.head()?.peel_to_commit()?.id();
+        self.keep_unreachable(
+            head,
+            &format!("{label}-detached"),
+            &format!("orchestra: the detached HEAD of {}", path.display()),
+        )
+    }
+
+    /// Keeps `commit` on a new branch `archive/<stem>-<time>` when no local branch reaches
+    /// it (its commits would otherwise be lost to garbage collection). Returns that branch
+    /// and how many commits only it holds; `None` when a branch reaches it already.
+    pub fn keep_unreachable(
+        &self,
+        commit: Oid,
+        stem: &str,
+        why: &str,
+    ) -> Result<Option<(String, usize)>, GitError> {
         let mut walk = self.repo.revwalk()?;
-        walk.push(head)?;
+        walk.push(commit)?;
         for branch in self.repo.branches(Some(BranchType::Local))? {
             if let Some(oid) = branch?.0.get().target() {
                 walk.hide(oid)?;
@@ -269,14 +298,76 @@ impl Repo {
         if only_here == 0 {
             return Ok(None);
         }
-        let name = self.free_archive_name(&format!("{label}-detached"));
-        self.repo.reference(
-            &format!("refs/heads/{name}"),
-            head,
-            false,
-            &format!("orchestra: the detached HEAD of {}", path.display()),
-        )?;
+        let name = self.free_archive_name(stem);
+        self.repo
+            .reference(&format!("refs/heads/{name}"), commit, false, why)?;
         Ok(Some((name, only_here)))
+    }
+
+    /// The commit checked out in the worktree at `path`.
+    pub fn worktree_head(path: &Path) -> Result<Oid, GitError> {
+        Ok(Repository::open(path)?.head()?.peel_to_commit()?.id())
+    }
+
+    /// Why `rel` (a path relative to the worktree root) cannot be placed into the fresh
+    /// worktree at `worktree` by a copy or a link: `None` when it can. Placed files must be
+    /// neither tracked (the checkout has them already) nor shown as changes: only a path
+    /// git ignores stays out of the session's diff, its WIP commits and `git add -A`.
+    /// `as_dir`: whether it will be a folder (a link is a file to git, whatever it points at).
+    pub fn placement_problem(
+        worktree: &Path,
+        rel: &Path,
+        as_dir: bool,
+    ) -> Result<Option<String>, GitError> {
+        let repo = Repository::open(worktree)?;
+        let head = repo.head()?.peel_to_tree()?;
+        if head.get_path(rel).is_ok() {
+            return Ok(Some(
+                "is tracked in git (the worktree has it checked out already)".into(),
+            ));
+        }
+        // Asked before anything is placed there: libgit2 reads a missing path as a file,
+        // and a trailing slash as a folder.
+        let mut asked = rel.to_string_lossy().into_owned();
+        if as_dir {
+            asked.push('/');
+        }
+        if !repo.is_path_ignored(Path::new(&asked))? {
+            let hint = if as_dir {
+                ""
+            } else {
+                " (a symlink is a file to git: a pattern with a trailing slash does not match it)"
+            };
+            return Ok(Some(format!(
+                "is not ignored by git, so it would show as the session's own change: add it to .gitignore{hint}"
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Moves the branch checked out at `worktree` forward to `to`, files and all, only as a
+    /// fast-forward of a clean worktree: a branch with commits of its own is never moved.
+    pub fn fast_forward(&self, worktree: &Path, to: Oid) -> Result<FastForward, GitError> {
+        let from = Repo::worktree_head(worktree)?;
+        if from == to {
+            return Ok(FastForward::AlreadyThere);
+        }
+        let mut walk = self.repo.revwalk()?;
+        walk.push(from)?;
+        walk.hide(to)?;
+        let own = walk.count();
+        if own > 0 {
+            return Ok(FastForward::OwnCommits(own));
+        }
+        let dirty = uncommitted_paths(worktree)?;
+        if !dirty.is_empty() {
+            return Ok(FastForward::Uncommitted(dirty));
+        }
+        run_git(
+            worktree,
+            &["merge", "--ff-only", "--quiet", &to.to_string()],
+        )?;
+        Ok(FastForward::Moved { from })
     }
 
     /// The branch checked out in the worktree at `path`; `None` when its HEAD is detached.
@@ -585,4 +676,100 @@ pub fn init_repository(path: &Path) -> Result<Repo, GitError> {
         )?;
     }
     Repo::discover(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// A repo whose .gitignore has `models/` (folders only), `.env` and `cache`, plus a
+    /// linked worktree on branch `session/a`.
+    fn world() -> (tempfile::TempDir, Repo, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        let repo = init_repository(&main).unwrap();
+        std::fs::write(main.join(".gitignore"), "models/\n.env\ncache\n").unwrap();
+        std::fs::write(main.join("tracked.txt"), "t\n").unwrap();
+        git(&main, &["add", "."]);
+        git(&main, &["commit", "-q", "-m", "files"]);
+        let wt = dir.path().join("wt");
+        let base = repo.resolve_commit(None).unwrap();
+        repo.add_worktree(&wt, "session/a", base, "id").unwrap();
+        (dir, repo, wt)
+    }
+
+    #[test]
+    fn what_may_be_placed_is_what_git_ignores_as_it_will_be() {
+        let (_dir, _repo, wt) = world();
+        let problem =
+            |rel: &str, as_dir: bool| Repo::placement_problem(&wt, Path::new(rel), as_dir).unwrap();
+        assert_eq!(problem(".env", false), None);
+        assert_eq!(problem("cache", true), None, "a folder `cache`");
+        assert_eq!(problem("cache", false), None, "a link `cache`");
+        assert_eq!(
+            problem("models", true),
+            None,
+            "a copied folder matches models/"
+        );
+        let link = problem("models", false).expect("a link is a file: models/ misses it");
+        assert!(
+            link.contains("not ignored") && link.contains("trailing slash"),
+            "{link}"
+        );
+        let tracked = problem("tracked.txt", false).expect("tracked");
+        assert!(tracked.contains("tracked"), "{tracked}");
+        assert!(problem("notes.md", false).unwrap().contains("not ignored"));
+    }
+
+    #[test]
+    fn a_branch_moves_forward_only_when_it_has_nothing_of_its_own() {
+        let (dir, repo, wt) = world();
+        let main = dir.path().join("main");
+        let old = repo.resolve_commit(None).unwrap();
+        std::fs::write(main.join("upstream.txt"), "u\n").unwrap();
+        git(&main, &["add", "."]);
+        git(&main, &["commit", "-q", "-m", "upstream work"]);
+        let new = repo.resolve_commit(None).unwrap();
+        std::fs::write(wt.join("scratch.txt"), "s\n").unwrap();
+        assert_eq!(
+            repo.fast_forward(&wt, new).unwrap(),
+            FastForward::Uncommitted(vec!["scratch.txt".into()])
+        );
+        std::fs::remove_file(wt.join("scratch.txt")).unwrap();
+        assert_eq!(
+            repo.fast_forward(&wt, new).unwrap(),
+            FastForward::Moved { from: old }
+        );
+        assert!(wt.join("upstream.txt").is_file(), "the files came along");
+        assert_eq!(repo.branch_tip("session/a").unwrap(), new);
+        assert_eq!(
+            repo.fast_forward(&wt, new).unwrap(),
+            FastForward::AlreadyThere
+        );
+        std::fs::write(wt.join("mine.txt"), "m\n").unwrap();
+        git(&wt, &["add", "."]);
+        git(&wt, &["commit", "-q", "-m", "mine"]);
+        let mine = repo.branch_tip("session/a").unwrap();
+        assert_eq!(
+            repo.fast_forward(&wt, new).unwrap(),
+            FastForward::OwnCommits(1)
+        );
+        assert_eq!(
+            repo.fast_forward(&wt, old).unwrap(),
+            FastForward::OwnCommits(2),
+            "behind its target: everything past it counts"
+        );
+        assert_eq!(repo.branch_tip("session/a").unwrap(), mine, "never moved");
+    }
 }

@@ -44,6 +44,11 @@ pub enum StateError {
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Blocked,
+    /// The worktree's setup command runs in the session's window; the agent starts after.
+    Setup,
+    /// The setup failed or timed out: the window keeps its output, the agent never started.
+    #[serde(rename = "setup-failed")]
+    SetupFailed,
     Running,
     Stalled,
     Done,
@@ -81,7 +86,7 @@ macro_rules! text_enum {
     };
 }
 
-text_enum!(Status { Blocked => "blocked", Running => "running", Stalled => "stalled", Done => "done", Merged => "merged", Dead => "dead" });
+text_enum!(Status { Blocked => "blocked", Setup => "setup", SetupFailed => "setup-failed", Running => "running", Stalled => "stalled", Done => "done", Merged => "merged", Dead => "dead" });
 text_enum!(AgentState { Busy => "busy", Waiting => "waiting", Idle => "idle", Error => "error", Exited => "exited", Unknown => "unknown" });
 
 /// One session as recorded.
@@ -124,7 +129,24 @@ pub struct Session {
     pub owns_tmux_session: bool,
 }
 
+impl Status {
+    /// `setup` or `setup-failed`: the window runs (or ran) the worktree's setup, and no
+    /// agent has started yet.
+    pub fn in_setup(self) -> bool {
+        matches!(self, Status::Setup | Status::SetupFailed)
+    }
+}
+
 impl Session {
+    /// What the window's badge says: the setup while there is one, else the agent's state.
+    pub fn badge(&self) -> &'static str {
+        if self.status.in_setup() {
+            self.status.as_str()
+        } else {
+            self.state.as_str()
+        }
+    }
+
     /// Whether this session comes from an orchestra.toml rather than `dispatch`.
     pub fn is_manifest(&self) -> bool {
         self.manifest.is_some()
@@ -472,19 +494,53 @@ impl Store {
         }))
     }
 
-    /// Moves a blocked session to running; true only for the one process that does it.
-    pub fn claim_blocked(&self, s: &Session, detail: &str) -> Result<bool, StateError> {
-        let changed = self
-            .conn
+    /// Moves a blocked session on to `to` (running, or setup when its worktree has a
+    /// setup command); true only for the one process that does it.
+    pub fn claim_blocked(&self, s: &Session, to: Status, detail: &str) -> Result<bool, StateError> {
+        self.claim_status(s, Status::Blocked, to, detail)
+    }
+
+    /// Moves the session from `from` to `to` if it is still `from`, recording the change:
+    /// true only for the one process that does it (a check and a write in one statement).
+    pub fn claim_status(
+        &self,
+        s: &Session,
+        from: Status,
+        to: Status,
+        detail: &str,
+    ) -> Result<bool, StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        let changed = tx
             .execute(
-                "UPDATE sessions SET status = 'running', updated_at = ?2 WHERE id = ?1 AND status = 'blocked'",
-                params![s.id, now()],
+                "UPDATE sessions SET status = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?2",
+                params![s.id, from.as_str(), to.as_str(), now()],
             )
             .map_err(|e| self.err(e))?;
         if changed > 0 {
-            self.record_event(s, "status", "blocked", "running", detail)?;
+            insert_event(
+                &tx,
+                self.retention,
+                s,
+                "status",
+                from.as_str(),
+                to.as_str(),
+                detail,
+            )
+            .map_err(|e| self.err(e))?;
         }
+        tx.commit().map_err(|e| self.err(e))?;
         Ok(changed > 0)
+    }
+
+    /// When the session's current setup began (seconds): its newest move into `setup`.
+    pub fn setup_started_at(&self, s: &Session) -> Result<Option<i64>, StateError> {
+        self.conn
+            .query_row(
+                "SELECT max(at) FROM events WHERE session_id = ?1 AND kind IN ('dispatched', 'status', 'restart') AND new = 'setup'",
+                params![s.id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// Records a restart: the session's new window and pane, one more retry, running, and
@@ -517,20 +573,21 @@ impl Store {
         pane: &str,
         tmux_session: &str,
         tmux_socket: Option<&str>,
+        status: Status,
     ) -> Result<(), StateError> {
         self.conn
             .execute(
-                "UPDATE sessions SET window_id = ?2, pane_id = ?3, tmux_session = ?4, status = 'running', \
+                "UPDATE sessions SET window_id = ?2, pane_id = ?3, tmux_session = ?4, status = ?7, \
                  state = 'unknown', state_source = '', retry_count = retry_count + 1, updated_at = ?5, \
                  tmux_socket = COALESCE(?6, tmux_socket) WHERE id = ?1",
-                params![s.id, window, pane, tmux_session, now(), tmux_socket],
+                params![s.id, window, pane, tmux_session, now(), tmux_socket, status.as_str()],
             )
             .map_err(|e| self.err(e))?;
         self.record_event(
             s,
             "restart",
             s.status.as_str(),
-            "running",
+            status.as_str(),
             &format!("retry {}", s.retry_count + 1),
         )
     }

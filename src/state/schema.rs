@@ -109,6 +109,55 @@ const MIGRATIONS: &[&str] = &[
         since       INTEGER NOT NULL,
         PRIMARY KEY (repo, session, other, target)
     );",
+    // 7: two more statuses, `setup` (the worktree's setup command runs in the window) and
+    // `setup-failed`. SQLite cannot change a CHECK in place: the table is rebuilt. Its
+    // drop would cascade to the dependency edges (foreign keys are on), so they are kept
+    // aside and put back.
+    "CREATE TABLE sessions_v7 (
+        id            TEXT PRIMARY KEY,
+        repo          TEXT NOT NULL,
+        label         TEXT NOT NULL,
+        branch        TEXT NOT NULL,
+        base_commit   TEXT NOT NULL,
+        base_branch   TEXT,
+        worktree      TEXT NOT NULL,
+        host          TEXT,
+        tmux_socket   TEXT,
+        tmux_session  TEXT,
+        window_id     TEXT,
+        pane_id       TEXT,
+        agent_kind    TEXT NOT NULL,
+        agent_argv    TEXT NOT NULL,
+        agent_uuid    TEXT,
+        port          INTEGER,
+        prompt        TEXT,
+        status        TEXT NOT NULL CHECK (status IN ('blocked','setup','setup-failed','running','stalled','done','merged','dead')),
+        state         TEXT NOT NULL DEFAULT 'unknown'
+                      CHECK (state IN ('busy','waiting','idle','error','exited','unknown')),
+        retry_count   INTEGER NOT NULL DEFAULT 0,
+        created_at    INTEGER NOT NULL,
+        updated_at    INTEGER NOT NULL,
+        state_at      INTEGER NOT NULL DEFAULT 0,
+        state_source  TEXT NOT NULL DEFAULT '',
+        manifest      TEXT,
+        owns_tmux_session INTEGER NOT NULL DEFAULT 0
+    );
+    INSERT INTO sessions_v7 (id, repo, label, branch, base_commit, base_branch, worktree, host,
+        tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port,
+        prompt, status, state, retry_count, created_at, updated_at, state_at, state_source,
+        manifest, owns_tmux_session)
+    SELECT id, repo, label, branch, base_commit, base_branch, worktree, host,
+        tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port,
+        prompt, status, state, retry_count, created_at, updated_at, state_at, state_source,
+        manifest, owns_tmux_session FROM sessions;
+    CREATE TEMP TABLE dependencies_kept AS SELECT * FROM dependencies;
+    DROP TABLE sessions;
+    ALTER TABLE sessions_v7 RENAME TO sessions;
+    CREATE UNIQUE INDEX sessions_live_label ON sessions(repo, label) WHERE status <> 'merged';
+    DELETE FROM dependencies;
+    INSERT INTO dependencies (dependent, upstream, upstream_label, artifact, notified_at)
+        SELECT dependent, upstream, upstream_label, artifact, notified_at FROM dependencies_kept;
+    DROP TABLE dependencies_kept;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {
@@ -143,4 +192,72 @@ pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateErr
             .map_err(sqlite)?;
     }
     tx.commit().map_err(sqlite)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A database made by an orchestra that knew migrations 1..=5, with a session and an
+    /// edge: step 6 keeps both and takes the new statuses.
+    #[test]
+    fn the_status_rebuild_keeps_rows_and_edges() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let mut conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        for (step, sql) in MIGRATIONS.iter().take(5).enumerate() {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", step as i64 + 1)
+                .unwrap();
+        }
+        for (id, label) in [("a1", "up"), ("b2", "down")] {
+            conn.execute(
+                "INSERT INTO sessions (id, repo, label, branch, base_commit, worktree, agent_kind, \
+                 agent_argv, status, created_at, updated_at, manifest) VALUES \
+                 (?1, '/r', ?2, 'b', 'c', '/w', 'generic', '[]', 'blocked', 1, 2, 'm.toml')",
+                [id, label],
+            )
+            .unwrap();
+        }
+        conn.execute(
+            "INSERT INTO dependencies (dependent, upstream, upstream_label, artifact) VALUES ('b2', 'a1', 'up', 'x')",
+            [],
+        )
+        .unwrap();
+        migrate(&mut conn, &path).unwrap();
+        let edges: i64 = conn
+            .query_row("SELECT count(*) FROM dependencies", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(edges, 1, "the edge survived the rebuild");
+        let manifest: String = conn
+            .query_row("SELECT manifest FROM sessions WHERE id = 'a1'", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(manifest, "m.toml");
+        for status in ["setup", "setup-failed"] {
+            conn.execute("UPDATE sessions SET status = ?1 WHERE id = 'a1'", [status])
+                .unwrap();
+        }
+        assert!(conn
+            .execute("UPDATE sessions SET status = 'bogus' WHERE id = 'a1'", [])
+            .is_err());
+        // The label index came back: a second live `down` is refused.
+        assert!(conn
+            .execute(
+                "INSERT INTO sessions (id, repo, label, branch, base_commit, worktree, agent_kind, \
+                 agent_argv, status, created_at, updated_at) VALUES \
+                 ('c3', '/r', 'down', 'b', 'c', '/w', 'generic', '[]', 'running', 1, 2)",
+                [],
+            )
+            .is_err());
+        // Foreign keys still hold: removing the dependent takes its edge.
+        conn.execute("DELETE FROM sessions WHERE id = 'b2'", [])
+            .unwrap();
+        let edges: i64 = conn
+            .query_row("SELECT count(*) FROM dependencies", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(edges, 0);
+    }
 }

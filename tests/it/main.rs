@@ -28,6 +28,7 @@ mod plugin;
 mod radar;
 mod remote;
 mod screens;
+mod setup;
 mod status;
 mod sync;
 mod talk;

@@ -1,0 +1,509 @@
+//! A dispatched worktree made ready to work, and taken down: the `[worktree]` table of
+//! orchestra.toml. Copies and links go in before the agent starts; the setup and teardown
+//! commands run as children with a deadline, each in a process group of its own that is
+//! killed whole when the deadline passes.
+
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::git::{GitError, Repo};
+use crate::manifest::{ManifestError, WorktreeTable};
+use crate::state::Session;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorktreeError {
+    #[error(transparent)]
+    Manifest(Box<ManifestError>),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+}
+
+impl From<ManifestError> for WorktreeError {
+    fn from(e: ManifestError) -> WorktreeError {
+        WorktreeError::Manifest(Box::new(e))
+    }
+}
+
+/// The `[worktree]` table of the repo whose main worktree is `main`, and the file it is
+/// in; `None` when the repo has no orchestra.toml.
+pub fn table(main: &Path) -> Result<Option<(PathBuf, WorktreeTable)>, ManifestError> {
+    let path = crate::manifest::default_path(main);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let manifest = crate::manifest::load(&path)?;
+    Ok(Some((path, manifest.worktree)))
+}
+
+/// The environment setup and teardown run with (on top of orchestra's own): the session,
+/// its port, its worktree and the repo's main worktree.
+pub fn command_env(session: &Session) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("ORCHESTRA_SESSION".to_string(), session.id.clone()),
+        ("ORCHESTRA_WORKTREE".to_string(), session.worktree.clone()),
+        ("ORCHESTRA_REPO".to_string(), session.repo.clone()),
+    ];
+    if let Some(port) = session.port {
+        env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
+    }
+    env
+}
+
+/// Refuses (before anything is made) a `copy` or `symlink` path of the main worktree that
+/// leads out of it through a link on its way (`data -> /elsewhere`, then `data/x`).
+pub fn check_sources(
+    main: &Path,
+    manifest: &Path,
+    table: &WorktreeTable,
+) -> Result<(), WorktreeError> {
+    let root = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
+    for (key, rel) in entries(table) {
+        let Some(parent) = Path::new(rel).parent() else {
+            continue;
+        };
+        let Ok(real) = main.join(parent).canonicalize() else {
+            // Not there (yet): nothing to copy or link, said at dispatch.
+            continue;
+        };
+        if !real.starts_with(&root) {
+            return Err(crate::manifest::error_in(
+                manifest,
+                "[worktree]",
+                &format!("{rel:?}"),
+                format!(
+                    "worktree.{key} {rel:?} escapes the repo: its folder is {}",
+                    real.display()
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn entries(table: &WorktreeTable) -> impl Iterator<Item = (&'static str, &str)> {
+    let copies = table.copy.iter().map(|p| ("copy", p.as_str()));
+    let links = table.symlink.iter().map(|p| ("symlink", p.as_str()));
+    copies.chain(links)
+}
+
+/// Copies and links the table's paths from the main worktree `main` into the fresh
+/// worktree `worktree`. Returns notes for what was skipped (missing in the main worktree,
+/// or there already). A path git would track or show as a change, or whose folder in the
+/// checkout is a link, is refused with its place in `manifest`: the caller undoes the
+/// worktree.
+pub fn place(
+    main: &Path,
+    worktree: &Path,
+    manifest: &Path,
+    table: &WorktreeTable,
+) -> Result<Vec<String>, WorktreeError> {
+    let mut notes = Vec::new();
+    for (key, rel_text) in entries(table) {
+        let rel = clean(rel_text);
+        let source = main.join(&rel);
+        let refuse = |why: String| -> WorktreeError {
+            crate::manifest::error_in(
+                manifest,
+                "[worktree]",
+                &format!("{rel_text:?}"),
+                format!("worktree.{key} {rel_text:?} {why}"),
+            )
+            .into()
+        };
+        let link = key == "symlink";
+        let Ok(meta) = std::fs::metadata(&source) else {
+            notes.push(format!(
+                "worktree.{key}: {rel_text} is not in the main worktree: skipped"
+            ));
+            continue;
+        };
+        if let Some(why) = Repo::placement_problem(worktree, &rel, !link && meta.is_dir())? {
+            return Err(refuse(why));
+        }
+        let target = worktree.join(&rel);
+        // Every folder on the way must be a real folder of this worktree: a link there (a
+        // tracked one) would put the file somewhere else.
+        let mut at = worktree.to_path_buf();
+        for part in rel.parent().into_iter().flat_map(Path::components) {
+            at.push(part);
+            match std::fs::symlink_metadata(&at) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    return Err(refuse(format!(
+                        "escapes the worktree: {} is a link in the checkout",
+                        at.display()
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if std::fs::symlink_metadata(&target).is_ok() {
+            notes.push(format!(
+                "worktree.{key}: {rel_text} is in the worktree already (.worktreeinclude?): left as it is"
+            ));
+            continue;
+        }
+        let io = |what: &str| {
+            let context = format!("{what} {}", target.display());
+            move |source| WorktreeError::Io { context, source }
+        };
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(io("creating the folder of"))?;
+        }
+        if link {
+            std::os::unix::fs::symlink(&source, &target).map_err(io("linking"))?;
+        } else {
+            copy_tree(&source, &target).map_err(io("copying to"))?;
+        }
+    }
+    Ok(notes)
+}
+
+/// `a/./b/` as `a/b`.
+fn clean(rel: &str) -> PathBuf {
+    Path::new(rel)
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect()
+}
+
+/// A file or a folder copied whole; links inside stay links.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.file_type().is_symlink() {
+        return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);
+    }
+    if !meta.is_dir() {
+        return std::fs::copy(from, to).map(|_| ());
+    }
+    std::fs::create_dir(to)?;
+    std::fs::set_permissions(to, meta.permissions())?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+/// A command to run with a deadline.
+pub struct Job<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    pub env: &'a [(String, String)],
+    pub timeout: Duration,
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    Exited(i32),
+    Signalled(i32),
+    /// The deadline passed: its process group was killed.
+    TimedOut(Duration),
+    NotStarted(String),
+}
+
+impl Ended {
+    pub fn ok(&self) -> bool {
+        *self == Ended::Exited(0)
+    }
+}
+
+impl std::fmt::Display for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ended::Exited(code) => write!(f, "exit status {code}"),
+            Ended::Signalled(libc::SIGINT) => write!(f, "interrupted (Ctrl-C)"),
+            Ended::Signalled(libc::SIGHUP) => write!(f, "hung up (its window closed)"),
+            Ended::Signalled(signal) => write!(f, "killed by signal {signal}"),
+            Ended::TimedOut(limit) => write!(
+                f,
+                "still running after {}: stopped with its process group",
+                human(*limit)
+            ),
+            Ended::NotStarted(why) => write!(f, "could not start: {why}"),
+        }
+    }
+}
+
+/// "90s", "10m", "1m30s".
+pub fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match (s / 60, s % 60) {
+        (0, _) if d.subsec_millis() == 0 => format!("{s}s"),
+        (0, _) => format!("{:.1}s", d.as_secs_f64()),
+        (m, 0) => format!("{m}m"),
+        (m, r) => format!("{m}m{r}s"),
+    }
+}
+
+/// Runs `job` on this process's terminal, visibly: its output goes where ours goes, and
+/// when we are the terminal's foreground job it becomes that job while it runs (so a
+/// Ctrl-C stops it, a program that asks can read the answer, and a closed window hangs
+/// it up), then hands the terminal back.
+pub fn run_in_terminal(job: &Job<'_>) -> Ended {
+    let mut cmd = command(job);
+    cmd.stdin(Stdio::inherit())
+        .stdout(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    let foreground = terminal::ours();
+    let mut child = match cmd.spawn() {
+        Ok(child) => child,
+        Err(e) => return not_started(job, e),
+    };
+    if foreground {
+        terminal::hand_to(child.id());
+    }
+    let ended = wait_bounded(&mut child, job.timeout);
+    if foreground {
+        terminal::take_back();
+    }
+    ended
+}
+
+/// How much of a captured job's output is kept: its end, where the error usually is.
+pub const OUTPUT_KEPT: usize = 64 * 1024;
+
+/// Runs `job` with no terminal (stdin empty), its stdout and stderr captured together:
+/// how it ended, and the last [`OUTPUT_KEPT`] bytes it printed.
+pub fn run_captured(job: &Job<'_>) -> (Ended, String) {
+    let (reader, writer) = match std::io::pipe() {
+        Ok(pipe) => pipe,
+        Err(e) => return (not_started(job, e), String::new()),
+    };
+    let mut cmd = command(job);
+    let second = match writer.try_clone() {
+        Ok(w) => w,
+        Err(e) => return (not_started(job, e), String::new()),
+    };
+    cmd.stdin(Stdio::null()).stdout(writer).stderr(second);
+    let spawned = cmd.spawn();
+    // Our copies of the write end go with `cmd`: the reader sees the end of the output
+    // once the job (and whatever it left holding the pipe) is gone.
+    drop(cmd);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => return (not_started(job, e), String::new()),
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = reader;
+        let mut kept: Vec<u8> = Vec::new();
+        let mut chunk = [0u8; 8192];
+        loop {
+            match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    kept.extend_from_slice(&chunk[..n]);
+                    if kept.len() > 2 * OUTPUT_KEPT {
+                        kept.drain(..kept.len() - OUTPUT_KEPT);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let start = kept.len().saturating_sub(OUTPUT_KEPT);
+        let _ = tx.send(String::from_utf8_lossy(&kept[start..]).into_owned());
+    });
+    let ended = wait_bounded(&mut child, job.timeout);
+    // A process that left the group and kept the pipe must not hold us.
+    let output = rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
+    (ended, output)
+}
+
+fn command(job: &Job<'_>) -> Command {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(&job.argv[0]);
+    cmd.args(&job.argv[1..])
+        .current_dir(job.cwd)
+        .envs(job.env.iter().map(|(k, v)| (k, v)))
+        .process_group(0);
+    cmd
+}
+
+fn not_started(job: &Job<'_>, e: std::io::Error) -> Ended {
+    Ended::NotStarted(format!("{}: {e}", job.argv[0]))
+}
+
+/// How long a job's process group has between SIGTERM and SIGKILL at its deadline.
+const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// Waits for `child` (a process group leader) until `timeout`; then its whole group gets
+/// SIGTERM, and SIGKILL after [`TERM_GRACE`].
+fn wait_bounded(child: &mut Child, timeout: Duration) -> Ended {
+    let deadline = Instant::now() + timeout;
+    // Quick jobs (a no-op setup) are seen within a millisecond or two; long ones cost a
+    // look every 20 ms.
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return ended(status),
+            Ok(None) if Instant::now() >= deadline => break,
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(e) => return Ended::NotStarted(format!("waiting for it: {e}")),
+        }
+    }
+    let group = child.id();
+    terminal::signal_group(group, libc::SIGTERM);
+    let grace = Instant::now() + TERM_GRACE;
+    // The leader is left unreaped until the SIGKILL: its id names the group till then.
+    while Instant::now() < grace && !terminal::exited(group) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    terminal::signal_group(group, libc::SIGKILL);
+    let _ = child.wait();
+    Ended::TimedOut(timeout)
+}
+
+fn ended(status: std::process::ExitStatus) -> Ended {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ended::Exited(code),
+        (None, Some(signal)) => Ended::Signalled(signal),
+        (None, None) => Ended::Exited(-1),
+    }
+}
+
+/// Job control: the few system calls std has no word for.
+mod terminal {
+    /// Whether stdin is a terminal whose foreground job is this process's group.
+    pub fn ours() -> bool {
+        // SAFETY: plain queries on fd 0 and this process; no memory is shared.
+        unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
+    }
+
+    /// Makes process group `group` the terminal's foreground job, and wakes it in case
+    /// it read the terminal (and stopped) before it was.
+    pub fn hand_to(group: u32) {
+        let Ok(group) = libc::pid_t::try_from(group) else {
+            return;
+        };
+        // SAFETY: as above; `group` is our child's own group, made at its spawn.
+        unsafe {
+            libc::tcsetpgrp(0, group);
+            libc::kill(-group, libc::SIGCONT);
+        }
+    }
+
+    /// Makes this process's group the foreground job again. Asking from the background
+    /// would stop us with SIGTTOU: it is ignored for the call.
+    pub fn take_back() {
+        // SAFETY: as above; the old disposition is put back at once.
+        unsafe {
+            let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
+            libc::tcsetpgrp(0, libc::getpgrp());
+            libc::signal(libc::SIGTTOU, old);
+        }
+    }
+
+    /// Sends `signal` to every process of group `group` (never to group 0 or 1: that
+    /// would be our own group, or everyone).
+    pub fn signal_group(group: u32, signal: libc::c_int) {
+        let Ok(group) = libc::pid_t::try_from(group) else {
+            return;
+        };
+        if group > 1 {
+            // SAFETY: a signal to a process group our unreaped child leads.
+            unsafe {
+                libc::kill(-group, signal);
+            }
+        }
+    }
+
+    /// Whether child `pid` has ended, without reaping it.
+    pub fn exited(pid: u32) -> bool {
+        let pid: libc::id_t = pid;
+        // SAFETY: `info` is a zeroed struct the kernel fills; WNOWAIT leaves the child
+        // to be reaped by std.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let r = libc::waitid(
+                libc::P_PID,
+                pid,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            r == 0 && info.si_pid() != 0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job<'a>(argv: &'a [String], timeout: Duration) -> Job<'a> {
+        Job {
+            argv,
+            cwd: Path::new("/"),
+            env: &[],
+            timeout,
+        }
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        shell_words::split(line).unwrap()
+    }
+
+    #[test]
+    fn a_captured_job_keeps_the_end_of_its_output_and_its_status() {
+        let argv = words("sh -c 'echo to-out; echo to-err >&2; exit 3'");
+        let (ended, output) = run_captured(&job(&argv, Duration::from_secs(10)));
+        assert_eq!(ended, Ended::Exited(3));
+        assert!(
+            output.contains("to-out") && output.contains("to-err"),
+            "{output}"
+        );
+        // Megabytes: only the end is kept.
+        let argv = words("sh -c 'yes 0123456789 | head -c 3000000; echo THE-END'");
+        let (ended, output) = run_captured(&job(&argv, Duration::from_secs(20)));
+        assert!(ended.ok(), "{ended}");
+        assert!(output.len() <= OUTPUT_KEPT, "{}", output.len());
+        assert!(output.ends_with("THE-END\n"));
+        let argv = words("no-such-program-here");
+        let (ended, _) = run_captured(&job(&argv, Duration::from_secs(5)));
+        assert!(matches!(ended, Ended::NotStarted(_)), "{ended:?}");
+    }
+
+    #[test]
+    fn a_job_past_its_deadline_is_killed_with_its_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("grandchild.pid");
+        // The grandchild ignores SIGTERM: only the SIGKILL to the group ends it.
+        let argv = vec![
+            "sh".to_string(),
+            "-c".into(),
+            "sh -c 'trap \"\" TERM; echo $$ > \"$1\"; while :; do sleep 1; done' g \"$1\" & wait"
+                .into(),
+            "s".into(),
+            pid_file.to_string_lossy().into_owned(),
+        ];
+        let started = Instant::now();
+        let (ended, _) = run_captured(&job(&argv, Duration::from_secs(1)));
+        assert_eq!(ended, Ended::TimedOut(Duration::from_secs(1)));
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let gone = (0..50).any(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            !Path::new(&format!("/proc/{}", pid.trim())).exists()
+                || std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+                    .is_ok_and(|s| s.contains(") Z "))
+        });
+        assert!(gone, "the grandchild {pid} outlived its group's deadline");
+    }
+}
