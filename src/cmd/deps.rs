@@ -362,25 +362,3 @@ pub fn upstream_removed(
     }
     Ok(stranded)
 }
-
-/// For each blocked session of `repo` (every repo when `None`) that waits on a killed
-/// upstream: "api killed" (list and health show it beside the status).
-pub fn stranded_reasons(
-    store: &Store,
-    repo: Option<&str>,
-) -> Result<HashMap<String, String>, Error> {
-    let mut reasons: HashMap<String, String> = HashMap::new();
-    for e in store.dependencies(repo)? {
-        if e.upstream_gone && !e.notified {
-            let text = format!("{} killed", e.upstream_label);
-            reasons
-                .entry(e.dependent)
-                .and_modify(|r| {
-                    r.push_str(", ");
-                    r.push_str(&text);
-                })
-                .or_insert(text);
-        }
-    }
-    Ok(reasons)
-}

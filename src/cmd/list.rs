@@ -69,8 +69,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let store = ctx.store()?;
     let sessions = store.sessions(repo.as_ref().map(|r| r.id()).as_deref(), false)?;
     let at = now();
-    let mut stranded =
-        crate::cmd::deps::stranded_reasons(&store, repo.as_ref().map(|r| r.id()).as_deref())?;
+    let mut stranded = store.stranded_reasons(repo.as_ref().map(|r| r.id()).as_deref())?;
     let pairs = conflicts::rows(
         &store.conflicts(repo.as_ref().map(|r| r.id()).as_deref())?,
         &sessions,

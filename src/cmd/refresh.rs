@@ -420,7 +420,7 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
 
 pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let mut outcome = refresh_once(ctx)?;
-    let mut stranded = crate::cmd::deps::stranded_reasons(&ctx.store()?, None)?;
+    let mut stranded = ctx.store()?.stranded_reasons(None)?;
     for row in &mut outcome.rows {
         if let Some(why) = stranded.remove(&row.id) {
             row.status = format!("{} ({why})", row.status);

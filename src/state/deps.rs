@@ -119,6 +119,28 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
+    /// For each session of `repo` (every repo when `None`) still waiting on an upstream
+    /// that was killed: "api killed" (list and health show it beside the status).
+    pub fn stranded_reasons(
+        &self,
+        repo: Option<&str>,
+    ) -> Result<HashMap<String, String>, StateError> {
+        let mut reasons: HashMap<String, String> = HashMap::new();
+        for e in self.dependencies(repo)? {
+            if e.upstream_gone && !e.notified {
+                let text = format!("{} killed", e.upstream_label);
+                reasons
+                    .entry(e.dependent)
+                    .and_modify(|r| {
+                        r.push_str(", ");
+                        r.push_str(&text);
+                    })
+                    .or_insert(text);
+            }
+        }
+        Ok(reasons)
+    }
+
     /// Records that `dependent` was told about `upstream`; true the first time only.
     pub fn mark_notified(&self, dependent: &str, upstream: &str) -> Result<bool, StateError> {
         let changed = self
