@@ -82,6 +82,7 @@ fn wait_for_row(store: &Store, id: &str) -> Result<Option<Session>, Error> {
         return Err(Error::BadInput(format!("{id:?} is not a session id")));
     }
     let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
     loop {
         if let Some(s) = store.session_by_id(id)? {
             return Ok(Some(s));
@@ -89,7 +90,8 @@ fn wait_for_row(store: &Store, id: &str) -> Result<Option<Session>, Error> {
         if started.elapsed() > ROW_WAIT {
             return Ok(None);
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
 
