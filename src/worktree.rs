@@ -425,8 +425,7 @@ mod terminal {
                 let mut info: libc::siginfo_t = std::mem::zeroed();
                 libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
             };
-            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
-            {
+            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
                 return;
             }
         }
