@@ -4,59 +4,21 @@
 //!
 //!   cargo bench --bench merge_check
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use orchestra::git::Repo;
+
+mod common;
+use common::{file, generated_repo, git, median};
 
 const FILES: usize = 10_000;
 const CHANGED: usize = 200;
 const RUNS: usize = 15;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@localhost")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@localhost")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn file(dir: &Path, i: usize) -> std::path::PathBuf {
-    dir.join(format!("src/mod{:03}/file{i:05}.rs", i / 100))
-}
-
-fn median(mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    xs[xs.len() / 2]
-}
-
 fn main() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let dir = tmp.path().join("repo");
-    for i in 0..FILES {
-        let path = file(&dir, i);
-        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        std::fs::write(
-            &path,
-            format!("// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n").repeat(20),
-        )
-        .expect("write");
-    }
-    git(&dir, &["init", "-q", "-b", "main"]);
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "files"]);
+    generated_repo(&dir, FILES);
     git(&dir, &["checkout", "-q", "-b", "session/bench"]);
     for i in (0..FILES).step_by(FILES / CHANGED).take(CHANGED) {
         std::fs::write(file(&dir, i), format!("// changed by the session {i}\n")).expect("write");

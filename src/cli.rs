@@ -98,6 +98,14 @@ pub enum Command {
     },
     /// Show the newest events (state and status changes) of this repo's sessions.
     Events(EventsArgs),
+    /// The conflict radar: the pairs of this repo's live sessions (and of a session and
+    /// its target branch) whose work would conflict if merged — found by merging in
+    /// memory, uncommitted changes included — with the paths and since when.
+    Conflicts(ConflictsArgs),
+    /// Run the conflict radar now for every repo with live sessions: window badges,
+    /// notifications of new pairs, the status line's segment. The status line starts it
+    /// in the background every @orchestra-radar-interval.
+    Radar(RadarArgs),
     /// Print a shell completion script: `orchestra completions bash > ~/.local/share/bash-completion/completions/orchestra`.
     Completions {
         #[arg(value_parser = ["bash", "zsh", "fish"])]
@@ -241,6 +249,10 @@ pub struct BriefArgs {
     /// Send even when a menu or question is open (the text would answer it) or the agent has exited.
     #[arg(long)]
     pub force: bool,
+    /// Instead of a text: a note naming the files where the session's work conflicts with
+    /// other live sessions (or its target branch), and who they are. Give only LABEL.
+    #[arg(long, conflicts_with = "all")]
+    pub conflicts: bool,
     #[command(flatten)]
     pub repo: RepoArg,
 }
@@ -338,7 +350,7 @@ pub enum TmuxCommand {
     /// the command itself with its outcome as a message.
     #[command(hide = true)]
     Act {
-        #[arg(value_parser = ["dispatch", "status", "watch", "review", "merge", "brief", "approve", "deny", "kill"])]
+        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "review", "merge", "brief", "approve", "deny", "kill"])]
         action: String,
         /// The session, by id (what the sub-menus pass).
         #[arg(long, value_name = "ID")]
@@ -350,10 +362,11 @@ pub enum TmuxCommand {
         yes: bool,
     },
     /// Inside a menu's popup: ask on this terminal, every byte as typed, then act
-    /// (dispatch: a title and a task; brief: the text); or show status until Enter.
+    /// (dispatch: a title and a task; brief: the text); or show status or the conflicts
+    /// until Enter.
     #[command(hide = true)]
     Ask {
-        #[arg(value_parser = ["dispatch", "brief", "status"])]
+        #[arg(value_parser = ["dispatch", "brief", "status", "conflicts"])]
         what: String,
         /// The session to brief, by id.
         #[arg(long, value_name = "ID")]
@@ -409,6 +422,28 @@ pub struct EventsArgs {
     /// Print a JSON array.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConflictsArgs {
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Print a JSON array of pairs ({"session", "with", "target", "paths", "uncommitted",
+    /// "since", …}).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RadarArgs {
+    /// Print what the pass did as JSON (per repo: sessions, pairs, merged, conflicts).
+    #[arg(long)]
+    pub json: bool,
+    /// How the status line starts it: only if no other pass runs (else return at once),
+    /// reading in full only the worktrees that may have changed since their last read
+    /// (branch moved, output in the window, or a minute passed); silent unless --json.
+    #[arg(long)]
+    pub background: bool,
 }
 
 #[derive(Debug, Args)]

@@ -115,3 +115,12 @@ impl From<crate::remote::RemoteError> for Error {
         Error::Remote(Box::new(e))
     }
 }
+
+impl From<crate::radar::RadarError> for Error {
+    fn from(e: crate::radar::RadarError) -> Error {
+        match e {
+            crate::radar::RadarError::Git(e) => Error::Git(e),
+            crate::radar::RadarError::State(e) => Error::State(e),
+        }
+    }
+}

@@ -57,6 +57,8 @@ fn option_names() -> Vec<String> {
     let mut names = vec![
         "@orchestra-stall-after".to_string(),
         "@orchestra-notify-cmd".to_string(),
+        "@orchestra-radar".to_string(),
+        "@orchestra-radar-interval".to_string(),
     ];
     for (state, _, _) in SUMMARY {
         names.push(format!("@orchestra-symbol-{state}"));
@@ -77,6 +79,12 @@ pub struct Cache {
     pub sessions: Vec<Session>,
     /// pane id → what was seen on it.
     pub panes: BTreeMap<String, PaneSeen>,
+    /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
+    #[serde(default)]
+    pub radar_every: i64,
+    /// The socket of the server the panes are on.
+    #[serde(default)]
+    pub socket_path: String,
 }
 
 /// The cache keeps no prompt text: it may quote secrets, and a refresh never reads it.
@@ -160,6 +168,8 @@ pub struct Outcome {
     pub transitions: Vec<Transition>,
     pub summary: String,
     pub rows: Vec<HealthRow>,
+    /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
+    pub radar_every: i64,
 }
 
 pub fn now_micros() -> i64 {
@@ -186,6 +196,38 @@ pub fn load_cache(home: &Path, key: &str) -> Cache {
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
+}
+
+/// When each local session's window last showed output (seconds since the epoch), as the
+/// status line's caches saw it, with when that cache was refreshed (ms): session id →
+/// (activity, refreshed). No tmux call: what the last refresh of each server wrote.
+pub fn window_activity(home: &Path) -> HashMap<String, (i64, i64)> {
+    let mut out = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(home.join("cache")) else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(key) = name
+            .strip_prefix("status-")
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let cache = load_cache(home, key);
+        for s in &cache.sessions {
+            // Pane ids are the server's own: only this server's sessions.
+            if s.tmux_socket.as_deref() != Some(cache.socket_path.as_str()) {
+                continue;
+            }
+            let Some(seen) = s.pane.as_ref().and_then(|p| cache.panes.get(p)) else {
+                continue;
+            };
+            out.insert(s.id.clone(), (seen.activity, cache.refreshed_ms));
+        }
+    }
+    out
 }
 
 fn save_cache(home: &Path, key: &str, cache: &Cache) {
@@ -246,6 +288,7 @@ pub fn refresh(
         cache.refreshed_ms = now_us / 1000;
         cache.summary.clear();
         cache.panes.clear();
+        cache.radar_every = 0;
         save_cache(home, key, &cache);
         return Ok(outcome);
     };
@@ -520,14 +563,29 @@ pub fn refresh(
             }
         })
         .collect();
+    outcome.radar_every = radar_every(&snap, sessions.values());
     cache.refreshed_ms = now_us / 1000;
     cache.summary = outcome.summary.clone();
+    cache.radar_every = outcome.radar_every;
+    cache.socket_path = snap.socket_path.clone();
     // After a write of ours the next tick reads the record again: another process may
     // have written in between.
     cache.db_fingerprint = if wrote { String::new() } else { fingerprint };
     cache.sessions = sessions.into_values().collect();
     save_cache(home, key, &cache);
     Ok(outcome)
+}
+
+/// Seconds between conflict radar passes: `@orchestra-radar-interval` (default 10 s), 0
+/// when `@orchestra-radar` is off or no session is one the radar watches.
+fn radar_every<'a>(snap: &Snapshot, mut sessions: impl Iterator<Item = &'a Session>) -> i64 {
+    if snap.option("@orchestra-radar") == Some("off") || !sessions.any(crate::radar::watched) {
+        return 0;
+    }
+    snap.option("@orchestra-radar-interval")
+        .and_then(parse_duration_secs)
+        .filter(|s| *s > 0)
+        .unwrap_or(crate::radar::DEFAULT_EVERY_SECS)
 }
 
 /// Kinds whose screens the built-in rules do not read: only these are judged by output
@@ -640,34 +698,48 @@ pub fn notify_transition(t: &Transition, fallback: &Fallback) {
     );
 }
 
+/// What the status line prints of the local sessions, and how often the conflict radar
+/// runs (0: not at all).
+pub struct StatusLine {
+    pub summary: String,
+    pub radar_every: i64,
+}
+
+impl From<Cache> for StatusLine {
+    fn from(cache: Cache) -> StatusLine {
+        StatusLine {
+            summary: cache.summary,
+            radar_every: cache.radar_every,
+        }
+    }
+}
+
 /// What the status line prints: the cached summary when fresh (no tmux call, no database),
 /// else a refresh by whichever process gets the lock first; the others print the cache.
 pub fn status_line(
     home: &Path,
     key: &str,
     refresh_now: impl FnOnce() -> Result<Outcome, HealthError>,
-) -> Result<String, HealthError> {
+) -> Result<StatusLine, HealthError> {
     let cache = load_cache(home, key);
     let now_ms = now_micros() / 1000;
     if now_ms - cache.refreshed_ms < STATUS_EVERY_MS {
-        return Ok(cache.summary);
+        return Ok(cache.into());
     }
     let lock_path = home.join("cache").join(format!("status-{key}.lock"));
-    let Ok(lock) = crate::paths::open_private(
-        &lock_path,
-        std::fs::OpenOptions::new().write(true).create(true),
-    ) else {
-        return Ok(cache.summary);
+    let Ok(Some(_lock)) = crate::lock::try_exclusive(&lock_path) else {
+        return Ok(cache.into());
     };
-    if lock.try_lock().is_err() {
-        return Ok(cache.summary);
-    }
     // Someone may have refreshed between our read and our lock.
     let cache = load_cache(home, key);
     if now_micros() / 1000 - cache.refreshed_ms < STATUS_EVERY_MS {
-        return Ok(cache.summary);
+        return Ok(cache.into());
     }
-    Ok(refresh_now()?.summary)
+    let outcome = refresh_now()?;
+    Ok(StatusLine {
+        summary: outcome.summary,
+        radar_every: outcome.radar_every,
+    })
 }
 
 /// What the last remote refresh saw, per host: the status line shows it with its age and

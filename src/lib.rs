@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod notify;
 pub mod paths;
 pub mod prompts;
+pub mod radar;
 pub mod remote;
 pub mod state;
 pub mod term;

@@ -12,6 +12,27 @@ pub fn exclusive(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
+/// This process's hold of the lock file at `path` if no other process holds it now;
+/// `Ok(None)` when one does.
+pub fn try_exclusive(path: &Path) -> std::io::Result<Option<File>> {
+    let file = crate::paths::open_private(path, OpenOptions::new().write(true).create(true))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+/// Whether another process holds the lock file at `path` now. Never creates it: a
+/// missing file is a free lock.
+pub fn is_held(path: &Path) -> bool {
+    match File::open(path) {
+        // Free now: the lock is released at once, its real taker takes it for real.
+        Ok(file) => file.try_lock().is_err(),
+        Err(_) => false,
+    }
+}
+
 /// The lock every command that makes or takes apart sessions (their worktrees, branches,
 /// windows and rows) holds shared while it runs. `doctor --fix` holds it exclusively, so
 /// what it finds half-made is the remnant of a process that died, never the work of one

@@ -48,6 +48,8 @@ fn main() {
             cmd::refresh::watch(&ctx, *interval, *count, &mut out)
         }
         Command::Events(args) => cmd::events::run(&ctx, args, &mut out),
+        Command::Conflicts(args) => cmd::conflicts::run(&ctx, args, &mut out),
+        Command::Radar(args) => cmd::conflicts::radar(&ctx, args, &mut out),
         Command::Completions { shell } => cmd::docs::completions(shell, &mut out),
         Command::Man => cmd::docs::man(&mut out),
         Command::Tmux(args) => cmd::tmux_cmd::run(&ctx, args, &mut out),

@@ -204,6 +204,21 @@ pub fn file_stamp(path: &Path) -> Option<String> {
     Some(format!("{}:{mtime}", meta.len()))
 }
 
+/// "a, b, c, d, e and 3 more": a list of paths short enough for one message line.
+pub fn short_list(paths: &[String]) -> String {
+    const SHOWN: usize = 5;
+    let mut text = paths
+        .iter()
+        .take(SHOWN)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > SHOWN {
+        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    text
+}
+
 /// A short stable hash of `text` (FNV-1a, 64 bits, hex): the same across runs and
 /// releases, unlike std's hasher. For file names, not for security.
 pub fn stable_hash(text: &str) -> String {

@@ -16,6 +16,9 @@ use crate::tmux::{Key, OwnedPane, Tmux};
 const RESUBMIT_AFTER: Duration = Duration::from_millis(1500);
 
 pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    if args.conflicts {
+        return brief_conflicts(ctx, args, out);
+    }
     let (label, text_arg) = match (args.all, args.words.as_slice()) {
         (true, [text]) => (None, text),
         (false, [label, text]) => (Some(label.as_str()), text),
@@ -63,6 +66,34 @@ pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), 
             refused.join("; ")
         )));
     }
+    Ok(())
+}
+
+/// `brief LABEL --conflicts`: a radar pass over the repo now, then a note to the agent
+/// naming the files its work conflicts on and with whom. Refused when there is none.
+fn brief_conflicts(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let [label] = args.words.as_slice() else {
+        return Err(Error::BadInput(
+            "with --conflicts, give only the label: the note is written from what the radar finds"
+                .into(),
+        ));
+    };
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let store = ctx.store()?;
+    let session = find_session(&store, &repo, label)?;
+    crate::cmd::conflicts::scan_repo(ctx, &store, &repo)?;
+    let sessions = store.sessions(Some(&repo.id()), false)?;
+    let conflicts = store.conflicts(Some(&repo.id()))?;
+    let Some(text) = crate::radar::briefing(&session, &conflicts, &sessions) else {
+        return Err(Error::Refused(format!(
+            "the work of {label} conflicts with no other live session nor its target branch: nothing was sent"
+        )));
+    };
+    brief_one(ctx, &session, &text, args.force)?;
+    out.line(format!(
+        "briefed {label} about its conflicts ({} bytes)",
+        text.len()
+    ));
     Ok(())
 }
 

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::cli::ListArgs;
-use crate::cmd::{human_age, open_repo, render_table, Context, Output};
+use crate::cmd::{conflicts, human_age, open_repo, render_table, Context, Output};
 use crate::error::Error;
 use crate::state::{now, Session};
 
@@ -28,6 +28,9 @@ pub struct ListRow {
     /// Why a blocked session can never start by itself ("api killed"); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stranded: Option<String>,
+    /// What the conflict radar last found this session's work conflicts with: other
+    /// sessions and its target branch (`with`), with the paths.
+    pub conflicts_with: Vec<conflicts::Row>,
 }
 
 impl ListRow {
@@ -47,6 +50,7 @@ impl ListRow {
             conversation: s.agent_uuid.clone(),
             age: at - s.created_at,
             stranded: None,
+            conflicts_with: Vec::new(),
         }
     }
 }
@@ -67,10 +71,15 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let at = now();
     let mut stranded =
         crate::cmd::deps::stranded_reasons(&store, repo.as_ref().map(|r| r.id()).as_deref())?;
+    let pairs = conflicts::rows(
+        &store.conflicts(repo.as_ref().map(|r| r.id()).as_deref())?,
+        &sessions,
+    );
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
             stranded: stranded.remove(&s.id),
+            conflicts_with: conflicts::rows_of(&pairs, &s.id),
             ..ListRow::from_session(s, at)
         })
         .collect();
@@ -84,7 +93,17 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         return Ok(());
     }
     let mut header = vec![
-        "LABEL", "STATUS", "STATE", "BRANCH", "WINDOW", "PANE", "AGE", "RETRIES", "HOST", "ID",
+        "LABEL",
+        "STATUS",
+        "STATE",
+        "CONFLICTS",
+        "BRANCH",
+        "WINDOW",
+        "PANE",
+        "AGE",
+        "RETRIES",
+        "HOST",
+        "ID",
         "WORKTREE",
     ];
     if args.all {
@@ -100,6 +119,15 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
                     None => r.status.clone(),
                 },
                 r.state.clone(),
+                if r.conflicts_with.is_empty() {
+                    "-".into()
+                } else {
+                    r.conflicts_with
+                        .iter()
+                        .map(|c| c.with.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
                 r.branch.clone(),
                 r.window.clone().unwrap_or_else(|| "-".into()),
                 r.pane.clone().unwrap_or_else(|| "-".into()),

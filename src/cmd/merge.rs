@@ -130,6 +130,22 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
     }
 
     out.line(summary_text(&session, &target, &review));
+    // Not a refusal: a person may merge first and let the others catch up.
+    let others = store.sessions(Some(&repo.id()), false)?;
+    match crate::radar::after_merge(&repo, &others, &session, &target) {
+        Ok(collisions) => {
+            for (other, paths) in collisions {
+                out.note(format!(
+                    "after this merge {target} will conflict with session {} in {}",
+                    other.label,
+                    short_list(&paths)
+                ));
+            }
+        }
+        Err(e) => out.note(format!(
+            "could not check which sessions this merge leaves in conflict: {e}"
+        )),
+    }
     if off_branch {
         out.note(format!(
             "the worktree of {} is not on {}: what is committed only there is not part of this merge (it is kept on an archive/ branch when the worktree goes)",

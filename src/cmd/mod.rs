@@ -4,6 +4,7 @@
 pub mod approve;
 pub mod brief;
 pub mod classify;
+pub mod conflicts;
 pub mod deps;
 pub mod dispatch;
 pub mod docs;
@@ -33,6 +34,7 @@ use crate::error::Error;
 use crate::git::Repo;
 use crate::manifest::Manifest;
 use crate::paths::orchestra_home;
+pub use crate::paths::short_list;
 use crate::remote::HostSpec;
 use crate::state::{Session, Store};
 use crate::tmux::{OwnedPane, Server, Tmux, TmuxError};
@@ -430,21 +432,6 @@ pub fn popup_orchestra(
         .unwrap_or(true);
     tmux.popup(&client, cwd, if titled { title } else { "" }, &command)?;
     Ok(())
-}
-
-/// "a, b, c, d, e and 3 more": a list of paths short enough for one message line.
-pub fn short_list(paths: &[String]) -> String {
-    const SHOWN: usize = 5;
-    let mut text = paths
-        .iter()
-        .take(SHOWN)
-        .cloned()
-        .collect::<Vec<_>>()
-        .join(", ");
-    if paths.len() > SHOWN {
-        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
-    }
-    text
 }
 
 /// `client`, else the attached client that was active most recently.

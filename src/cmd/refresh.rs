@@ -73,7 +73,7 @@ pub fn run(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<()
 
 pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
-    let summary = health::status_line(&ctx.home, &key, || {
+    let line = health::status_line(&ctx.home, &key, || {
         refresh_once(ctx).map_err(|e| match e {
             Error::Health(h) => h,
             Error::State(s) => health::HealthError::State(s),
@@ -81,6 +81,13 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
             other => health::HealthError::Other(other.to_string()),
         })
     })?;
+    // The radar's pairs belong with the local sessions they are about.
+    let radar = crate::cmd::conflicts::status_part(ctx, line.radar_every);
+    let summary = [line.summary, radar]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
     let remote = remote_status_part(ctx);
     out.line(match (summary.is_empty(), remote.is_empty()) {
         (_, true) => summary,
@@ -101,7 +108,9 @@ fn remote_status_part(ctx: &Context) -> String {
         return String::new();
     }
     let now_ms = health::now_micros() / 1000;
-    if health::remote_is_stale(&cache, now_ms) && !remote_refresh_running(ctx) {
+    if health::remote_is_stale(&cache, now_ms)
+        && !crate::lock::is_held(&health::remote_lock_path(&ctx.home))
+    {
         let mut args = vec!["refresh".to_string(), "--remote".to_string()];
         if let Some(socket) = &ctx.server.socket {
             args.push("--socket".into());
@@ -112,24 +121,12 @@ fn remote_status_part(ctx: &Context) -> String {
     health::remote_summary(&cache, now_ms)
 }
 
-fn remote_refresh_running(ctx: &Context) -> bool {
-    let path = health::remote_lock_path(&ctx.home);
-    match std::fs::File::open(&path) {
-        // Free now: the lock is released at once, the child takes it for real.
-        Ok(file) => file.try_lock().is_err(),
-        Err(_) => false,
-    }
-}
-
 /// `refresh --remote`: one at a time (a lock), every host at once (a thread each).
 fn run_remote(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let lock_path = health::remote_lock_path(&ctx.home);
-    let lock = crate::paths::open_private(
-        &lock_path,
-        std::fs::OpenOptions::new().write(true).create(true),
-    )
-    .map_err(Error::io(format!("opening {}", lock_path.display())))?;
-    if lock.try_lock().is_err() {
+    let lock = crate::lock::try_exclusive(&lock_path)
+        .map_err(Error::io(format!("opening {}", lock_path.display())))?;
+    if lock.is_none() {
         out.note("a remote refresh is already running");
         return Ok(());
     }
@@ -393,12 +390,15 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
                 err: &mut sink,
             };
             let mut outcome = refresh_once(ctx)?;
-            // The dashboard never waits for a host: it shows the remote cache.
+            // The dashboard never waits for a host or a radar pass: it shows what the
+            // last one found, and starts the next when it is due.
             let _ = remote_status_part(ctx);
+            let _ = crate::cmd::conflicts::status_part(ctx, outcome.radar_every);
             if let Some(remote) = health::load_remote_cache(&ctx.home) {
                 add_remote_rows(&mut outcome, &remote);
             }
             table(ctx, &outcome, &mut buffer);
+            conflicts_table(ctx, &mut buffer)?;
         }
         let now = chrono::Local::now().format("%H:%M:%S");
         let _ = write!(
@@ -440,6 +440,18 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
             host.name,
             host.error.as_deref().unwrap_or_default()
         ));
+    }
+    Ok(())
+}
+
+/// The pairs the conflict radar last found, under the health table; nothing without any.
+fn conflicts_table(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let rows = crate::cmd::conflicts::rows(&store.conflicts(None)?, &store.sessions(None, false)?);
+    if !rows.is_empty() {
+        out.line("");
+        out.line("conflicts (if merged):");
+        crate::cmd::conflicts::table(&rows, out);
     }
     Ok(())
 }

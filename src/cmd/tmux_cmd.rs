@@ -21,6 +21,8 @@ const STATUS_PLACEHOLDER: &str = "#{orchestra_status}";
 /// A fixed hook slot, so loading twice replaces instead of adding.
 const HOOK_SLOT: &str = "4242";
 const BADGE: &str = "#{?@orchestra_state, #{@orchestra_state},}";
+/// The conflict radar's badge (`⚠2`), after the state's.
+const CONFLICTS_BADGE: &str = "#{?@orchestra_conflicts, #{@orchestra_conflicts},}";
 
 const OPTIONS: &[&str] = &[
     "status-left",
@@ -120,14 +122,18 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     }
     if get("@orchestra-badge") != "off" {
         for format in ["window-status-format", "window-status-current-format"] {
-            let value = get(format);
-            if !value.contains("@orchestra_state") {
-                commands.push(strings(&[
-                    "set-option",
-                    "-gw",
-                    format,
-                    &format!("{value}{BADGE}"),
-                ]));
+            // Each badge once, also where an older init added only the first.
+            let mut value = get(format);
+            for (option, badge) in [
+                ("@orchestra_state", BADGE),
+                ("@orchestra_conflicts", CONFLICTS_BADGE),
+            ] {
+                if !value.contains(option) {
+                    value.push_str(badge);
+                }
+            }
+            if value != get(format) {
+                commands.push(strings(&["set-option", "-gw", format, &value]));
             }
         }
     }
@@ -195,6 +201,8 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
         ("Approve", "a", pick("approve")),
         ("Deny", "n", pick("deny")),
         ("Dashboard", "w", act("watch")),
+        // The conflict radar's pairs of the current pane's repo.
+        ("Conflicts", "c", act("conflicts")),
         // Every session of the current pane's repo, remote hosts included.
         ("Status", "s", act("status")),
         (
@@ -273,7 +281,7 @@ fn act(
     let result = (|| {
         let tmux = ctx.tmux();
         match action {
-            "dispatch" | "status" => {
+            "dispatch" | "status" | "conflicts" => {
                 let repo = client_repo(&tmux, client)?;
                 let dir = repo.main_worktree().to_string_lossy().into_owned();
                 let args = ["tmux", "ask", action, "--repo", &dir];
@@ -420,6 +428,7 @@ fn ask(
         "dispatch" => ask_dispatch(ctx, repo),
         "brief" => ask_brief(ctx, session),
         "status" => return show_status(ctx, repo, out),
+        "conflicts" => return show_conflicts(ctx, repo, out),
         other => Err(Error::BadInput(format!("nothing to ask for {other:?}"))),
     };
     reported(ctx, result)
@@ -507,7 +516,20 @@ fn ask_brief(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Err
     Ok(Some(format!("briefed {}", session.label)))
 }
 
-/// `orchestra status` of `repo`, kept on the popup's screen until Enter.
+/// What `show` prints, kept on the popup's screen until Enter (an error as its message).
+fn until_enter(
+    out: &mut Output<'_>,
+    show: impl FnOnce(&mut Output<'_>) -> Result<(), Error>,
+) -> Result<(), Error> {
+    if let Err(e) = show(out) {
+        out.line(format!("orchestra: {e}"));
+    }
+    out.line("\n(Enter closes)");
+    let _ = std::io::stdin().read_line(&mut String::new());
+    Ok(())
+}
+
+/// `orchestra status` of `repo`, until Enter.
 fn show_status(ctx: &Context, repo: Option<&Path>, out: &mut Output<'_>) -> Result<(), Error> {
     let args = crate::cli::StatusArgs {
         manifest: crate::cli::ManifestArg {
@@ -516,12 +538,18 @@ fn show_status(ctx: &Context, repo: Option<&Path>, out: &mut Output<'_>) -> Resu
         },
         json: false,
     };
-    if let Err(e) = crate::cmd::status::status(ctx, &args, out) {
-        out.line(format!("orchestra: {e}"));
-    }
-    out.line("\n(Enter closes)");
-    let _ = std::io::stdin().read_line(&mut String::new());
-    Ok(())
+    until_enter(out, |out| crate::cmd::status::status(ctx, &args, out))
+}
+
+/// `orchestra conflicts` of `repo`, until Enter.
+fn show_conflicts(ctx: &Context, repo: Option<&Path>, out: &mut Output<'_>) -> Result<(), Error> {
+    let args = crate::cli::ConflictsArgs {
+        repo: crate::cli::RepoArg {
+            repo: repo.map(Path::to_path_buf),
+        },
+        json: false,
+    };
+    until_enter(out, |out| crate::cmd::conflicts::run(ctx, &args, out))
 }
 
 /// Moves `client` to the next window (after the current one) whose agent is waiting.

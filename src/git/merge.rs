@@ -120,18 +120,7 @@ impl Repo {
             &self.repo.find_commit(theirs)?,
             None,
         )?;
-        if !index.has_conflicts() {
-            return Ok(Vec::new());
-        }
-        let mut paths: Vec<String> = index
-            .conflicts()?
-            .filter_map(|c| c.ok())
-            .filter_map(|c| c.our.or(c.their).or(c.ancestor))
-            .map(|e| String::from_utf8_lossy(&e.path).into_owned())
-            .collect();
-        paths.sort();
-        paths.dedup();
-        Ok(paths)
+        conflict_paths(&index)
     }
 
     /// The worktree (main or linked) that has `branch` checked out, if any.
@@ -274,4 +263,20 @@ impl Repo {
     pub fn commit_tree(&self, oid: Oid) -> Result<Oid, GitError> {
         Ok(self.repo.find_commit(oid)?.tree_id())
     }
+}
+
+/// The paths an in-memory merge left in conflict, sorted, each once.
+pub(super) fn conflict_paths(index: &git2::Index) -> Result<Vec<String>, GitError> {
+    if !index.has_conflicts() {
+        return Ok(Vec::new());
+    }
+    let mut paths: Vec<String> = index
+        .conflicts()?
+        .filter_map(|c| c.ok())
+        .filter_map(|c| c.our.or(c.their).or(c.ancestor))
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .collect();
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
 }

@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod merge;
+mod radar;
 
 use git2::{BranchType, Repository, StatusOptions};
 
 pub use merge::{CommitInfo, FileChange, Merged, Review};
+pub use radar::{Checked, Scratch, Side, WorktreeRead};
 
 pub use git2::Oid;
 

@@ -3,9 +3,11 @@
 //! `PRAGMA user_version`.
 
 mod deps;
+mod radar;
 mod schema;
 
 pub use deps::{Edge, EdgeRefusal};
+pub use radar::{Conflict, MergeKey};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

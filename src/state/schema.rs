@@ -87,11 +87,33 @@ const MIGRATIONS: &[&str] = &[
         FROM dependencies d LEFT JOIN sessions s ON s.id = d.upstream;
     DROP TABLE dependencies;
     ALTER TABLE dependencies_v5 RENAME TO dependencies;",
-    // 6: two more statuses, `setup` (the worktree's setup command runs in the window) and
+    // 6: the conflict radar. Merge results by what was merged (a side is a commit, or a
+    // commit and the tree of its uncommitted work): an unchanged pair is never merged
+    // twice. And the pairs that conflict now — two live sessions, or a session and its
+    // target branch — with when they began: a pair is announced once, when it appears.
+    "CREATE TABLE radar_merges (
+        repo   TEXT NOT NULL,
+        ours   TEXT NOT NULL,
+        theirs TEXT NOT NULL,
+        paths  TEXT NOT NULL,
+        at     INTEGER NOT NULL,
+        PRIMARY KEY (repo, ours, theirs)
+    );
+    CREATE TABLE radar_conflicts (
+        repo        TEXT NOT NULL,
+        session     TEXT NOT NULL,
+        other       TEXT NOT NULL,
+        target      INTEGER NOT NULL,
+        paths       TEXT NOT NULL,
+        uncommitted INTEGER NOT NULL,
+        since       INTEGER NOT NULL,
+        PRIMARY KEY (repo, session, other, target)
+    );",
+    // 7: two more statuses, `setup` (the worktree's setup command runs in the window) and
     // `setup-failed`. SQLite cannot change a CHECK in place: the table is rebuilt. Its
     // drop would cascade to the dependency edges (foreign keys are on), so they are kept
     // aside and put back.
-    "CREATE TABLE sessions_v6 (
+    "CREATE TABLE sessions_v7 (
         id            TEXT PRIMARY KEY,
         repo          TEXT NOT NULL,
         label         TEXT NOT NULL,
@@ -120,7 +142,7 @@ const MIGRATIONS: &[&str] = &[
         manifest      TEXT,
         owns_tmux_session INTEGER NOT NULL DEFAULT 0
     );
-    INSERT INTO sessions_v6 (id, repo, label, branch, base_commit, base_branch, worktree, host,
+    INSERT INTO sessions_v7 (id, repo, label, branch, base_commit, base_branch, worktree, host,
         tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port,
         prompt, status, state, retry_count, created_at, updated_at, state_at, state_source,
         manifest, owns_tmux_session)
@@ -130,7 +152,7 @@ const MIGRATIONS: &[&str] = &[
         manifest, owns_tmux_session FROM sessions;
     CREATE TEMP TABLE dependencies_kept AS SELECT * FROM dependencies;
     DROP TABLE sessions;
-    ALTER TABLE sessions_v6 RENAME TO sessions;
+    ALTER TABLE sessions_v7 RENAME TO sessions;
     CREATE UNIQUE INDEX sessions_live_label ON sessions(repo, label) WHERE status <> 'merged';
     DELETE FROM dependencies;
     INSERT INTO dependencies (dependent, upstream, upstream_label, artifact, notified_at)

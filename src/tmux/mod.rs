@@ -202,6 +202,15 @@ fn parse_panes(out: &str) -> Vec<Pane> {
         .collect()
 }
 
+/// What [`Tmux::windows_with_option`] learns.
+#[derive(Debug, Clone)]
+pub struct WindowsSeen {
+    /// (window id, `@orchestra_id`, the option's value) of each orchestra window.
+    pub windows: Vec<(String, String, String)>,
+    /// The global options asked for, in order (unset: empty).
+    pub values: Vec<String>,
+}
+
 /// One pane as `list-panes -a` sees it.
 #[derive(Debug, Clone)]
 pub struct Pane {
@@ -747,6 +756,96 @@ impl Tmux {
             panes: parse_panes(&parts[0]),
             screens,
         }))
+    }
+
+    /// ONE tmux call: every window carrying `@orchestra_id` with the value of its window
+    /// option `option`, and the values of the global `options`. `None` when no server runs.
+    pub fn windows_with_option(
+        &self,
+        option: &str,
+        options: &[&str],
+    ) -> Result<Option<WindowsSeen>, TmuxError> {
+        let values = options
+            .iter()
+            .map(|n| format!("#{{{n}}}"))
+            .collect::<Vec<_>>()
+            .join("\u{1f}");
+        let parts = match self.batch(&[
+            strings(&[
+                "list-windows",
+                "-a",
+                "-F",
+                &format!("#{{window_id}}\t#{{@orchestra_id}}\t#{{{option}}}"),
+            ]),
+            strings(&["display-message", "-p", &values]),
+        ]) {
+            Ok(parts) => parts,
+            Err(TmuxError::Failed { message, .. }) if no_server(&message) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let windows = parts[0]
+            .lines()
+            .filter_map(|line| {
+                let mut f = line.splitn(3, '\t');
+                let (window, id, value) = (f.next()?, f.next()?, f.next().unwrap_or_default());
+                (!id.is_empty()).then(|| (window.to_string(), id.to_string(), value.to_string()))
+            })
+            .collect();
+        let mut values: Vec<String> = parts[1]
+            .trim_end_matches('\n')
+            .split('\u{1f}')
+            .map(str::to_string)
+            .collect();
+        values.resize(options.len(), String::new());
+        Ok(Some(WindowsSeen { windows, values }))
+    }
+
+    /// Sets the window option `option` on each (window, session id, value) — unsets it for
+    /// an empty value — only where the window still carries `@orchestra_id` = that id,
+    /// checked inside the same call. ONE tmux call; a window gone since is skipped.
+    pub fn set_window_option_if_ours(
+        &self,
+        option: &str,
+        sets: &[(String, String, String)],
+    ) -> Result<(), TmuxError> {
+        let mut commands = Vec::new();
+        for (window, id, value) in sets {
+            let window = checked_id("window id", window, '@')?;
+            let id = checked_session_id(id)?;
+            let action = if value.is_empty() {
+                format!("set-option -wu -t {window} {}", command_quote(option))
+            } else {
+                format!(
+                    "set-option -w -t {window} {} {}",
+                    command_quote(option),
+                    command_quote(value)
+                )
+            };
+            commands.push(vec![
+                "if-shell".to_string(),
+                "-F".into(),
+                "-t".into(),
+                window.to_string(),
+                format!("#{{==:#{{@orchestra_id}},{id}}}"),
+                action,
+            ]);
+        }
+        match self.batch(&commands) {
+            Ok(_) => Ok(()),
+            // A window closed since it was listed stops the batch: the others one by one.
+            Err(TmuxError::Failed { .. }) if commands.len() > 1 => {
+                for command in commands {
+                    let _ = self.batch(&[command]);
+                }
+                Ok(())
+            }
+            Err(TmuxError::Failed { message, .. })
+                if message.contains("can't find") || no_server(&message) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// The visible screens of `panes`, in ONE tmux call.

@@ -30,6 +30,18 @@ fn restart_and_take_pane(env: &Env, pane: &str, program: &str) -> String {
             .to_string();
         let (id, pid) = got.split_once(' ').expect("id and pid");
         if id == pane {
+            // The shell tmux starts the program with execs it a moment later.
+            let name = program.split_whitespace().next().unwrap_or_default();
+            assert!(wait_until(Duration::from_secs(5), || env
+                .tmux(&[
+                    "display-message",
+                    "-p",
+                    "-t",
+                    pane,
+                    "#{pane_current_command}"
+                ])
+                .trim()
+                == name));
             return pid.to_string();
         }
     }
@@ -255,8 +267,10 @@ fn a_multi_line_prompt_is_typed_into_a_generic_agent_as_one_paste() {
         "first line\nsecond line",
     ])
     .ok();
+    // The reader writes its file once, when the Enter after the paste arrived.
     assert!(
-        wait_until(Duration::from_secs(10), || got.exists()),
+        wait_until(Duration::from_secs(10), || std::fs::read(&got)
+            .is_ok_and(|d| !d.is_empty())),
         "{}",
         env.tmux(&["capture-pane", "-p", "-t", "=orchestra-repo:typed"])
     );
@@ -469,6 +483,13 @@ fn down_and_the_wrap_up_never_press_keys_in_a_reused_pane_id() {
         strangers.push(got.trim().to_string());
     }
     assert!(strangers.contains(&down_pane) && strangers.contains(&merge_pane));
+    for pane in [&down_pane, &merge_pane] {
+        // The shell tmux starts `cat` with execs it a moment later.
+        assert!(wait_until(Duration::from_secs(5), || pane_facts(
+            &env, pane
+        )
+        .ends_with(" cat")));
+    }
     let before_down = pane_facts(&env, &down_pane);
     let before_merge = pane_facts(&env, &merge_pane);
     env.tmux(&[

@@ -22,6 +22,7 @@ fn list_json_has_exactly_the_documented_fields() {
         [
             "age",
             "branch",
+            "conflicts_with",
             "conversation",
             "host",
             "id",

@@ -25,6 +25,7 @@ mod matrix;
 mod merge;
 mod notify;
 mod plugin;
+mod radar;
 mod remote;
 mod screens;
 mod setup;

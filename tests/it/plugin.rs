@@ -47,9 +47,15 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
     );
     assert!(!status.contains("#{orchestra_status}"));
     let fmt = env.tmux(&["show-options", "-gwv", "window-status-format"]);
-    assert!(fmt.contains("@orchestra_state"), "{fmt}");
+    assert!(
+        fmt.contains("@orchestra_state") && fmt.contains("@orchestra_conflicts"),
+        "{fmt}"
+    );
     let current = env.tmux(&["show-options", "-gwv", "window-status-current-format"]);
-    assert!(current.contains("@orchestra_state"), "{current}");
+    assert!(
+        current.contains("@orchestra_state") && current.contains("@orchestra_conflicts"),
+        "{current}"
+    );
     let keys = env.tmux(&["list-keys", "-T", "prefix"]);
     let menu_key = keys
         .lines()
@@ -309,14 +315,14 @@ fn recording_agent(env: &Env) -> String {
 
 /// The person's pane: a new shell in `dir` (typing `cd` waits for the shell to be ready,
 /// and the menus find the repo from the pane's folder).
-fn cd_person_pane(env: &Env, dir: &Path) {
+pub(crate) fn cd_person_pane(env: &Env, dir: &Path) {
     // -c is a format to tmux: `#` doubled stays itself.
     let dir = dir.to_string_lossy().replace('#', "##");
     env.tmux(&["respawn-pane", "-k", "-t", "harness:0", "-c", &dir]);
 }
 
 /// Opens the orchestra menu and chooses the entry `entry` by its `key`.
-fn choose(person: &Person, entry: &str, key: &str) {
+pub(crate) fn choose(person: &Person, entry: &str, key: &str) {
     person.keys(&["C-b", "O"]);
     person.wait_to_see(entry);
     person.keys(&[key]);
@@ -330,7 +336,7 @@ fn choose_session(person: &Person, label: &str) {
 
 /// Waits for the popup showing `text` to close.
 #[track_caller]
-fn wait_popup_closed(person: &Person, text: &str) {
+pub(crate) fn wait_popup_closed(person: &Person, text: &str) {
     assert!(
         wait_until(Duration::from_secs(30), || !person.sees().contains(text)),
         "the popup stayed open:\n{}",

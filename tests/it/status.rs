@@ -5,7 +5,7 @@ use std::time::Duration;
 use crate::harness::{which, Env};
 
 /// Puts a `tmux` on PATH that logs each call, then runs the real one.
-fn count_tmux_calls(env: &mut Env) -> std::path::PathBuf {
+pub(crate) fn count_tmux_calls(env: &mut Env) -> std::path::PathBuf {
     let dir = env.root.join("counting-bin");
     std::fs::create_dir_all(&dir).unwrap();
     let log = env.root.join("tmux-calls.log");
@@ -29,7 +29,7 @@ fn count_tmux_calls(env: &mut Env) -> std::path::PathBuf {
     log
 }
 
-fn calls(log: &std::path::Path) -> usize {
+pub(crate) fn calls(log: &std::path::Path) -> usize {
     std::fs::read_to_string(log)
         .map(|t| t.lines().count())
         .unwrap_or(0)
