@@ -45,7 +45,7 @@ ns() { date +%s%N; }
 no_setup() { rm -f "$repo/orchestra.toml"; }
 noop_setup() { printf '[worktree]\nsetup = "true"\n' > "$repo/orchestra.toml"; }
 dispatch() { (cd "$repo" && "$bin" dispatch "$@" --agent 'sleep 600' --kind generic >/dev/null); }
-by_hand=() ; ours=() ; plain=() ; with_setup=() ; plain2=() ; waited=()
+by_hand=() ; ours=() ; plain=() ; with_setup=() ; plain2=() ; waited=() ; ret_ratio=() ; wait_ratio=()
 for i in $(seq 1 "$runs"); do
   no_setup
   t0=$(ns)
@@ -71,10 +71,12 @@ for i in $(seq 1 "$runs"); do
     fi
   }
   pair ret; plain+=("$plain_t"); with_setup+=("$setup_t")
+  ret_ratio+=("$(awk -v a="$setup_t" -v b="$plain_t" 'BEGIN { printf "%.4f", a / b }')")
   pair wait --wait-setup; plain2+=("$plain_t"); waited+=("$setup_t")
+  wait_ratio+=("$(awk -v a="$setup_t" -v b="$plain_t" 'BEGIN { printf "%.4f", a / b }')")
 done
 no_setup
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 m_hand=$(median "${by_hand[@]}")
 m_ours=$(median "${ours[@]}")
 printf 'dispatch into a repo of %d files, %d runs (median):\n' "$files" "$runs"
@@ -87,10 +89,15 @@ m_plain=$(median "${plain[@]}")
 m_setup=$(median "${with_setup[@]}")
 m_plain2=$(median "${plain2[@]}")
 m_waited=$(median "${waited[@]}")
+# The ratio is the median of each run's own ratio: a pair runs back to back, so a busy
+# machine slows both of its sides alike.
+r_ret=$(median "${ret_ratio[@]}")
+r_wait=$(median "${wait_ratio[@]}")
 printf 'dispatch with a no-op [worktree] setup vs without, %d runs (median):\n' "$runs"
-awk -v plain="$m_plain" -v setup="$m_setup" -v plain2="$m_plain2" -v waited="$m_waited" 'BEGIN {
+awk -v plain="$m_plain" -v setup="$m_setup" -v plain2="$m_plain2" -v waited="$m_waited" \
+    -v r_ret="$r_ret" -v r_wait="$r_wait" 'BEGIN {
   printf "  dispatch, no setup                  %8.1f ms\n", plain / 1000
-  printf "  dispatch, setup = \"true\"           %8.1f ms   ratio %5.2fx (target <= 1.10)\n", setup / 1000, setup / plain
+  printf "  dispatch, setup = \"true\"           %8.1f ms   ratio %5.2fx (target <= 1.10)\n", setup / 1000, r_ret
   printf "  dispatch, no setup                  %8.1f ms\n", plain2 / 1000
-  printf "  dispatch --wait-setup (agent up)    %8.1f ms   ratio %5.2fx (target <= 1.10)\n", waited / 1000, waited / plain2
+  printf "  dispatch --wait-setup (agent up)    %8.1f ms   ratio %5.2fx (target <= 1.10)\n", waited / 1000, r_wait
 }'

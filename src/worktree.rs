@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::git::{GitError, Repo};
 use crate::manifest::{ManifestError, WorktreeTable};
@@ -337,30 +337,24 @@ fn not_started(job: &Job<'_>, e: std::io::Error) -> Ended {
 const TERM_GRACE: Duration = Duration::from_secs(2);
 
 /// Waits for `child` (a process group leader) until `timeout`; then its whole group gets
-/// SIGTERM, and SIGKILL after [`TERM_GRACE`].
+/// SIGTERM, and SIGKILL after [`TERM_GRACE`]. A helper thread blocks until the leader
+/// ends (without reaping it: its id names the group until the SIGKILL), so an end is seen
+/// at once.
 fn wait_bounded(child: &mut Child, timeout: Duration) -> Ended {
-    let deadline = Instant::now() + timeout;
-    // Quick jobs (a no-op setup) are seen within a millisecond or two; long ones cost a
-    // look every 20 ms.
-    let mut pause = Duration::from_millis(1);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return ended(status),
-            Ok(None) if Instant::now() >= deadline => break,
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(20));
-            }
-            Err(e) => return Ended::NotStarted(format!("waiting for it: {e}")),
-        }
-    }
     let group = child.id();
-    terminal::signal_group(group, libc::SIGTERM);
-    let grace = Instant::now() + TERM_GRACE;
-    // The leader is left unreaped until the SIGKILL: its id names the group till then.
-    while Instant::now() < grace && !terminal::exited(group) {
-        std::thread::sleep(Duration::from_millis(20));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        terminal::wait_exit(group);
+        let _ = tx.send(());
+    });
+    if rx.recv_timeout(timeout).is_ok() {
+        return match child.wait() {
+            Ok(status) => ended(status),
+            Err(e) => Ended::NotStarted(format!("waiting for it: {e}")),
+        };
     }
+    terminal::signal_group(group, libc::SIGTERM);
+    let _ = rx.recv_timeout(TERM_GRACE);
     terminal::signal_group(group, libc::SIGKILL);
     let _ = child.wait();
     Ended::TimedOut(timeout)
@@ -421,20 +415,19 @@ mod terminal {
         }
     }
 
-    /// Whether child `pid` has ended, without reaping it.
-    pub fn exited(pid: u32) -> bool {
+    /// Blocks until child `pid` has ended, without reaping it (std does that after).
+    pub fn wait_exit(pid: u32) {
         let pid: libc::id_t = pid;
-        // SAFETY: `info` is a zeroed struct the kernel fills; WNOWAIT leaves the child
-        // to be reaped by std.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let r = libc::waitid(
-                libc::P_PID,
-                pid,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            );
-            r == 0 && info.si_pid() != 0
+        loop {
+            // SAFETY: `info` is a zeroed struct the kernel fills; WNOWAIT leaves the
+            // child to be reaped by std.
+            let r = unsafe {
+                let mut info: libc::siginfo_t = std::mem::zeroed();
+                libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
+            };
+            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
         }
     }
 }
@@ -442,6 +435,7 @@ mod terminal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn job<'a>(argv: &'a [String], timeout: Duration) -> Job<'a> {
         Job {

@@ -322,10 +322,14 @@ fn wait_for_setup(
     let label = &session.label;
     let started = Instant::now();
     let mut seen = String::new();
+    let mut read_at = Instant::now();
     loop {
         let fingerprint = Store::fingerprint(&ctx.home);
-        if fingerprint != seen {
+        // The files' stamps tell a write at once; a read now and then covers two writes
+        // the clock's granularity would not tell apart.
+        if fingerprint != seen || read_at.elapsed() > Duration::from_millis(250) {
             seen = fingerprint;
+            read_at = Instant::now();
             let now = store.session_by_id(&session.id)?;
             match now.as_ref().map(|s| s.status) {
                 Some(Status::Setup) => {}

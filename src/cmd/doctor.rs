@@ -307,12 +307,8 @@ fn check_windows(
                             &pane.pane,
                             &pane.session_name,
                             server.socket_path.as_deref(),
-                            // A setup restart's window runs the setup; any other, the agent.
-                            if session.status == Status::Setup {
-                                Status::Setup
-                            } else {
-                                Status::Running
-                            },
+                            // A setup restart's window records its own outcome.
+                            (session.status != Status::Setup).then_some(Status::Running),
                         )?;
                         Ok(())
                     },

@@ -76,20 +76,26 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut Output<'_>) -> Result<()
     Err(start_agent(ctx, &session, note.as_deref(), out))
 }
 
-/// The session's row: dispatch records it just after it made this window.
+/// The session's row, once it names this window's pane: dispatch records it just after it
+/// made the window, a restart in a new window just after it made that.
 fn wait_for_row(store: &Store, id: &str) -> Result<Option<Session>, Error> {
     if id.is_empty() || id.len() > 64 || !id.chars().all(|c| c.is_ascii_alphanumeric()) {
         return Err(Error::BadInput(format!("{id:?} is not a session id")));
     }
+    let here = crate::paths::non_empty_env("TMUX_PANE");
     let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
     loop {
         if let Some(s) = store.session_by_id(id)? {
-            return Ok(Some(s));
+            if here.is_none() || s.pane == here {
+                return Ok(Some(s));
+            }
         }
         if started.elapsed() > ROW_WAIT {
             return Ok(None);
         }
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
     }
 }
 

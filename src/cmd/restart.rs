@@ -135,11 +135,9 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             &pane,
             &tmux_session,
             socket.as_deref(),
-            if setup_again {
-                Status::Setup
-            } else {
-                Status::Running
-            },
+            // A setup's window records how it went: its status is left to it (it moved to
+            // `setup` before the window ran).
+            (!setup_again).then_some(Status::Running),
         )?;
         crate::fault::point("restart");
         out.line(format!(

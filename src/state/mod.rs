@@ -543,8 +543,9 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Records a restart: the session's new window and pane, one more retry, running, and
-    /// its state unknown until the agent says.
+    /// Records a restart: the session's new window and pane, one more retry, `status` (none:
+    /// the status stays, as a restarted setup's window records its own), and its state
+    /// unknown until the agent says.
     /// The conversation the session's agent is in now (it changes on `/clear`, `/resume`).
     pub fn set_agent_uuid(&self, s: &Session, uuid: &str) -> Result<(), StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
@@ -573,21 +574,30 @@ impl Store {
         pane: &str,
         tmux_session: &str,
         tmux_socket: Option<&str>,
-        status: Status,
+        status: Option<Status>,
     ) -> Result<(), StateError> {
         self.conn
             .execute(
-                "UPDATE sessions SET window_id = ?2, pane_id = ?3, tmux_session = ?4, status = ?7, \
-                 state = 'unknown', state_source = '', retry_count = retry_count + 1, updated_at = ?5, \
+                "UPDATE sessions SET window_id = ?2, pane_id = ?3, tmux_session = ?4, \
+                 status = COALESCE(?7, status), state = 'unknown', state_source = '', \
+                 retry_count = retry_count + 1, updated_at = ?5, \
                  tmux_socket = COALESCE(?6, tmux_socket) WHERE id = ?1",
-                params![s.id, window, pane, tmux_session, now(), tmux_socket, status.as_str()],
+                params![
+                    s.id,
+                    window,
+                    pane,
+                    tmux_session,
+                    now(),
+                    tmux_socket,
+                    status.map(Status::as_str)
+                ],
             )
             .map_err(|e| self.err(e))?;
         self.record_event(
             s,
             "restart",
             s.status.as_str(),
-            status.as_str(),
+            status.unwrap_or(s.status).as_str(),
             &format!("retry {}", s.retry_count + 1),
         )
     }
