@@ -3,14 +3,18 @@
 # per window plus a grep, as a shell script would do it) at 8, 32 and 64 agent windows,
 # side by side in one run; tmux calls counted; `orchestra event` latency.
 #
-#   bench/refresh.sh [RUNS]     (default 7)
+#   bench/refresh.sh [RUNS]     (default 7; ORCHESTRA_BENCH_BIN=<binary> to skip the build)
 # Targets: at 32 windows >= 10x less wall time; a quiet refresh <= 2 tmux calls; a
 # status-line on a fresh cache 0 calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-7}
-cargo build --release --quiet
-bin=$PWD/target/release/orchestra
+# ORCHESTRA_BENCH_BIN: a binary built elsewhere (a before/after comparison), else this tree's.
+bin=${ORCHESTRA_BENCH_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
+fi
 work=$(mktemp -d /tmp/orchestra-bench-refresh.XXXXXX)
 sock=$work/tmux.sock
 cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
@@ -47,7 +51,9 @@ per_pane_way() {
 # (tmux resumes a stopped pane, so quiet is made with a flag file, not SIGSTOP.)
 agent="sh -c 'while :; do [ -e $work/quiet ] || echo working; sleep 0.2; done'"
 have=0
-printf '%-8s %12s %12s %7s %12s %7s %12s %12s\n' windows per-pane orchestra ratio "orch quiet" ratio quiet-calls status-calls
+# "quiet/8": a quiet refresh at this size against the one at 8 windows (target <= 1.2x).
+quiet8=
+printf '%-8s %12s %12s %7s %12s %7s %8s %12s %12s\n' windows per-pane orchestra ratio "orch quiet" ratio quiet/8 quiet-calls status-calls
 for n in 8 32 64; do
   while [ "$have" -lt "$n" ]; do
     have=$((have + 1))
@@ -69,8 +75,9 @@ for n in 8 32 64; do
   for _ in $(seq 1 "$runs"); do t0=$(ns); "$bin" refresh >/dev/null; t1=$(ns); quiet_t+=($(( (t1 - t0) / 1000 ))); done
   rm -f "$work/quiet"
   mt=$(median "${theirs[@]}"); mo=$(median "${ours[@]}"); mq=$(median "${quiet_t[@]}")
-  awk -v n="$n" -v t="$mt" -v o="$mo" -v qt="$mq" -v q="$quiet" -v s="$fresh" \
-    'BEGIN { printf "%-8d %9.1f ms %9.1f ms %6.1fx %9.1f ms %6.1fx %12d %12d\n", n, t/1000, o/1000, t/o, qt/1000, t/qt, q, s }'
+  quiet8=${quiet8:-$mq}
+  awk -v n="$n" -v t="$mt" -v o="$mo" -v qt="$mq" -v q8="$quiet8" -v q="$quiet" -v s="$fresh" \
+    'BEGIN { printf "%-8d %9.1f ms %9.1f ms %6.1fx %9.1f ms %6.1fx %7.2fx %12d %12d\n", n, t/1000, o/1000, t/o, qt/1000, t/qt, qt/q8, q, s }'
 done
 
 # The hook endpoint: one `orchestra event` (database write + badge), median of runs.

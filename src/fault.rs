@@ -41,9 +41,9 @@ fn parse(text: &str) -> Option<(String, usize)> {
 /// killer strikes. Without a `kill` program the abort is the nearest thing.
 fn die() -> ! {
     let pid = std::process::id().to_string();
-    let _ = std::process::Command::new("kill")
+    let _ = crate::process::Run::new("kill", std::time::Duration::from_secs(5))
         .args(["-KILL", &pid])
-        .stdin(std::process::Stdio::null())
+        .inherit_output()
         .status();
     // The signal is delivered before `kill` exits; reaching here means it could not run.
     std::process::abort()

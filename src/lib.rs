@@ -15,6 +15,7 @@ pub mod lock;
 pub mod manifest;
 pub mod notify;
 pub mod paths;
+pub mod process;
 pub mod prompts;
 pub mod radar;
 pub mod remote;

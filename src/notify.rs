@@ -3,8 +3,13 @@
 //! status line — never waits for a bus. Without a bus the fallbacks are the command in
 //! `@orchestra-notify-cmd`, then tmux `display-message`; failing all, silence.
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use crate::process::Run;
+
+/// A person's notify command shows a message and returns; one still running after this
+/// is stuck (it runs in the detached `orchestra notify`, so nobody waited meanwhile).
+const NOTIFY_CMD_DEADLINE: Duration = Duration::from_secs(10);
 
 /// What a notification says.
 #[derive(Debug, Clone)]
@@ -55,27 +60,10 @@ pub fn spawn_self_logged(
     cwd: Option<&std::path::Path>,
     log: Option<&std::path::Path>,
 ) {
-    use std::os::unix::process::CommandExt;
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let mut cmd = Command::new(exe);
-    let output = || -> Stdio {
-        log.and_then(|path| crate::paths::open_log(path).ok())
-            .map_or_else(Stdio::null, Stdio::from)
-    };
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(output())
-        .stderr(output())
-        .process_group(0);
-    if let Some(dir) = cwd {
-        cmd.current_dir(dir);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let _ = cmd.spawn();
+    let _ = crate::process::spawn_detached(&exe, args, cwd, env, log);
 }
 
 /// Sends `note` now, trying the bus, then the fallbacks. Returns which way it went.
@@ -87,13 +75,12 @@ pub fn send(note: &Note, fallback: &Fallback) -> &'static str {
         if let Ok(mut argv) = shell_words::split(command) {
             if !argv.is_empty() {
                 let program = argv.remove(0);
-                let ran = Command::new(program)
+                let ran = Run::new(program, NOTIFY_CMD_DEADLINE)
                     .args(argv)
                     .arg(&note.title)
                     .arg(&note.body)
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
+                    .quiet()
+                    .own_group()
                     .status();
                 if ran.map(|s| s.success()).unwrap_or(false) {
                     return "command";

@@ -5,9 +5,8 @@
 //! editing a prompt needs; bracketed paste keeps a pasted text whole, newlines included.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// After an Esc byte, how long to wait for the rest of a key's escape sequence before
 /// taking it for the Esc key itself (tmux writes a sequence in one go).
@@ -344,43 +343,25 @@ fn write_out(bytes: &[u8]) -> std::io::Result<()> {
 
 /// Runs `stty` on standard input (the terminal) and returns what it printed.
 fn stty(args: &[&str]) -> std::io::Result<String> {
-    let mut child = Command::new("stty")
+    let output = crate::process::Run::new("stty", STTY_DEADLINE)
         .args(args)
-        .stdin(Stdio::inherit())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if started.elapsed() > STTY_DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "stty did not answer",
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let mut out = String::new();
-    if let Some(mut stdout) = child.stdout.take() {
-        stdout.read_to_string(&mut out)?;
-    }
-    if !status.success() {
-        let mut err = String::new();
-        if let Some(mut stderr) = child.stderr.take() {
-            let _ = stderr.read_to_string(&mut err);
-        }
+        .stdin_inherit()
+        .output()
+        .map_err(|e| match e {
+            crate::process::ProcessError::Spawn { source, .. } => source,
+            crate::process::ProcessError::TimedOut { .. } => {
+                std::io::Error::new(std::io::ErrorKind::TimedOut, "stty did not answer")
+            }
+            e => std::io::Error::other(e.to_string()),
+        })?;
+    if !output.success() {
         return Err(std::io::Error::other(format!(
             "stty {}: {} (is this a terminal?)",
             args.join(" "),
-            err.trim()
+            String::from_utf8_lossy(&output.stderr).trim()
         )));
     }
-    Ok(out)
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 #[cfg(test)]

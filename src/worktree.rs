@@ -3,13 +3,12 @@
 //! commands run as children with a deadline, each in a process group of its own that is
 //! killed whole when the deadline passes.
 
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::git::{GitError, Repo};
 use crate::manifest::{ManifestError, WorktreeTable};
+use crate::process::{Output, ProcessError, Run};
 use crate::state::Session;
 
 #[derive(Debug, thiserror::Error)]
@@ -233,39 +232,18 @@ impl std::fmt::Display for Ended {
     }
 }
 
-/// "90s", "10m", "1m30s".
-pub fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 60, s % 60) {
-        (0, _) if d.subsec_millis() == 0 => format!("{s}s"),
-        (0, _) => format!("{:.1}s", d.as_secs_f64()),
-        (m, 0) => format!("{m}m"),
-        (m, r) => format!("{m}m{r}s"),
-    }
-}
+pub use crate::process::human;
 
 /// Runs `job` on this process's terminal, visibly: its output goes where ours goes, and
 /// when we are the terminal's foreground job it becomes that job while it runs (so a
 /// Ctrl-C stops it, a program that asks can read the answer, and a closed window hangs
 /// it up), then hands the terminal back.
 pub fn run_in_terminal(job: &Job<'_>) -> Ended {
-    let mut cmd = command(job);
-    cmd.stdin(Stdio::inherit())
-        .stdout(Stdio::inherit())
-        .stderr(Stdio::inherit());
-    let foreground = terminal::ours();
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
-        Err(e) => return not_started(job, e),
-    };
-    if foreground {
-        terminal::hand_to(child.id());
-    }
-    let ended = wait_bounded(&mut child, job.timeout);
-    if foreground {
-        terminal::take_back();
-    }
-    ended
+    ended(
+        job,
+        runner(job).stdin_inherit().inherit_output().foreground().finish(),
+    )
+    .0
 }
 
 /// How much of a captured job's output is kept: its end, where the error usually is.
@@ -274,162 +252,48 @@ pub const OUTPUT_KEPT: usize = 64 * 1024;
 /// Runs `job` with no terminal (stdin empty), its stdout and stderr captured together:
 /// how it ended, and the last [`OUTPUT_KEPT`] bytes it printed.
 pub fn run_captured(job: &Job<'_>) -> (Ended, String) {
-    let (reader, writer) = match std::io::pipe() {
-        Ok(pipe) => pipe,
-        Err(e) => return (not_started(job, e), String::new()),
-    };
-    let mut cmd = command(job);
-    let second = match writer.try_clone() {
-        Ok(w) => w,
-        Err(e) => return (not_started(job, e), String::new()),
-    };
-    cmd.stdin(Stdio::null()).stdout(writer).stderr(second);
-    let spawned = cmd.spawn();
-    // Our copies of the write end go with `cmd`: the reader sees the end of the output
-    // once the job (and whatever it left holding the pipe) is gone.
-    drop(cmd);
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(e) => return (not_started(job, e), String::new()),
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = reader;
-        let mut kept: Vec<u8> = Vec::new();
-        let mut chunk = [0u8; 8192];
-        loop {
-            match reader.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => {
-                    kept.extend_from_slice(&chunk[..n]);
-                    if kept.len() > 2 * OUTPUT_KEPT {
-                        kept.drain(..kept.len() - OUTPUT_KEPT);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        let start = kept.len().saturating_sub(OUTPUT_KEPT);
-        let _ = tx.send(String::from_utf8_lossy(&kept[start..]).into_owned());
-    });
-    let ended = wait_bounded(&mut child, job.timeout);
-    // A process that left the group and kept the pipe must not hold us.
-    let output = rx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
-    (ended, output)
-}
-
-fn command(job: &Job<'_>) -> Command {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(&job.argv[0]);
-    cmd.args(&job.argv[1..])
-        .current_dir(job.cwd)
-        .envs(job.env.iter().map(|(k, v)| (k, v)))
-        .process_group(0);
-    cmd
-}
-
-fn not_started(job: &Job<'_>, e: std::io::Error) -> Ended {
-    Ended::NotStarted(format!("{}: {e}", job.argv[0]))
+    ended(
+        job,
+        runner(job).merge_output().keep_tail(OUTPUT_KEPT).finish(),
+    )
 }
 
 /// How long a job's process group has between SIGTERM and SIGKILL at its deadline.
 const TERM_GRACE: Duration = Duration::from_secs(2);
 
-/// Waits for `child` (a process group leader) until `timeout`; then its whole group gets
-/// SIGTERM, and SIGKILL after [`TERM_GRACE`]. A helper thread blocks until the leader
-/// ends (without reaping it: its id names the group until the SIGKILL), so an end is seen
-/// at once.
-fn wait_bounded(child: &mut Child, timeout: Duration) -> Ended {
-    let group = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        terminal::wait_exit(group);
-        let _ = tx.send(());
-    });
-    if rx.recv_timeout(timeout).is_ok() {
-        return match child.wait() {
-            Ok(status) => ended(status),
-            Err(e) => Ended::NotStarted(format!("waiting for it: {e}")),
-        };
-    }
-    terminal::signal_group(group, libc::SIGTERM);
-    let _ = rx.recv_timeout(TERM_GRACE);
-    terminal::signal_group(group, libc::SIGKILL);
-    let _ = child.wait();
-    Ended::TimedOut(timeout)
+/// A job runs in a process group of its own, killed whole at its deadline: SIGTERM, then
+/// SIGKILL after [`TERM_GRACE`].
+fn runner(job: &Job<'_>) -> Run {
+    Run::new(&job.argv[0], job.timeout)
+        .args(&job.argv[1..])
+        .cwd(job.cwd)
+        .envs(job.env)
+        .own_group()
+        .term_grace(TERM_GRACE)
 }
 
-fn ended(status: std::process::ExitStatus) -> Ended {
+fn ended(job: &Job<'_>, run: Result<Output, ProcessError>) -> (Ended, String) {
     use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => Ended::Exited(code),
-        (None, Some(signal)) => Ended::Signalled(signal),
-        (None, None) => Ended::Exited(-1),
-    }
-}
-
-/// Job control: the few system calls std has no word for.
-mod terminal {
-    /// Whether stdin is a terminal whose foreground job is this process's group.
-    pub fn ours() -> bool {
-        // SAFETY: plain queries on fd 0 and this process; no memory is shared.
-        unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
-    }
-
-    /// Makes process group `group` the terminal's foreground job, and wakes it in case
-    /// it read the terminal (and stopped) before it was.
-    pub fn hand_to(group: u32) {
-        let Ok(group) = libc::pid_t::try_from(group) else {
-            return;
-        };
-        // SAFETY: as above; `group` is our child's own group, made at its spawn.
-        unsafe {
-            libc::tcsetpgrp(0, group);
-            libc::kill(-group, libc::SIGCONT);
+    let output = match run {
+        Ok(output) => output,
+        Err(ProcessError::Spawn { source, .. }) => {
+            return (
+                Ended::NotStarted(format!("{}: {source}", job.argv[0])),
+                String::new(),
+            )
         }
-    }
-
-    /// Makes this process's group the foreground job again. Asking from the background
-    /// would stop us with SIGTTOU: it is ignored for the call.
-    pub fn take_back() {
-        // SAFETY: as above; the old disposition is put back at once.
-        unsafe {
-            let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
-            libc::tcsetpgrp(0, libc::getpgrp());
-            libc::signal(libc::SIGTTOU, old);
-        }
-    }
-
-    /// Sends `signal` to every process of group `group` (never to group 0 or 1: that
-    /// would be our own group, or everyone).
-    pub fn signal_group(group: u32, signal: libc::c_int) {
-        let Ok(group) = libc::pid_t::try_from(group) else {
-            return;
-        };
-        if group > 1 {
-            // SAFETY: a signal to a process group our unreaped child leads.
-            unsafe {
-                libc::kill(-group, signal);
-            }
-        }
-    }
-
-    /// Blocks until child `pid` has ended, without reaping it (std does that after).
-    pub fn wait_exit(pid: u32) {
-        let pid: libc::id_t = pid;
-        loop {
-            // SAFETY: `info` is a zeroed struct the kernel fills; WNOWAIT leaves the
-            // child to be reaped by std.
-            let r = unsafe {
-                let mut info: libc::siginfo_t = std::mem::zeroed();
-                libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT)
-            };
-            if r == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                return;
-            }
-        }
-    }
+        Err(e) => return (Ended::NotStarted(e.to_string()), String::new()),
+    };
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let ended = match output.status {
+        None => Ended::TimedOut(job.timeout),
+        Some(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => Ended::Exited(code),
+            (None, Some(signal)) => Ended::Signalled(signal),
+            (None, None) => Ended::Exited(-1),
+        },
+    };
+    (ended, text)
 }
 
 #[cfg(test)]

@@ -310,32 +310,16 @@ fn version_cache_key(command: &[String]) -> Option<String> {
 }
 
 fn run_version(command: &[String]) -> Option<String> {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let mut child = Command::new(&command[0])
+    // An agent's `--version` prints a line; one that prints without end or never returns
+    // (a CLI stuck on an update check) is stopped.
+    let output = crate::process::Run::new(&command[0], std::time::Duration::from_secs(10))
         .args(&command[1..])
         .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+        .stderr_null()
+        .cap(64 * 1024)
+        .output()
         .ok()?;
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < Duration::from_secs(10) => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let mut out = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take()?, &mut out).ok()?;
+    let out = String::from_utf8(output.stdout).ok()?;
     Some(out.trim().to_string())
 }
 

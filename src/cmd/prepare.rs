@@ -339,7 +339,7 @@ fn exec(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Error {
     let Some((program, args)) = argv.split_first() else {
         return Error::BadInput("nothing to run".into());
     };
-    let e = std::process::Command::new(program)
+    let e = crate::process::command(program)
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))

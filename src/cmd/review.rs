@@ -1,7 +1,6 @@
 //! `orchestra review`: what a session would bring into its target, read before a merge.
 
-use std::io::{IsTerminal, Write};
-use std::process::{Command, Stdio};
+use std::io::IsTerminal;
 
 use crate::cli::ReviewArgs;
 use crate::cmd::{find_branch_session, open_repo, run_in_popup, target_branch, Context, Output};
@@ -77,21 +76,14 @@ fn page(text: &str, out: &mut Output<'_>) -> Result<(), Error> {
         let _ = out.out.write_all(text.as_bytes());
         return Ok(());
     };
-    let mut child = match Command::new(program)
+    // The pager is read by a person (a pager quit early closes its pipe: not an error).
+    let paged = crate::process::Run::new(program, crate::process::A_PERSON)
         .args(rest)
-        .stdin(Stdio::piped())
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(_) => {
-            let _ = out.out.write_all(text.as_bytes());
-            return Ok(());
-        }
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        // A pager quit early closes the pipe: not an error.
-        let _ = stdin.write_all(text.as_bytes());
+        .input(text.as_bytes())
+        .inherit_output()
+        .status();
+    if let Err(crate::process::ProcessError::Spawn { .. }) = paged {
+        let _ = out.out.write_all(text.as_bytes());
     }
-    let _ = child.wait();
     Ok(())
 }

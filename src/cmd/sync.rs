@@ -7,7 +7,7 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -837,13 +837,13 @@ fn run_local(
     };
     let mut cmd = match env {
         Some(env) => {
-            let mut c = Command::new("sh");
+            let mut c = crate::process::command("sh");
             c.arg("-c").arg(format!("{env}\nexec \"$@\"")).arg("sh");
             c.args(argv);
             c
         }
         None => {
-            let mut c = Command::new(program);
+            let mut c = crate::process::command(program);
             c.args(&argv[1..]);
             c
         }

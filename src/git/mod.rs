@@ -2,7 +2,9 @@
 //! out a new worktree). Worktrees, branches, dirty checks, WIP commits.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::process::{ProcessError, Run};
 
 mod merge;
 mod radar;
@@ -37,6 +39,9 @@ pub enum GitError {
     },
     #[error(transparent)]
     Git2(#[from] git2::Error),
+    /// git did not finish by its deadline, or printed without end: it was killed.
+    #[error(transparent)]
+    Process(ProcessError),
 }
 
 /// The start of the reflog message of a branch made for a session; the session id follows.
@@ -489,21 +494,26 @@ impl Repo {
     }
 }
 
+/// The slowest git call orchestra makes is a `worktree add` checking out a whole tree
+/// (minutes on a very large repository). One still running after this is not slow but
+/// stuck (a lock another process holds, a filesystem that stopped answering).
+pub const GIT_DEADLINE: Duration = Duration::from_secs(10 * 60);
+
 fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
-    let output = Command::new("git")
+    let output = Run::new("git", GIT_DEADLINE)
         .arg("-C")
         .arg(dir)
         .args(args)
-        .stdin(Stdio::null())
         .output()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => GitError::CliMissing,
-            _ => GitError::Io {
+        .map_err(|e| match e {
+            e if e.not_found() => GitError::CliMissing,
+            ProcessError::Spawn { source, .. } => GitError::Io {
                 context: "running git".into(),
-                source: e,
+                source,
             },
+            e => GitError::Process(e),
         })?;
-    if output.status.success() {
+    if output.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
         Err(GitError::Cli {
@@ -683,7 +693,7 @@ mod tests {
     use super::*;
 
     fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
+        let out = crate::process::command("git")
             .arg("-C")
             .arg(dir)
             .args(["-c", "user.name=t", "-c", "user.email=t@t"])

@@ -15,6 +15,10 @@ pub enum TmuxError {
     NotInstalled,
     #[error("could not run tmux: {0}")]
     Spawn(std::io::Error),
+    /// tmux did not answer by its deadline (a stopped or wedged server), or printed
+    /// without end: it was killed.
+    #[error(transparent)]
+    Process(crate::process::ProcessError),
     #[error("tmux {command}: {message}")]
     Failed { command: String, message: String },
     #[error("tmux {found} is too old: orchestra needs tmux 3.2 or newer")]
@@ -596,7 +600,12 @@ impl Tmux {
             format_literal(&cwd.to_string_lossy()),
             command.to_string(),
         ]);
-        self.run(&args).map(|_| ())
+        // The popup is a person's (a question, a draft): the call returns when they close
+        // it, however long they take.
+        let words: Vec<String> = args.iter().map(|w| argument_word(w)).collect();
+        self.transport
+            .tmux_waiting_for_a_person(&words)
+            .map(|_| ())
     }
 
     /// A window option's value; `None` when the window is gone or the option unset.
@@ -893,7 +902,8 @@ impl Tmux {
     pub fn exec_attach(&self, target: &str) -> TmuxError {
         use std::os::unix::process::CommandExt;
         let argv = self.attach_argv(target);
-        let err = std::process::Command::new(&argv[0]).args(&argv[1..]).exec();
+        // No deadline: this process becomes the person's tmux client.
+        let err = crate::process::command(&argv[0]).args(&argv[1..]).exec();
         TmuxError::Spawn(err)
     }
 

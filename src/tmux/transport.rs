@@ -1,10 +1,16 @@
 //! How a tmux command reaches its server.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use super::TmuxError;
 use crate::paths::find_program;
+use crate::process::{ProcessError, Run};
+
+/// A local tmux command answers in milliseconds (a refresh of 64 windows with their
+/// screens included); one still running after this is talking to a server that is
+/// stopped or wedged, and the status line, a hook or a refresh must not wait for it.
+pub const TMUX_DEADLINE: Duration = Duration::from_secs(5);
 
 pub trait Transport {
     /// Runs tmux with `args` (socket selection is the transport's job) and returns its
@@ -13,6 +19,12 @@ pub trait Transport {
 
     /// Like [`Transport::tmux`], with `input` on tmux's standard input (`load-buffer -`).
     fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError>;
+
+    /// Like [`Transport::tmux`], for a command that returns only when a person is done
+    /// (`display-popup -E` waits for its popup to close): it must not be stopped early.
+    fn tmux_waiting_for_a_person(&self, args: &[String]) -> Result<String, TmuxError> {
+        self.tmux(args)
+    }
 
     /// The program and socket arguments a person would type to reach the same server.
     fn command_prefix(&self) -> Vec<String>;
@@ -35,6 +47,31 @@ impl Local {
         Local { socket }
     }
 
+    fn run(
+        &self,
+        args: &[String],
+        input: Option<&[u8]>,
+        deadline: Duration,
+    ) -> Result<String, TmuxError> {
+        let mut run = Run::new("tmux", deadline).args(self.socket_args()).args(args);
+        if let Some(input) = input {
+            run = run.input(input);
+        }
+        let output = run.output().map_err(|e| match e {
+            e if e.not_found() => TmuxError::NotInstalled,
+            ProcessError::Spawn { source, .. } => TmuxError::Spawn(source),
+            e => TmuxError::Process(e),
+        })?;
+        if output.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(TmuxError::Failed {
+                command: args.first().cloned().unwrap_or_default(),
+                message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            })
+        }
+    }
+
     fn socket_args(&self) -> Vec<String> {
         match &self.socket {
             Some(s) => vec!["-S".into(), s.to_string_lossy().into_owned()],
@@ -49,35 +86,11 @@ impl Transport for Local {
     }
 
     fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError> {
-        let spawn_error = |e: std::io::Error| match e.kind() {
-            std::io::ErrorKind::NotFound => TmuxError::NotInstalled,
-            _ => TmuxError::Spawn(e),
-        };
-        let mut child = Command::new("tmux")
-            .args(self.socket_args())
-            .args(args)
-            .stdin(if input.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(spawn_error)?;
-        if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-            use std::io::Write;
-            stdin.write_all(input).map_err(TmuxError::Spawn)?;
-        }
-        let output = child.wait_with_output().map_err(TmuxError::Spawn)?;
-        if output.status.success() {
-            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-        } else {
-            Err(TmuxError::Failed {
-                command: args.first().cloned().unwrap_or_default(),
-                message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-            })
-        }
+        self.run(args, input, TMUX_DEADLINE)
+    }
+
+    fn tmux_waiting_for_a_person(&self, args: &[String]) -> Result<String, TmuxError> {
+        self.run(args, None, crate::process::A_PERSON)
     }
 
     fn command_prefix(&self) -> Vec<String> {
