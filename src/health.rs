@@ -943,3 +943,6 @@ fn age_text(seconds: i64) -> String {
 pub fn remote_is_stale(cache: &RemoteCache, now_ms: i64) -> bool {
     now_ms - cache.refreshed_ms >= cache.poll_secs.max(1) as i64 * 1000
 }
+
+#[cfg(test)]
+mod tests;

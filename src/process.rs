@@ -37,7 +37,7 @@ pub enum ProcessError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{program} did not finish within {}: it was stopped", human(*after))]
+    #[error("{program} did not finish within {}: it was killed", human(*after))]
     TimedOut { program: String, after: Duration },
     #[error("{program} printed more than {} MiB: it was stopped", cap / (1024 * 1024))]
     TooMuchOutput { program: String, cap: usize },
@@ -318,8 +318,8 @@ impl Run {
             .or_else(|| child.stdout.take().map(|r| collect(r, cap, keep)));
         let stderr = child.stderr.take().map(|r| collect(r, cap, keep));
         let group = self.own_group.then_some(child.id());
-        let status = wait_bounded(&mut child, self.deadline, group, self.term_grace)
-            .map_err(spawn_error)?;
+        let status =
+            wait_bounded(&mut child, self.deadline, group, self.term_grace).map_err(spawn_error)?;
         if foreground {
             terminal::take_back();
         }
@@ -351,7 +351,8 @@ impl Run {
 
     /// [`Run::output`]'s status, for a child whose output is not captured.
     pub fn status(self) -> Result<ExitStatus, ProcessError> {
-        self.output().map(|o| o.status.expect("output() has a status"))
+        self.output()
+            .map(|o| o.status.expect("output() has a status"))
     }
 }
 
@@ -602,12 +603,19 @@ mod tests {
         let err = sh("sleep 30", Duration::from_millis(300))
             .output()
             .unwrap_err();
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         assert!(
             matches!(&err, ProcessError::TimedOut { program, after } if program == "sh" && *after == Duration::from_millis(300)),
             "{err:?}"
         );
-        assert_eq!(err.to_string(), "sh did not finish within 0.3s: it was stopped");
+        assert_eq!(
+            err.to_string(),
+            "sh did not finish within 0.3s: it was killed"
+        );
     }
 
     #[test]
@@ -619,7 +627,11 @@ mod tests {
             .output()
             .unwrap_err();
         assert!(matches!(err, ProcessError::TimedOut { .. }), "{err:?}");
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
@@ -634,7 +646,11 @@ mod tests {
             "{err:?}"
         );
         // Stopped by its closed pipe, not by the deadline.
-        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]
@@ -658,7 +674,9 @@ mod tests {
             .output()
             .unwrap_err();
         assert!(err.not_found(), "{err:?}");
-        assert!(err.to_string().starts_with("could not run no-such-program-here: "));
+        assert!(err
+            .to_string()
+            .starts_with("could not run no-such-program-here: "));
     }
 
     #[test]
@@ -677,7 +695,11 @@ mod tests {
             .finish()
             .unwrap();
         assert!(out.status.is_none());
-        assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
         let pid = std::fs::read_to_string(&pid_file).unwrap();
         let gone = (0..50).any(|_| {
             std::thread::sleep(Duration::from_millis(50));
@@ -694,7 +716,10 @@ mod tests {
         let log = dir.path().join("log");
         spawn_detached(
             Path::new("sh"),
-            &["-c".into(), "echo \"$ORCH_TEST\"; cut -d' ' -f5 /proc/$$/stat".into()],
+            &[
+                "-c".into(),
+                "echo \"$ORCH_TEST\"; cut -d' ' -f5 /proc/$$/stat".into(),
+            ],
             Some(dir.path()),
             &[("ORCH_TEST", Path::new("detached"))],
             Some(&log),

@@ -241,7 +241,11 @@ pub use crate::process::human;
 pub fn run_in_terminal(job: &Job<'_>) -> Ended {
     ended(
         job,
-        runner(job).stdin_inherit().inherit_output().foreground().finish(),
+        runner(job)
+            .stdin_inherit()
+            .inherit_output()
+            .foreground()
+            .finish(),
     )
     .0
 }

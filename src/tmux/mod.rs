@@ -7,7 +7,7 @@ mod transport;
 
 use std::path::{Path, PathBuf};
 
-pub use transport::{Local, Transport};
+pub use transport::{Local, Transport, TMUX_DEADLINE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TmuxError {
@@ -603,9 +603,7 @@ impl Tmux {
         // The popup is a person's (a question, a draft): the call returns when they close
         // it, however long they take.
         let words: Vec<String> = args.iter().map(|w| argument_word(w)).collect();
-        self.transport
-            .tmux_waiting_for_a_person(&words)
-            .map(|_| ())
+        self.transport.tmux_waiting_for_a_person(&words).map(|_| ())
     }
 
     /// A window option's value; `None` when the window is gone or the option unset.

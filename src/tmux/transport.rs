@@ -53,7 +53,9 @@ impl Local {
         input: Option<&[u8]>,
         deadline: Duration,
     ) -> Result<String, TmuxError> {
-        let mut run = Run::new("tmux", deadline).args(self.socket_args()).args(args);
+        let mut run = Run::new("tmux", deadline)
+            .args(self.socket_args())
+            .args(args);
         if let Some(input) = input {
             run = run.input(input);
         }

@@ -183,3 +183,76 @@ fn watch_redraws_the_table_in_place() {
         run.stdout
     );
 }
+
+/// Sends `signal` (`-STOP`, `-CONT`) to process `pid`.
+fn signal(pid: &str, signal: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([signal, pid])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {signal} {pid}");
+}
+
+/// Wakes a stopped tmux server whatever the test's end, before the world's cleanup needs
+/// the server to answer.
+struct Resume(String);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        signal(&self.0, "-CONT");
+    }
+}
+
+/// A tmux server that stopped answering (SIGSTOP: alive, its socket still accepting, no
+/// reply ever) costs the status line tmux's deadline, not forever: `status-line` and
+/// `refresh` come back with one line naming tmux and the time it had, and once the server
+/// answers again the status line is whole again (only our tmux client was killed).
+#[test]
+fn a_hung_tmux_server_costs_the_status_line_its_deadline_not_forever() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.orchestra(&[
+        "dispatch",
+        "one",
+        "--agent",
+        "sleep 600",
+        "--kind",
+        "generic",
+    ])
+    .ok();
+    let healthy = env.orchestra(&["status-line"]).ok().stdout;
+    let pid = env
+        .tmux(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .to_string();
+    signal(&pid, "-STOP");
+    let resume = Resume(pid);
+    // Past the status line's cache (1 s): the next one asks tmux.
+    std::thread::sleep(Duration::from_millis(1100));
+
+    let deadline = orchestra::tmux::TMUX_DEADLINE;
+    let bound = deadline + Duration::from_secs(3);
+    let said = format!(
+        "orchestra: tmux did not finish within {}s: it was killed",
+        deadline.as_secs()
+    );
+    for args in [&["status-line"][..], &["refresh"]] {
+        let started = std::time::Instant::now();
+        let run = env.orchestra(args);
+        let took = started.elapsed();
+        eprintln!("{args:?} against a stopped tmux server: {took:?}");
+        assert!(took < bound, "{args:?} took {took:?} (bound {bound:?})");
+        assert!(
+            took >= deadline,
+            "{args:?} gave up before tmux's deadline: {took:?}"
+        );
+        assert_eq!(run.code, 1, "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.trim_end(), said, "{args:?}");
+        assert_eq!(run.stdout, "", "{args:?}");
+    }
+
+    drop(resume);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(env.orchestra(&["status-line"]).ok().stdout, healthy);
+}
