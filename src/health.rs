@@ -85,6 +85,10 @@ pub struct Cache {
     /// The socket of the server the panes are on.
     #[serde(default)]
     pub socket_path: String,
+    /// pane id → its foreground program when last asked: a tick asks only windows that
+    /// showed output since the tick before ([`Tmux::snapshot_since`]).
+    #[serde(default)]
+    pub commands: BTreeMap<String, String>,
 }
 
 /// The cache keeps no prompt text: it may quote secrets, and a refresh never reads it.
@@ -284,14 +288,29 @@ pub fn refresh(
         .filter(|(_, seen)| seen.activity >= now_s - RECENTLY_ACTIVE_SECS)
         .map(|(pane, seen)| (pane.clone(), seen.captured_at))
         .collect();
-    let Some(snap) = tmux.snapshot(&name_refs, &recapture)? else {
+    // Programs change only in windows that print: ask the windows active since the last
+    // tick (a second of slack; activity is in whole seconds), all of them without one.
+    let commands_since = (cache.refreshed_ms > 0).then(|| cache.refreshed_ms / 1000 - 1);
+    let Some(mut snap) = tmux.snapshot_since(&name_refs, &recapture, commands_since)? else {
         cache.refreshed_ms = now_us / 1000;
         cache.summary.clear();
         cache.panes.clear();
+        cache.commands.clear();
         cache.radar_every = 0;
         save_cache(home, key, &cache);
         return Ok(outcome);
     };
+    for pane in &mut snap.panes {
+        if pane.current_command.is_empty() {
+            if let Some(known) = cache.commands.get(&pane.pane) {
+                pane.current_command = known.clone();
+            }
+        } else {
+            cache
+                .commands
+                .insert(pane.pane.clone(), pane.current_command.clone());
+        }
+    }
     let stall_after = snap
         .option("@orchestra-stall-after")
         .and_then(parse_duration_secs)
@@ -442,6 +461,7 @@ pub fn refresh(
     let live: std::collections::HashSet<&str> =
         snap.panes.iter().map(|p| p.pane.as_str()).collect();
     cache.panes.retain(|pane, _| live.contains(pane.as_str()));
+    cache.commands.retain(|pane, _| live.contains(pane.as_str()));
 
     let mut wrote = false;
     for (id, state, source, detail) in decisions {

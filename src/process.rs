@@ -28,6 +28,10 @@ pub const OUTPUT_CAP: usize = 64 * 1024 * 1024;
 /// How long the output of a child that ended may take to arrive: a grandchild that kept
 /// the pipe open must not hold the caller.
 const DRAIN_GRACE: Duration = Duration::from_secs(2);
+/// The same after a kill at the deadline, when what was printed is rarely wanted and a
+/// pipe may stay open for long: a tmux client hands its stdout to the server, and a
+/// stopped server holds it, unread, in its socket.
+const KILLED_DRAIN_GRACE: Duration = Duration::from_millis(100);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProcessError {
@@ -323,8 +327,12 @@ impl Run {
         if foreground {
             terminal::take_back();
         }
-        let (stdout, out_cut) = drained(stdout);
-        let (stderr, err_cut) = drained(stderr);
+        let grace = match status {
+            Some(_) => DRAIN_GRACE,
+            None => KILLED_DRAIN_GRACE,
+        };
+        let (stdout, out_cut) = drained(stdout, grace);
+        let (stderr, err_cut) = drained(stderr, grace);
         Ok(Output {
             status,
             stdout,
@@ -398,8 +406,8 @@ fn collect(mut reader: impl Read + Send + 'static, cap: usize, keep: Keep) -> Co
     rx
 }
 
-fn drained(rx: Option<Collected>) -> (Vec<u8>, bool) {
-    rx.and_then(|rx| rx.recv_timeout(DRAIN_GRACE).ok())
+fn drained(rx: Option<Collected>, grace: Duration) -> (Vec<u8>, bool) {
+    rx.and_then(|rx| rx.recv_timeout(grace).ok())
         .unwrap_or_default()
 }
 

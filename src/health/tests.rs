@@ -38,6 +38,8 @@ struct World {
     calls: Vec<Vec<String>>,
     /// Panes whose screen was sent back (by `capture-pane`, plain or inside `if-shell`).
     captured: Vec<String>,
+    /// Panes whose listing carried the command condition.
+    asked_commands: RefCell<Vec<String>>,
     /// The answer to every call instead of the world (no server, a stalled server).
     fail: Option<fn() -> TmuxError>,
 }
@@ -125,9 +127,26 @@ impl World {
 
     /// Expands the `#{name}` of a format for `pane` (or the server, without one).
     fn expand(&self, format: &str, pane: Option<&FakePane>) -> String {
+        // The one conditional a listing uses: the command of a window active since.
+        const ASKED_SINCE: &str = "#{?#{e|>=:#{window_activity},";
         let mut out = String::new();
         let mut rest = format;
         while let Some(start) = rest.find("#{") {
+            if rest[start..].starts_with(ASKED_SINCE) {
+                out.push_str(&rest[..start]);
+                let tail = &rest[start + ASKED_SINCE.len()..];
+                let (since, tail) = tail.split_once('}').expect("the condition's end");
+                let tail = tail
+                    .strip_prefix(",#{pane_current_command},}")
+                    .expect("the command, or nothing");
+                let p = pane.expect("a pane's format");
+                if p.activity >= since.parse::<i64>().expect("a second") {
+                    out.push_str(&p.command);
+                }
+                self.asked_commands.borrow_mut().push(p.pane.clone());
+                rest = tail;
+                continue;
+            }
             out.push_str(&rest[..start]);
             let end = rest[start..].find('}').expect("a closed format") + start;
             let name = &rest[start + 2..end];
@@ -253,6 +272,7 @@ impl Bench {
         let mut world = self.world.borrow_mut();
         world.calls.clear();
         world.captured.clear();
+        world.asked_commands.borrow_mut().clear();
     }
 
     fn recorded(&self, s: &Session) -> Session {
@@ -482,4 +502,37 @@ fn a_window_still_in_setup_is_not_classified() {
     assert_eq!(bench.recorded(&s).state, AgentState::Unknown);
     // (Its window's end, recorded setup-failed, is in tests/it/setup.rs: that transition
     // notifies, and a notification here would start this test binary as `orchestra`.)
+}
+
+#[test]
+fn a_program_is_asked_only_of_windows_that_printed_since_the_tick_before() {
+    let bench = Bench::new();
+    let s = bench.session(1, "claude", AgentState::Idle);
+    bench.pane(&s, IDLE, now_s() - 30);
+    // The first tick knows no tick before: it asks every window.
+    bench.refresh().unwrap();
+    assert!(bench.world.borrow().asked_commands.borrow().is_empty());
+    assert_eq!(load_cache(bench.home(), KEY).commands["%1"], "claude");
+
+    // The agent ends and leaves a shell that printed nothing: a quiet window is not
+    // asked, and what was asked last stands.
+    bench.world.borrow_mut().panes[0].command = "bash".into();
+    bench.reset();
+    let outcome = bench.refresh().unwrap();
+    assert_eq!(*bench.world.borrow().asked_commands.borrow(), ["%1"]);
+    assert!(outcome.transitions.is_empty(), "{:?}", outcome.transitions);
+    assert_eq!(load_cache(bench.home(), KEY).commands["%1"], "claude");
+
+    // The shell shows its prompt: the window printed, its program is asked, and the
+    // agent is recorded as ended.
+    bench.world.borrow_mut().panes[0].activity = now_s();
+    let outcome = bench.refresh().unwrap();
+    let moves: Vec<(&str, &str)> = outcome
+        .transitions
+        .iter()
+        .map(|t| (t.old.as_str(), t.new.as_str()))
+        .collect();
+    assert_eq!(moves, [("idle", "exited")]);
+    assert_eq!(bench.recorded(&s).state_source, "tmux");
+    assert_eq!(load_cache(bench.home(), KEY).commands["%1"], "bash");
 }

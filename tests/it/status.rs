@@ -221,7 +221,7 @@ fn a_hung_tmux_server_costs_the_status_line_its_deadline_not_forever() {
         "generic",
     ])
     .ok();
-    let healthy = env.orchestra(&["status-line"]).ok().stdout;
+    env.orchestra(&["status-line"]).ok();
     let pid = env
         .tmux(&["display-message", "-p", "#{pid}"])
         .trim()
@@ -232,7 +232,7 @@ fn a_hung_tmux_server_costs_the_status_line_its_deadline_not_forever() {
     std::thread::sleep(Duration::from_millis(1100));
 
     let deadline = orchestra::tmux::TMUX_DEADLINE;
-    let bound = deadline + Duration::from_secs(3);
+    let bound = deadline + Duration::from_millis(1500);
     let said = format!(
         "orchestra: tmux did not finish within {}s: it was killed",
         deadline.as_secs()
@@ -252,7 +252,12 @@ fn a_hung_tmux_server_costs_the_status_line_its_deadline_not_forever() {
         assert_eq!(run.stdout, "", "{args:?}");
     }
 
+    // Awake again, the server answers the next tick (the generic agent has been silent
+    // long enough by now to count as idle).
     drop(resume);
     std::thread::sleep(Duration::from_millis(1100));
-    assert_eq!(env.orchestra(&["status-line"]).ok().stdout, healthy);
+    assert_eq!(
+        env.orchestra(&["status-line"]).ok().stdout,
+        "#[fg=green]✓1#[default]\n"
+    );
 }
