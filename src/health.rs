@@ -72,10 +72,12 @@ fn option_names() -> Vec<String> {
 pub struct Cache {
     pub refreshed_ms: i64,
     pub summary: String,
-    /// The database fingerprint the cached `sessions` were read at.
-    #[serde(default)]
+    /// The database fingerprint the cached `sessions` were read at ("": read it again).
+    #[serde(skip)]
     pub db_fingerprint: String,
-    #[serde(default, serialize_with = "sessions_without_prompts")]
+    /// The local sessions as last read, kept in a file of their own: a quiet tick
+    /// rewrites the small part only.
+    #[serde(skip)]
     pub sessions: Vec<Session>,
     /// pane id → what was seen on it.
     pub panes: BTreeMap<String, PaneSeen>,
@@ -89,6 +91,16 @@ pub struct Cache {
     /// showed output since the tick before ([`Tmux::snapshot_since`]).
     #[serde(default)]
     pub commands: BTreeMap<String, String>,
+}
+
+/// The sessions part of a [`Cache`]: rewritten only when the tick read the sessions from
+/// the record (or wrote to it), so a quiet tick does not serialize every session.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct SessionsCache {
+    /// The database fingerprint `sessions` were read at ("": read it again).
+    db_fingerprint: String,
+    #[serde(default, serialize_with = "sessions_without_prompts")]
+    sessions: Vec<Session>,
 }
 
 /// The cache keeps no prompt text: it may quote secrets, and a refresh never reads it.
@@ -195,11 +207,20 @@ fn cache_path(home: &Path, key: &str) -> PathBuf {
     home.join("cache").join(format!("status-{key}.json"))
 }
 
+fn sessions_cache_path(home: &Path, key: &str) -> PathBuf {
+    home.join("cache").join(format!("sessions-{key}.json"))
+}
+
 pub fn load_cache(home: &Path, key: &str) -> Cache {
-    std::fs::read(cache_path(home, key))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-        .unwrap_or_default()
+    let mut cache: Cache = read_json(&cache_path(home, key)).unwrap_or_default();
+    let part: SessionsCache = read_json(&sessions_cache_path(home, key)).unwrap_or_default();
+    cache.db_fingerprint = part.db_fingerprint;
+    cache.sessions = part.sessions;
+    cache
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 /// When each local session's window last showed output (seconds since the epoch), as the
@@ -234,7 +255,24 @@ pub fn window_activity(home: &Path) -> HashMap<String, (i64, i64)> {
     out
 }
 
-fn save_cache(home: &Path, key: &str, cache: &Cache) {
+/// Saves `cache`, and its sessions part too when `sessions_changed` (that one first: the
+/// small part's panes then never name a session the other does not hold yet).
+fn save_cache(home: &Path, key: &str, cache: &Cache, sessions_changed: bool) {
+    if sessions_changed {
+        #[derive(Serialize)]
+        struct Part<'a> {
+            db_fingerprint: &'a str,
+            #[serde(serialize_with = "sessions_without_prompts")]
+            sessions: &'a [Session],
+        }
+        save_json(
+            &sessions_cache_path(home, key),
+            &Part {
+                db_fingerprint: &cache.db_fingerprint,
+                sessions: &cache.sessions,
+            },
+        );
+    }
     save_json(&cache_path(home, key), cache);
 }
 
@@ -297,7 +335,7 @@ pub fn refresh(
         cache.panes.clear();
         cache.commands.clear();
         cache.radar_every = 0;
-        save_cache(home, key, &cache);
+        save_cache(home, key, &cache, false);
         return Ok(outcome);
     };
     for pane in &mut snap.panes {
@@ -461,7 +499,9 @@ pub fn refresh(
     let live: std::collections::HashSet<&str> =
         snap.panes.iter().map(|p| p.pane.as_str()).collect();
     cache.panes.retain(|pane, _| live.contains(pane.as_str()));
-    cache.commands.retain(|pane, _| live.contains(pane.as_str()));
+    cache
+        .commands
+        .retain(|pane, _| live.contains(pane.as_str()));
 
     let mut wrote = false;
     for (id, state, source, detail) in decisions {
@@ -592,7 +632,8 @@ pub fn refresh(
     // have written in between.
     cache.db_fingerprint = if wrote { String::new() } else { fingerprint };
     cache.sessions = sessions.into_values().collect();
-    save_cache(home, key, &cache);
+    // Sessions taken from the cache and not written to are the ones it holds.
+    save_cache(home, key, &cache, wrote || !cached_sessions);
     Ok(outcome)
 }
 

@@ -175,7 +175,6 @@ impl World {
             "@orchestra_id" => p.orchestra_id.clone(),
             "@orchestra_state" => p.badge.clone(),
             "pane_current_command" => p.command.clone(),
-            "session_name" => "work".into(),
             _ => String::new(),
         }
     }

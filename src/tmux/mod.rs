@@ -190,11 +190,14 @@ const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_acti
 /// (tmux reads the pane's foreground process from /proc): at 64 windows it was a third of
 /// a quiet tick's growth over 8. A foreground program that changes prints (the shell a
 /// finished agent leaves shows its prompt), and a new window is active from its creation.
+/// The session's name is left out too (a refresh does not use it).
 fn pane_format_commands_since(since: i64) -> String {
-    PANE_FORMAT.replace(
-        "#{pane_current_command}",
-        &format!("#{{?#{{e|>=:#{{window_activity}},{since}}},#{{pane_current_command}},}}"),
-    )
+    PANE_FORMAT
+        .replace(
+            "#{pane_current_command}",
+            &format!("#{{?#{{e|>=:#{{window_activity}},{since}}},#{{pane_current_command}},}}"),
+        )
+        .replace("#{session_name}", "")
 }
 
 fn parse_panes(out: &str) -> Vec<Pane> {
@@ -232,6 +235,7 @@ pub struct WindowsSeen {
 pub struct Pane {
     pub pane: String,
     pub window: String,
+    /// Empty from [`Tmux::snapshot_since`].
     pub session_name: String,
     pub dead: bool,
     /// Empty when not asked ([`Tmux::snapshot_since`]).
@@ -740,7 +744,8 @@ impl Tmux {
                 "list-panes",
                 "-a",
                 "-f",
-                "#{!=:#{@orchestra_id},}",
+                // True for any id (never "0"): cheaper for tmux than a comparison.
+                "#{@orchestra_id}",
                 "-F",
                 &pane_format,
             ]),
