@@ -319,11 +319,17 @@ pub fn refresh(
     let mut cache = load_cache(home, key);
     // Panes busy lately are likely to have changed again: tmux recaptures them inside the
     // listing call when they did. Quiet panes cost nothing there; one that wakes up is
-    // captured by a second call.
+    // captured by a second call. "Lately" is also "when the last tick looked": each
+    // recapture is a command of the call, and ticks close together (a refresh run by
+    // hand beside the status line's) would otherwise carry every pane that stopped
+    // printing a moment ago.
+    let last_tick_s = cache.refreshed_ms / 1000;
     let recapture: Vec<(String, i64)> = cache
         .panes
         .iter()
-        .filter(|(_, seen)| seen.activity >= now_s - RECENTLY_ACTIVE_SECS)
+        .filter(|(_, seen)| {
+            seen.activity >= now_s - RECENTLY_ACTIVE_SECS && seen.activity >= last_tick_s - 1
+        })
         .map(|(pane, seen)| (pane.clone(), seen.captured_at))
         .collect();
     // Programs change only in windows that print: ask the windows active since the last
