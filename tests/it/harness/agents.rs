@@ -1,0 +1,147 @@
+//! The agent stand-ins: the real `claude` CLI, and the scripted stand-in for the
+//! Anthropic API it talks to (tests/fake-api) in a sandboxed HOME.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::{require, wait_until, which, Env};
+
+pub const CLAUDE_VERSION: &str = "2.1.332";
+
+/// The real `claude` CLI: `$ORCHESTRA_TEST_CLAUDE`, else the pinned release in the test
+/// cache that tests/run.sh fills.
+pub fn claude_bin() -> Option<PathBuf> {
+    if let Ok(p) = std::env::var("ORCHESTRA_TEST_CLAUDE") {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| {
+            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
+        });
+    let p = cache
+        .join(format!("claude-{CLAUDE_VERSION}"))
+        .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+    p.is_file().then_some(p)
+}
+
+/// The folder of the API stand-ins: `$ORCHESTRA_FAKE_API` (to try another version of
+/// them), else the repository's own tests/fake-api.
+pub fn fake_api_dir() -> PathBuf {
+    std::env::var_os("ORCHESTRA_FAKE_API")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-api"))
+}
+
+/// The scripted stand-in for the Anthropic API, on a free loopback port.
+pub struct FakeApi {
+    child: Child,
+    pub port: u16,
+    pub log: PathBuf,
+}
+
+impl FakeApi {
+    pub fn start(dir: &Path) -> FakeApi {
+        let port_file = dir.join("fake-api.port");
+        let log = dir.join("requests.jsonl");
+        let mut child = Command::new("python3")
+            .arg(fake_api_dir().join("anthropic.py"))
+            .args(["--port", "0", "--port-file"])
+            .arg(&port_file)
+            .arg("--log")
+            .arg(&log)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("start the fake API (python3)");
+        let mut exited = None;
+        let listening = wait_until(Duration::from_secs(10), || {
+            exited = child.try_wait().ok().flatten();
+            port_file.exists() || exited.is_some()
+        });
+        assert!(
+            listening && exited.is_none(),
+            "the fake API did not start ({exited:?})"
+        );
+        let port = std::fs::read_to_string(&port_file)
+            .expect("port file")
+            .trim()
+            .parse()
+            .expect("port number");
+        FakeApi { child, port, log }
+    }
+
+    /// Every request the fake API received, one JSON line each (`{"path", "turn",
+    /// "request"}`). A line still being written is left out.
+    pub fn requests(&self) -> String {
+        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
+        log
+    }
+}
+
+impl Drop for FakeApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The real claude CLI, a fake API and a sandboxed HOME: what a test needs to run the agent.
+pub struct ClaudeWorld {
+    pub claude: PathBuf,
+    pub api: FakeApi,
+    /// The environment a tmux server must start with for claude to reach the fake API.
+    pub env: Vec<(String, String)>,
+}
+
+impl ClaudeWorld {
+    /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
+    pub fn start(env: &Env, trust: &[&Path]) -> Option<ClaudeWorld> {
+        let claude = claude_bin();
+        if !require(
+            &format!("the claude CLI {CLAUDE_VERSION}"),
+            claude.is_some(),
+        ) {
+            return None;
+        }
+        if !require("python3", which("python3").is_some()) {
+            return None;
+        }
+        let api = FakeApi::start(&env.root);
+        let home = env.root.join("claude-home");
+        let mut cmd = Command::new("python3");
+        cmd.arg(fake_api_dir().join("claude_home.py"))
+            .arg(&home)
+            .arg("--print-env")
+            .arg("--port")
+            .arg(api.port.to_string());
+        for t in trust {
+            cmd.arg("--trust").arg(t);
+        }
+        let out = cmd.output().expect("claude_home.py");
+        assert!(
+            out.status.success(),
+            "claude_home.py: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut vars = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Some(assignment) = line.strip_prefix("export ") else {
+                continue;
+            };
+            let words = shell_words::split(assignment).expect("shell words");
+            let (k, v) = words[0].split_once('=').expect("NAME=value");
+            vars.push((k.to_string(), v.to_string()));
+        }
+        vars.push((
+            "TMUX_TMPDIR".into(),
+            env.tmux_tmpdir.to_string_lossy().into_owned(),
+        ));
+        Some(ClaudeWorld {
+            claude: claude.expect("checked above"),
+            api,
+            env: vars,
+        })
+    }
+}
