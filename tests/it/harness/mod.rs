@@ -3,13 +3,15 @@
 //! folder), `person` (the terminal a person looks at, and their keys), `agents` (the real
 //! `claude` CLI against the scripted stand-in for the Anthropic API in tests/fake-api),
 //! `sshd` (a real OpenSSH server for the remote side), `dbus` (a private session bus with a
-//! notification daemon); `run` is what a run of a program gave.
+//! notification daemon); `run` is what a run of a program gave, and `cli` a CLI test as
+//! one chain.
 //!
 //! Under `CI=true` a missing real part fails the test; elsewhere the test says it skipped.
 
 #![allow(dead_code)]
 
 mod agents;
+mod cli;
 mod dbus;
 mod env;
 mod person;
@@ -22,6 +24,8 @@ use std::time::{Duration, Instant};
 // Every name the harness had as one file stays `harness::<name>`, used or not.
 #[allow(unused_imports)]
 pub use agents::{claude_bin, fake_api_dir, ClaudeWorld, FakeApi, CLAUDE_VERSION};
+#[allow(unused_imports)]
+pub use cli::Cli;
 pub use dbus::Bus;
 #[allow(unused_imports)]
 pub use env::{end_processes_of, git_in, Env};
