@@ -172,7 +172,7 @@ fn a_missing_agent_is_bad_input_and_nothing_is_made() {
 
 #[test]
 fn a_missing_tmux_rolls_everything_back() {
-    let mut env = Env::new();
+    let env = Env::new();
     env.start_server(&[]);
     let windows = env.windows();
     // A PATH with git and the agent but no tmux.
@@ -181,15 +181,13 @@ fn a_missing_tmux_rolls_everything_back() {
     for program in ["git", "bash"] {
         std::os::unix::fs::symlink(which(program).unwrap(), bin.join(program)).unwrap();
     }
-    env.env
-        .push(("PATH".into(), bin.to_string_lossy().into_owned()));
-    let run = env
-        .orchestra(&[
-            "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
-        ])
-        .fails_with(2);
-    assert!(run.stderr.contains("tmux was not found"), "{}", run.stderr);
-    env.env.clear();
+    env.cli(&[
+        "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
+    ])
+    .env("PATH", &bin)
+    .status(2)
+    .stderr_line("orchestra: tmux was not found on PATH: install tmux 3.2 or newer")
+    .run();
     assert_nothing_left(&env, "no-tmux", &windows);
 }
 

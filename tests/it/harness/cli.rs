@@ -13,6 +13,7 @@
 //! test, and `run` returns the [`Run`] for what is checked afterwards (that nothing
 //! changed).
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use super::{Env, Run};
@@ -23,6 +24,8 @@ pub struct Cli<'a> {
     cwd: PathBuf,
     args: Vec<String>,
     status: i32,
+    /// Environment for this run only, over the world's.
+    vars: Vec<(String, OsString)>,
     stdout: String,
     stderr: String,
 }
@@ -36,6 +39,7 @@ impl Env {
             cwd: self.repo.clone(),
             args: args.iter().map(|a| a.to_string()).collect(),
             status: 0,
+            vars: Vec::new(),
             stdout: String::new(),
             stderr: String::new(),
         }
@@ -46,6 +50,12 @@ impl Cli<'_> {
     /// Runs it in `dir` instead of the repo.
     pub fn current_dir(mut self, dir: &Path) -> Self {
         self.cwd = dir.to_path_buf();
+        self
+    }
+
+    /// Sets `key` to `value` in its environment.
+    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        self.vars.push((key.to_string(), value.as_ref().to_owned()));
         self
     }
 
@@ -72,18 +82,36 @@ impl Cli<'_> {
         self
     }
 
-    /// Runs orchestra and checks the status, stderr and stdout the chain named.
+    /// Runs orchestra and checks the status, stderr and stdout the chain named; a failure
+    /// shows every one that differs, with both streams.
     #[track_caller]
     pub fn run(self) -> Run {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
-        let run = self.env.orchestra_in(&self.cwd, &args);
-        let shown = format!(
-            "orchestra {args:?}\n--- stdout ---\n{}--- stderr ---\n{}",
-            run.stdout, run.stderr
+        let mut cmd = self.env.orchestra_command(&self.cwd, &args);
+        cmd.envs(self.vars.iter().map(|(k, v)| (k, v)));
+        let run = Run::from(cmd.output().expect("run orchestra"));
+        let mut wrong = Vec::new();
+        if run.code != self.status {
+            wrong.push(format!(
+                "exit status {}, expected {}",
+                run.code, self.status
+            ));
+        }
+        for (name, have, want) in [
+            ("stderr", &run.stderr, &self.stderr),
+            ("stdout", &run.stdout, &self.stdout),
+        ] {
+            if have != want {
+                wrong.push(format!("{name} {have:?}, expected {want:?}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "orchestra {args:?}:\n  {}\n--- stdout ---\n{}--- stderr ---\n{}",
+            wrong.join("\n  "),
+            run.stdout,
+            run.stderr
         );
-        assert_eq!(run.code, self.status, "exit status of {shown}");
-        assert_eq!(run.stderr, self.stderr, "stderr of {shown}");
-        assert_eq!(run.stdout, self.stdout, "stdout of {shown}");
         run
     }
 }
