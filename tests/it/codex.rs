@@ -9,10 +9,10 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env};
+use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env, StandIn};
 
 pub const CODEX_VERSION: &str = "0.171.0";
 
@@ -33,63 +33,11 @@ fn codex_bin() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-/// The Responses API stand-in on a free loopback port.
-struct OpenAiApi {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl OpenAiApi {
-    fn start(dir: &Path) -> OpenAiApi {
-        let port_file = dir.join("openai.port");
-        let log = dir.join("openai-requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("openai.py"))
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the OpenAI stand-in (python3)");
-        let mut exited = None;
-        let listening = wait_until(Duration::from_secs(10), || {
-            exited = child.try_wait().ok().flatten();
-            port_file.exists() || exited.is_some()
-        });
-        assert!(
-            listening && exited.is_none(),
-            "the OpenAI stand-in did not start ({exited:?})"
-        );
-        let port = std::fs::read_to_string(&port_file)
-            .expect("port file")
-            .trim()
-            .parse()
-            .expect("port number");
-        OpenAiApi { child, port, log }
-    }
-
-    /// Every request so far, one JSON line each; a line still being written is left out.
-    fn requests(&self) -> String {
-        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
-        log
-    }
-}
-
-impl Drop for OpenAiApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// A tmux server whose environment runs codex against the stand-in, and orchestra on it.
 struct Codex {
     env: Env,
     codex: PathBuf,
-    api: OpenAiApi,
+    api: StandIn,
 }
 
 /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
@@ -102,7 +50,7 @@ fn start(label: &str, trusted: bool) -> Option<Codex> {
         return None;
     }
     let env = Env::new();
-    let api = OpenAiApi::start(&env.root);
+    let api = StandIn::start(&env.root, "openai.py");
     let mut cmd = Command::new("python3");
     cmd.arg(fake_api_dir().join("codex_home.py"))
         .arg(env.root.join("codex-home"))

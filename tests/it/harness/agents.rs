@@ -34,26 +34,34 @@ pub fn fake_api_dir() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-api"))
 }
 
-/// The scripted stand-in for the Anthropic API, on a free loopback port.
-pub struct FakeApi {
+/// An API stand-in of tests/fake-api (`anthropic.py` for claude, `gemini.py`, `openai.py`
+/// for codex, `openai_chat.py` for aider) on a free loopback port; each request lands in
+/// its log, one JSON line each, before its reply.
+pub struct StandIn {
     child: Child,
     pub port: u16,
     pub log: PathBuf,
 }
 
-impl FakeApi {
-    pub fn start(dir: &Path) -> FakeApi {
-        let port_file = dir.join("fake-api.port");
-        let log = dir.join("requests.jsonl");
+/// The scripted stand-in for the Anthropic API.
+pub type FakeApi = StandIn;
+
+impl StandIn {
+    /// Starts `script` with its port file and log in `dir` (named after the script, so
+    /// several stand-ins can share a folder).
+    pub fn start(dir: &Path, script: &str) -> StandIn {
+        let stem = script.trim_end_matches(".py");
+        let port_file = dir.join(format!("{stem}.port"));
+        let log = dir.join(format!("{stem}-requests.jsonl"));
         let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("anthropic.py"))
+            .arg(fake_api_dir().join(script))
             .args(["--port", "0", "--port-file"])
             .arg(&port_file)
             .arg("--log")
             .arg(&log)
             .stdout(Stdio::null())
             .spawn()
-            .expect("start the fake API (python3)");
+            .unwrap_or_else(|e| panic!("start the API stand-in {script} (python3): {e}"));
         let mut exited = None;
         let listening = wait_until(Duration::from_secs(10), || {
             exited = child.try_wait().ok().flatten();
@@ -61,26 +69,34 @@ impl FakeApi {
         });
         assert!(
             listening && exited.is_none(),
-            "the fake API did not start ({exited:?})"
+            "the API stand-in {script} did not start ({exited:?})"
         );
         let port = std::fs::read_to_string(&port_file)
             .expect("port file")
             .trim()
             .parse()
             .expect("port number");
-        FakeApi { child, port, log }
+        StandIn { child, port, log }
     }
 
-    /// Every request the fake API received, one JSON line each (`{"path", "turn",
-    /// "request"}`). A line still being written is left out.
+    /// Every request the stand-in received, one JSON line each (`{"path", "turn",
+    /// "request"}` for claude's). A line still being written is left out.
     pub fn requests(&self) -> String {
         let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
         log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
         log
     }
+
+    /// [`StandIn::requests`], parsed.
+    pub fn requests_json(&self) -> Vec<serde_json::Value> {
+        self.requests()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
 }
 
-impl Drop for FakeApi {
+impl Drop for StandIn {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -108,7 +124,7 @@ impl ClaudeWorld {
         if !require("python3", which("python3").is_some()) {
             return None;
         }
-        let api = FakeApi::start(&env.root);
+        let api = StandIn::start(&env.root, "anthropic.py");
         let home = env.root.join("claude-home");
         let mut cmd = Command::new("python3");
         cmd.arg(fake_api_dir().join("claude_home.py"))

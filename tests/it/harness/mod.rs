@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 // Every name the harness had as one file stays `harness::<name>`, used or not.
 #[allow(unused_imports)]
-pub use agents::{claude_bin, fake_api_dir, ClaudeWorld, FakeApi, CLAUDE_VERSION};
+pub use agents::{claude_bin, fake_api_dir, ClaudeWorld, FakeApi, StandIn, CLAUDE_VERSION};
 #[allow(unused_imports)]
 pub use cli::Cli;
 pub use dbus::Bus;
