@@ -68,7 +68,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
         run_dir.display()
     ));
 
-    let summary = crate::sync::run(&plan, kind, &run_dir, |progress| {
+    let summary = crate::sync::run(&plan, &run_dir, |progress| {
         out.note(progress_line(progress))
     });
     for path in &summary.written {

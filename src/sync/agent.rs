@@ -13,9 +13,9 @@ use crate::remote::{HostSpec, RemoteError};
 
 /// Why an agent run gave no report, and what it printed.
 #[derive(Debug)]
-pub struct Failure {
-    pub reason: String,
-    pub detail: String,
+pub(super) struct Failure {
+    pub(super) reason: String,
+    pub(super) detail: String,
 }
 
 impl Failure {

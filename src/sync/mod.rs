@@ -18,11 +18,10 @@ mod template;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use agent::Failure;
 pub use plan::{plan, Plan, Request, Target};
 pub use runs::{last_run_age, start_run};
 
-use agent::ask;
+use agent::{ask, Failure};
 use pool::{pool, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,9 +153,9 @@ struct Job<'a> {
     prompt: String,
 }
 
-/// Asks every target of `plan` each part of `kind`, synthesizes each part from the
+/// Asks every target of `plan` each part of its kind, synthesizes each part from the
 /// reports, and merges the summaries into CONTEXT.md; everything is saved in `run_dir`.
-pub fn run(plan: &Plan, kind: Kind, run_dir: &Path, mut seen: impl FnMut(Progress<'_>)) -> Summary {
+pub fn run(plan: &Plan, run_dir: &Path, mut seen: impl FnMut(Progress<'_>)) -> Summary {
     let mut jobs = Vec::new();
     for (part, template, _) in &plan.templates {
         for target in &plan.targets {
@@ -296,7 +295,7 @@ pub fn run(plan: &Plan, kind: Kind, run_dir: &Path, mut seen: impl FnMut(Progres
 
     if !summaries.is_empty() {
         let path = plan.context_dir.join("CONTEXT.md");
-        match context::update_context(&path, &summaries, kind, run_dir) {
+        match context::update_context(&path, &summaries, plan.kind, run_dir) {
             Ok(()) => written.push(path),
             Err(e) => {
                 seen(Progress::ContextFailed {

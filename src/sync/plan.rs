@@ -62,6 +62,7 @@ impl Target {
 
 /// Everything checked before anything runs or is written.
 pub struct Plan {
+    pub kind: Kind,
     pub targets: Vec<Target>,
     /// The agent for the local synthesis runs (print mode).
     pub(super) synth_argv: Vec<String>,
@@ -185,6 +186,7 @@ pub fn plan(req: Request<'_>) -> Result<Plan, SyncError> {
     let mut synth_argv = local_agent;
     synth_argv.push("-p".into());
     Ok(Plan {
+        kind,
         targets,
         synth_argv,
         root,
