@@ -8,23 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env, StandIn};
+use crate::harness::{agent_cli, bin, fake_api_dir, require, wait_until, which, Env, StandIn};
 
 pub const AIDER_VERSION: &str = "0.86.2";
 
 /// The real `aider`: `$ORCHESTRA_TEST_AIDER`, else the pinned release in the venv that
 /// tests/run.sh makes in the test cache.
 pub fn aider_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_AIDER") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache.join(format!("aider-{AIDER_VERSION}/bin/aider"));
-    p.is_file().then_some(p)
+    agent_cli(
+        "ORCHESTRA_TEST_AIDER",
+        &format!("aider-{AIDER_VERSION}/bin/aider"),
+    )
 }
 
 /// A tmux server whose sessions run the real aider in a sandboxed HOME that points it at

@@ -12,25 +12,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env, StandIn};
+use crate::harness::{agent_cli, bin, fake_api_dir, require, wait_until, which, Env, StandIn};
 
 pub const CODEX_VERSION: &str = "0.171.0";
 
 /// The real `codex` binary: `$ORCHESTRA_TEST_CODEX`, else the pinned release in the test
 /// cache that tests/run.sh fills.
 fn codex_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_CODEX") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache
-        .join(format!("codex-{CODEX_VERSION}"))
-        .join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-    p.is_file().then_some(p)
+    agent_cli("ORCHESTRA_TEST_CODEX", &format!(
+        "codex-{CODEX_VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+    ))
 }
 
 /// A tmux server whose environment runs codex against the stand-in, and orchestra on it.

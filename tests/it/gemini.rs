@@ -8,25 +8,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env, StandIn};
+use crate::harness::{agent_cli, bin, fake_api_dir, require, wait_until, which, Env, StandIn};
 
 pub const GEMINI_VERSION: &str = "0.61.0";
 
 /// The real `gemini` CLI: `$ORCHESTRA_TEST_GEMINI`, else the pinned release in the test
 /// cache that tests/run.sh fills (its `gemini` link: the name tells orchestra the kind).
 pub fn gemini_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_GEMINI") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache
-        .join(format!("gemini-{GEMINI_VERSION}"))
-        .join("node_modules/.bin/gemini");
-    p.is_file().then_some(p)
+    agent_cli(
+        "ORCHESTRA_TEST_GEMINI",
+        &format!("gemini-{GEMINI_VERSION}/node_modules/.bin/gemini"),
+    )
 }
 
 /// A test's world with gemini in it: the CLI, the stand-in, a sandboxed HOME, and a tmux

@@ -1,6 +1,6 @@
 //! Bad labels are refused before anything is made; slugify makes good ones.
 
-use crate::harness::Env;
+use crate::harness::{shell_dispatch, Env};
 
 /// The refusal of a bad label: the label quoted (its first 40 characters and its length
 /// when longer), the rule, and the way to a good one.
@@ -102,17 +102,7 @@ fn a_used_label_is_bad_input() {
     env.dispatch_shell("taken").ok();
     let windows = env.windows();
     let id = env.session("taken")["id"].as_str().unwrap().to_string();
-    let dispatch = |label| {
-        env.cli(&[
-            "dispatch",
-            label,
-            "--agent",
-            "bash --norc --noprofile",
-            "--kind",
-            "generic",
-        ])
-        .status(2)
-    };
+    let dispatch = |label| env.cli(&shell_dispatch(label)).status(2);
     dispatch("taken")
         .stderr_line(format!(
             "orchestra: label \"taken\" is already used by session {id} (running) in this repo: \

@@ -9,21 +9,33 @@ use super::{require, wait_until, which, Env};
 
 pub const CLAUDE_VERSION: &str = "2.1.332";
 
-/// The real `claude` CLI: `$ORCHESTRA_TEST_CLAUDE`, else the pinned release in the test
-/// cache that tests/run.sh fills.
-pub fn claude_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_CLAUDE") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
+/// The cache of pinned agent releases that tests/run.sh fills: `$ORCHESTRA_TEST_CACHE`,
+/// else ~/.cache/orchestra-test.
+pub fn test_cache() -> PathBuf {
+    std::env::var("ORCHESTRA_TEST_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
             PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache
-        .join(format!("claude-{CLAUDE_VERSION}"))
-        .join("node_modules/@anthropic-ai/claude-code-linux-x64/claude");
+        })
+}
+
+/// An agent CLI: the file `$<var>` names (to try another build), else `in_cache` under
+/// [`test_cache`]; None when that file is not there.
+pub fn agent_cli(var: &str, in_cache: &str) -> Option<PathBuf> {
+    if let Ok(p) = std::env::var(var) {
+        return Some(PathBuf::from(p)).filter(|p| p.is_file());
+    }
+    let p = test_cache().join(in_cache);
     p.is_file().then_some(p)
+}
+
+/// The real `claude` CLI: `$ORCHESTRA_TEST_CLAUDE`, else the pinned release in the test
+/// cache.
+pub fn claude_bin() -> Option<PathBuf> {
+    agent_cli(
+        "ORCHESTRA_TEST_CLAUDE",
+        &format!("claude-{CLAUDE_VERSION}/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
+    )
 }
 
 /// The folder of the API stand-ins: `$ORCHESTRA_FAKE_API` (to try another version of

@@ -221,15 +221,20 @@ impl Env {
 
     /// A generic agent that stays put: a shell reading commands.
     pub fn dispatch_shell(&self, label: &str) -> Run {
-        self.orchestra(&[
-            "dispatch",
-            label,
-            "--agent",
-            "bash --norc --noprofile",
-            "--kind",
-            "generic",
-        ])
+        self.orchestra(&shell_dispatch(label))
     }
+}
+
+/// The arguments of [`Env::dispatch_shell`].
+pub fn shell_dispatch(label: &str) -> [&str; 6] {
+    [
+        "dispatch",
+        label,
+        "--agent",
+        "bash --norc --noprofile",
+        "--kind",
+        "generic",
+    ]
 }
 
 impl Drop for Env {

@@ -23,12 +23,14 @@ use std::time::{Duration, Instant};
 
 // Every name the harness had as one file stays `harness::<name>`, used or not.
 #[allow(unused_imports)]
-pub use agents::{claude_bin, fake_api_dir, ClaudeWorld, FakeApi, StandIn, CLAUDE_VERSION};
+pub use agents::{
+    agent_cli, claude_bin, fake_api_dir, test_cache, ClaudeWorld, FakeApi, StandIn, CLAUDE_VERSION,
+};
 #[allow(unused_imports)]
 pub use cli::Cli;
 pub use dbus::Bus;
 #[allow(unused_imports)]
-pub use env::{end_processes_of, git_in, Env};
+pub use env::{end_processes_of, git_in, shell_dispatch, Env};
 pub use person::Person;
 pub use run::Run;
 #[allow(unused_imports)]
