@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{agent_cli, bin, fake_api_dir, require, wait_until, which, Env, StandIn};
+use crate::harness::{
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+};
 
 pub const AIDER_VERSION: &str = "0.86.2";
 
@@ -40,30 +42,13 @@ fn start() -> Option<Aider> {
         return None;
     }
     let api = StandIn::start(&env.root, "openai_chat.py");
-    let out = Command::new("python3")
-        .arg(fake_api_dir().join("aider_home.py"))
-        .arg(env.root.join("aider-home"))
-        .args(["--port", &api.port.to_string(), "--print-env"])
-        .output()
-        .expect("aider_home.py");
-    assert!(
-        out.status.success(),
-        "aider_home.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let vars = agent_home(
+        &env,
+        "aider_home.py",
+        &env.root.join("aider-home"),
+        api.port,
+        &[],
     );
-    let mut vars = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(assignment) = line.strip_prefix("export ") else {
-            continue;
-        };
-        let words = shell_words::split(assignment).expect("shell words");
-        let (k, v) = words[0].split_once('=').expect("NAME=value");
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push((
-        "TMUX_TMPDIR".into(),
-        env.tmux_tmpdir.to_string_lossy().into_owned(),
-    ));
     env.start_server(&vars);
     Some(Aider {
         env,

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{agent_cli, bin, fake_api_dir, require, wait_until, which, Env, StandIn};
+use crate::harness::{
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+};
 
 pub const CODEX_VERSION: &str = "0.171.0";
 
@@ -42,34 +44,15 @@ fn start(label: &str, trusted: bool) -> Option<Codex> {
     }
     let env = Env::new();
     let api = StandIn::start(&env.root, "openai.py");
-    let mut cmd = Command::new("python3");
-    cmd.arg(fake_api_dir().join("codex_home.py"))
-        .arg(env.root.join("codex-home"))
-        .arg("--print-env")
-        .arg("--port")
-        .arg(api.port.to_string());
-    if trusted {
-        cmd.arg("--trust").arg(env.worktree_path(label));
-    }
-    let out = cmd.output().expect("codex_home.py");
-    assert!(
-        out.status.success(),
-        "codex_home.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let worktree = env.worktree_path(label);
+    let trust: &[&Path] = if trusted { &[&worktree] } else { &[] };
+    let vars = agent_home(
+        &env,
+        "codex_home.py",
+        &env.root.join("codex-home"),
+        api.port,
+        trust,
     );
-    let mut vars = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(assignment) = line.strip_prefix("export ") else {
-            continue;
-        };
-        let words = shell_words::split(assignment).expect("shell words");
-        let (k, v) = words[0].split_once('=').expect("NAME=value");
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push((
-        "TMUX_TMPDIR".into(),
-        env.tmux_tmpdir.to_string_lossy().into_owned(),
-    ));
     env.start_server(&vars);
     Some(Codex {
         env,

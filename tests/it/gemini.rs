@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{agent_cli, bin, fake_api_dir, require, wait_until, which, Env, StandIn};
+use crate::harness::{
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+};
 
 pub const GEMINI_VERSION: &str = "0.61.0";
 
@@ -43,32 +45,7 @@ fn start() -> Option<Gemini> {
     let mut env = Env::new();
     let api = StandIn::start(&env.root, "gemini.py");
     let home = env.root.join("gemini-home");
-    let out = Command::new("python3")
-        .arg(fake_api_dir().join("gemini_home.py"))
-        .arg(&home)
-        .arg("--print-env")
-        .arg("--port")
-        .arg(api.port.to_string())
-        .output()
-        .expect("gemini_home.py");
-    assert!(
-        out.status.success(),
-        "gemini_home.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut vars = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(assignment) = line.strip_prefix("export ") else {
-            continue;
-        };
-        let words = shell_words::split(assignment).expect("shell words");
-        let (k, v) = words[0].split_once('=').expect("NAME=value");
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push((
-        "TMUX_TMPDIR".into(),
-        env.tmux_tmpdir.to_string_lossy().into_owned(),
-    ));
+    let vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
     env.start_server(&vars);
     // orchestra builds each session's Gemini home from the person's: the sandboxed one.
     env.env

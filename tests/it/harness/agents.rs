@@ -137,39 +137,58 @@ impl ClaudeWorld {
             return None;
         }
         let api = StandIn::start(&env.root, "anthropic.py");
-        let home = env.root.join("claude-home");
-        let mut cmd = Command::new("python3");
-        cmd.arg(fake_api_dir().join("claude_home.py"))
-            .arg(&home)
-            .arg("--print-env")
-            .arg("--port")
-            .arg(api.port.to_string());
-        for t in trust {
-            cmd.arg("--trust").arg(t);
-        }
-        let out = cmd.output().expect("claude_home.py");
-        assert!(
-            out.status.success(),
-            "claude_home.py: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let vars = agent_home(
+            env,
+            "claude_home.py",
+            &env.root.join("claude-home"),
+            api.port,
+            trust,
         );
-        let mut vars = Vec::new();
-        for line in String::from_utf8_lossy(&out.stdout).lines() {
-            let Some(assignment) = line.strip_prefix("export ") else {
-                continue;
-            };
-            let words = shell_words::split(assignment).expect("shell words");
-            let (k, v) = words[0].split_once('=').expect("NAME=value");
-            vars.push((k.to_string(), v.to_string()));
-        }
-        vars.push((
-            "TMUX_TMPDIR".into(),
-            env.tmux_tmpdir.to_string_lossy().into_owned(),
-        ));
         Some(ClaudeWorld {
             claude: claude.expect("checked above"),
             api,
             env: vars,
         })
     }
+}
+
+/// Makes a sandboxed HOME for an agent CLI with `script` of tests/fake-api (its settings
+/// point at the stand-in on `port`; `trust`: folders it trusts without asking) and returns
+/// the environment a tmux server must start with for the CLI to use it.
+pub fn agent_home(
+    env: &Env,
+    script: &str,
+    home: &Path,
+    port: u16,
+    trust: &[&Path],
+) -> Vec<(String, String)> {
+    let mut cmd = Command::new("python3");
+    cmd.arg(fake_api_dir().join(script))
+        .arg(home)
+        .arg("--print-env")
+        .arg("--port")
+        .arg(port.to_string());
+    for t in trust {
+        cmd.arg("--trust").arg(t);
+    }
+    let out = cmd.output().expect(script);
+    assert!(
+        out.status.success(),
+        "{script}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut vars = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some(assignment) = line.strip_prefix("export ") else {
+            continue;
+        };
+        let words = shell_words::split(assignment).expect("shell words");
+        let (k, v) = words[0].split_once('=').expect("NAME=value");
+        vars.push((k.to_string(), v.to_string()));
+    }
+    vars.push((
+        "TMUX_TMPDIR".into(),
+        env.tmux_tmpdir.to_string_lossy().into_owned(),
+    ));
+    vars
 }

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 // Every name the harness had as one file stays `harness::<name>`, used or not.
 #[allow(unused_imports)]
 pub use agents::{
-    agent_cli, claude_bin, fake_api_dir, test_cache, ClaudeWorld, FakeApi, StandIn, CLAUDE_VERSION,
+    agent_cli, agent_home, claude_bin, fake_api_dir, test_cache, ClaudeWorld, FakeApi, StandIn,
+    CLAUDE_VERSION,
 };
 #[allow(unused_imports)]
 pub use cli::Cli;
