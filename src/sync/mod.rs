@@ -320,3 +320,94 @@ pub struct Deadline {
     pub limit: Duration,
     pub shown: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::plan::Place;
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_run_tells_each_step_and_returns_what_it_wrote_and_what_failed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        std::fs::create_dir(root.join("a")).unwrap();
+        let run_dir = root.join("run");
+        std::fs::create_dir(&run_dir).unwrap();
+        // `cat` answers with its prompt: the report is what it was asked.
+        let target = |name: &str| Target {
+            name: name.into(),
+            role: "not set".into(),
+            place: Place::Local(root.join(name)),
+            env: None,
+            argv: words(&["cat"]),
+        };
+        let plan = Plan {
+            kind: Kind::Insights,
+            targets: vec![target("a"), target("missing")],
+            synth_argv: words(&["cat"]),
+            root: root.clone(),
+            context_dir: root.clone(),
+            deadline: Deadline {
+                limit: Duration::from_secs(10),
+                shown: "10s".into(),
+            },
+            jobs: 2,
+            interval_secs: 0,
+            templates: vec![(
+                Part::Insights,
+                "ask {{SESSION}} at {{PATH}}".into(),
+                "merge {{REPORTS}}".into(),
+            )],
+        };
+        let mut told = Vec::new();
+        let summary = run(&plan, &run_dir, |p| {
+            told.push(match p {
+                Progress::Asking { target, .. } => format!("asking {}", target.name),
+                Progress::Asked { target, result, .. } => {
+                    format!("asked {}: {result:?}", target.name)
+                }
+                Progress::NothingToSynthesize(part) => format!("nothing {}", part.name()),
+                Progress::Synthesizing { reports, .. } => format!("synthesizing {reports}"),
+                Progress::Synthesized { result, .. } => format!("synthesized: {result:?}"),
+                Progress::ContextFailed { error, .. } => format!("context: {error}"),
+            })
+        });
+        // The sessions run at once, so their steps interleave; the synthesis comes after.
+        assert_eq!(told.len(), 6, "{told:?}");
+        let mut asks = told[..4].to_vec();
+        asks.sort();
+        assert_eq!(
+            asks,
+            [
+                "asked a: Ok(())".to_string(),
+                format!(
+                    "asked missing: Err(\"folder {} does not exist\")",
+                    root.join("missing").display()
+                ),
+                "asking a".to_string(),
+                "asking missing".to_string(),
+            ]
+        );
+        assert_eq!(told[4..], ["synthesizing 1", "synthesized: Ok(())"]);
+        assert_eq!(summary.failed, ["insights missing"]);
+        assert_eq!(summary.runs, 3);
+        let context = root.join("CONTEXT.md");
+        assert_eq!(
+            summary.written,
+            [
+                run_dir.join("a.insights.md"),
+                run_dir.join("summary/insights.md"),
+                context.clone()
+            ]
+        );
+        let text = std::fs::read_to_string(&context).unwrap();
+        let asked = format!("ask a at {}", root.join("a").display());
+        assert!(text.contains("## Insights"), "{text}");
+        assert!(text.contains("merge ## Session a"), "{text}");
+        assert!(text.contains(&asked), "{text}");
+    }
+}
