@@ -165,6 +165,32 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
     Ok(Box::new(notion::Notion::new(settings.clone(), token)))
 }
 
+/// The orchestrator's first message for the repo at `root` (named `name`): `Ok(None)`
+/// when no source is configured (then nothing is read and no request made); the open
+/// tasks, or why they could not be read, otherwise. `Err` only for broken settings.
+pub fn orchestrator_opening(
+    root: &Path,
+    name: &str,
+) -> Result<Option<Result<String, TaskError>>, TaskError> {
+    let Some(settings) = settings(root, name)? else {
+        return Ok(None);
+    };
+    let listed = open(&settings, root).and_then(|source| source.open_tasks());
+    Ok(Some(
+        listed.map(|tasks| orchestrator_message(&settings.project, &tasks)),
+    ))
+}
+
+/// After session work on `task` merged: with `done_on_merge`, the task moves to the done
+/// status. `Ok(None)` when there is nothing to do (no source, or not asked).
+pub fn close_on_merge(root: &Path, name: &str, task: &str) -> Result<Option<String>, TaskError> {
+    let Some(settings) = settings(root, name)?.filter(|s| s.done_on_merge) else {
+        return Ok(None);
+    };
+    open(&settings, root)?.set_status(task, &settings.done)?;
+    Ok(Some(format!("task {task} is {} now", settings.done)))
+}
+
 /// `text` as a Notion id in its dashed form (8-4-4-4-12), from 32 hex digits with or
 /// without dashes, or from a Notion URL ending in one; `None` otherwise.
 pub fn notion_id(text: &str) -> Option<String> {
@@ -250,7 +276,7 @@ pub fn prompt_of(task: &Task, content: &str) -> String {
 }
 
 /// `text` on one line (line ends and control characters as spaces), at most `max` chars.
-fn one_line(text: &str, max: usize) -> String {
+pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

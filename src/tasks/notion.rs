@@ -464,6 +464,24 @@ fn read_schema(source: &Value, settings: &Settings) -> Result<Schema, TaskError>
             )))
         }
     };
+    // The names pick and merge move a task to, and listing filters on, must be options.
+    let options: Vec<&str> = status
+        .get(&status_kind)
+        .and_then(|k| k.get("options"))
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.get("name").and_then(Value::as_str))
+        .collect();
+    for (key, name) in [("in_progress", &settings.in_progress), ("done", &settings.done)] {
+        if !options.is_empty() && !options.contains(&name.as_str()) {
+            return Err(TaskError::Fix(format!(
+                "the property {:?} of {thing} has no option {name:?}: set {key} in orchestra.toml's [tasks] (its options: {})",
+                settings.status_property,
+                options.join(", ")
+            )));
+        }
+    }
     let relations: Vec<(&String, &Value)> = properties
         .iter()
         .filter(|(_, p)| p.get("type").and_then(Value::as_str) == Some("relation"))
@@ -614,6 +632,14 @@ mod tests {
         let no_status = json!({"properties": {"Name": {"type": "title"}}});
         let e = read_schema(&no_status, &settings()).unwrap_err().to_string();
         assert!(e.contains("no property \"Status\"") && e.contains("Name"), "{e}");
+        let mut other_names = source.clone();
+        other_names["properties"]["Status"]["status"] =
+            json!({"options": [{"name": "Todo"}, {"name": "Doing"}, {"name": "Done"}]});
+        let e = read_schema(&other_names, &settings()).unwrap_err().to_string();
+        assert!(
+            e.contains("no option \"In progress\"") && e.contains("set in_progress") && e.contains("Todo, Doing, Done"),
+            "{e}"
+        );
         let text_status = json!({"properties": {"Name": {"type": "title"}, "Status": {"type": "rich_text"}}});
         let e = read_schema(&text_status, &settings()).unwrap_err().to_string();
         assert!(e.contains("is a rich_text"), "{e}");
