@@ -595,7 +595,9 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
             if crate::tasks::notion_id(id).is_none() {
                 return Err(err(
                     key,
-                    format!("tasks.{key} {id:?} is not a Notion id (32 hex digits, dashes allowed)"),
+                    format!(
+                        "tasks.{key} {id:?} is not a Notion id (32 hex digits, dashes allowed)"
+                    ),
                 ));
             }
         }

@@ -158,15 +158,16 @@ pub fn pick(
     if let Some(session) = store.session_by_label(&repo.id(), &label)? {
         store.set_session_task(&session.id, &id)?;
     }
-    source
-        .set_status(&id, &settings.in_progress)
-        .map_err(|e| {
-            Error::Refused(format!(
-                "dispatched {label}, but task {id} was not moved to {}: {e}",
-                settings.in_progress
-            ))
-        })?;
-    Ok(format!("{}; session {label} works on it", moved(&task, &settings)))
+    source.set_status(&id, &settings.in_progress).map_err(|e| {
+        Error::Refused(format!(
+            "dispatched {label}, but task {id} was not moved to {}: {e}",
+            settings.in_progress
+        ))
+    })?;
+    Ok(format!(
+        "{}; session {label} works on it",
+        moved(&task, &settings)
+    ))
 }
 
 fn moved(task: &Task, settings: &Settings) -> String {
@@ -188,8 +189,8 @@ pub fn orchestrator_words(
     out: &mut Output<'_>,
 ) -> Result<Vec<String>, Error> {
     use crate::agent::AgentKind;
-    let opening = tasks::orchestrator_opening(repo.main_worktree(), &repo.name())
-        .map_err(task_error)?;
+    let opening =
+        tasks::orchestrator_opening(repo.main_worktree(), &repo.name()).map_err(task_error)?;
     let message = match opening {
         None => return Ok(Vec::new()),
         Some(Ok(message)) => message,

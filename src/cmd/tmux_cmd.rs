@@ -48,7 +48,14 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
             task,
             client,
             yes,
-        } => act(ctx, action, session.as_deref(), task.as_deref(), client, *yes),
+        } => act(
+            ctx,
+            action,
+            session.as_deref(),
+            task.as_deref(),
+            client,
+            *yes,
+        ),
         TmuxCommand::Ask {
             what,
             session,
@@ -289,9 +296,7 @@ fn pick_task(
     client: &str,
 ) -> Result<Option<String>, Error> {
     let (_, source) = crate::cmd::tasks::source_of(repo)?;
-    let open = source
-        .open_tasks()
-        .map_err(crate::cmd::tasks::task_error)?;
+    let open = source.open_tasks().map_err(crate::cmd::tasks::task_error)?;
     let mut args = strings(&["display-menu", "-c", client, "-T", "#[align=centre] tasks "]);
     for (i, task) in open.iter().take(40).enumerate() {
         let key = char::from_digit(((i + 1) % 10) as u32, 10)
@@ -303,7 +308,9 @@ fn pick_task(
         args.extend([
             format_literal(&name),
             key,
-            menu_entry(&["tmux", "act", "task", "--task", &task.id, "--client", client]),
+            menu_entry(&[
+                "tmux", "act", "task", "--task", &task.id, "--client", client,
+            ]),
         ]);
     }
     if open.is_empty() {
@@ -328,7 +335,8 @@ fn act(
         match action {
             "task" => {
                 let repo = client_repo(&tmux, client)?;
-                let id = task.ok_or_else(|| Error::BadInput("this action needs --task ID".into()))?;
+                let id =
+                    task.ok_or_else(|| Error::BadInput("this action needs --task ID".into()))?;
                 let args = crate::cli::PickArgs {
                     id: id.to_string(),
                     dispatch: true,

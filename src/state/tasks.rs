@@ -39,7 +39,9 @@ impl Store {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([repo], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .query_map([repo], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<HashMap<_, _>, _>>()
             .map_err(|e| self.err(e))

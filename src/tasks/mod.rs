@@ -176,9 +176,9 @@ pub fn orchestrator_opening(
         return Ok(None);
     };
     let listed = open(&settings, root).and_then(|source| source.open_tasks());
-    Ok(Some(
-        listed.map(|tasks| orchestrator_message(&settings.project, &tasks)),
-    ))
+    Ok(Some(listed.map(|tasks| {
+        orchestrator_message(&settings.project, &tasks)
+    })))
 }
 
 /// After session work on `task` merged: with `done_on_merge`, the task moves to the done
@@ -303,11 +303,19 @@ mod tests {
             Some(dashed)
         );
         assert_eq!(
-            notion_id("https://www.notion.so/team/Fix-login-1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b?pvs=4")
-                .as_deref(),
+            notion_id(
+                "https://www.notion.so/team/Fix-login-1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b?pvs=4"
+            )
+            .as_deref(),
             Some(dashed)
         );
-        for bad in ["", "tasks", "1c2f3a4b-5c6d-7e8f-9a0b", "1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6z", "1c2f3a4b5c6d-7e8f-9a0b-1c2d-3e4f5a6b"] {
+        for bad in [
+            "",
+            "tasks",
+            "1c2f3a4b-5c6d-7e8f-9a0b",
+            "1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6z",
+            "1c2f3a4b5c6d-7e8f-9a0b-1c2d-3e4f5a6b",
+        ] {
             assert_eq!(notion_id(bad), None, "{bad}");
         }
     }
@@ -330,7 +338,11 @@ mod tests {
             .expect("configured by the environment");
         assert_eq!(s.project, "app", "the repo folder's name");
         assert_eq!(
-            (s.status_property.as_str(), s.in_progress.as_str(), s.done.as_str()),
+            (
+                s.status_property.as_str(),
+                s.in_progress.as_str(),
+                s.done.as_str()
+            ),
             ("Status", "In progress", "Done")
         );
         assert_eq!(s.timeout, DEFAULT_TIMEOUT);
@@ -340,7 +352,10 @@ mod tests {
             ..TasksTable::default()
         };
         let s = Settings::from_table(&table, "app", env).unwrap().unwrap();
-        assert!(s.tasks_data_source.starts_with("2c2f3a4b"), "the manifest wins");
+        assert!(
+            s.tasks_data_source.starts_with("2c2f3a4b"),
+            "the manifest wins"
+        );
         assert_eq!(s.timeout, Duration::from_secs(2));
         let half = TasksTable {
             tasks_data_source: Some(ds.into()),

@@ -77,15 +77,16 @@ impl Notion {
 
     fn tasks_source(&self) -> About {
         About {
-            thing: format!("the tasks data source {}", self.settings.tasks_data_source),
-            fix: "tasks_data_source in orchestra.toml's [tasks] (or NOTION_TASKS_DATA_SOURCE_ID)".into(),
+            thing: format!("tasks data source {}", self.settings.tasks_data_source),
+            fix: "tasks_data_source in orchestra.toml's [tasks] (or NOTION_TASKS_DATA_SOURCE_ID)"
+                .into(),
         }
     }
 
     fn projects_source(&self) -> About {
         About {
             thing: format!(
-                "the projects data source {}",
+                "projects data source {}",
                 self.settings.projects_data_source
             ),
             fix: "projects_data_source in orchestra.toml's [tasks] (or NOTION_PROJECTS_DATA_SOURCE_ID)"
@@ -189,7 +190,7 @@ impl Notion {
                 about.thing
             )),
             404 => TaskError::Fix(format!(
-                "Notion has no {} (404), or it is not shared with the integration: check {}",
+                "Notion finds no {} (404): check {}, and that it is shared with the integration",
                 about.thing, about.fix
             )),
             400 | 409 | 422 => TaskError::Fix(format!(
@@ -212,7 +213,12 @@ impl Notion {
     }
 
     /// Every result of a paginated query (`has_more`/`next_cursor`), bounded.
-    fn query_all(&self, data_source: &str, mut body: Value, about: &About) -> Result<Vec<Value>, TaskError> {
+    fn query_all(
+        &self,
+        data_source: &str,
+        mut body: Value,
+        about: &About,
+    ) -> Result<Vec<Value>, TaskError> {
         let path = format!("/v1/data_sources/{data_source}/query");
         let mut results = Vec::new();
         for _ in 0..MAX_PAGES {
@@ -271,7 +277,10 @@ impl Notion {
                 })?;
                 let found = self.call(
                     "POST",
-                    &format!("/v1/data_sources/{}/query", self.settings.projects_data_source),
+                    &format!(
+                        "/v1/data_sources/{}/query",
+                        self.settings.projects_data_source
+                    ),
                     Some(&json!({
                         "filter": {"property": title, "title": {"equals": project}},
                         "page_size": 1,
@@ -305,9 +314,15 @@ impl Notion {
         self.call("GET", &format!("/v1/pages/{id}"), None, &about)
     }
 
-    fn blocks(&self, id: &str, depth: usize, seen: &mut usize, out: &mut String) -> Result<(), TaskError> {
+    fn blocks(
+        &self,
+        id: &str,
+        depth: usize,
+        seen: &mut usize,
+        out: &mut String,
+    ) -> Result<(), TaskError> {
         let about = About {
-            thing: format!("the content of page {id}"),
+            thing: format!("content of page {id}"),
             fix: "that the page is shared with the integration".into(),
         };
         let mut cursor: Option<String> = None;
@@ -337,8 +352,12 @@ impl Notion {
                 let nested = block.get("has_children").and_then(Value::as_bool) == Some(true);
                 let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
                 // A child page or database is a document of its own, not this task's text.
-                if nested && depth + 1 < MAX_DEPTH && !matches!(kind, "child_page" | "child_database") {
-                    if let Some(child) = block.get("id").and_then(Value::as_str).and_then(notion_id) {
+                if nested
+                    && depth + 1 < MAX_DEPTH
+                    && !matches!(kind, "child_page" | "child_database")
+                {
+                    if let Some(child) = block.get("id").and_then(Value::as_str).and_then(notion_id)
+                    {
                         self.blocks(&child, depth + 1, seen, out)?;
                     }
                 }
@@ -439,11 +458,13 @@ fn property_of_kind(source: &Value, kind: &str) -> Option<String> {
 }
 
 fn read_schema(source: &Value, settings: &Settings) -> Result<Schema, TaskError> {
-    let thing = format!("the tasks data source {}", settings.tasks_data_source);
+    let thing = format!("tasks data source {}", settings.tasks_data_source);
     let properties = source
         .get("properties")
         .and_then(Value::as_object)
-        .ok_or_else(|| TaskError::Failed(format!("Notion's answer about {thing} has no properties")))?;
+        .ok_or_else(|| {
+            TaskError::Failed(format!("Notion's answer about {thing} has no properties"))
+        })?;
     let title = property_of_kind(source, "title")
         .ok_or_else(|| TaskError::Fix(format!("{thing} has no title property")))?;
     let names = || properties.keys().cloned().collect::<Vec<_>>().join(", ");
@@ -473,7 +494,10 @@ fn read_schema(source: &Value, settings: &Settings) -> Result<Schema, TaskError>
         .flatten()
         .filter_map(|o| o.get("name").and_then(Value::as_str))
         .collect();
-    for (key, name) in [("in_progress", &settings.in_progress), ("done", &settings.done)] {
+    for (key, name) in [
+        ("in_progress", &settings.in_progress),
+        ("done", &settings.done),
+    ] {
         if !options.is_empty() && !options.contains(&name.as_str()) {
             return Err(TaskError::Fix(format!(
                 "the property {:?} of {thing} has no option {name:?}: set {key} in orchestra.toml's [tasks] (its options: {})",
@@ -626,22 +650,38 @@ mod tests {
         }});
         let schema = read_schema(&source, &settings()).unwrap();
         assert_eq!(
-            (schema.title.as_str(), schema.status_kind.as_str(), schema.relation.as_str()),
+            (
+                schema.title.as_str(),
+                schema.status_kind.as_str(),
+                schema.relation.as_str()
+            ),
             ("Name", "status", "Project")
         );
         let no_status = json!({"properties": {"Name": {"type": "title"}}});
-        let e = read_schema(&no_status, &settings()).unwrap_err().to_string();
-        assert!(e.contains("no property \"Status\"") && e.contains("Name"), "{e}");
+        let e = read_schema(&no_status, &settings())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no property \"Status\"") && e.contains("Name"),
+            "{e}"
+        );
         let mut other_names = source.clone();
         other_names["properties"]["Status"]["status"] =
             json!({"options": [{"name": "Todo"}, {"name": "Doing"}, {"name": "Done"}]});
-        let e = read_schema(&other_names, &settings()).unwrap_err().to_string();
+        let e = read_schema(&other_names, &settings())
+            .unwrap_err()
+            .to_string();
         assert!(
-            e.contains("no option \"In progress\"") && e.contains("set in_progress") && e.contains("Todo, Doing, Done"),
+            e.contains("no option \"In progress\"")
+                && e.contains("set in_progress")
+                && e.contains("Todo, Doing, Done"),
             "{e}"
         );
-        let text_status = json!({"properties": {"Name": {"type": "title"}, "Status": {"type": "rich_text"}}});
-        let e = read_schema(&text_status, &settings()).unwrap_err().to_string();
+        let text_status =
+            json!({"properties": {"Name": {"type": "title"}, "Status": {"type": "rich_text"}}});
+        let e = read_schema(&text_status, &settings())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is a rich_text"), "{e}");
     }
 
@@ -654,8 +694,14 @@ mod tests {
             }
             json!({"type": kind, kind: body})
         };
-        assert_eq!(block_text(&block("paragraph", json!({}))).as_deref(), Some("Do it"));
-        assert_eq!(block_text(&block("heading_2", json!({}))).as_deref(), Some("## Do it"));
+        assert_eq!(
+            block_text(&block("paragraph", json!({}))).as_deref(),
+            Some("Do it")
+        );
+        assert_eq!(
+            block_text(&block("heading_2", json!({}))).as_deref(),
+            Some("## Do it")
+        );
         assert_eq!(
             block_text(&block("to_do", json!({"checked": true}))).as_deref(),
             Some("[x] Do it")

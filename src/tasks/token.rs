@@ -42,8 +42,15 @@ pub fn find(root: &Path) -> Option<Token> {
         let projects = config.get("projects").and_then(Value::as_object);
         let keys = [root.to_path_buf(), root.canonicalize().unwrap_or_default()];
         for key in keys.iter().map(|k| k.to_string_lossy().into_owned()) {
-            if let Some(servers) = projects.and_then(|p| p.get(&key)).and_then(|p| p.get("mcpServers")) {
-                if let Some(token) = from_servers(servers, &format!("{} (projects.{key:?}.mcpServers", shown(path)), &env) {
+            if let Some(servers) = projects
+                .and_then(|p| p.get(&key))
+                .and_then(|p| p.get("mcpServers"))
+            {
+                if let Some(token) = from_servers(
+                    servers,
+                    &format!("{} (projects.{key:?}.mcpServers", shown(path)),
+                    &env,
+                ) {
                     return Some(token);
                 }
             }
@@ -51,19 +58,26 @@ pub fn find(root: &Path) -> Option<Token> {
     }
     let mcp = root.join(".mcp.json");
     if let Some(servers) = read_json(&mcp).and_then(|v| v.get("mcpServers").cloned()) {
-        if let Some(token) = from_servers(&servers, &format!("{} (mcpServers", mcp.display()), &env) {
+        if let Some(token) = from_servers(&servers, &format!("{} (mcpServers", mcp.display()), &env)
+        {
             return Some(token);
         }
     }
     let (path, config) = claude?;
-    from_servers(config.get("mcpServers")?, &format!("{} (mcpServers", shown(&path)), &env)
+    from_servers(
+        config.get("mcpServers")?,
+        &format!("{} (mcpServers", shown(&path)),
+        &env,
+    )
 }
 
 /// Claude Code's config file: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
 fn claude_json() -> Option<PathBuf> {
     match crate::paths::non_empty_env("CLAUDE_CONFIG_DIR") {
         Some(dir) => Some(PathBuf::from(dir).join(".claude.json")),
-        None => crate::paths::user_home().ok().map(|h| h.join(".claude.json")),
+        None => crate::paths::user_home()
+            .ok()
+            .map(|h| h.join(".claude.json")),
     }
 }
 
@@ -88,11 +102,7 @@ fn read_json(path: &Path) -> Option<Value> {
 
 /// The token of the first Notion server among `servers` (an `mcpServers` object) that
 /// has one; `at` names the object for messages (closed here with the entry's name).
-fn from_servers(
-    servers: &Value,
-    at: &str,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Option<Token> {
+fn from_servers(servers: &Value, at: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<Token> {
     servers
         .as_object()?
         .iter()
@@ -111,7 +121,11 @@ fn is_notion(name: &str, entry: &Value) -> bool {
     if name.to_ascii_lowercase().contains("notion") {
         return true;
     }
-    let mut words: Vec<&str> = entry.get("command").and_then(Value::as_str).into_iter().collect();
+    let mut words: Vec<&str> = entry
+        .get("command")
+        .and_then(Value::as_str)
+        .into_iter()
+        .collect();
     if let Some(args) = entry.get("args").and_then(Value::as_array) {
         words.extend(args.iter().filter_map(Value::as_str));
     }
@@ -181,7 +195,10 @@ mod tests {
         assert_eq!(entry_token(&direct, &no_env).as_deref(), Some("ntn_direct"));
         let headers = serde_json::json!({"env": {"OPENAPI_MCP_HEADERS":
             "{\"authorization\": \"Bearer ntn_header\", \"Notion-Version\": \"2022-06-28\"}"}});
-        assert_eq!(entry_token(&headers, &no_env).as_deref(), Some("ntn_header"));
+        assert_eq!(
+            entry_token(&headers, &no_env).as_deref(),
+            Some("ntn_header")
+        );
         let neither = serde_json::json!({"env": {"OTHER": "x"}});
         assert_eq!(entry_token(&neither, &no_env), None);
         let env = |name: &str| (name == "MY_NOTION").then(|| "ntn_env".to_string());
