@@ -189,6 +189,16 @@ pub fn orchestrator_words(
     out: &mut Output<'_>,
 ) -> Result<Vec<String>, Error> {
     use crate::agent::AgentKind;
+    if matches!(kind, AgentKind::Aider | AgentKind::Generic) {
+        // No first message to put them in: not worth a request.
+        if configured(repo)?.is_some() {
+            out.note(format!(
+                "a {} orchestrator takes no first message on its command line: `orchestra tasks` lists the open tasks",
+                kind.as_str()
+            ));
+        }
+        return Ok(Vec::new());
+    }
     let opening =
         tasks::orchestrator_opening(repo.main_worktree(), &repo.name()).map_err(task_error)?;
     let message = match opening {
@@ -202,16 +212,9 @@ pub fn orchestrator_words(
         }
     };
     Ok(match kind {
-        AgentKind::Claude => vec![message],
         AgentKind::Codex => vec!["--".into(), message],
         AgentKind::Gemini => vec!["--prompt-interactive".into(), message],
-        AgentKind::Aider | AgentKind::Generic => {
-            out.note(format!(
-                "a {} orchestrator takes no first message on its command line: `orchestra tasks` lists the open tasks",
-                kind.as_str()
-            ));
-            Vec::new()
-        }
+        _ => vec![message],
     })
 }
 

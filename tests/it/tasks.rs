@@ -504,6 +504,63 @@ fn launch_names_the_open_tasks_in_the_orchestrators_first_message() {
 }
 
 #[test]
+fn launch_puts_the_tasks_on_the_command_line_and_starts_without_them_when_notion_fails() {
+    let mut env = Env::new();
+    let Some(notion) = Notion::start(&env, &workspace()) else {
+        return;
+    };
+    configure(&mut env, &notion, TASKS, "");
+    env.start_server(&[]);
+    // A program named like claude is launched as claude; it writes down its arguments.
+    let args_file = env.root.join("args.txt");
+    let stub = env.root.join("claude-stub");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\nexec sleep 600\n",
+            shell_words::quote(&args_file.to_string_lossy())
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let agent = stub.to_string_lossy().into_owned();
+    env.orchestra(&["launch", "--agent", &agent]).ok();
+    assert!(wait_until(Duration::from_secs(10), || args_file.exists()));
+    let args = std::fs::read_to_string(&args_file).unwrap();
+    assert!(args.contains("--append-system-prompt"), "{args}");
+    assert!(
+        args.contains(&format!("- Fix the login redirect ({LOGIN})"))
+            && args.contains(&format!("- Write the changelog ({CHANGELOG})"))
+            && !args.contains("Old work"),
+        "{args}"
+    );
+
+    // Notion refuses: a note, and the orchestrator starts without the list.
+    std::fs::remove_file(&args_file).unwrap();
+    env.env.push(("NOTION_TOKEN".into(), "ntn_not_it".into()));
+    let run = env.orchestra(&["launch", "--agent", &agent]).ok();
+    assert!(
+        run.stderr.contains("could not be read") && run.stderr.contains("401"),
+        "{}",
+        run.stderr
+    );
+    assert!(wait_until(Duration::from_secs(10), || args_file.exists()));
+    assert!(!std::fs::read_to_string(&args_file)
+        .unwrap()
+        .contains("Open tasks"));
+
+    // An agent with no first message: a note, and no request for nothing.
+    let before = notion.requests().len();
+    let generic = env.orchestra(&["launch", "--agent", "bash"]).ok();
+    assert!(
+        generic.stderr.contains("takes no first message"),
+        "{}",
+        generic.stderr
+    );
+    assert_eq!(notion.requests().len(), before);
+}
+
+#[test]
 fn without_a_task_source_nothing_asks_notion_anything() {
     let mut env = Env::new();
     let Some(notion) = Notion::start(&env, &workspace()) else {
