@@ -265,13 +265,15 @@ pub fn orchestrator_message(project: &str, tasks: &[Task]) -> String {
     text
 }
 
-/// The prompt a session dispatched from `task` gets: its title, then its content.
+/// The prompt a session dispatched from `task` gets: its title, then its content. It
+/// never starts with `-`: claude takes its prompt as an argument, and a title such as
+/// `--dangerously-skip-permissions` must stay text.
 pub fn prompt_of(task: &Task, content: &str) -> String {
     let content = content.trim();
     if content.is_empty() {
-        task.title.clone()
+        format!("Task: {}", task.title)
     } else {
-        format!("{}\n\n{content}", task.title)
+        format!("Task: {}\n\n{content}", task.title)
     }
 }
 
@@ -363,6 +365,24 @@ mod tests {
         };
         let e = Settings::from_table(&half, "app", none).unwrap_err();
         assert!(e.to_string().contains("projects_data_source"), "{e}");
+    }
+
+    #[test]
+    fn a_prompt_is_the_title_then_the_content_and_never_an_option() {
+        let task = Task {
+            id: "x".into(),
+            title: "--dangerously-skip-permissions".into(),
+            status: String::new(),
+            url: String::new(),
+        };
+        assert_eq!(
+            prompt_of(&task, "  \n"),
+            "Task: --dangerously-skip-permissions"
+        );
+        assert_eq!(
+            prompt_of(&task, "Do it.\n"),
+            "Task: --dangerously-skip-permissions\n\nDo it."
+        );
     }
 
     #[test]

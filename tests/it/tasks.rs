@@ -816,6 +816,12 @@ fn a_bad_tasks_table_is_refused_with_its_place_and_nothing_is_made() {
             run.stderr
         );
     }
+    let dispatch = env.dispatch_shell("plain").fails_with(2);
+    assert!(
+        dispatch.stderr.contains("orchestra.toml:5:1"),
+        "{}",
+        dispatch.stderr
+    );
     write_manifest(&env, &tasks_toml("not-an-id", ""));
     let run = env.orchestra(&["tasks"]).fails_with(2);
     assert!(run.stderr.contains("orchestra.toml:3:1"), "{}", run.stderr);
