@@ -179,12 +179,12 @@ PY
   press Enter
   sleep 3
   capture busy-background-turn-goes-on
-  wait_for "the turn is over" 30
+  wait_for "● the turn is over" 30
   idle_then idle-background-shell-running
   for _ in $(seq 300); do [ -e "$wt/bg-done.txt" ] && break; sleep 0.1; done
   sleep 1.5
   capture busy-background-shell-ended
-  wait_for "the shell has ended" 30
+  wait_for "● the shell has ended" 30
   idle_then idle-background-shell-ended
   type_line "/exit"
   wait_dead 30

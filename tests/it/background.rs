@@ -84,7 +84,13 @@ fn busy_while_it_works_idle_once_the_turn_ends(version: &str) {
 
     // The backgrounded command asks first, as any command that writes does.
     s.ticks_until("waiting", Duration::from_secs(60));
-    assert!(s.screen().contains("Do you want to proceed?"), "{}", s.screen());
+    assert!(
+        wait_until(Duration::from_secs(10), || s
+            .screen()
+            .contains("Do you want to proceed?")),
+        "{}",
+        s.screen()
+    );
     // The CLI ignores keys for a moment after it draws a menu (against stray presses).
     std::thread::sleep(Duration::from_millis(800));
     env.orchestra(&["approve", "bg"]).ok();
@@ -95,11 +101,14 @@ fn busy_while_it_works_idle_once_the_turn_ends(version: &str) {
     loop {
         let state = s.tick();
         let screen = s.screen();
-        if screen.contains("the turn is over") {
+        if screen.contains("● the turn is over") {
             break;
         }
         assert!(!done.exists(), "the shell ended before the turn did");
-        assert_eq!(state, "busy", "tick {ticks}, the turn still runs:\n{screen}");
+        assert_eq!(
+            state, "busy",
+            "tick {ticks}, the turn still runs:\n{screen}"
+        );
         assert!(
             started.elapsed() < Duration::from_secs(40),
             "the turn never ended:\n{screen}"
@@ -133,7 +142,7 @@ fn busy_while_it_works_idle_once_the_turn_ends(version: &str) {
     assert!(
         wait_until(Duration::from_secs(20), || s
             .screen()
-            .contains("the shell has ended")),
+            .contains("● the shell has ended")),
         "{}",
         s.screen()
     );
