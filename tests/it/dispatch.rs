@@ -147,29 +147,32 @@ fn a_missing_agent_is_bad_input_and_nothing_is_made() {
     let env = Env::new();
     env.start_server(&[]);
     let windows = env.windows();
-    let run = env
-        .orchestra(&[
-            "dispatch",
-            "ghost",
-            "--agent",
-            "no-such-agent-program --flag",
-        ])
-        .fails_with(2);
-    assert!(
-        run.stderr.contains("no-such-agent-program"),
-        "{}",
-        run.stderr
-    );
+    env.cli(&[
+        "dispatch",
+        "ghost",
+        "--agent",
+        "no-such-agent-program --flag",
+    ])
+    .status(2)
+    .stderr_line(
+        "orchestra: agent program \"no-such-agent-program\" not found \
+         (not on PATH or not executable): install it or pass --agent",
+    )
+    .run();
     assert_nothing_left(&env, "ghost", &windows);
     // Unbalanced quotes in the agent command are bad input too.
-    env.orchestra(&["dispatch", "ghost", "--agent", "bash 'unclosed"])
-        .fails_with(2);
+    env.cli(&["dispatch", "ghost", "--agent", "bash 'unclosed"])
+        .status(2)
+        .stderr_line(
+            "orchestra: cannot split the agent command \"bash 'unclosed\": missing closing quote",
+        )
+        .run();
     assert_nothing_left(&env, "ghost", &windows);
 }
 
 #[test]
 fn a_missing_tmux_rolls_everything_back() {
-    let mut env = Env::new();
+    let env = Env::new();
     env.start_server(&[]);
     let windows = env.windows();
     // A PATH with git and the agent but no tmux.
@@ -178,15 +181,13 @@ fn a_missing_tmux_rolls_everything_back() {
     for program in ["git", "bash"] {
         std::os::unix::fs::symlink(which(program).unwrap(), bin.join(program)).unwrap();
     }
-    env.env
-        .push(("PATH".into(), bin.to_string_lossy().into_owned()));
-    let run = env
-        .orchestra(&[
-            "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
-        ])
-        .fails_with(2);
-    assert!(run.stderr.contains("tmux was not found"), "{}", run.stderr);
-    env.env.clear();
+    env.cli(&[
+        "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
+    ])
+    .env("PATH", &bin)
+    .status(2)
+    .stderr_line("orchestra: tmux was not found on PATH: install tmux 3.2 or newer")
+    .run();
     assert_nothing_left(&env, "no-tmux", &windows);
 }
 
@@ -217,26 +218,36 @@ fn outside_a_repo_is_bad_input() {
     let env = Env::new();
     let elsewhere = env.root.join("not-a-repo");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let run = env
-        .orchestra_in(&elsewhere, &["dispatch", "x", "--agent", "bash"])
-        .fails_with(2);
-    assert!(
-        run.stderr.contains("not inside a git repository"),
-        "{}",
-        run.stderr
+    let not_a_repo = format!(
+        "orchestra: {} is not inside a git repository",
+        elsewhere.display()
     );
-    env.orchestra_in(&elsewhere, &["list"]).fails_with(2);
-    let prompt = env
-        .orchestra(&[
-            "dispatch",
-            "x",
-            "--agent",
-            "bash",
-            "--prompt-file",
-            "/no/such/file",
-        ])
-        .fails_with(2);
-    assert!(prompt.stderr.contains("/no/such/file"), "{}", prompt.stderr);
+    env.cli(&["dispatch", "x", "--agent", "bash"])
+        .current_dir(&elsewhere)
+        .status(2)
+        .stderr_line(&not_a_repo)
+        .run();
+    env.cli(&["list"])
+        .current_dir(&elsewhere)
+        .status(2)
+        .stderr_line(format!(
+            "{not_a_repo} (use --all for the sessions of every repo)"
+        ))
+        .run();
+    env.cli(&[
+        "dispatch",
+        "x",
+        "--agent",
+        "bash",
+        "--prompt-file",
+        "/no/such/file",
+    ])
+    .status(2)
+    .stderr_line(
+        "orchestra: cannot read the prompt file /no/such/file: \
+         No such file or directory (os error 2)",
+    )
+    .run();
 }
 
 #[test]
@@ -289,4 +300,46 @@ fn dispatch_runs_the_real_claude_with_its_session_id_and_the_prompt() {
         .nth(1)
         .expect("--settings FILE");
     assert!(Path::new(settings).is_file(), "{settings}");
+}
+
+/// claude takes a first operand that names one of its subcommands for that subcommand, even
+/// after `--` (`claude -- mcp` prints the mcp help; 2.0.77 runs its self-updater for
+/// `update`), and one starting with `-` for an option: prompts that look like either still
+/// reach the model as prompts.
+#[test]
+fn a_prompt_that_looks_like_a_claude_subcommand_or_option_reaches_the_model() {
+    let env = Env::new();
+    let (sub, opt) = (env.worktree_path("sub"), env.worktree_path("opt"));
+    let Some(world) = ClaudeWorld::start(&env, &[&sub, &opt]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    let claude = world.claude.to_string_lossy().into_owned();
+    for (label, prompt) in [("sub", "mcp"), ("opt", "--version")] {
+        let flag = format!("--prompt={prompt}");
+        env.orchestra(&["dispatch", label, "--agent", &claude, &flag])
+            .ok();
+    }
+    let asked = |text: &str| {
+        world.api.requests_json().iter().any(|r| {
+            r["request"]["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|m| m.to_string().contains(&format!("\"{text}")))
+        })
+    };
+    for (label, prompt) in [("sub", "mcp"), ("opt", "--version")] {
+        let pane = env.session(label)["pane"].as_str().unwrap().to_string();
+        assert!(
+            wait_until(Duration::from_secs(60), || asked(prompt)),
+            "the model never got the prompt {prompt:?}; screen:\n{}",
+            env.tmux(&["capture-pane", "-p", "-t", &pane])
+        );
+        let screen = env.tmux(&["capture-pane", "-p", "-t", &pane]);
+        assert!(
+            !screen.contains("Usage: claude") && !screen.contains("(Claude Code)\n"),
+            "{prompt:?} ran as claude's own command:\n{screen}"
+        );
+    }
 }

@@ -8,6 +8,7 @@
 mod harness;
 
 mod aider;
+mod background;
 mod classify;
 mod codex;
 mod concurrency;
@@ -36,5 +37,6 @@ mod setup;
 mod status;
 mod sync;
 mod talk;
+mod tasks;
 mod truth;
 mod workflow;
