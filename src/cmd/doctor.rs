@@ -7,11 +7,11 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::cli::DoctorArgs;
-use crate::cmd::dispatch::worktree_root;
-use crate::cmd::kill::{forget, remove_worktree_keeping_work};
 use crate::cmd::{Context, Output};
 use crate::error::Error;
 use crate::git::{self, Repo};
+use crate::session::create::worktree_root;
+use crate::session::remove::{forget, remove_worktree_keeping_work};
 use crate::state::{Session, Status, Store};
 use crate::tmux::{Pane, Server, Tmux};
 
@@ -405,7 +405,7 @@ fn check_setups(
                 t.setup_timeout()
             });
         let since = store.setup_started_at(&s)?.unwrap_or(s.updated_at);
-        let limit = timeout + crate::cmd::dispatch::SETUP_GRACE;
+        let limit = timeout + crate::session::create::SETUP_GRACE;
         if now - since <= limit.as_secs() as i64 {
             continue;
         }
@@ -435,11 +435,11 @@ fn check_setups(
                         "orchestra: {why}. `orchestra restart {}` runs it again.",
                         s.label
                     );
-                    let shown = crate::cmd::agent_pane(&s).and_then(|(tmux, pane)| {
-                        let argv = crate::cmd::dispatch::waiting_placeholder(&message);
+                    let shown = crate::session::agent_pane(&s).and_then(|(tmux, pane)| {
+                        let argv = crate::session::launch::waiting_placeholder(&message);
                         Ok(tmux.respawn(&pane, Path::new(&s.worktree), &[], &argv)?)
                     });
-                    if let Err(e) = crate::cmd::record_if_gone(ctx, &s, shown) {
+                    if let Err(e) = crate::session::record_if_gone(ctx, &s, shown) {
                         out.note(format!("could not say so in {}'s window: {e}", s.label));
                     }
                 }
@@ -673,7 +673,7 @@ fn check_merge_journals(
     report: &mut Report,
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
-    use crate::cmd::merge::{finish_teardown, journal_dir, Journal};
+    use crate::session::remove::{finish_teardown, journal_dir, Journal};
     let Ok(entries) = std::fs::read_dir(journal_dir(&ctx.home)) else {
         return Ok(());
     };

@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use crate::agent::AgentKind;
 use crate::cli::{LaunchArgs, PromoteArgs};
-use crate::cmd::dispatch::agent_command;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::paths::non_empty_env;
+use crate::session::launch::agent_command;
 use crate::state::Orchestrator;
 use crate::tmux::WindowSpec;
 

@@ -2,39 +2,20 @@
 //! in memory first; written objects first, ref last; torn down after.
 
 use std::io::{BufRead, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::cli::MergeArgs;
-use crate::cmd::kill::remove_worktree_keeping_work;
-use crate::cmd::{
-    close_window, find_branch_session, find_session, open_repo, run_in_popup, settle_branch,
-    short_list, target_branch, Context, Output,
-};
+use crate::cmd::{open_repo, run_in_popup, short_list, Context, Output};
 use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo, Review};
 use crate::health::now_micros;
+use crate::session::remove::{finish_teardown, journal_dir, Journal};
+use crate::session::{find_branch_session, find_session, target_branch};
 use crate::state::{AgentState, Session, Status, Store};
 
 const DEFAULT_WRAP_UP_SECS: i64 = 120;
-
-/// What a merge in progress writes first, so `doctor` can finish a half-done one.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct Journal {
-    pub session_id: String,
-    pub repo: String,
-    pub label: String,
-    pub branch: String,
-    pub target: String,
-    pub old: String,
-    pub new: Option<String>,
-    pub target_worktree: Option<PathBuf>,
-}
-
-pub fn journal_dir(home: &Path) -> PathBuf {
-    home.join("merges")
-}
 
 pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
@@ -244,41 +225,12 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
     Ok(())
 }
 
-/// After the merge: the window, the worktree and the branch go; the session is `merged`.
-/// Work that arrived after the merge (a wrap-up commit) keeps its branch, archived.
-pub fn finish_teardown(
-    ctx: &Context,
-    repo: &Repo,
-    store: &Store,
-    session: &Session,
-    target: &str,
-    out: &mut Output<'_>,
-) -> Result<(), Error> {
-    close_window(session, out);
-    fault::point("merge");
-    remove_worktree_keeping_work(
-        repo,
-        Path::new(&session.worktree),
-        &session.label,
-        &format!("WIP: left in session {} after its merge", session.label),
-        "merge",
-        Some(session),
-        out,
-    )?;
-    settle_branch(repo, session, Some(target), out)?;
-    fault::point("merge");
-    store.change_status(session, Status::Merged, &format!("merged into {target}"))?;
-    fault::point("merge");
-    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
-    Ok(())
-}
-
 /// Sends `@orchestra-wrap-up-cmd` (or orchestra.toml's `wrap_up_cmd`) to the worker and waits (bounded) until it is idle again.
 fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>) {
     if session.window.is_none() {
         return;
     }
-    let Ok((tmux, pane)) = crate::cmd::agent_pane(session) else {
+    let Ok((tmux, pane)) = crate::session::agent_pane(session) else {
         return;
     };
     // The tmux option, else orchestra.toml's wrap_up_cmd.
@@ -327,7 +279,7 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(limit as u64) {
         std::thread::sleep(Duration::from_millis(500));
-        let _ = crate::cmd::refresh::refresh_once(ctx);
+        let _ = crate::health::tick::refresh_once(ctx);
         if let Ok(Some(s)) = store.session_by_id(&session.id) {
             if s.state_at > sent_at
                 && matches!(

@@ -15,35 +15,12 @@ use crate::cmd::{Context, Output};
 use crate::error::Error;
 use crate::git::{FastForward, Repo};
 use crate::paths::session_dir;
+use crate::session::launch::{FROM_UPSTREAM, START_PROMPT, TYPED_PROMPT};
 use crate::state::{Session, Status, Store};
 use crate::worktree::{human, Job};
 
-/// The prompt a session's agent starts with when it is not the one it was dispatched with
-/// (an unblocked session's names the artifacts that are ready): in its folder.
-pub const START_PROMPT: &str = "start-prompt.txt";
-/// The prompt `--after-start` types, for agents that take none on their command line.
-const TYPED_PROMPT: &str = "typed-prompt.txt";
-/// `dispatch --from-upstream`: the id of the upstream whose branch head the session
-/// starts from when it is unblocked.
-pub const FROM_UPSTREAM: &str = "from-upstream";
-
 /// How long the window waits for dispatch to record the session it was made for.
 const ROW_WAIT: Duration = Duration::from_secs(30);
-
-/// The argv of a window that prepares session `id` (its setup, a move of its branch) and
-/// then runs its agent.
-pub fn window_argv(id: &str, unblocked: bool) -> Result<Vec<String>, Error> {
-    let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
-    let mut argv = vec![
-        exe.to_string_lossy().into_owned(),
-        "prepare".to_string(),
-        id.to_string(),
-    ];
-    if unblocked {
-        argv.push("--unblocked".into());
-    }
-    Ok(argv)
-}
 
 pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut Output<'_>) -> Result<(), Error> {
     if args.after_start {
@@ -248,7 +225,7 @@ fn failed(
     let label = &session.label;
     out.line(format!("orchestra: {why}"));
     store.claim_status(session, Status::Setup, Status::SetupFailed, why)?;
-    let tmux = crate::cmd::session_tmux(session)?;
+    let tmux = crate::session::session_tmux(session)?;
     let command = session.window.as_deref().and_then(|w| {
         tmux.set_badge(w, Status::SetupFailed.as_str(), "@orchestra-notify-cmd")
             .ok()
@@ -288,7 +265,7 @@ fn start_agent(
     }
     let prompt = prompt.map(|p| p.trim_start().to_string());
     let (launch, env) =
-        match crate::cmd::dispatch::agent_launch(ctx, session, prompt.as_deref(), false) {
+        match crate::session::launch::agent_launch(ctx, session, prompt.as_deref(), false) {
             Ok(launched) => launched,
             Err(e) => return e,
         };
@@ -309,7 +286,7 @@ fn start_agent(
     }
     let _ = out.out.flush();
     if launch.typed_prompt.is_some()
-        || AgentKind::parse(&session.agent_kind).is_some_and(crate::cmd::dispatch::asks_to_trust)
+        || AgentKind::parse(&session.agent_kind).is_some_and(crate::session::launch::asks_to_trust)
     {
         crate::notify::spawn_self_detached(
             &[
@@ -327,7 +304,7 @@ fn start_agent(
 /// (and what it shows above) open.
 fn hold(session: &Session, message: &str) -> Error {
     exec(
-        &crate::cmd::dispatch::waiting_placeholder(message),
+        &crate::session::launch::waiting_placeholder(message),
         Path::new(&session.worktree),
         &[],
     )
@@ -360,5 +337,5 @@ fn after_start(ctx: &Context, id: &str, out: &mut Output<'_>) -> Result<(), Erro
     let file = session_dir(&ctx.home, id).join(TYPED_PROMPT);
     let typed = std::fs::read_to_string(&file).ok();
     let _ = std::fs::remove_file(&file);
-    crate::cmd::dispatch::after_start(ctx, &session, typed.as_deref(), out)
+    crate::session::launch::after_start(ctx, &session, typed.as_deref(), out)
 }
