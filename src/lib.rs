@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cmd;
 pub mod context;
 pub mod deps;
+pub mod doctor;
 pub mod error;
 pub mod fault;
 pub mod git;

@@ -39,6 +39,7 @@ pub use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 pub use crate::paths::short_list;
+pub use crate::report::human_age;
 // cmd/sync.rs still names these here.
 pub use crate::session::{host_spec, load_manifest};
 use crate::tmux::Tmux;
@@ -138,17 +139,6 @@ pub fn open_repo(dir: Option<&Path>) -> Result<Repo, Error> {
         None => std::env::current_dir().map_err(Error::io("reading the current folder"))?,
     };
     Ok(Repo::discover(&dir)?)
-}
-
-/// "42s", "5m", "3h", "2d".
-pub fn human_age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
 }
 
 /// Left-aligned columns separated by two spaces.

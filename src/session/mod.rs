@@ -19,6 +19,8 @@ pub mod brief;
 pub mod create;
 pub mod launch;
 pub mod manifest;
+pub mod merge;
+pub mod prepare;
 pub mod remove;
 pub mod restart;
 
