@@ -691,7 +691,7 @@ fn check_merge_journals(
     report: &mut Tally,
     out: &mut dyn Findings,
 ) -> Result<(), Error> {
-    use crate::session::remove::{finish_teardown, journal_dir, Journal};
+    use crate::session::merge::{finish_teardown, journal_dir, Journal};
     let Ok(entries) = std::fs::read_dir(journal_dir(&ctx.home)) else {
         return Ok(());
     };

@@ -13,8 +13,9 @@ use crate::git::{self, Repo, Review};
 use crate::health::now_micros;
 use crate::paths::short_list;
 use crate::report::Report;
-use crate::session::remove::{finish_teardown, journal_dir, Journal};
-use crate::state::{AgentState, Session, Store};
+use crate::session::remove::remove_worktree_keeping_work;
+use crate::session::{close_window, settle_branch};
+use crate::state::{AgentState, Session, Status, Store};
 
 /// A merge checked and ready to ask about.
 pub struct Checked {
@@ -278,4 +279,50 @@ fn merge_message(session: &Session, target: &str, review: &Review, squash: bool)
         text.push_str(&format!("* {} {}\n", &c.id[..10], c.summary));
     }
     text
+}
+
+/// What a merge in progress writes first, so `doctor` can finish a half-done one.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Journal {
+    pub session_id: String,
+    pub repo: String,
+    pub label: String,
+    pub branch: String,
+    pub target: String,
+    pub old: String,
+    pub new: Option<String>,
+    pub target_worktree: Option<PathBuf>,
+}
+
+pub fn journal_dir(home: &Path) -> PathBuf {
+    home.join("merges")
+}
+
+/// After the merge: the window, the worktree and the branch go; the session is `merged`.
+/// Work that arrived after the merge (a wrap-up commit) keeps its branch, archived.
+pub fn finish_teardown(
+    ctx: &Context,
+    repo: &Repo,
+    store: &Store,
+    session: &Session,
+    target: &str,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    close_window(session, out);
+    fault::point("merge");
+    remove_worktree_keeping_work(
+        repo,
+        Path::new(&session.worktree),
+        &session.label,
+        &format!("WIP: left in session {} after its merge", session.label),
+        "merge",
+        Some(session),
+        out,
+    )?;
+    settle_branch(repo, session, Some(target), out)?;
+    fault::point("merge");
+    store.change_status(session, Status::Merged, &format!("merged into {target}"))?;
+    fault::point("merge");
+    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
+    Ok(())
 }

@@ -1,16 +1,16 @@
 //! A session's end without losing work: its worktree removed (uncommitted changes as a
 //! WIP commit, a detached HEAD's commits kept, the teardown run once the work is safe),
-//! its branch settled, its row and folder gone; a merge's teardown and its journal.
+//! its branch settled, its row and folder gone.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
 use crate::report::Report;
-use crate::session::{close_window, settle_branch};
-use crate::state::{Session, Status, Store};
+use crate::session::settle_branch;
+use crate::state::{Session, Store};
 
 /// Removes a session's worktree (its window already closed, so nothing writes there any
 /// more) without losing work: uncommitted changes become a WIP commit, and commits only a
@@ -148,52 +148,6 @@ pub fn forget(
     store.delete_session(session, why)?;
     fault::point(verb);
     crate::deps::upstream_removed(ctx, store, session, out)?;
-    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
-    Ok(())
-}
-
-/// What a merge in progress writes first, so `doctor` can finish a half-done one.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub struct Journal {
-    pub session_id: String,
-    pub repo: String,
-    pub label: String,
-    pub branch: String,
-    pub target: String,
-    pub old: String,
-    pub new: Option<String>,
-    pub target_worktree: Option<PathBuf>,
-}
-
-pub fn journal_dir(home: &Path) -> PathBuf {
-    home.join("merges")
-}
-
-/// After the merge: the window, the worktree and the branch go; the session is `merged`.
-/// Work that arrived after the merge (a wrap-up commit) keeps its branch, archived.
-pub fn finish_teardown(
-    ctx: &Context,
-    repo: &Repo,
-    store: &Store,
-    session: &Session,
-    target: &str,
-    out: &mut dyn Report,
-) -> Result<(), Error> {
-    close_window(session, out);
-    fault::point("merge");
-    remove_worktree_keeping_work(
-        repo,
-        Path::new(&session.worktree),
-        &session.label,
-        &format!("WIP: left in session {} after its merge", session.label),
-        "merge",
-        Some(session),
-        out,
-    )?;
-    settle_branch(repo, session, Some(target), out)?;
-    fault::point("merge");
-    store.change_status(session, Status::Merged, &format!("merged into {target}"))?;
-    fault::point("merge");
     let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
     Ok(())
 }
