@@ -25,6 +25,8 @@ pub mod remote;
 pub mod report;
 pub mod session;
 pub mod state;
+pub mod sync;
+pub mod tasks;
 pub mod term;
 pub mod tmux;
 pub mod worktree;

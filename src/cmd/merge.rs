@@ -109,7 +109,10 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         args.squash,
         args.include_uncommitted,
         out,
-    )
+    )?;
+    // `done_on_merge`: the session's task moves to done; a failure is only reported.
+    crate::tasks::work::after_merge(ctx, &repo, &session, out);
+    Ok(())
 }
 
 fn summary_text(session: &Session, target: &str, review: &Review) -> String {

@@ -27,6 +27,7 @@ pub mod slugify;
 pub mod status;
 pub mod status_line;
 pub mod sync;
+pub mod tasks;
 pub mod tmux_cmd;
 pub mod up;
 pub mod watch;
@@ -61,6 +62,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Restart(args) => restart::run(ctx, args, out),
         Command::Launch(args) => launch::launch(ctx, args, out),
         Command::Promote(args) => launch::promote(ctx, args, out),
+        Command::Tasks(args) => tasks::run(ctx, args, out),
         Command::Deps(args) => deps::run(ctx, args, out),
         Command::Doctor(args) => doctor::run(ctx, args, out),
         Command::Event(args) => event::run(ctx, args, out),
@@ -88,6 +90,41 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Dream(args) => sync::run(ctx, args, sync::Kind::Dream, out),
         Command::Sync(args) => sync::run(ctx, args, sync::Kind::Both, out),
     }
+}
+
+/// `tasks pick` (the command's and the menu's): the task moved to in progress, with
+/// `--dispatch` after a session was dispatched on it as `orchestra dispatch` would.
+/// Returns the line that says what was done.
+pub fn pick_task(
+    ctx: &Context,
+    repo: &Repo,
+    args: &crate::cli::PickArgs,
+    out: &mut Output<'_>,
+) -> Result<String, Error> {
+    let wanted = crate::tasks::work::Pick {
+        id: &args.id,
+        label: args.label.as_deref(),
+        agent: args.agent.as_deref(),
+        dispatch: args.dispatch,
+    };
+    crate::tasks::work::pick(ctx, repo, &wanted, |label, prompt| {
+        let dispatch = crate::cli::DispatchArgs {
+            label: label.to_string(),
+            repo: crate::cli::RepoArg {
+                repo: Some(repo.main_worktree().to_path_buf()),
+            },
+            prompt: Some(prompt),
+            prompt_file: None,
+            base: None,
+            agent: args.agent.clone(),
+            kind: None,
+            no_hooks: false,
+            after: Vec::new(),
+            from_upstream: false,
+            wait_setup: false,
+        };
+        run(ctx, &Command::Dispatch(dispatch), out)
+    })
 }
 
 /// Where a command writes: results to `out`, notes and warnings to `err`.
