@@ -4,6 +4,9 @@
 //! notifications. Hooks (`orchestra event`) report state at once; a screen that clearly
 //! says otherwise later overrides them, since some changes fire no hook.
 
+pub mod remote;
+pub mod tick;
+
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 

@@ -23,50 +23,7 @@ fn main() {
         (Err(_), Command::Event(args)) if args.from_hook => std::process::exit(0),
         (Err(e), _) => finish(Err(e)),
     };
-    let result = match &cli.command {
-        Command::Slugify(args) => cmd::slugify::run(&ctx, args, &mut out),
-        Command::Dispatch(args) => cmd::dispatch::run(&ctx, args, &mut out),
-        Command::List(args) => cmd::list::run(&ctx, args, &mut out),
-        Command::Kill(args) => cmd::kill::run(&ctx, args, &mut out),
-        Command::Brief(args) => cmd::brief::run(&ctx, args, &mut out),
-        Command::Approve(args) => cmd::approve::approve(&ctx, args, &mut out),
-        Command::Deny(args) => cmd::approve::deny(&ctx, args, &mut out),
-        Command::Review(args) => cmd::review::run(&ctx, args, &mut out),
-        Command::Merge(args) => cmd::merge::run(&ctx, args, &mut out),
-        Command::Done(args) => cmd::done::run(&ctx, args, &mut out),
-        Command::Restart(args) => cmd::restart::run(&ctx, args, &mut out),
-        Command::Launch(args) => cmd::launch::launch(&ctx, args, &mut out),
-        Command::Promote(args) => cmd::launch::promote(&ctx, args, &mut out),
-        Command::Tasks(args) => cmd::tasks::run(&ctx, args, &mut out),
-        Command::Deps(args) => cmd::deps::run(&ctx, args, &mut out),
-        Command::Doctor(args) => cmd::doctor::run(&ctx, args, &mut out),
-        Command::Event(args) => cmd::event::run(&ctx, args, &mut out),
-        Command::Classify(args) => cmd::classify::run(&ctx, args, &mut out),
-        Command::Refresh(args) => cmd::refresh::run(&ctx, args, &mut out),
-        Command::StatusLine => cmd::refresh::status_line(&ctx, &mut out),
-        Command::Health(args) => cmd::refresh::health(&ctx, args, &mut out),
-        Command::Watch { interval, count } => {
-            cmd::refresh::watch(&ctx, *interval, *count, &mut out)
-        }
-        Command::Events(args) => cmd::events::run(&ctx, args, &mut out),
-        Command::Conflicts(args) => cmd::conflicts::run(&ctx, args, &mut out),
-        Command::Radar(args) => cmd::conflicts::radar(&ctx, args, &mut out),
-        Command::Completions { shell } => cmd::docs::completions(shell, &mut out),
-        Command::Man => cmd::docs::man(&mut out),
-        Command::Tmux(args) => cmd::tmux_cmd::run(&ctx, args, &mut out),
-        Command::Notify(args) => cmd::event::notify(&ctx, args, &mut out),
-        Command::Prepare(args) => cmd::prepare::run(&ctx, args, &mut out),
-        Command::Up(args) => cmd::up::up(&ctx, args, &mut out),
-        Command::Down(args) => cmd::up::down(&ctx, args, &mut out),
-        Command::Status(args) => cmd::status::status(&ctx, args, &mut out),
-        Command::Tail(args) => cmd::status::tail(&ctx, args, &mut out),
-        Command::Attach(args) => cmd::status::attach(&ctx, args, &mut out),
-        Command::Collect(args) => cmd::status::collect(&ctx, args, &mut out),
-        Command::Hosts(args) => cmd::hosts::run(&ctx, args, &mut out),
-        Command::Insights(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Insights, &mut out),
-        Command::Dream(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Dream, &mut out),
-        Command::Sync(args) => cmd::sync::run(&ctx, args, cmd::sync::Kind::Both, &mut out),
-    };
+    let result = cmd::run(&ctx, &cli.command, &mut out);
     finish(result)
 }
 

@@ -9,6 +9,8 @@
 //! windows through `@orchestra_conflicts`, and a person through one notification per
 //! pair that appears.
 
+pub mod run;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 

@@ -16,7 +16,7 @@ use std::process::{Command, Stdio};
 
 use orchestra::agent::menu::{self, Answer, Menu};
 use orchestra::agent::rules::{screen_text, strip_ansi, Rules};
-use orchestra::cmd::event::state_for;
+use orchestra::hooks::state_for;
 use orchestra::label;
 use orchestra::manifest::{self, Manifest};
 use orchestra::remote::config::{resolve, split_address, valid_host, valid_user};

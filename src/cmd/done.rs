@@ -1,11 +1,12 @@
 //! `orchestra done`: a session says it has finished; whoever waits for it is told.
 
 use crate::cli::DoneArgs;
-use crate::cmd::{find_session, open_repo, Context, Output};
+use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::health::notify_transition;
 use crate::notify::Fallback;
 use crate::paths::non_empty_env;
+use crate::session::find_session;
 use crate::state::Status;
 
 pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -40,10 +41,17 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
         );
     }
     out.line(format!("{} is done", session.label));
-    for label in crate::cmd::deps::start_ready(ctx, &store, out)? {
-        out.line(format!("{label} was waiting for it and has started"));
+    let woken = crate::deps::wake(ctx, &store, crate::deps::Wake::all())?;
+    for started in &woken.started {
+        out.line(started.to_string());
     }
-    for line in crate::cmd::up::run_ready_dependencies(ctx, &[])? {
+    for started in &woken.started {
+        out.line(format!(
+            "{} was waiting for it and has started",
+            started.label
+        ));
+    }
+    for line in woken.ran? {
         out.line(format!("ran {line}"));
     }
     Ok(())

@@ -5,22 +5,17 @@
 //! hook would block the agent).
 
 use std::io::{IsTerminal, Read, Write};
-use std::time::{Duration, Instant};
 
-use crate::agent::rules::Rules;
 use crate::agent::{AgentKind, AIDER_NOTIFICATION};
-use crate::cli::{EventArgs, NotifyArgs};
+use crate::cli::EventArgs;
 use crate::cmd::{Context, Output};
 use crate::error::Error;
-use crate::health::{now_micros, HealthError};
-use crate::notify::{self, Fallback, Note};
+use crate::health::now_micros;
+use crate::notify::{self};
 use crate::paths::non_empty_env;
-use crate::state::AgentState;
 
 /// Hook JSON larger than this is not read further: only a few fields matter.
 const MAX_HOOK_JSON: u64 = 1024 * 1024;
-/// How long after aider's notification its prompt or question may take to show.
-const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
 pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), Error> {
     // The moment the event happened, as near as this process knows: it orders words.
@@ -71,11 +66,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
     let kind = AgentKind::parse(&session.agent_kind);
-    let state = match kind {
-        Some(AgentKind::Gemini) => gemini_state_for(&args.event, &hook)?,
-        Some(AgentKind::Codex) => codex_state_for(&args.event, &hook)?,
-        _ => state_for(&args.event, &hook)?,
-    };
+    let state = crate::hooks::state_of(kind, &args.event, &hook)?;
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
     // restart resumes the one the person was in (claude's; restart resumes no other kind).
     if args.event == "SessionStart" && kind == Some(AgentKind::Claude) {
@@ -90,30 +81,13 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return Ok(());
     };
     let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
-    tell(ctx, &store, &session, transition)
-}
-
-/// After a recorded state: a transition updates the badge and notifies, and an upstream's
-/// events are when its dependents notice its artifacts.
-fn tell(
-    ctx: &Context,
-    store: &crate::state::Store,
-    session: &crate::state::Session,
-    transition: Option<crate::state::Transition>,
-) -> Result<(), Error> {
-    if transition.is_some() && has_blocked_dependents(store, session)? {
-        crate::cmd::quietly(|quiet| crate::cmd::deps::start_ready(ctx, store, quiet))?;
-    }
-    if let Some(transition) = transition {
-        crate::cmd::announce(&transition)?;
-    }
-    Ok(())
+    crate::hooks::tell(ctx, &store, &session, transition)
 }
 
 /// aider ran its notifications command: its turn ended and it waits for the person, at its
 /// prompt or with a question — which one, the command is not told, and aider draws it only
 /// once the command has returned. So the hook returns at once, and a detached `--settle`
-/// half reads the screen until it shows which (for [`SETTLE_WAIT`] at most) and records
+/// half (`hooks::settle_aider`) reads the screen until it shows which and records
 /// that, as the hook's word.
 fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), Error> {
     if !args.settle {
@@ -128,43 +102,7 @@ fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), E
         notify::spawn_self_detached(&words.map(String::from), &[]);
         return Ok(());
     }
-    let store = ctx.store()?;
-    let session = store
-        .session_by_id(id)?
-        .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
-    let (tmux, pane) = crate::cmd::agent_pane(&session)?;
-    let rules = Rules::load(&ctx.home).map_err(HealthError::from)?;
-    let started = Instant::now();
-    while started.elapsed() < SETTLE_WAIT {
-        let screen = tmux.capture_pane(pane.pane(), 0)?;
-        let verdict = rules
-            .classify(&session.agent_kind, &screen)
-            .map_err(HealthError::from)?;
-        if matches!(
-            verdict.state,
-            AgentState::Idle | AgentState::Waiting | AgentState::Error
-        ) {
-            if !tmux.is_ours(&pane)? {
-                return Ok(());
-            }
-            let detail = format!("{AIDER_NOTIFICATION}: {}", verdict.rule.unwrap_or_default());
-            let transition =
-                store.apply_state(&session.id, verdict.state, now_micros(), "hook", &detail)?;
-            return tell(ctx, &store, &session, transition);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(())
-}
-
-fn has_blocked_dependents(
-    store: &crate::state::Store,
-    session: &crate::state::Session,
-) -> Result<bool, Error> {
-    Ok(store
-        .dependencies(Some(&session.repo))?
-        .iter()
-        .any(|e| e.upstream == session.id && !e.notified))
+    crate::hooks::settle_aider(ctx, id)
 }
 
 fn is_claude_hook(event: &str) -> bool {
@@ -179,108 +117,6 @@ fn read_hook_json() -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or(serde_json::Value::Null)
 }
 
-/// The state an event means; `None` for events that change nothing.
-pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
-    let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
-    Ok(match event {
-        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
-            Some(AgentState::Busy)
-        }
-        "PermissionRequest" => Some(AgentState::Waiting),
-        "Notification" => {
-            let kind = field("notification_type");
-            let message = field("message").to_ascii_lowercase();
-            let asks = matches!(kind, "permission_prompt" | "elicitation_dialog")
-                || kind.is_empty() && message.contains("permission");
-            asks.then_some(AgentState::Waiting)
-        }
-        // A sub-agent finishing says nothing about its parent.
-        "Stop" if !field("agent_id").is_empty() || field("hook_event_name") == "SubagentStop" => {
-            None
-        }
-        "Stop" => Some(AgentState::Idle),
-        "SubagentStop" => None,
-        // Compaction restarts the conversation in the middle of a turn: still busy.
-        "SessionStart" if field("source") == "compact" => None,
-        "SessionStart" => Some(AgentState::Idle),
-        // Compacting is part of a turn, not its end.
-        "PreCompact" => None,
-        "StopFailure" => Some(AgentState::Error),
-        "SessionEnd" => Some(AgentState::Exited),
-        other => return not_a_hook(other, "a Claude Code hook event"),
-    })
-}
-
-/// The state a Gemini CLI hook event means (0.61.0's events; `agent::gemini::HOOK_EVENTS`
-/// are the ones orchestra asks for).
-pub fn gemini_state_for(
-    event: &str,
-    hook: &serde_json::Value,
-) -> Result<Option<AgentState>, Error> {
-    let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
-    Ok(match event {
-        // BeforeTool fires before the approval menu too: the Notification after it says so.
-        "BeforeAgent" | "BeforeTool" | "AfterTool" => Some(AgentState::Busy),
-        "Notification" if field("notification_type") == "ToolPermission" => {
-            Some(AgentState::Waiting)
-        }
-        "Notification" => None,
-        // The turn ended, also when it failed: the screen's "API Error" says error after
-        // the hook's grace. A denied approval ends the turn with no hook (the screen again).
-        "AfterAgent" | "SessionStart" => Some(AgentState::Idle),
-        // `/clear` ends one conversation and starts the next in the same CLI.
-        "SessionEnd" if matches!(field("reason"), "clear" | "logout") => None,
-        "SessionEnd" => Some(AgentState::Exited),
-        // Per-chunk model events and compression say nothing about the turn.
-        "PreCompress" | "BeforeModel" | "AfterModel" | "BeforeToolSelection" => None,
-        other => return not_a_hook(other, "a Gemini CLI hook event"),
-    })
-}
-
-/// Events every kind shares (tmux's, and states said outright); anything else is bad input.
-fn not_a_hook(event: &str, hooks: &str) -> Result<Option<AgentState>, Error> {
-    match event {
-        "pane-died" | "pane-exited" => Ok(Some(AgentState::Exited)),
-        other => match AgentState::parse(other) {
-            Some(AgentState::Unknown) | None => Err(Error::BadInput(format!(
-                "unknown event {other:?}: {hooks}, pane-died, pane-exited, or busy/waiting/idle/error/exited"
-            ))),
-            Some(state) => Ok(Some(state)),
-        },
-    }
-}
-
-/// The state codex's one event, its `notify` at the end of a turn, means.
-pub fn codex_state_for(
-    event: &str,
-    payload: &serde_json::Value,
-) -> Result<Option<AgentState>, Error> {
-    match event {
-        crate::agent::CODEX_NOTIFY_EVENT => Ok(codex_notify_state(payload)),
-        other => not_a_hook(other, "codex-notify"),
-    }
-}
-
-/// What codex's `notify` payload means. It says only that a turn ended
-/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
-/// as a turn of a thread of its own and ends while the person's turn still runs, so that
-/// one says nothing.
-fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
-    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
-        return None;
-    }
-    let first_input = payload
-        .get("input-messages")
-        .and_then(|v| v.as_array())
-        .and_then(|m| m.first())
-        .and_then(|m| m.as_str())
-        .unwrap_or("");
-    if first_input.starts_with("Generate a concise, single-line task title") {
-        return None;
-    }
-    Some(AgentState::Idle)
-}
-
 fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
     if let Ok(mut f) = crate::paths::open_log(&ctx.home.join("logs").join("hooks.log")) {
         let _ = writeln!(
@@ -292,224 +128,6 @@ fn log_hook_problem(ctx: &Context, args: &EventArgs, e: &Error) {
                 .clone()
                 .or_else(|| non_empty_env("ORCHESTRA_SESSION"))
                 .unwrap_or_default()
-        );
-    }
-}
-
-/// `orchestra notify`: send one notification now (the detached half of `notify::spawn`).
-pub fn notify(ctx: &Context, args: &NotifyArgs, out: &mut Output<'_>) -> Result<(), Error> {
-    let via = notify::send(
-        &Note {
-            title: args.title.clone(),
-            body: args.body.clone(),
-        },
-        &Fallback {
-            command: args.fallback_cmd.clone(),
-            tmux_socket: ctx
-                .server
-                .socket
-                .as_ref()
-                .map(|p| p.to_string_lossy().into_owned()),
-        },
-    );
-    out.line(format!("sent via {via}"));
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn hook_events_map_to_states() {
-        let none = serde_json::Value::Null;
-        assert_eq!(
-            state_for("PreToolUse", &none).unwrap(),
-            Some(AgentState::Busy)
-        );
-        assert_eq!(
-            state_for("PermissionRequest", &none).unwrap(),
-            Some(AgentState::Waiting)
-        );
-        assert_eq!(state_for("Stop", &none).unwrap(), Some(AgentState::Idle));
-        assert_eq!(
-            state_for("StopFailure", &none).unwrap(),
-            Some(AgentState::Error)
-        );
-        assert_eq!(
-            state_for("SessionEnd", &none).unwrap(),
-            Some(AgentState::Exited)
-        );
-        assert_eq!(
-            state_for("pane-died", &none).unwrap(),
-            Some(AgentState::Exited)
-        );
-        assert_eq!(
-            state_for("waiting", &none).unwrap(),
-            Some(AgentState::Waiting)
-        );
-        assert!(state_for("bogus", &none).is_err());
-        assert!(state_for("unknown", &none).is_err());
-    }
-
-    #[test]
-    fn notifications_wait_only_for_a_person() {
-        let perm = json!({"notification_type": "permission_prompt"});
-        let idle = json!({"notification_type": "idle_prompt", "message": "Claude is waiting for your input"});
-        let elicit = json!({"notification_type": "elicitation_dialog"});
-        let old = json!({"message": "Claude needs your permission to use Bash"});
-        assert_eq!(
-            state_for("Notification", &perm).unwrap(),
-            Some(AgentState::Waiting)
-        );
-        assert_eq!(
-            state_for("Notification", &elicit).unwrap(),
-            Some(AgentState::Waiting)
-        );
-        assert_eq!(state_for("Notification", &idle).unwrap(), None);
-        assert_eq!(
-            state_for("Notification", &old).unwrap(),
-            Some(AgentState::Waiting)
-        );
-    }
-
-    #[test]
-    fn a_sub_agent_stop_leaves_the_parent_alone() {
-        let sub = json!({"hook_event_name": "SubagentStop", "agent_id": "ae186a1"});
-        let tagged = json!({"hook_event_name": "Stop", "agent_id": "ae186a1"});
-        assert_eq!(state_for("Stop", &sub).unwrap(), None);
-        assert_eq!(state_for("Stop", &tagged).unwrap(), None);
-        assert_eq!(state_for("SubagentStop", &sub).unwrap(), None);
-    }
-
-    #[test]
-    fn gemini_events_map_to_states() {
-        let none = serde_json::Value::Null;
-        let state = |event: &str, hook: &serde_json::Value| gemini_state_for(event, hook).unwrap();
-        for busy in ["BeforeAgent", "BeforeTool", "AfterTool"] {
-            assert_eq!(state(busy, &none), Some(AgentState::Busy), "{busy}");
-        }
-        let permission = json!({"notification_type": "ToolPermission", "message": "Tool Confirm Shell Command requires execution"});
-        assert_eq!(
-            state("Notification", &permission),
-            Some(AgentState::Waiting)
-        );
-        assert_eq!(
-            state("Notification", &json!({"notification_type": "Other"})),
-            None
-        );
-        assert_eq!(state("AfterAgent", &none), Some(AgentState::Idle));
-        assert_eq!(
-            state("SessionStart", &json!({"source": "clear"})),
-            Some(AgentState::Idle)
-        );
-        assert_eq!(state("SessionEnd", &json!({"reason": "clear"})), None);
-        assert_eq!(
-            state("SessionEnd", &json!({"reason": "exit"})),
-            Some(AgentState::Exited)
-        );
-        assert_eq!(state("PreCompress", &none), None);
-        assert_eq!(state("pane-died", &none), Some(AgentState::Exited));
-        assert_eq!(state("waiting", &none), Some(AgentState::Waiting));
-        assert!(gemini_state_for("Stop", &none).is_err(), "a Claude event");
-        assert!(state_for("BeforeAgent", &none).is_err(), "a Gemini event");
-    }
-
-    #[test]
-    fn recorded_gemini_hook_json_maps_as_captured() {
-        let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/screens/gemini/0.61.0/hooks"
-        );
-        let mut seen = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let hook: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let event = hook["hook_event_name"].as_str().unwrap().to_string();
-            let want = match event.as_str() {
-                "BeforeAgent" | "BeforeTool" | "AfterTool" => Some(AgentState::Busy),
-                "Notification" => Some(AgentState::Waiting),
-                "AfterAgent" | "SessionStart" => Some(AgentState::Idle),
-                "SessionEnd" => Some(AgentState::Exited),
-                _ => None,
-            };
-            assert_eq!(
-                gemini_state_for(&event, &hook).unwrap(),
-                want,
-                "{}",
-                path.display()
-            );
-            seen += 1;
-        }
-        assert!(seen >= 10, "hook fixtures missing in {dir}");
-    }
-
-    #[test]
-    fn codex_notify_ends_a_turn_but_not_its_title_helper() {
-        let fixtures = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/fixtures/screens/codex/0.171.0/notify"
-        );
-        let mut idle = 0;
-        let mut helper = 0;
-        for entry in std::fs::read_dir(fixtures).unwrap() {
-            let payload: serde_json::Value =
-                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
-                    .unwrap();
-            match codex_state_for("codex-notify", &payload).unwrap() {
-                Some(AgentState::Idle) => idle += 1,
-                None => helper += 1,
-                other => panic!("{other:?} for {payload}"),
-            }
-        }
-        assert_eq!((idle, helper), (4, 1), "the captured payloads");
-        assert_eq!(
-            codex_state_for("codex-notify", &json!({"type": "something-else"})).unwrap(),
-            None
-        );
-        assert_eq!(
-            codex_state_for("codex-notify", &serde_json::Value::Null).unwrap(),
-            None
-        );
-    }
-
-    /// Measured on the real CLI (tests/it/background.rs): a turn that started a background
-    /// shell ends with Stop while the shell runs, and the CLI is then at its prompt; when
-    /// the shell ends it wakes the model with a task notification as UserPromptSubmit.
-    #[test]
-    fn recorded_background_shell_hooks_map_as_captured() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/screens/claude");
-        let (mut running, mut woken) = (0, 0);
-        for release in ["2.0.77", "2.1.100", "2.1.332"] {
-            for entry in std::fs::read_dir(format!("{root}/{release}/hooks")).unwrap() {
-                let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-                let hook: serde_json::Value = serde_json::from_str(&text).unwrap();
-                let event = hook["hook_event_name"].as_str().unwrap().to_string();
-                let state = state_for(&event, &hook).unwrap();
-                if event == "UserPromptSubmit" {
-                    assert_eq!(state, Some(AgentState::Busy), "{text}");
-                    woken += usize::from(text.contains("<task-notification>"));
-                }
-                if event == "Stop" && hook.get("agent_id").is_none() {
-                    assert_eq!(state, Some(AgentState::Idle), "{text}");
-                    running += usize::from(text.contains(r#""status":"running""#));
-                }
-            }
-        }
-        assert_eq!((running, woken), (1, 3), "the captured background hooks");
-    }
-
-    #[test]
-    fn compaction_does_not_end_a_turn() {
-        let compact = json!({"hook_event_name": "SessionStart", "source": "compact"});
-        let clear = json!({"hook_event_name": "SessionStart", "source": "clear"});
-        assert_eq!(state_for("SessionStart", &compact).unwrap(), None);
-        assert_eq!(state_for("PreCompact", &compact).unwrap(), None);
-        assert_eq!(
-            state_for("SessionStart", &clear).unwrap(),
-            Some(AgentState::Idle)
         );
     }
 }

@@ -4,9 +4,10 @@ use std::io::{BufRead, IsTerminal};
 use std::time::Instant;
 
 use crate::cli::{HostsArgs, HostsCommand};
-use crate::cmd::{host_spec, load_manifest, open_repo, Context, Output};
+use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::remote::known_hosts::Verdict;
+use crate::session::{host_spec, load_manifest};
 
 pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.manifest.repo.as_deref())?;
@@ -42,7 +43,7 @@ pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(),
                 let spec = host_spec(&manifest, &name)?;
                 let started = Instant::now();
                 let checked =
-                    crate::cmd::remote_tmux(&spec).and_then(|tmux| Ok(tmux.check_version()?));
+                    crate::session::remote_tmux(&spec).and_then(|tmux| Ok(tmux.check_version()?));
                 match checked {
                     Ok(version) => out.line(format!(
                         "{name}: ok ({version}, {} ms)",

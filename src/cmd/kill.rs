@@ -4,13 +4,12 @@
 use std::path::Path;
 
 use crate::cli::KillArgs;
-use crate::cmd::{
-    close_window, find_branch_session, open_repo, settle_branch, short_list, Context, Output,
-};
+use crate::cmd::{open_repo, short_list, Context, Output};
 use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
-use crate::state::{Session, Store};
+use crate::session::remove::{forget, remove_worktree_keeping_work};
+use crate::session::{close_window, find_branch_session};
 
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
@@ -51,145 +50,5 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
     )?;
     forget(ctx, &repo, &store, &session, "killed", "kill", out)?;
     out.line(format!("killed {}", session.label));
-    Ok(())
-}
-
-/// Removes a session's worktree (its window already closed, so nothing writes there any
-/// more) without losing work: uncommitted changes become a WIP commit, and commits only a
-/// detached HEAD reaches are kept on `archive/<label>-detached-<time>`; the output says
-/// where. A worktree already gone leaves only git's record of it to prune. `verb` names
-/// the command, for the fault points between the steps. With `teardown`, the worktree's
-/// teardown command (orchestra.toml) runs for that session once the work is safe, and
-/// whatever it does is not the session's work: it cannot stop the removal, and a commit
-/// it takes off the branch is kept on an archive/ branch.
-pub fn remove_worktree_keeping_work(
-    repo: &Repo,
-    worktree: &Path,
-    label: &str,
-    wip_message: &str,
-    verb: &str,
-    teardown: Option<&Session>,
-    out: &mut Output<'_>,
-) -> Result<(), Error> {
-    if !worktree.exists() {
-        repo.prune_worktrees()?;
-        return Ok(());
-    }
-    let dirty = git::uncommitted_paths(worktree)?;
-    if !dirty.is_empty() {
-        let oid = git::commit_all(worktree, wip_message)?;
-        let on = Repo::checked_out_branch(worktree)?.unwrap_or_else(|| "the detached HEAD".into());
-        out.line(format!(
-            "saved {} uncommitted path(s) as WIP commit {} on {on}",
-            dirty.len(),
-            &oid.to_string()[..10],
-        ));
-        fault::point(verb);
-    }
-    if let Some((kept, commits)) = repo.keep_detached_work(worktree, label)? {
-        out.line(format!(
-            "the worktree of {label} had a detached HEAD with {commits} commit(s) on no branch: kept as {kept}"
-        ));
-        fault::point(verb);
-    }
-    if let Some(session) = teardown {
-        run_teardown(repo, worktree, session, out)?;
-    }
-    repo.remove_worktree(worktree)?;
-    fault::point(verb);
-    // The shared `<repo>.worktrees` folder goes with its last worktree.
-    if let Some(root) = worktree.parent() {
-        let _ = std::fs::remove_dir(root);
-    }
-    Ok(())
-}
-
-/// Runs the `[worktree] teardown` of `session`'s repo in `worktree`, bounded by its
-/// timeout, and reports how it went. A failure is said, never returned: the worktree goes
-/// anyway. The commit checked out before it ran stays reachable whatever it did.
-fn run_teardown(
-    repo: &Repo,
-    worktree: &Path,
-    session: &Session,
-    out: &mut Output<'_>,
-) -> Result<(), Error> {
-    let label = &session.label;
-    let table = match crate::worktree::table(repo.main_worktree()) {
-        Ok(Some((_, table))) => table,
-        Ok(None) => return Ok(()),
-        Err(e) => {
-            out.note(format!("teardown of {label} not run: {e}"));
-            return Ok(());
-        }
-    };
-    let Some(argv) = table.teardown_argv() else {
-        return Ok(());
-    };
-    let head = Repo::worktree_head(worktree).ok();
-    let started = std::time::Instant::now();
-    let (ended, output) = crate::worktree::run_captured(&crate::worktree::Job {
-        argv: &argv,
-        cwd: worktree,
-        env: &crate::worktree::command_env(session),
-        timeout: table.teardown_timeout(),
-    });
-    let took = crate::worktree::human(started.elapsed());
-    if ended.ok() {
-        out.line(format!("teardown of {label} done in {took}"));
-    } else {
-        out.note(format!(
-            "teardown of {label} failed after {took} ({ended}); the worktree is removed anyway{}",
-            if output.trim().is_empty() {
-                ""
-            } else {
-                ". Its last output:"
-            }
-        ));
-        let lines: Vec<&str> = output.lines().collect();
-        for line in &lines[lines.len().saturating_sub(20)..] {
-            let _ = writeln!(out.err, "    {line}");
-        }
-    }
-    if let Some(head) = head {
-        if let Some((kept, commits)) = repo.keep_unreachable(
-            head,
-            &format!("{label}-teardown"),
-            &format!("orchestra: what the teardown of {label} took off its branch"),
-        )? {
-            out.line(format!(
-                "the teardown of {label} left {commits} commit(s) on no branch: kept as {kept}"
-            ));
-        }
-    }
-    if let Some((kept, commits)) = repo.keep_detached_work(worktree, label)? {
-        out.line(format!(
-            "the teardown of {label} left a detached HEAD with {commits} commit(s) on no branch: kept as {kept}"
-        ));
-    }
-    Ok(())
-}
-
-/// The end of a kill, once the window and worktree are gone: the branch settled (deleted
-/// if merged into the branch the session started from, else archived), the row removed,
-/// the session's own folder deleted. `doctor --fix` finishes an interrupted kill with it.
-pub fn forget(
-    ctx: &Context,
-    repo: &Repo,
-    store: &Store,
-    session: &Session,
-    why: &str,
-    verb: &str,
-    out: &mut Output<'_>,
-) -> Result<(), Error> {
-    let into = session
-        .base_branch
-        .clone()
-        .or_else(|| repo.current_branch());
-    settle_branch(repo, session, into.as_deref(), out)?;
-    fault::point(verb);
-    store.delete_session(session, why)?;
-    fault::point(verb);
-    crate::cmd::deps::upstream_removed(ctx, store, session, out)?;
-    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
     Ok(())
 }

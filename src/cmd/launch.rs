@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use crate::agent::AgentKind;
 use crate::cli::{LaunchArgs, PromoteArgs};
-use crate::cmd::dispatch::agent_command;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::paths::non_empty_env;
+use crate::session::launch::agent_command;
 use crate::state::Orchestrator;
 use crate::tmux::WindowSpec;
 
@@ -49,7 +49,7 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
         }
     }
     // The tracker's open tasks, as the first message; no [tasks]: nothing is read.
-    argv.extend(crate::cmd::tasks::orchestrator_words(&repo, kind, out)?);
+    argv.extend(crate::tasks::work::orchestrator_words(&repo, kind, out)?);
     let tmux = ctx.tmux();
     let env = vec![(
         "ORCHESTRA_HOME".to_string(),

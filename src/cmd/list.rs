@@ -3,8 +3,9 @@
 use serde::Serialize;
 
 use crate::cli::ListArgs;
-use crate::cmd::{conflicts, human_age, open_repo, render_table, Context, Output};
+use crate::cmd::{human_age, open_repo, render_table, Context, Output};
 use crate::error::Error;
+use crate::radar::run as conflicts;
 use crate::state::{now, Session};
 
 /// One row of `list --json`: an interface scripts rely on; keep the names stable.

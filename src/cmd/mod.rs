@@ -12,65 +12,119 @@ pub mod doctor;
 pub mod done;
 pub mod event;
 pub mod events;
+pub mod health;
 pub mod hosts;
 pub mod kill;
 pub mod launch;
 pub mod list;
 pub mod merge;
+pub mod notify;
 pub mod prepare;
 pub mod refresh;
 pub mod restart;
 pub mod review;
 pub mod slugify;
 pub mod status;
+pub mod status_line;
 pub mod sync;
 pub mod tasks;
 pub mod tmux_cmd;
 pub mod up;
+pub mod watch;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::cli::Command;
+pub use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
-use crate::manifest::Manifest;
-use crate::paths::orchestra_home;
 pub use crate::paths::short_list;
-use crate::remote::HostSpec;
-use crate::state::{Session, Store};
-use crate::tmux::{OwnedPane, Server, Tmux, TmuxError};
+pub use crate::report::human_age;
+// cmd/sync.rs still names these here.
+pub use crate::session::{host_spec, load_manifest};
+use crate::tmux::Tmux;
 
-/// What every command may need from its environment.
-pub struct Context {
-    pub home: PathBuf,
-    pub server: Server,
+/// Runs one parsed command. The one way in: `main.rs` calls it, and so does the tmux
+/// menu, which runs a command by its arguments as the command line would.
+pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(), Error> {
+    match command {
+        Command::Slugify(args) => slugify::run(ctx, args, out),
+        Command::Dispatch(args) => dispatch::run(ctx, args, out),
+        Command::List(args) => list::run(ctx, args, out),
+        Command::Kill(args) => kill::run(ctx, args, out),
+        Command::Brief(args) => brief::run(ctx, args, out),
+        Command::Approve(args) => approve::approve(ctx, args, out),
+        Command::Deny(args) => approve::deny(ctx, args, out),
+        Command::Review(args) => review::run(ctx, args, out),
+        Command::Merge(args) => merge::run(ctx, args, out),
+        Command::Done(args) => done::run(ctx, args, out),
+        Command::Restart(args) => restart::run(ctx, args, out),
+        Command::Launch(args) => launch::launch(ctx, args, out),
+        Command::Promote(args) => launch::promote(ctx, args, out),
+        Command::Tasks(args) => tasks::run(ctx, args, out),
+        Command::Deps(args) => deps::run(ctx, args, out),
+        Command::Doctor(args) => doctor::run(ctx, args, out),
+        Command::Event(args) => event::run(ctx, args, out),
+        Command::Classify(args) => classify::run(ctx, args, out),
+        Command::Refresh(args) => refresh::run(ctx, args, out),
+        Command::StatusLine => status_line::status_line(ctx, out),
+        Command::Health(args) => health::health(ctx, args, out),
+        Command::Watch { interval, count } => watch::watch(ctx, *interval, *count, out),
+        Command::Events(args) => events::run(ctx, args, out),
+        Command::Conflicts(args) => conflicts::run(ctx, args, out),
+        Command::Radar(args) => conflicts::radar(ctx, args, out),
+        Command::Completions { shell } => docs::completions(shell, out),
+        Command::Man => docs::man(out),
+        Command::Tmux(args) => tmux_cmd::run(ctx, args, out),
+        Command::Notify(args) => notify::notify(ctx, args, out),
+        Command::Prepare(args) => prepare::run(ctx, args, out),
+        Command::Up(args) => up::up(ctx, args, out),
+        Command::Down(args) => up::down(ctx, args, out),
+        Command::Status(args) => status::status(ctx, args, out),
+        Command::Tail(args) => status::tail(ctx, args, out),
+        Command::Attach(args) => status::attach(ctx, args, out),
+        Command::Collect(args) => status::collect(ctx, args, out),
+        Command::Hosts(args) => hosts::run(ctx, args, out),
+        Command::Insights(args) => sync::run(ctx, args, sync::Kind::Insights, out),
+        Command::Dream(args) => sync::run(ctx, args, sync::Kind::Dream, out),
+        Command::Sync(args) => sync::run(ctx, args, sync::Kind::Both, out),
+    }
 }
 
-impl Context {
-    /// Refuses (bad input) when there is no home to be had or the event retention is not
-    /// a duration; an existing home that others may read is made private first.
-    pub fn from_env(socket: Option<PathBuf>) -> Result<Context, Error> {
-        let home = orchestra_home().map_err(|e| Error::BadInput(e.to_string()))?;
-        crate::state::events_retention().map_err(|e| Error::BadInput(e.to_string()))?;
-        crate::paths::secure_home(&home);
-        Ok(Context {
-            home,
-            server: Server::resolve(socket.as_deref()),
-        })
-    }
-
-    pub fn store(&self) -> Result<Store, Error> {
-        Ok(Store::open(&self.home)?)
-    }
-
-    pub fn tmux(&self) -> Tmux {
-        Tmux::new(&self.server)
-    }
-
-    /// The screen rules: built-in, with `$ORCHESTRA_HOME/agents.toml` laid over them.
-    pub fn rules(&self) -> Result<crate::agent::rules::Rules, Error> {
-        crate::agent::rules::Rules::load(&self.home).map_err(|e| Error::BadInput(e.to_string()))
-    }
+/// `tasks pick` (the command's and the menu's): the task moved to in progress, with
+/// `--dispatch` after a session was dispatched on it as `orchestra dispatch` would.
+/// Returns the line that says what was done.
+pub fn pick_task(
+    ctx: &Context,
+    repo: &Repo,
+    args: &crate::cli::PickArgs,
+    out: &mut Output<'_>,
+) -> Result<String, Error> {
+    let wanted = crate::tasks::work::Pick {
+        id: &args.id,
+        label: args.label.as_deref(),
+        agent: args.agent.as_deref(),
+        dispatch: args.dispatch,
+    };
+    crate::tasks::work::pick(ctx, repo, &wanted, |label, prompt| {
+        let dispatch = crate::cli::DispatchArgs {
+            label: label.to_string(),
+            repo: crate::cli::RepoArg {
+                repo: Some(repo.main_worktree().to_path_buf()),
+            },
+            prompt: Some(prompt),
+            prompt_file: None,
+            base: None,
+            agent: args.agent.clone(),
+            kind: None,
+            no_hooks: false,
+            after: Vec::new(),
+            from_upstream: false,
+            wait_setup: false,
+        };
+        run(ctx, &Command::Dispatch(dispatch), out)
+    })
 }
 
 /// Where a command writes: results to `out`, notes and warnings to `err`.
@@ -100,6 +154,21 @@ impl Output<'_> {
     }
 }
 
+/// What domain code says while it works, shown as the command's own lines and notes.
+impl crate::report::Report for Output<'_> {
+    fn line(&mut self, text: String) {
+        Output::line(self, text);
+    }
+
+    fn note(&mut self, text: String) {
+        Output::note(self, text);
+    }
+
+    fn detail(&mut self, text: String) {
+        let _ = writeln!(self.err, "    {text}");
+    }
+}
+
 /// The repository named by `--repo`, else the one containing the current folder.
 pub fn open_repo(dir: Option<&Path>) -> Result<Repo, Error> {
     let dir = match dir {
@@ -107,192 +176,6 @@ pub fn open_repo(dir: Option<&Path>) -> Result<Repo, Error> {
         None => std::env::current_dir().map_err(Error::io("reading the current folder"))?,
     };
     Ok(Repo::discover(&dir)?)
-}
-
-/// The live session `label` of `repo`, or bad input naming what exists.
-pub fn find_session(store: &Store, repo: &Repo, label: &str) -> Result<Session, Error> {
-    crate::label::validate(label)?;
-    store.session_by_label(&repo.id(), label)?.ok_or_else(|| {
-        Error::BadInput(format!(
-            "no session labelled {label:?} in {} (see `orchestra list`)",
-            repo.main_worktree().display()
-        ))
-    })
-}
-
-/// Like [`find_session`], for commands about a session's branch (review, merge, kill):
-/// a manifest session has none, and is stopped with `down`.
-pub fn find_branch_session(
-    store: &Store,
-    repo: &Repo,
-    label: &str,
-    verb: &str,
-) -> Result<Session, Error> {
-    let session = find_session(store, repo, label)?;
-    if session.is_manifest() {
-        return Err(Error::BadInput(format!(
-            "{label} comes from {}: it works in a plain folder with no branch to {verb} (`orchestra down {label}` stops it)",
-            session.manifest.as_deref().unwrap_or("orchestra.toml")
-        )));
-    }
-    Ok(session)
-}
-
-/// The tmux server a recorded session lives on: a local one by its socket, or its host's
-/// over SSH (the host as the session's orchestra.toml names it now).
-pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {
-    let Some(host) = &session.host else {
-        return Ok(Tmux::new(&Server::at(session.tmux_socket.as_deref())));
-    };
-    let manifest_path = session.manifest.as_deref().ok_or_else(|| {
-        Error::Refused(format!(
-            "session {} is on host {host} but names no orchestra.toml",
-            session.label
-        ))
-    })?;
-    let manifest = crate::manifest::load(Path::new(manifest_path))?;
-    remote_tmux(&host_spec(&manifest, host)?)
-}
-
-/// The session's agent pane on its tmux server. Commands act on a pane only through the
-/// [`OwnedPane`] this returns (tmux checks it is still the session's in the same call).
-pub fn agent_pane(session: &Session) -> Result<(Tmux, OwnedPane), Error> {
-    let pane = session
-        .pane
-        .as_deref()
-        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
-    let owned = OwnedPane::new(pane, &session.id)?;
-    Ok((session_tmux(session)?, owned))
-}
-
-/// Passes `result` on; when it says the session's pane is gone or no longer ours (ids
-/// are reused after a tmux restart), first records the session dead, so that nothing
-/// acts on that pane again, and says so.
-pub fn record_if_gone<T>(
-    ctx: &Context,
-    session: &Session,
-    result: Result<T, Error>,
-) -> Result<T, Error> {
-    let Err(Error::Tmux(TmuxError::NotOurs { pane })) = &result else {
-        return result;
-    };
-    let why = format!("its pane {pane} is gone or no longer its own (tmux restarted?)");
-    if let Ok(store) = ctx.store() {
-        let now = crate::health::now_micros();
-        let _ = store.apply_state(
-            &session.id,
-            crate::state::AgentState::Exited,
-            now,
-            "tmux",
-            &why,
-        );
-        let _ = store.change_status(session, gone_status(session), &why);
-    }
-    Err(Error::Refused(format!(
-        "{}: {why}: nothing was sent; recorded {} (`orchestra restart {}` starts it again)",
-        session.label,
-        gone_status(session),
-        session.label
-    )))
-}
-
-/// What a session whose pane is gone becomes: dead, or, when its agent never started,
-/// setup-failed (its restart runs the setup again).
-fn gone_status(session: &Session) -> crate::state::Status {
-    if session.status.in_setup() {
-        crate::state::Status::SetupFailed
-    } else {
-        crate::state::Status::Dead
-    }
-}
-
-/// Shows a recorded state change at once: the window's badge and, where the change needs
-/// a person, a notification (ONE tmux call for the badge and the notify command).
-pub fn announce(transition: &crate::state::Transition) -> Result<(), Error> {
-    let Some(window) = &transition.session.window else {
-        return Ok(());
-    };
-    let tmux = session_tmux(&transition.session)?;
-    let notify_cmd = tmux
-        .set_badge(
-            window,
-            transition.session.state.as_str(),
-            "@orchestra-notify-cmd",
-        )
-        .ok()
-        .flatten();
-    crate::health::notify_transition(
-        transition,
-        &crate::notify::Fallback {
-            command: notify_cmd,
-            tmux_socket: transition.session.tmux_socket.clone(),
-        },
-    );
-    Ok(())
-}
-
-/// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`
-/// false a missing default file is no manifest at all.
-pub fn load_manifest(
-    repo: &Repo,
-    config: Option<&Path>,
-    required: bool,
-) -> Result<Option<(PathBuf, Manifest)>, Error> {
-    let path = match config {
-        Some(p) => std::path::absolute(p).map_err(Error::io("reading the current folder"))?,
-        None => crate::manifest::default_path(repo.main_worktree()),
-    };
-    if !path.exists() {
-        if required || config.is_some() {
-            return Err(Error::BadInput(format!(
-                "no manifest at {} (write one, or pass --config FILE)",
-                path.display()
-            )));
-        }
-        return Ok(None);
-    }
-    let manifest = crate::manifest::load(&path)?;
-    Ok(Some((path, manifest)))
-}
-
-/// The connection settings of host `name` in `manifest`.
-pub fn host_spec(manifest: &Manifest, name: &str) -> Result<HostSpec, Error> {
-    let host = manifest.hosts.get(name).ok_or_else(|| {
-        Error::BadInput(format!(
-            "host {name:?} is not a [hosts.*] entry of the manifest"
-        ))
-    })?;
-    let home = PathBuf::from(crate::paths::non_empty_env("HOME").unwrap_or_else(|| "/".into()));
-    Ok(HostSpec {
-        name: name.to_string(),
-        address: host.address.clone(),
-        identity: host
-            .identity
-            .as_deref()
-            .map(|i| crate::remote::config::expand_home(i, &home)),
-        connect_timeout: host.connect_timeout(),
-        command_timeout: host.command_timeout(),
-    })
-}
-
-/// tmux on a remote host, over an SSH connection made now.
-pub fn remote_tmux(spec: &HostSpec) -> Result<Tmux, Error> {
-    let conn = crate::remote::connect(spec)?;
-    Ok(Tmux::with_transport(
-        Box::new(crate::remote::RemoteTmux::new(conn, spec.identity.clone())),
-        false,
-    ))
-}
-
-/// "42s", "5m", "3h", "2d".
-pub fn human_age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
 }
 
 /// Left-aligned columns separated by two spaces.
@@ -320,72 +203,6 @@ pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
             .map(|r| line(r.iter().map(String::as_str).collect())),
     );
     out
-}
-
-/// Closes the session's window if it is still ours; a gone window or server is fine.
-pub fn close_window(session: &Session, out: &mut Output<'_>) {
-    let Some(window) = &session.window else {
-        return;
-    };
-    let tmux = match session_tmux(session) {
-        Ok(tmux) => tmux,
-        Err(e) => return out.note(format!("could not close window {window}: {e}")),
-    };
-    match tmux.kill_window_if_ours(window, &session.id) {
-        Ok(_) => {}
-        Err(TmuxError::Failed { .. }) => {}
-        Err(e) => out.note(format!("could not close window {window}: {e}")),
-    }
-}
-
-/// Deletes the session's branch when its work is in `into`; otherwise renames it to
-/// `archive/<label>-<time>` so the label is free and the work stays.
-pub fn settle_branch(
-    repo: &Repo,
-    session: &Session,
-    into: Option<&str>,
-    out: &mut Output<'_>,
-) -> Result<(), Error> {
-    if !repo.branch_exists(&session.branch) {
-        return Ok(());
-    }
-    let merged = match into {
-        Some(into) if repo.branch_exists(into) => repo.is_merged(&session.branch, into)?,
-        _ => false,
-    };
-    if merged {
-        repo.delete_branch(&session.branch)?;
-        out.line(format!(
-            "deleted branch {} (merged into {})",
-            session.branch,
-            into.unwrap_or_default()
-        ));
-        return Ok(());
-    }
-    let archive = repo.free_archive_name(&session.label);
-    repo.rename_branch(&session.branch, &archive)?;
-    out.line(format!(
-        "branch {} has unmerged work: kept as {archive}",
-        session.branch
-    ));
-    Ok(())
-}
-
-/// The branch a session's work goes into: `--into`, else the branch it started from,
-/// else the main worktree's branch. It must exist, and so must the session's branch.
-pub fn target_branch(repo: &Repo, session: &Session, into: Option<&str>) -> Result<String, Error> {
-    if !repo.branch_exists(&session.branch) {
-        return Err(Error::Refused(format!("branch {} is gone", session.branch)));
-    }
-    let target = into
-        .map(str::to_string)
-        .or_else(|| session.base_branch.clone())
-        .or_else(|| repo.current_branch())
-        .ok_or_else(|| Error::BadInput("no target branch: pass --into BRANCH".into()))?;
-    if !repo.branch_exists(&target) {
-        return Err(Error::BadInput(format!("branch {target:?} does not exist")));
-    }
-    Ok(target)
 }
 
 /// Re-runs this very command in a tmux popup on `client` (else the most recently active
@@ -442,5 +259,211 @@ pub fn resolve_client(tmux: &Tmux, client: Option<&str>) -> Result<String, Error
         None => tmux
             .most_recent_client()?
             .ok_or_else(|| Error::Refused("no tmux client is attached to show it on".into())),
+    }
+}
+
+/// The radar's pairs: SESSION WITH PATHS SINCE.
+pub fn conflict_table(rows: &[crate::radar::run::Row], out: &mut Output<'_>) {
+    let now = crate::state::now();
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.session.clone(),
+                if r.target {
+                    format!("{} (target)", r.with)
+                } else {
+                    r.with.clone()
+                },
+                format!(
+                    "{}{}",
+                    crate::paths::short_list(&r.paths),
+                    if r.uncommitted { " (uncommitted)" } else { "" }
+                ),
+                human_age(now - r.since),
+            ]
+        })
+        .collect();
+    for line in render_table(&["SESSION", "WITH", "PATHS", "SINCE"], &cells) {
+        out.line(line);
+    }
+}
+
+pub fn health_table(outcome: &crate::health::Outcome, out: &mut Output<'_>) {
+    if outcome.rows.is_empty() {
+        out.line("no orchestra windows on this tmux server");
+        return;
+    }
+    let rows: Vec<Vec<String>> = outcome
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.label.clone(),
+                r.state.clone(),
+                r.status.clone(),
+                if r.source.is_empty() {
+                    "-".into()
+                } else {
+                    r.source.clone()
+                },
+                human_age(r.state_age),
+                human_age(r.idle_for),
+                match (&r.screen, &r.rule) {
+                    (Some(s), Some(rule)) => format!("{s} ({rule})"),
+                    (Some(s), None) => s.clone(),
+                    _ => "-".into(),
+                },
+                r.window.clone(),
+                r.pane.clone(),
+                r.host.clone().unwrap_or_else(|| "local".into()),
+            ]
+        })
+        .collect();
+    for line in render_table(
+        &[
+            "LABEL", "STATE", "STATUS", "SAID BY", "SINCE", "QUIET", "SCREEN", "WINDOW", "PANE",
+            "HOST",
+        ],
+        &rows,
+    ) {
+        out.line(line);
+    }
+}
+
+#[cfg(test)]
+mod layering {
+    //! The rule ARCHITECTURE.md states, checked on the sources: no command module names
+    //! another (they share only what this file offers: the router, rendering and argument
+    //! helpers), and nothing outside `cmd/` and `main.rs` names `cmd` at all.
+
+    use std::path::{Path, PathBuf};
+
+    /// The command modules: every `src/cmd/*.rs` but this one.
+    fn command_modules(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| {
+                let path = e.unwrap().path();
+                let stem = path.file_stem()?.to_str()?.to_string();
+                (path.extension()? == "rs" && stem != "mod").then_some(stem)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The code of `text`, comment lines left out (docs may name a command).
+    fn code(text: &str) -> impl Iterator<Item = (usize, &str)> {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim_start().starts_with("//"))
+            .map(|(i, l)| (i + 1, l))
+    }
+
+    /// The command modules other than `own` that `text` names through `cmd::` or
+    /// `super::`, single or in a `{…}` group: "line: name".
+    fn other_commands(text: &str, own: &str, modules: &[String]) -> Vec<String> {
+        let mut found = Vec::new();
+        for (n, line) in code(text) {
+            for prefix in ["cmd::", "super::"] {
+                for (at, _) in line.match_indices(prefix) {
+                    // `orchestra::cmd::` and `crate::cmd::` alike; not `foo_cmd::`.
+                    let before = line[..at].chars().last();
+                    if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                        continue;
+                    }
+                    let rest = &line[at + prefix.len()..];
+                    let names: Vec<&str> = match rest.strip_prefix('{') {
+                        Some(group) => group
+                            .split('}')
+                            .next()
+                            .unwrap_or_default()
+                            .split(',')
+                            .map(|item| item.trim().split("::").next().unwrap_or_default())
+                            .collect(),
+                        None => vec![rest
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .next()
+                            .unwrap_or_default()],
+                    };
+                    for name in names {
+                        if name != own && modules.iter().any(|m| m == name) {
+                            found.push(format!("{n}: {name}"));
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                rust_files(&path, into);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                into.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_check_sees_a_command_naming_another() {
+        let modules = ["dispatch".to_string(), "deps".to_string()];
+        let text = "use crate::cmd::{open_repo, deps, Context};\n\
+                    // crate::cmd::deps::run in a comment is fine\n\
+                    let x = super::dispatch::run(ctx);\n\
+                    let y = orchestra::cmd::deps::wake();\n\
+                    use crate::cmd::{human_age, Output};\n\
+                    let z = tmux_cmd::run();";
+        assert_eq!(
+            other_commands(text, "kill", &modules),
+            ["1: deps", "3: dispatch", "4: deps"]
+        );
+        assert_eq!(other_commands(text, "deps", &modules), ["3: dispatch"]);
+    }
+
+    #[test]
+    fn no_command_module_names_another() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
+        let modules = command_modules(&dir);
+        assert!(modules.iter().any(|m| m == "dispatch"), "{modules:?}");
+        let mut broken = Vec::new();
+        for own in &modules {
+            let text = std::fs::read_to_string(dir.join(format!("{own}.rs"))).unwrap();
+            for hit in other_commands(&text, own, &modules) {
+                broken.push(format!("src/cmd/{own}.rs:{hit}"));
+            }
+        }
+        assert!(
+            broken.is_empty(),
+            "command modules naming another (move the shared part to a domain module): {broken:#?}"
+        );
+    }
+
+    #[test]
+    fn nothing_outside_cmd_and_main_names_cmd() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let mut broken = Vec::new();
+        for file in files {
+            let relative = file.strip_prefix(&src).unwrap();
+            if relative.starts_with("cmd") || relative == Path::new("main.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (n, line) in code(&text) {
+                if line.contains("crate::cmd") || line.contains("orchestra::cmd") {
+                    broken.push(format!("src/{}:{n}", relative.display()));
+                }
+            }
+        }
+        assert!(
+            broken.is_empty(),
+            "domain code naming cmd (commands call modules, never the other way): {broken:#?}"
+        );
     }
 }

@@ -3,9 +3,10 @@
 use std::io::IsTerminal;
 
 use crate::cli::ReviewArgs;
-use crate::cmd::{find_branch_session, open_repo, run_in_popup, target_branch, Context, Output};
+use crate::cmd::{open_repo, run_in_popup, Context, Output};
 use crate::error::Error;
 use crate::git::{self, Repo};
+use crate::session::{find_branch_session, target_branch};
 
 pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;

@@ -4,6 +4,7 @@ use crate::cli::SlugifyArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::label;
+use crate::session::free_label;
 
 pub fn run(ctx: &Context, args: &SlugifyArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let base = label::slug(&args.title.join(" "))?;
@@ -19,23 +20,4 @@ pub fn run(ctx: &Context, args: &SlugifyArgs, out: &mut Output<'_>) -> Result<()
     };
     out.line(chosen);
     Ok(())
-}
-
-/// `base`, or `base-2`, `base-3`…: the first that no live session of `repo` and no
-/// `session/*` branch uses.
-pub fn free_label(ctx: &Context, repo: &crate::git::Repo, base: &str) -> Result<String, Error> {
-    let store = ctx.store()?;
-    let mut used: Vec<String> = store
-        .sessions(Some(&repo.id()), false)?
-        .into_iter()
-        .map(|s| s.label)
-        .collect();
-    used.extend(
-        repo.branches_with_prefix("session/")?
-            .into_iter()
-            .filter_map(|b| b.strip_prefix("session/").map(str::to_string)),
-    );
-    Ok(label::first_free(base, |candidate| {
-        used.iter().any(|u| u == candidate)
-    }))
 }

@@ -6,10 +6,9 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::cli::{AttachArgs, CollectArgs, StatusArgs, TailArgs};
-use crate::cmd::{
-    find_session, load_manifest, open_repo, render_table, session_tmux, Context, Output,
-};
+use crate::cmd::{open_repo, render_table, Context, Output};
 use crate::error::Error;
+use crate::session::{find_session, load_manifest, session_tmux};
 use crate::state::Status;
 use crate::tmux::{Placement, WindowSpec};
 
@@ -34,20 +33,22 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
     let manifest = load_manifest(&repo, args.manifest.config.as_deref(), false)?;
     // Fresh states first: this machine's windows, then each remote host (in parallel,
     // each bounded by its timeouts).
-    if let Err(e) = crate::cmd::refresh::refresh_once(ctx) {
+    if let Err(e) = crate::health::tick::refresh_once(ctx) {
         out.note(format!("could not refresh this machine's windows: {e}"));
     }
-    let crate::cmd::refresh::RemoteRefresh { cache: remote, ran } =
-        crate::cmd::refresh::refresh_remote(ctx)?;
+    let crate::health::remote::RemoteRefresh { cache: remote, ran } =
+        crate::health::remote::refresh_remote(ctx)?;
     // Local `when`s (the remote ones were looked for by the refresh above, within each
     // host's deadline).
-    for line in ran
-        .into_iter()
-        .chain(crate::cmd::up::run_ready_dependencies(ctx, &[])?)
-    {
+    let store = ctx.store()?;
+    let manifest_only = crate::deps::Wake {
+        manifest: true,
+        ..Default::default()
+    };
+    let local = crate::deps::wake(ctx, &store, manifest_only)?.ran?;
+    for line in ran.into_iter().chain(local) {
         out.note(format!("ran {line}"));
     }
-    let store = ctx.store()?;
     let sessions = store.sessions(Some(&repo.id()), false)?;
     let mut rows = Vec::new();
     for s in &sessions {

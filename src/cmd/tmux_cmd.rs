@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::cli::{TmuxArgs, TmuxCommand};
+use crate::cli::{Command, TmuxArgs, TmuxCommand};
 use crate::cmd::{popup_orchestra, quietly, Context, Output};
 use crate::error::Error;
 use crate::state::Session;
@@ -223,7 +223,7 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
     // The tracker's open tasks (pick → dispatch), for a repo with a task source only.
     if client_repo(&tmux, &client)
         .ok()
-        .and_then(|repo| crate::cmd::tasks::configured(&repo).ok().flatten())
+        .and_then(|repo| crate::tasks::work::configured(&repo).ok().flatten())
         .is_some()
     {
         items.insert(1, ("Tasks…", "t", pick("tasks")));
@@ -295,8 +295,10 @@ fn pick_task(
     repo: &crate::git::Repo,
     client: &str,
 ) -> Result<Option<String>, Error> {
-    let (_, source) = crate::cmd::tasks::source_of(repo)?;
-    let open = source.open_tasks().map_err(crate::cmd::tasks::task_error)?;
+    let (_, source) = crate::tasks::work::source_of(repo)?;
+    let open = source
+        .open_tasks()
+        .map_err(crate::tasks::work::task_error)?;
     let mut args = strings(&["display-menu", "-c", client, "-T", "#[align=centre] tasks "]);
     for (i, task) in open.iter().take(40).enumerate() {
         let key = char::from_digit(((i + 1) % 10) as u32, 10)
@@ -344,7 +346,7 @@ fn act(
                     agent: None,
                     repo: crate::cli::RepoArg { repo: None },
                 };
-                let picked = quietly(|quiet| crate::cmd::tasks::pick(ctx, &repo, &args, quiet))?;
+                let picked = quietly(|quiet| super::pick_task(ctx, &repo, &args, quiet))?;
                 return Ok(Some(picked));
             }
             "dispatch" | "status" | "conflicts" => {
@@ -385,7 +387,7 @@ fn act(
             "review" | "merge" => {
                 // A refusal now is a message; in the popup it would vanish with it.
                 let opened = crate::cmd::open_repo(Some(Path::new(repo)))?;
-                crate::cmd::find_branch_session(&ctx.store()?, &opened, label, action)?;
+                crate::session::find_branch_session(&ctx.store()?, &opened, label, action)?;
                 let title = format!(" {action} {label} ");
                 let args = [action, label, "--repo", repo];
                 popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
@@ -403,14 +405,14 @@ fn act(
                     always: false,
                     repo: repo_arg(),
                 };
-                crate::cmd::approve::approve(ctx, &args, out)
+                super::run(ctx, &Command::Approve(args), out)
             }),
             "deny" => outcome(|out| {
                 let args = crate::cli::DenyArgs {
                     label: label.to_string(),
                     repo: repo_arg(),
                 };
-                crate::cmd::approve::deny(ctx, &args, out)
+                super::run(ctx, &Command::Deny(args), out)
             }),
             "kill" if !yes => {
                 confirm_kill(ctx, client, &session)?;
@@ -422,7 +424,7 @@ fn act(
                     repo: repo_arg(),
                     force: false,
                 };
-                crate::cmd::kill::run(ctx, &args, out)
+                super::run(ctx, &Command::Kill(args), out)
             }),
             other => Err(Error::BadInput(format!("no menu action {other:?}"))),
         }
@@ -523,7 +525,7 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
         };
         let label = crate::label::slug(&title)
             .map_err(Error::from)
-            .and_then(|slug| crate::cmd::slugify::free_label(ctx, &repo, &slug));
+            .and_then(|slug| crate::session::free_label(ctx, &repo, &slug));
         match label {
             Ok(label) => break label,
             Err(e) => term.say(format!("{e}: try another title")),
@@ -559,8 +561,9 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
         from_upstream: false,
         wait_setup: false,
     };
-    quietly(|quiet| crate::cmd::dispatch::run(ctx, &args, quiet))?;
-    Ok(Some(format!("dispatched {}", args.label)))
+    let label = args.label.clone();
+    quietly(|quiet| super::run(ctx, &Command::Dispatch(args), quiet))?;
+    Ok(Some(format!("dispatched {label}")))
 }
 
 fn ask_brief(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Error> {
@@ -578,7 +581,7 @@ fn ask_brief(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Err
     };
     term.show("sending…").map_err(terminal_error)?;
     // The text as typed: brief_one, not `brief`, which would read `@FILE`.
-    crate::cmd::brief::brief_one(ctx, &session, &text, false)?;
+    crate::session::brief::brief_one(ctx, &session, &text, false)?;
     Ok(Some(format!("briefed {}", session.label)))
 }
 
@@ -604,7 +607,7 @@ fn show_status(ctx: &Context, repo: Option<&Path>, out: &mut Output<'_>) -> Resu
         },
         json: false,
     };
-    until_enter(out, |out| crate::cmd::status::status(ctx, &args, out))
+    until_enter(out, |out| super::run(ctx, &Command::Status(args), out))
 }
 
 /// `orchestra conflicts` of `repo`, until Enter.
@@ -615,7 +618,7 @@ fn show_conflicts(ctx: &Context, repo: Option<&Path>, out: &mut Output<'_>) -> R
         },
         json: false,
     };
-    until_enter(out, |out| crate::cmd::conflicts::run(ctx, &args, out))
+    until_enter(out, |out| super::run(ctx, &Command::Conflicts(args), out))
 }
 
 /// Moves `client` to the next window (after the current one) whose agent is waiting.

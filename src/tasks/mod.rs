@@ -7,6 +7,7 @@
 
 pub mod notion;
 mod token;
+pub mod work;
 
 use std::path::Path;
 use std::time::Duration;

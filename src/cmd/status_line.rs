@@ -1,0 +1,33 @@
+//! `orchestra status-line`: the `#()` job of tmux's status bar. Local sessions from a
+//! refresh (or its cache), the radar's and remote hosts' parts from their files only.
+
+use crate::cmd::{Context, Output};
+use crate::error::Error;
+use crate::health;
+use crate::health::tick::refresh_once;
+
+pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
+    let key = health::server_key(ctx.server.socket.as_deref());
+    let line = health::status_line(&ctx.home, &key, || {
+        refresh_once(ctx).map_err(|e| match e {
+            Error::Health(h) => h,
+            Error::State(s) => health::HealthError::State(s),
+            Error::Tmux(t) => health::HealthError::Tmux(t),
+            other => health::HealthError::Other(other.to_string()),
+        })
+    })?;
+    // The radar's pairs belong with the local sessions they are about.
+    let radar = crate::radar::run::status_part(ctx, line.radar_every);
+    let summary = [line.summary, radar]
+        .into_iter()
+        .filter(|part| !part.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let remote = health::remote::status_part(ctx);
+    out.line(match (summary.is_empty(), remote.is_empty()) {
+        (_, true) => summary,
+        (true, false) => remote,
+        (false, false) => format!("{summary} · {remote}"),
+    });
+    Ok(())
+}

@@ -1,0 +1,59 @@
+//! `orchestra watch`: the health table redrawn in place, with the radar's pairs under it.
+
+use crate::cmd::{conflict_table, health_table, Context, Output};
+use crate::error::Error;
+use crate::health;
+use crate::health::remote::add_remote_rows;
+use crate::health::tick::refresh_once;
+
+/// Redraws the health table in place: cursor home, the table, clear what is left below.
+pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> Result<(), Error> {
+    let mut drawn = 0;
+    loop {
+        let mut frame = Vec::new();
+        {
+            let mut sink = std::io::sink();
+            let mut buffer = Output {
+                out: &mut frame,
+                err: &mut sink,
+            };
+            let mut outcome = refresh_once(ctx)?;
+            // The dashboard never waits for a host or a radar pass: it shows what the
+            // last one found, and starts the next when it is due.
+            let _ = health::remote::status_part(ctx);
+            let _ = crate::radar::run::status_part(ctx, outcome.radar_every);
+            if let Some(remote) = health::load_remote_cache(&ctx.home) {
+                add_remote_rows(&mut outcome, &remote);
+            }
+            health_table(&outcome, &mut buffer);
+            conflicts_table(ctx, &mut buffer)?;
+        }
+        let now = chrono::Local::now().format("%H:%M:%S");
+        let _ = write!(
+            out.out,
+            "\x1b[H\x1b[2Korchestra · {now} · Ctrl-C to leave\n\x1b[2K\n"
+        );
+        for line in String::from_utf8_lossy(&frame).lines() {
+            let _ = writeln!(out.out, "\x1b[2K{line}");
+        }
+        let _ = write!(out.out, "\x1b[J");
+        let _ = out.out.flush();
+        drawn += 1;
+        if count > 0 && drawn >= count {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_secs(interval.max(1)));
+    }
+}
+
+/// The pairs the conflict radar last found, under the health table; nothing without any.
+fn conflicts_table(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let rows = crate::radar::run::rows(&store.conflicts(None)?, &store.sessions(None, false)?);
+    if !rows.is_empty() {
+        out.line("");
+        out.line("conflicts (if merged):");
+        conflict_table(&rows, out);
+    }
+    Ok(())
+}

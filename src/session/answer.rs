@@ -1,0 +1,203 @@
+//! Answering the menu or question on a session's screen by the label of the answer: the
+//! cursor moved to the entry (or the answer's key typed), checked on screen, then Enter.
+
+use std::time::{Duration, Instant};
+
+use crate::agent::menu::{self, Answer, Asking, Menu, Question};
+use crate::context::Context;
+use crate::error::Error;
+use crate::session::{agent_pane, announce, record_if_gone};
+use crate::state::{AgentState, Session};
+use crate::tmux::{Key, OwnedPane, Tmux};
+
+/// How long to wait for a menu (or question) to be drawn.
+const MENU_WAIT: Duration = Duration::from_secs(3);
+
+/// The CLI ignores keys for a moment after it draws a menu (against stray presses).
+const MENU_SETTLE: Duration = Duration::from_millis(700);
+
+/// Answers the menu or question on `session`'s screen; returns the label chosen ("Esc" for
+/// a deny without a No entry). Nothing asking within [`MENU_WAIT`]: refused, nothing sent.
+/// A pane that is no longer the session's is never pressed into (and the session is
+/// recorded dead).
+pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Result<String, Error> {
+    let result =
+        agent_pane(session).and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer));
+    let (chosen, pressed_at) = record_if_gone(ctx, session, result)?;
+    if answer != Answer::No {
+        // An approved tool may run for minutes with no hook until it ends: the agent is
+        // busy from now, as orchestra itself just made it.
+        let store = ctx.store()?;
+        // Said as of the key press: the tool's own hooks (even its Stop, should it have
+        // finished already) come later and win.
+        let said = format!("approved: {chosen}");
+        if let Some(t) =
+            store.apply_state(&session.id, AgentState::Busy, pressed_at, "approve", &said)?
+        {
+            announce(&t)?;
+        }
+    }
+    Ok(chosen)
+}
+
+/// Returns the entry chosen and when the key that chose it was pressed.
+fn answer_pane(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    answer: Answer,
+) -> Result<(String, i64), Error> {
+    let asking = wait_for_asking(tmux, pane.pane(), MENU_WAIT)?.ok_or_else(|| {
+        Error::Refused(format!(
+            "no menu or question on {}'s screen: nothing sent",
+            session.label
+        ))
+    })?;
+    // Let it settle: keys pressed the moment a menu appears may be dropped.
+    std::thread::sleep(MENU_SETTLE);
+    match read_asking(tmux, pane.pane())?.unwrap_or(asking) {
+        Asking::Menu(menu) => answer_menu_on_screen(tmux, pane, session, menu, answer),
+        Asking::Question(question) => answer_question(tmux, pane, session, question, answer),
+    }
+}
+
+/// Moves the cursor to the entry that gives `answer` and presses Enter there.
+fn answer_menu_on_screen(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    menu: Menu,
+    answer: Answer,
+) -> Result<(String, i64), Error> {
+    let Some(target) = menu.choose(answer) else {
+        if answer == Answer::No {
+            let pressed_at = crate::health::now_micros();
+            tmux.press(pane, &[Key::Escape])?;
+            return Ok(("Esc".into(), pressed_at));
+        }
+        return Err(Error::Refused(format!(
+            "no entry of {}'s menu gives that answer: {}",
+            session.label,
+            menu.entries.join(" | ")
+        )));
+    };
+    let label = menu.entries[target].clone();
+    let key = if target > menu.cursor {
+        Key::Down
+    } else {
+        Key::Up
+    };
+    for _ in 0..target.abs_diff(menu.cursor) {
+        tmux.press(pane, &[key])?;
+    }
+    // Confirm the cursor is on the chosen entry before pressing Enter.
+    let started = Instant::now();
+    loop {
+        match read_menu(tmux, pane.pane())? {
+            Some(m) if m.entries.get(m.cursor) == Some(&label) => break,
+            _ if started.elapsed() > Duration::from_secs(2) => {
+                return Err(Error::Refused(format!(
+                    "the cursor did not reach {label:?} on {}'s menu: nothing chosen",
+                    session.label
+                )))
+            }
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let pressed_at = crate::health::now_micros();
+    tmux.press(pane, &[Key::Enter])?;
+    // An Enter swallowed while the menu was settling: the same menu stays. Press once more.
+    std::thread::sleep(Duration::from_millis(1200));
+    if read_menu(tmux, pane.pane())?.is_some_and(|m| m == menu_at(&menu, target)) {
+        tmux.press(pane, &[Key::Enter])?;
+    }
+    Ok((label, pressed_at))
+}
+
+/// Types the key of the answer that gives `answer` ("y", "n") into the question and,
+/// once it shows there, presses Enter. Something already typed into the question is not
+/// ours to send: refused.
+fn answer_question(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    question: Question,
+    answer: Answer,
+) -> Result<(String, i64), Error> {
+    let Some(chosen) = question.choose(answer) else {
+        return Err(Error::Refused(format!(
+            "no answer to {}'s question {:?} gives that: {}",
+            session.label,
+            question.text,
+            question.labels().join(" | ")
+        )));
+    };
+    if !question.typed.is_empty() {
+        return Err(Error::Refused(format!(
+            "{:?} is typed into {}'s question already: nothing sent",
+            question.typed, session.label
+        )));
+    }
+    let (key, label) = question.options[chosen].clone();
+    let kind = crate::agent::AgentKind::parse(&session.agent_kind)
+        .unwrap_or(crate::agent::AgentKind::Generic);
+    tmux.type_text(pane, &key, kind.typing())?;
+    let typed = Question {
+        typed: key.clone(),
+        ..question
+    };
+    // Confirm the answer shows after the question before Enter submits it.
+    let started = Instant::now();
+    loop {
+        match read_question(tmux, pane.pane())? {
+            Some(q) if q == typed => break,
+            _ if started.elapsed() > Duration::from_secs(2) => {
+                return Err(Error::Refused(format!(
+                    "{key:?} did not show in {}'s question {:?}: not submitted",
+                    session.label, typed.text
+                )))
+            }
+            _ => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+    let pressed_at = crate::health::now_micros();
+    tmux.press(pane, &[Key::Enter])?;
+    // An Enter swallowed: the question still holds the answer. Press once more.
+    std::thread::sleep(Duration::from_millis(1200));
+    if read_question(tmux, pane.pane())?.is_some_and(|q| q == typed) {
+        tmux.press(pane, &[Key::Enter])?;
+    }
+    Ok((label, pressed_at))
+}
+
+fn menu_at(menu: &Menu, cursor: usize) -> Menu {
+    Menu {
+        entries: menu.entries.clone(),
+        cursor,
+    }
+}
+
+fn read_menu(tmux: &Tmux, pane: &str) -> Result<Option<Menu>, Error> {
+    Ok(menu::parse(&tmux.capture_pane(pane, 0)?))
+}
+
+fn read_question(tmux: &Tmux, pane: &str) -> Result<Option<Question>, Error> {
+    Ok(menu::parse_question(&tmux.capture_pane(pane, 0)?))
+}
+
+fn read_asking(tmux: &Tmux, pane: &str) -> Result<Option<Asking>, Error> {
+    Ok(menu::asking(&tmux.capture_pane(pane, 0)?))
+}
+
+fn wait_for_asking(tmux: &Tmux, pane: &str, limit: Duration) -> Result<Option<Asking>, Error> {
+    let started = Instant::now();
+    loop {
+        if let Some(m) = read_asking(tmux, pane)? {
+            return Ok(Some(m));
+        }
+        if started.elapsed() >= limit {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

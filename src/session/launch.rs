@@ -1,0 +1,467 @@
+//! Starting a session's agent: its argv and environment, the settings its hooks need,
+//! the window that prepares it, its typed prompt and the trust dialog it may ask first.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::agent::{self, AgentKind, LaunchContext};
+use crate::context::Context;
+use crate::error::Error;
+use crate::paths::{find_program, non_empty_env, session_dir};
+use crate::report::Report;
+use crate::state::{AgentState, Session};
+use crate::tmux::{Key, OwnedPane, Tmux};
+
+/// How long a generic agent gets to draw something before its prompt is typed anyway.
+const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
+
+/// How long an agent whose screens the rules read (aider) gets to show its prompt; its
+/// start may take seconds on a busy machine.
+const PROMPT_READY_WAIT: Duration = Duration::from_secs(120);
+
+/// How long dispatch watches a new claude for its trust dialog.
+const TRUST_DIALOG_WAIT: Duration = Duration::from_secs(6);
+
+/// An agent command line longer than this does not go through tmux as it is: tmux
+/// refuses a command over its message size (about 16 KB, "command too long").
+const ARGV_IN_TMUX_MAX: usize = 8 * 1024;
+
+/// The argv and environment that start `session`'s agent with `prompt` (or continue its
+/// conversation with `resume`), as dispatch, unblocking and restart all need them. A
+/// command line too long for tmux (a long prompt) has its last argument — the prompt —
+/// read from a file in the session's folder by the shell that execs the agent.
+pub fn agent_launch(
+    ctx: &Context,
+    session: &Session,
+    prompt: Option<&str>,
+    resume: bool,
+) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
+    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let dir = session_dir(&ctx.home, &session.id);
+    let settings_file = dir.join("settings.json");
+    let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    let orchestra = std::env::current_exe().map_err(Error::io(
+        "finding the orchestra binary for the agent's hooks",
+    ))?;
+    let gemini_home = dir.join(agent::gemini::HOME_DIR);
+    // Made by dispatch (unless --no-hooks); brought up to date on every start, as the
+    // person's settings may have changed. If they cannot be read now, last time's stay.
+    let gemini_home = (kind == AgentKind::Gemini && gemini_home.is_dir()).then(|| {
+        let _ = prepare_gemini_home(ctx, &dir, &session.id);
+        gemini_home
+    });
+    let trust_worktree = kind == AgentKind::Gemini && trusts_worktrees(&ctx.tmux());
+    let notify = match kind {
+        AgentKind::Codex => codex_notify_from(&settings_file),
+        _ => None,
+    };
+    let mut launch = agent::launch(
+        kind,
+        &session.agent_argv,
+        prompt,
+        &LaunchContext {
+            agent_uuid: session.agent_uuid.as_deref().unwrap_or_default(),
+            settings_file: &settings_file,
+            session_dir: &dir,
+            orchestra: &orchestra,
+            system_prompt: worker_prompt.as_deref(),
+            resume,
+            gemini_home: gemini_home.as_deref(),
+            trust_worktree,
+            notify: notify.as_deref(),
+        },
+    );
+    let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
+    if length > ARGV_IN_TMUX_MAX {
+        let file = session_dir(&ctx.home, &session.id).join("last-argument.txt");
+        launch.argv = last_argument_from_file(&launch.argv, &file)?;
+    }
+    let mut env = agent_env(ctx, session);
+    env.append(&mut launch.env);
+    Ok((launch, env))
+}
+
+/// The environment a session's window runs with: its id, orchestra's home, its port.
+pub fn agent_env(ctx: &Context, session: &Session) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("ORCHESTRA_SESSION".to_string(), session.id.clone()),
+        (
+            "ORCHESTRA_HOME".to_string(),
+            ctx.home.to_string_lossy().into_owned(),
+        ),
+    ];
+    if let Some(port) = session.port {
+        env.push(("ORCHESTRA_PORT".to_string(), port.to_string()));
+    }
+    env
+}
+
+/// `argv` with its last argument written to `file` and read back by `sh` just before it
+/// execs the program: exactly (the `x` keeps trailing newlines from `$(…)`), with the
+/// file's path, not its text, on the command line tmux sees.
+fn last_argument_from_file(argv: &[String], file: &Path) -> Result<Vec<String>, Error> {
+    let Some((last, head)) = argv.split_last() else {
+        return Ok(argv.to_vec());
+    };
+    crate::paths::write_private(file, last)
+        .map_err(Error::io(format!("writing {}", file.display())))?;
+    let mut words: Vec<String> = [
+        "sh",
+        "-c",
+        "last=$(cat -- \"$1\"; printf x) && shift && exec \"$@\" \"${last%x}\"",
+        "orchestra-launch",
+    ]
+    .map(String::from)
+    .to_vec();
+    words.push(file.to_string_lossy().into_owned());
+    words.extend(head.iter().cloned());
+    Ok(words)
+}
+
+/// Writes `dir/settings.json` for `claude --settings`: hooks calling `orchestra event`
+/// for the events the installed release knows (none when `hooks` is false).
+pub fn write_claude_settings(
+    ctx: &Context,
+    dir: &Path,
+    command: &[String],
+    hooks: bool,
+) -> Result<(), Error> {
+    let settings_file = dir.join("settings.json");
+    let settings = if hooks {
+        let version = agent::agent_version(command, &ctx.home.join("agent-versions.json"));
+        let exe = std::env::current_exe()
+            .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+        agent::claude_settings(&exe, version)
+    } else {
+        serde_json::json!({})
+    };
+    let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    crate::paths::write_private(&settings_file, settings)
+        .map_err(Error::io(format!("writing {}", settings_file.display())))
+}
+
+/// Makes the session's Gemini home (`agent::gemini`): the person's settings with hooks
+/// calling `orchestra event`. Settings the CLI could not read either leave the agent
+/// without hooks (its screen still tells its state), with a note saying so.
+pub fn write_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    match prepare_gemini_home(ctx, dir, id) {
+        Ok(()) => Ok(()),
+        Err(e @ agent::gemini::GeminiHomeError::Settings { .. }) => {
+            // A half-made home must not be taken for a good one by later starts.
+            let _ = std::fs::remove_dir_all(dir.join(agent::gemini::HOME_DIR));
+            out.note(e.to_string());
+            Ok(())
+        }
+        Err(agent::gemini::GeminiHomeError::Io { path, source }) => Err(Error::Io {
+            context: format!("making the Gemini home {}", path.display()),
+            source,
+        }),
+    }
+}
+
+fn prepare_gemini_home(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+) -> Result<(), agent::gemini::GeminiHomeError> {
+    let exe = std::env::current_exe().map_err(|source| agent::gemini::GeminiHomeError::Io {
+        path: PathBuf::from("the orchestra binary"),
+        source,
+    })?;
+    // Where the person's own CLI keeps its `.gemini`.
+    let person = non_empty_env("GEMINI_CLI_HOME")
+        .or_else(|| non_empty_env("HOME"))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
+    agent::gemini::prepare_home(&dir.join(agent::gemini::HOME_DIR), &person, &hooks)
+}
+
+/// `@orchestra-trust-worktrees` (default on): agents may trust the worktrees orchestra made.
+fn trusts_worktrees(tmux: &Tmux) -> bool {
+    tmux.global_option("@orchestra-trust-worktrees")
+        .ok()
+        .flatten()
+        .as_deref()
+        != Some("off")
+}
+
+/// Writes `dir/settings.json` for a codex session: the `notify` program that reports the
+/// end of each turn to `orchestra event` (none when `hooks` is false). Read back at each
+/// launch, so a restart keeps what dispatch chose.
+pub fn write_codex_settings(dir: &Path, id: &str, hooks: bool) -> Result<(), Error> {
+    let settings_file = dir.join("settings.json");
+    let settings = if hooks {
+        let exe = std::env::current_exe()
+            .map_err(Error::io("finding the orchestra binary for the hooks"))?;
+        serde_json::json!({ "notify": agent::codex_notify(&exe, id) })
+    } else {
+        serde_json::json!({})
+    };
+    let settings = serde_json::to_string_pretty(&settings).unwrap_or_default();
+    crate::paths::write_private(&settings_file, settings)
+        .map_err(Error::io(format!("writing {}", settings_file.display())))
+}
+
+/// The `notify` program a codex session's settings name; none for a missing or unreadable
+/// file (the screen still tells its state).
+fn codex_notify_from(settings_file: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(settings_file).ok()?;
+    let settings: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let words: Vec<String> = settings
+        .get("notify")?
+        .as_array()?
+        .iter()
+        .map(|w| w.as_str().map(str::to_string))
+        .collect::<Option<_>>()?;
+    (!words.is_empty()).then_some(words)
+}
+
+/// What a blocked session's window runs until its agent starts: the message, then nothing.
+/// The message is an argument, never part of a shell string.
+pub fn waiting_placeholder(message: &str) -> Vec<String> {
+    [
+        "sh",
+        "-c",
+        "printf '%s\\n' \"$1\"; exec tail -f /dev/null",
+        "orchestra-blocked",
+        message,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// Runs a session's agent in its pane (replacing whatever is there, if the pane is still
+/// the session's), then gives it what it needs to get going: a typed prompt, an answer to
+/// the trust dialog. A pane that is gone or not ours records the session dead.
+pub fn start_agent_in_pane(
+    ctx: &Context,
+    session: &Session,
+    prompt: Option<&str>,
+    resume: bool,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    let result = (|| {
+        let (tmux, pane) = crate::session::agent_pane(session)?;
+        let (launch, env) = agent_launch(ctx, session, prompt, resume)?;
+        tmux.respawn(&pane, Path::new(&session.worktree), &env, &launch.argv)?;
+        Ok(launch.typed_prompt)
+    })();
+    let typed = crate::session::record_if_gone(ctx, session, result)?;
+    after_start(ctx, session, typed.as_deref(), out)
+}
+
+/// What an agent just started in the session's pane needs to get going: its prompt typed
+/// (for agents that take none on their command line), the trust dialog answered.
+pub fn after_start(
+    ctx: &Context,
+    session: &Session,
+    typed_prompt: Option<&str>,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    let result = (|| {
+        let (tmux, pane) = crate::session::agent_pane(session)?;
+        if let Some(text) = typed_prompt {
+            type_prompt_when_ready(ctx, &tmux, &pane, session, text, out)?;
+        }
+        Ok(tmux)
+    })();
+    let tmux = crate::session::record_if_gone(ctx, session, result)?;
+    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
+        trust_our_worktree(ctx, &tmux, session, out);
+    }
+    Ok(())
+}
+
+/// `--agent`, else `$ORCHESTRA_AGENT`, else `claude`, split like a shell would; the program
+/// must exist.
+pub fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
+    let text = flag
+        .map(str::to_string)
+        .or_else(|| non_empty_env("ORCHESTRA_AGENT"))
+        .unwrap_or_else(|| "claude".into());
+    let words = shell_words::split(&text)
+        .map_err(|e| Error::BadInput(format!("cannot split the agent command {text:?}: {e}")))?;
+    let Some(program) = words.first() else {
+        return Err(Error::BadInput("the agent command is empty".into()));
+    };
+    if find_program(program).is_none() {
+        return Err(Error::BadInput(format!(
+            "agent program {program:?} not found (not on PATH or not executable): install it or pass --agent"
+        )));
+    }
+    Ok(words)
+}
+
+/// The agents that ask whether to trust a folder they have not seen.
+pub fn asks_to_trust(kind: AgentKind) -> bool {
+    matches!(kind, AgentKind::Claude | AgentKind::Codex)
+}
+
+/// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
+/// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
+/// only until the agent has drawn its first screen.
+pub fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut dyn Report) {
+    if !trusts_worktrees(tmux) {
+        return;
+    }
+    let Some(pane) = session.pane.as_deref() else {
+        return;
+    };
+    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let started = Instant::now();
+    while started.elapsed() < TRUST_DIALOG_WAIT {
+        let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
+        if let Some(menu) = crate::agent::menu::parse(&screen) {
+            if menu.is_trust_dialog() {
+                match crate::session::answer::answer_session(
+                    ctx,
+                    session,
+                    crate::agent::menu::Answer::Yes,
+                ) {
+                    Ok(_) => out.line(format!("trusted {} for the agent", session.worktree)),
+                    Err(e) => out.note(format!("could not answer the trust dialog: {e}")),
+                }
+            }
+            return;
+        }
+        if started_without_asking(kind, &screen) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Whether `screen` shows the agent at work in a folder it trusts, so no trust dialog is
+/// coming: claude's empty input box; codex's footer hint "← for agents", drawn once its
+/// conversation is live (its input box shows earlier, while it still checks the folder).
+fn started_without_asking(kind: AgentKind, screen: &str) -> bool {
+    match kind {
+        AgentKind::Codex => screen.lines().any(|l| l.contains("← for agents")),
+        _ => screen.lines().any(|l| l.trim_end() == "❯"),
+    }
+}
+
+/// Types the prompt once the agent is ready for it, as one message (a bracketed paste),
+/// then submits it. An agent whose screens the rules read (aider) is ready when its screen
+/// says idle: text typed before it reads its terminal is echoed there and each line goes
+/// as a message of its own. If it asks a question first, or its prompt does not show
+/// within [`PROMPT_READY_WAIT`], nothing is typed and the output says so. Any other
+/// program is ready once it has drawn something (or after a second).
+pub fn type_prompt_when_ready(
+    ctx: &Context,
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    text: &str,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    let rules =
+        crate::agent::rules::Rules::load(&ctx.home).map_err(crate::health::HealthError::from)?;
+    let kind = session.agent_kind.as_str();
+    let started = Instant::now();
+    if rules.has_rules(kind) {
+        loop {
+            let screen = tmux.capture_pane(pane.pane(), 0).unwrap_or_default();
+            let state = rules
+                .classify(kind, &screen)
+                .map_err(crate::health::HealthError::from)?
+                .state;
+            let not_typed = match state {
+                AgentState::Idle => break,
+                AgentState::Waiting => "it asks a question first: answer it",
+                AgentState::Exited => "it has exited",
+                _ if started.elapsed() > PROMPT_READY_WAIT => "its prompt did not show",
+                _ => {
+                    std::thread::sleep(Duration::from_millis(100));
+                    continue;
+                }
+            };
+            out.note(format!(
+                "the task was not typed into {}: {not_typed}, then `orchestra brief {} @FILE`",
+                session.label, session.label
+            ));
+            return Ok(());
+        }
+    } else {
+        while started.elapsed() < TYPE_PROMPT_AFTER {
+            if tmux
+                .capture_pane(pane.pane(), 0)
+                .is_ok_and(|screen| drawn(&screen))
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    // Typed prompts go to programs that take no prompt argument (aider, generic ones).
+    tmux.type_text(pane, text, crate::tmux::Typing::Natural)?;
+    tmux.press(pane, &[Key::Enter])?;
+    Ok(())
+}
+
+/// Whether the program drew something: a line that is not orchestra's own (`prepare`
+/// may leave one on the screen it hands over).
+fn drawn(screen: &str) -> bool {
+    screen
+        .lines()
+        .any(|l| !l.trim().is_empty() && !l.starts_with("orchestra: "))
+}
+
+/// The prompt a session's agent starts with when it is not the one it was dispatched with
+/// (an unblocked session's names the artifacts that are ready): in its folder.
+pub const START_PROMPT: &str = "start-prompt.txt";
+
+/// The prompt `--after-start` types, for agents that take none on their command line.
+pub const TYPED_PROMPT: &str = "typed-prompt.txt";
+
+/// `dispatch --from-upstream`: the id of the upstream whose branch head the session
+/// starts from when it is unblocked.
+pub const FROM_UPSTREAM: &str = "from-upstream";
+
+/// The argv of a window that prepares session `id` (its setup, a move of its branch) and
+/// then runs its agent.
+pub fn window_argv(id: &str, unblocked: bool) -> Result<Vec<String>, Error> {
+    let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
+    let mut argv = vec![
+        exe.to_string_lossy().into_owned(),
+        "prepare".to_string(),
+        id.to_string(),
+    ];
+    if unblocked {
+        argv.push("--unblocked".into());
+    }
+    Ok(argv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codex_settings_say_its_notify_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        write_codex_settings(dir.path(), "abc123", true).unwrap();
+        let notify = codex_notify_from(&dir.path().join("settings.json")).unwrap();
+        assert_eq!(
+            notify[1..],
+            [
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        write_codex_settings(dir.path(), "abc123", false).unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("settings.json")), None);
+        assert_eq!(codex_notify_from(&dir.path().join("missing.json")), None);
+        std::fs::write(dir.path().join("bad.json"), "{\"notify\": [1]}").unwrap();
+        assert_eq!(codex_notify_from(&dir.path().join("bad.json")), None);
+    }
+}

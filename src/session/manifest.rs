@@ -1,0 +1,282 @@
+//! Manifest sessions (`up`, `down`): the sessions an orchestra.toml describes, on this
+//! machine or on a remote host. One works in a plain folder (no branch, no worktree of
+//! ours); its row in the record lives from `up` to `down`.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::agent::{self, AgentKind, LaunchContext};
+use crate::context::Context;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::manifest::{Manifest, ManifestSession};
+use crate::paths::session_dir;
+use crate::report::Report;
+use crate::session::New;
+use crate::state::{AgentState, Session, Status, Store};
+use crate::tmux::{Key, OwnedPane, Placement, Tmux, TmuxError, WindowSpec};
+
+/// The manifest and the sessions of it a command acts on.
+pub struct Plan {
+    pub repo: Repo,
+    pub path: PathBuf,
+    pub manifest: Manifest,
+    /// In start order (upstreams first).
+    pub names: Vec<String>,
+}
+
+/// Starts session `name` unless it is already up. Returns what happened, in one line.
+pub fn up_one(
+    ctx: &Context,
+    store: &Store,
+    plan: &Plan,
+    tmux: &Tmux,
+    name: &str,
+    resume_uuid: Option<String>,
+    out: &mut dyn Report,
+) -> Result<String, Error> {
+    let spec = &plan.manifest.sessions[name];
+    let repo_id = plan.repo.id();
+    let where_ = match &spec.host {
+        Some(host) => format!("on {host}"),
+        None => "here".to_string(),
+    };
+    if let Some(existing) = store.session_by_label(&repo_id, name)? {
+        let alive = existing
+            .pane
+            .as_deref()
+            .and_then(|p| OwnedPane::new(p, &existing.id).ok())
+            .is_some_and(|p| tmux.pane_alive(&p).unwrap_or(false));
+        if alive {
+            return Ok(format!("{name}: already up {where_}"));
+        }
+        // A stale row (its pane ended or its server went away): start afresh.
+        close_and_forget(store, tmux, &existing, "its pane is gone")?;
+    }
+    let command = agent_command(&plan.manifest, spec)?;
+    let kind = AgentKind::from_program(&command[0]);
+    let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+    let agent_uuid = resume_uuid
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let dir = session_dir(&ctx.home, &id);
+    let mut argv = command.clone();
+    if kind == AgentKind::Claude {
+        if spec.host.is_none() {
+            crate::paths::private_dir(&dir)
+                .map_err(Error::io(format!("creating {}", dir.display())))?;
+            crate::session::launch::write_claude_settings(ctx, &dir, &command, true)?;
+            argv = agent::launch(
+                kind,
+                &command,
+                None,
+                &LaunchContext {
+                    agent_uuid: &agent_uuid,
+                    settings_file: &dir.join("settings.json"),
+                    session_dir: &dir,
+                    orchestra: &std::env::current_exe()
+                        .map_err(Error::io("finding the orchestra binary for the hooks"))?,
+                    system_prompt: None,
+                    resume: resume_uuid.is_some(),
+                    gemini_home: None,
+                    trust_worktree: false,
+                    notify: None,
+                },
+            )
+            .argv;
+        } else {
+            // The hooks would call an orchestra on the host: its state comes from its screen.
+            let flag = if resume_uuid.is_some() {
+                "--resume"
+            } else {
+                "--session-id"
+            };
+            argv.extend([flag.to_string(), agent_uuid.clone()]);
+        }
+    }
+    if let Some(snippet) = spec.env.as_deref().filter(|e| !e.trim().is_empty()) {
+        // The snippet is the user's own shell text; the agent's argv stays argv.
+        let mut wrapped = vec![
+            "sh".to_string(),
+            "-c".into(),
+            format!("{snippet}\nexec \"$@\""),
+            "sh".into(),
+        ];
+        wrapped.extend(argv);
+        argv = wrapped;
+    }
+    let tmux_name = spec
+        .tmux
+        .clone()
+        .unwrap_or_else(|| format!("orchestra-{name}"));
+    let env = vec![
+        ("ORCHESTRA_SESSION".to_string(), id.clone()),
+        (
+            "ORCHESTRA_HOME".to_string(),
+            ctx.home.to_string_lossy().into_owned(),
+        ),
+    ];
+    let cwd = PathBuf::from(&spec.path);
+    if spec.host.is_none() && !cwd.is_dir() {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(Error::BadInput(format!(
+            "path {} is not a folder",
+            cwd.display()
+        )));
+    }
+    let created = tmux
+        .new_window(
+            &WindowSpec {
+                name,
+                cwd: &cwd,
+                argv: &argv,
+                env: &env,
+                placement: Placement::Detached(tmux_name.clone()),
+            },
+            &[
+                ("@orchestra_id", &id),
+                ("@orchestra_label", name),
+                ("@orchestra_state", AgentState::Unknown.as_str()),
+            ],
+        )
+        .inspect_err(|_| {
+            let _ = std::fs::remove_dir_all(&dir);
+        })?;
+    // Ours only if this call made it: another `up` may have made it since we looked.
+    let owns = created.made_session;
+    if owns {
+        if let Err(e) = tmux.mark_session(&tmux_name, &id) {
+            out.note(format!(
+                "{name}: could not mark tmux session {tmux_name}: {e}"
+            ));
+        }
+    }
+    let session = Session::from_manifest(
+        New {
+            id: id.clone(),
+            repo: repo_id,
+            label: name.to_string(),
+            worktree: spec.path.clone(),
+            kind,
+            argv: command,
+            agent_uuid,
+            status: Status::Running,
+        },
+        plan.path.to_string_lossy().into_owned(),
+        spec.host.clone(),
+        &created,
+        owns,
+    );
+    if let Err(e) = store.insert_session(&session) {
+        // Take back what was made: nothing is left without its row.
+        if owns {
+            let _ = tmux.kill_session_if_ours(&tmux_name, &id);
+        } else {
+            let _ = tmux.kill_window_if_ours(&created.window, &id);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(e.into());
+    }
+    store.record_event(&session, "up", "", "running", &where_)?;
+    Ok(format!(
+        "{name}: up {where_}, tmux session {} window {}{}",
+        created.session_name,
+        created.window,
+        if owns { " (created)" } else { "" }
+    ))
+}
+
+/// The manifest's agent command plus the session's own arguments.
+fn agent_command(manifest: &Manifest, spec: &ManifestSession) -> Result<Vec<String>, Error> {
+    let mut command = shell_words::split(&manifest.orchestrator.agent).map_err(|e| {
+        Error::BadInput(format!(
+            "cannot split agent {:?}: {e}",
+            manifest.orchestrator.agent
+        ))
+    })?;
+    if command.is_empty() {
+        return Err(Error::BadInput("[orchestrator] agent is empty".into()));
+    }
+    if spec.host.is_none() && crate::paths::find_program(&command[0]).is_none() {
+        return Err(Error::BadInput(format!(
+            "agent program {:?} not found (not on PATH or not executable)",
+            command[0]
+        )));
+    }
+    if let Some(args) = &spec.agent_args {
+        command.extend(
+            shell_words::split(args)
+                .map_err(|e| Error::BadInput(format!("cannot split agent_args {args:?}: {e}")))?,
+        );
+    }
+    Ok(command)
+}
+
+/// Asks the agent to exit, waits up to `wait`, then closes what `up` made and forgets
+/// the session.
+pub fn down_one(
+    store: &Store,
+    tmux: &Tmux,
+    session: &Session,
+    wait: Duration,
+) -> Result<String, Error> {
+    let name = &session.label;
+    let mut note = String::new();
+    let pane = session
+        .pane
+        .as_deref()
+        .and_then(|p| OwnedPane::new(p, &session.id).ok());
+    if let Some(pane) = pane {
+        // Only a pane that is still this session's gets the exit keys.
+        if tmux.pane_alive(&pane)? {
+            let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+            match ask_to_exit(tmux, &pane, kind) {
+                Err(TmuxError::NotOurs { .. }) => {}
+                other => other?,
+            }
+            let started = Instant::now();
+            while tmux.pane_alive(&pane)? && started.elapsed() < wait {
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            if tmux.pane_alive(&pane)? {
+                note = format!(
+                    " (the agent did not exit within {}s: closed)",
+                    wait.as_secs()
+                );
+            }
+        }
+    }
+    close_and_forget(store, tmux, session, "down")?;
+    Ok(format!("{name}: down{note}"))
+}
+
+/// Types the agent's own exit command (the agent saves its state on the way out).
+fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), TmuxError> {
+    let command = match kind {
+        AgentKind::Claude | AgentKind::Aider => "/exit",
+        AgentKind::Codex | AgentKind::Gemini => "/quit",
+        AgentKind::Generic => return tmux.press(pane, &[Key::CtrlC]),
+    };
+    // Escape first: a half-typed line or an open menu would swallow the command.
+    tmux.press(pane, &[Key::Escape])?;
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.type_text(pane, command, kind.typing())?;
+    std::thread::sleep(Duration::from_millis(300));
+    tmux.press(pane, &[Key::Enter])
+}
+
+/// Ends the tmux session if `up` created it (else closes the window), only when they are
+/// ours; then removes the row.
+fn close_and_forget(store: &Store, tmux: &Tmux, session: &Session, why: &str) -> Result<(), Error> {
+    let closed_session = match (&session.tmux_session, session.owns_tmux_session) {
+        (Some(name), true) => tmux.kill_session_if_ours(name, &session.id)?,
+        _ => false,
+    };
+    if !closed_session {
+        if let Some(window) = &session.window {
+            tmux.kill_window_if_ours(window, &session.id)?;
+        }
+    }
+    store.delete_session(session, why)?;
+    Ok(())
+}

@@ -1,0 +1,374 @@
+//! Sessions: finding one, reaching its tmux server and pane, and its life from dispatch
+//! (or `up`) to kill, merge (or `down`). Commands parse and render; this is where the
+//! work is done.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::AgentKind;
+use crate::context::Context;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::manifest::Manifest;
+use crate::remote::HostSpec;
+use crate::report::Report;
+use crate::state::{AgentState, Session, Status, Store};
+use crate::tmux::{OwnedPane, Server, Tmux, TmuxError};
+
+pub mod answer;
+pub mod brief;
+pub mod create;
+pub mod launch;
+pub mod manifest;
+pub mod merge;
+pub mod prepare;
+pub mod remove;
+pub mod restart;
+
+/// The live session `label` of `repo`, or bad input naming what exists.
+pub fn find_session(store: &Store, repo: &Repo, label: &str) -> Result<Session, Error> {
+    crate::label::validate(label)?;
+    store.session_by_label(&repo.id(), label)?.ok_or_else(|| {
+        Error::BadInput(format!(
+            "no session labelled {label:?} in {} (see `orchestra list`)",
+            repo.main_worktree().display()
+        ))
+    })
+}
+
+/// Like [`find_session`], for commands about a session's branch (review, merge, kill):
+/// a manifest session has none, and is stopped with `down`.
+pub fn find_branch_session(
+    store: &Store,
+    repo: &Repo,
+    label: &str,
+    verb: &str,
+) -> Result<Session, Error> {
+    let session = find_session(store, repo, label)?;
+    if session.is_manifest() {
+        return Err(Error::BadInput(format!(
+            "{label} comes from {}: it works in a plain folder with no branch to {verb} (`orchestra down {label}` stops it)",
+            session.manifest.as_deref().unwrap_or("orchestra.toml")
+        )));
+    }
+    Ok(session)
+}
+
+/// The tmux server a recorded session lives on: a local one by its socket, or its host's
+/// over SSH (the host as the session's orchestra.toml names it now).
+pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {
+    let Some(host) = &session.host else {
+        return Ok(Tmux::new(&Server::at(session.tmux_socket.as_deref())));
+    };
+    let manifest_path = session.manifest.as_deref().ok_or_else(|| {
+        Error::Refused(format!(
+            "session {} is on host {host} but names no orchestra.toml",
+            session.label
+        ))
+    })?;
+    let manifest = crate::manifest::load(Path::new(manifest_path))?;
+    remote_tmux(&host_spec(&manifest, host)?)
+}
+
+/// The session's agent pane on its tmux server. Commands act on a pane only through the
+/// [`OwnedPane`] this returns (tmux checks it is still the session's in the same call).
+pub fn agent_pane(session: &Session) -> Result<(Tmux, OwnedPane), Error> {
+    let pane = session
+        .pane
+        .as_deref()
+        .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
+    let owned = OwnedPane::new(pane, &session.id)?;
+    Ok((session_tmux(session)?, owned))
+}
+
+/// Passes `result` on; when it says the session's pane is gone or no longer ours (ids
+/// are reused after a tmux restart), first records the session dead, so that nothing
+/// acts on that pane again, and says so.
+pub fn record_if_gone<T>(
+    ctx: &Context,
+    session: &Session,
+    result: Result<T, Error>,
+) -> Result<T, Error> {
+    let Err(Error::Tmux(TmuxError::NotOurs { pane })) = &result else {
+        return result;
+    };
+    let why = format!("its pane {pane} is gone or no longer its own (tmux restarted?)");
+    if let Ok(store) = ctx.store() {
+        let now = crate::health::now_micros();
+        let _ = store.apply_state(
+            &session.id,
+            crate::state::AgentState::Exited,
+            now,
+            "tmux",
+            &why,
+        );
+        let _ = store.change_status(session, gone_status(session), &why);
+    }
+    Err(Error::Refused(format!(
+        "{}: {why}: nothing was sent; recorded {} (`orchestra restart {}` starts it again)",
+        session.label,
+        gone_status(session),
+        session.label
+    )))
+}
+
+/// What a session whose pane is gone becomes: dead, or, when its agent never started,
+/// setup-failed (its restart runs the setup again).
+fn gone_status(session: &Session) -> crate::state::Status {
+    if session.status.in_setup() {
+        crate::state::Status::SetupFailed
+    } else {
+        crate::state::Status::Dead
+    }
+}
+
+/// Shows a recorded state change at once: the window's badge and, where the change needs
+/// a person, a notification (ONE tmux call for the badge and the notify command).
+pub fn announce(transition: &crate::state::Transition) -> Result<(), Error> {
+    let Some(window) = &transition.session.window else {
+        return Ok(());
+    };
+    let tmux = session_tmux(&transition.session)?;
+    let notify_cmd = tmux
+        .set_badge(
+            window,
+            transition.session.state.as_str(),
+            "@orchestra-notify-cmd",
+        )
+        .ok()
+        .flatten();
+    crate::health::notify_transition(
+        transition,
+        &crate::notify::Fallback {
+            command: notify_cmd,
+            tmux_socket: transition.session.tmux_socket.clone(),
+        },
+    );
+    Ok(())
+}
+
+/// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`
+/// false a missing default file is no manifest at all.
+pub fn load_manifest(
+    repo: &Repo,
+    config: Option<&Path>,
+    required: bool,
+) -> Result<Option<(PathBuf, Manifest)>, Error> {
+    let path = match config {
+        Some(p) => std::path::absolute(p).map_err(Error::io("reading the current folder"))?,
+        None => crate::manifest::default_path(repo.main_worktree()),
+    };
+    if !path.exists() {
+        if required || config.is_some() {
+            return Err(Error::BadInput(format!(
+                "no manifest at {} (write one, or pass --config FILE)",
+                path.display()
+            )));
+        }
+        return Ok(None);
+    }
+    let manifest = crate::manifest::load(&path)?;
+    Ok(Some((path, manifest)))
+}
+
+/// The connection settings of host `name` in `manifest`.
+pub fn host_spec(manifest: &Manifest, name: &str) -> Result<HostSpec, Error> {
+    let host = manifest.hosts.get(name).ok_or_else(|| {
+        Error::BadInput(format!(
+            "host {name:?} is not a [hosts.*] entry of the manifest"
+        ))
+    })?;
+    let home = PathBuf::from(crate::paths::non_empty_env("HOME").unwrap_or_else(|| "/".into()));
+    Ok(HostSpec {
+        name: name.to_string(),
+        address: host.address.clone(),
+        identity: host
+            .identity
+            .as_deref()
+            .map(|i| crate::remote::config::expand_home(i, &home)),
+        connect_timeout: host.connect_timeout(),
+        command_timeout: host.command_timeout(),
+    })
+}
+
+/// tmux on a remote host, over an SSH connection made now.
+pub fn remote_tmux(spec: &HostSpec) -> Result<Tmux, Error> {
+    let conn = crate::remote::connect(spec)?;
+    Ok(Tmux::with_transport(
+        Box::new(crate::remote::RemoteTmux::new(conn, spec.identity.clone())),
+        false,
+    ))
+}
+
+/// Closes the session's window if it is still ours; a gone window or server is fine.
+pub fn close_window(session: &Session, out: &mut dyn Report) {
+    let Some(window) = &session.window else {
+        return;
+    };
+    let tmux = match session_tmux(session) {
+        Ok(tmux) => tmux,
+        Err(e) => return out.note(format!("could not close window {window}: {e}")),
+    };
+    match tmux.kill_window_if_ours(window, &session.id) {
+        Ok(_) => {}
+        Err(TmuxError::Failed { .. }) => {}
+        Err(e) => out.note(format!("could not close window {window}: {e}")),
+    }
+}
+
+/// Deletes the session's branch when its work is in `into`; otherwise renames it to
+/// `archive/<label>-<time>` so the label is free and the work stays.
+pub fn settle_branch(
+    repo: &Repo,
+    session: &Session,
+    into: Option<&str>,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    if !repo.branch_exists(&session.branch) {
+        return Ok(());
+    }
+    let merged = match into {
+        Some(into) if repo.branch_exists(into) => repo.is_merged(&session.branch, into)?,
+        _ => false,
+    };
+    if merged {
+        repo.delete_branch(&session.branch)?;
+        out.line(format!(
+            "deleted branch {} (merged into {})",
+            session.branch,
+            into.unwrap_or_default()
+        ));
+        return Ok(());
+    }
+    let archive = repo.free_archive_name(&session.label);
+    repo.rename_branch(&session.branch, &archive)?;
+    out.line(format!(
+        "branch {} has unmerged work: kept as {archive}",
+        session.branch
+    ));
+    Ok(())
+}
+
+/// The branch a session's work goes into: `--into`, else the branch it started from,
+/// else the main worktree's branch. It must exist, and so must the session's branch.
+pub fn target_branch(repo: &Repo, session: &Session, into: Option<&str>) -> Result<String, Error> {
+    if !repo.branch_exists(&session.branch) {
+        return Err(Error::Refused(format!("branch {} is gone", session.branch)));
+    }
+    let target = into
+        .map(str::to_string)
+        .or_else(|| session.base_branch.clone())
+        .or_else(|| repo.current_branch())
+        .ok_or_else(|| Error::BadInput("no target branch: pass --into BRANCH".into()))?;
+    if !repo.branch_exists(&target) {
+        return Err(Error::BadInput(format!("branch {target:?} does not exist")));
+    }
+    Ok(target)
+}
+
+/// What every new session has, dispatched or from a manifest.
+pub struct New {
+    pub id: String,
+    pub repo: String,
+    pub label: String,
+    /// The folder it works in: its worktree, or a manifest session's path.
+    pub worktree: String,
+    pub kind: AgentKind,
+    pub argv: Vec<String>,
+    /// The conversation id to start (or resume) claude with; kept for claude only.
+    pub agent_uuid: String,
+    pub status: Status,
+}
+
+/// A dispatched session's branch and where it started.
+pub struct Branch {
+    pub name: String,
+    pub base_commit: String,
+    /// The branch checked out where it started: what "merged" means.
+    pub base_branch: Option<String>,
+}
+
+impl Session {
+    fn new(new: New) -> Session {
+        let at = crate::state::now();
+        Session {
+            id: new.id,
+            repo: new.repo,
+            label: new.label,
+            branch: String::new(),
+            base_commit: String::new(),
+            base_branch: None,
+            worktree: new.worktree,
+            host: None,
+            tmux_socket: None,
+            tmux_session: None,
+            window: None,
+            pane: None,
+            agent_kind: new.kind.as_str().to_string(),
+            agent_argv: new.argv,
+            agent_uuid: (new.kind == AgentKind::Claude).then_some(new.agent_uuid),
+            port: None,
+            prompt: None,
+            status: new.status,
+            state: AgentState::Unknown,
+            retry_count: 0,
+            created_at: at,
+            updated_at: at,
+            state_at: 0,
+            state_source: String::new(),
+            manifest: None,
+            owns_tmux_session: false,
+        }
+    }
+
+    /// A session `dispatch` makes, before its window: its own branch, its port, its task.
+    pub fn dispatched(new: New, branch: Branch, port: u16, prompt: Option<String>) -> Session {
+        Session {
+            branch: branch.name,
+            base_commit: branch.base_commit,
+            base_branch: branch.base_branch,
+            port: Some(port),
+            prompt,
+            ..Session::new(new)
+        }
+    }
+
+    /// A session `up` made from `manifest`, in the window `window` (on `host`, or here):
+    /// a plain folder, no branch; `owns` when `up` created its tmux session.
+    pub fn from_manifest(
+        new: New,
+        manifest: String,
+        host: Option<String>,
+        window: &crate::tmux::NewWindow,
+        owns: bool,
+    ) -> Session {
+        Session {
+            host,
+            tmux_socket: Some(window.socket_path.clone()),
+            tmux_session: Some(window.session_name.clone()),
+            window: Some(window.window.clone()),
+            pane: Some(window.pane.clone()),
+            manifest: Some(manifest),
+            owns_tmux_session: owns,
+            ..Session::new(new)
+        }
+    }
+}
+
+/// `base`, or `base-2`, `base-3`…: the first that no live session of `repo` and no
+/// `session/*` branch uses.
+pub fn free_label(ctx: &Context, repo: &crate::git::Repo, base: &str) -> Result<String, Error> {
+    let store = ctx.store()?;
+    let mut used: Vec<String> = store
+        .sessions(Some(&repo.id()), false)?
+        .into_iter()
+        .map(|s| s.label)
+        .collect();
+    used.extend(
+        repo.branches_with_prefix("session/")?
+            .into_iter()
+            .filter_map(|b| b.strip_prefix("session/").map(str::to_string)),
+    );
+    Ok(crate::label::first_free(base, |candidate| {
+        used.iter().any(|u| u == candidate)
+    }))
+}

@@ -1,0 +1,168 @@
+//! Restarting a session: a dead or exited one comes back in its worktree, its
+//! conversation resumed (or its setup run again); a manifest session goes down and up.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::agent::AgentKind;
+use crate::context::Context;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::report::Report;
+use crate::session::launch::{agent_env, agent_launch, start_agent_in_pane, window_argv};
+use crate::session::manifest::{down_one, up_one, Plan};
+use crate::session::{agent_pane, record_if_gone, session_tmux};
+use crate::state::{AgentState, Session, Status, Store};
+use crate::tmux::WindowSpec;
+
+/// Restarts dispatched `session` of `repo`: in its pane while that is still the
+/// session's, else in a new window; claude resumes its conversation, aider its chat
+/// history; a session whose setup never finished runs it again first.
+pub fn dispatched(
+    ctx: &Context,
+    repo: &Repo,
+    store: &Store,
+    session: &Session,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    if !Path::new(&session.worktree).exists() {
+        out.note(format!(
+            "{}: its worktree {} is gone; not restarted",
+            session.label, session.worktree
+        ));
+        return Ok(());
+    }
+    // A session whose setup did not finish has no agent yet: the setup runs again,
+    // then the agent starts with its prompt. Else claude resumes its conversation by
+    // id; aider reads back its chat history file (in the session's folder).
+    let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
+    let resume = !setup_again
+        && match AgentKind::parse(&session.agent_kind) {
+            Some(AgentKind::Claude) => session.agent_uuid.is_some(),
+            Some(AgentKind::Aider) => true,
+            _ => false,
+        };
+    // In place only while the recorded pane is still this session's (pane ids are
+    // reused after a tmux restart); else a new window.
+    let pane_exists = match agent_pane(session) {
+        Ok((tmux, pane)) => tmux.is_ours(&pane).unwrap_or(false),
+        Err(_) => false,
+    };
+    if setup_again {
+        // Recorded first: the window's `prepare` runs the setup only for a session in
+        // `setup`.
+        store.claim_status(
+            session,
+            session.status,
+            Status::Setup,
+            "restart: its setup runs again",
+        )?;
+    }
+    crate::fault::point("restart");
+    let (window, pane, tmux_session, socket) = if pane_exists && setup_again {
+        let result = agent_pane(session).and_then(|(tmux, pane)| {
+            let env = agent_env(ctx, session);
+            let argv = window_argv(&session.id, false)?;
+            Ok(tmux.respawn(&pane, Path::new(&session.worktree), &env, &argv)?)
+        });
+        record_if_gone(ctx, session, result)?;
+        (
+            session.window.clone().unwrap_or_default(),
+            session.pane.clone().unwrap_or_default(),
+            session.tmux_session.clone().unwrap_or_default(),
+            None,
+        )
+    } else if pane_exists {
+        start_agent_in_pane(ctx, session, None, resume, out)?;
+        (
+            session.window.clone().unwrap_or_default(),
+            session.pane.clone().unwrap_or_default(),
+            session.tmux_session.clone().unwrap_or_default(),
+            None,
+        )
+    } else {
+        // The window is gone: a new one on the server we are talking to.
+        let (launch, env) = agent_launch(ctx, session, None, resume)?;
+        let (argv, badge) = if setup_again {
+            (window_argv(&session.id, false)?, Status::Setup.as_str())
+        } else {
+            (launch.argv, AgentState::Unknown.as_str())
+        };
+        let here = ctx.tmux();
+        let w = here.new_window(
+            &WindowSpec {
+                name: &session.label,
+                cwd: Path::new(&session.worktree),
+                argv: &argv,
+                env: &env,
+                placement: here.placement_for_repo(&repo.name()),
+            },
+            &[
+                ("@orchestra_id", &session.id),
+                ("@orchestra_label", &session.label),
+                ("@orchestra_state", badge),
+            ],
+        )?;
+        (w.window, w.pane, w.session_name, Some(w.socket_path))
+    };
+    crate::fault::point("restart");
+    store.record_restart(
+        session,
+        &window,
+        &pane,
+        &tmux_session,
+        socket.as_deref(),
+        // A setup's window records how it went: its status is left to it (it moved to
+        // `setup` before the window ran).
+        (!setup_again).then_some(Status::Running),
+    )?;
+    crate::fault::point("restart");
+    out.line(format!(
+        "restarted {} (retry {}){}",
+        session.label,
+        session.retry_count + 1,
+        if resume {
+            ", conversation resumed"
+        } else if setup_again {
+            ": its setup runs again in its window, then its agent starts"
+        } else {
+            ""
+        }
+    ));
+    Ok(())
+}
+
+/// Restarts manifest `session`: down, then up again with its conversation resumed.
+pub fn manifest(ctx: &Context, session: &Session, out: &mut dyn Report) -> Result<(), Error> {
+    let manifest_path = session.manifest.as_deref().unwrap_or_default();
+    let manifest = crate::manifest::load(Path::new(manifest_path))?;
+    if !manifest.sessions.contains_key(&session.label) {
+        return Err(Error::Refused(format!(
+            "{} is no longer in {manifest_path}",
+            session.label
+        )));
+    }
+    let repo = Repo::discover(Path::new(&session.repo))?;
+    let store = ctx.store()?;
+    // One connection for both halves.
+    let tmux = session_tmux(session)?;
+    let line = down_one(&store, &tmux, session, Duration::from_secs(10))?;
+    out.line(line);
+    let plan = Plan {
+        repo,
+        path: PathBuf::from(manifest_path),
+        manifest,
+        names: vec![session.label.clone()],
+    };
+    let line = up_one(
+        ctx,
+        &store,
+        &plan,
+        &tmux,
+        &session.label,
+        session.agent_uuid.clone(),
+        out,
+    )?;
+    out.line(line);
+    Ok(())
+}
