@@ -39,6 +39,9 @@ pub enum Command {
     Dispatch(DispatchArgs),
     /// List the sessions of this repo (or of every repo with --all).
     List(ListArgs),
+    /// What the claude sessions cost, from their conversation logs: tokens by kind and
+    /// dollars per session, or rolled up by outcome (merged, archived, killed, live) or day.
+    Cost(CostArgs),
     /// Close a session: its window and worktree go; its branch is deleted if merged, else
     /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
     Kill(KillArgs),
@@ -686,11 +689,35 @@ pub struct DispatchArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CostArgs {
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Print JSON: an array of rows (tokens by kind, cost_usd: null where a model has
+    /// no price, models).
+    #[arg(long)]
+    pub json: bool,
+    /// One row per session (default), per outcome (merged, archived, killed, live) or
+    /// per UTC day.
+    #[arg(long, value_enum, default_value_t = CostBy::Session)]
+    pub by: CostBy,
+    /// Sessions of every repo, not only this one.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CostBy {
+    Session,
+    Outcome,
+    Day,
+}
+
+#[derive(Debug, Args)]
 pub struct ListArgs {
     #[command(flatten)]
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
-    /// host, retry_count, window, pane, age, task).
+    /// host, retry_count, window, pane, age, task, tokens, cost_usd).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.

@@ -7,6 +7,7 @@ pub mod artifact;
 pub mod cli;
 pub mod cmd;
 pub mod context;
+pub mod cost;
 pub mod deps;
 pub mod doctor;
 pub mod error;

@@ -34,6 +34,11 @@ pub struct ListRow {
     pub conflicts_with: Vec<conflicts::Row>,
     /// The tracker's task the session works on (`tasks pick --dispatch`), else null.
     pub task: Option<String>,
+    /// Tokens used so far by kind (input, output, cache_creation, cache_read), from the
+    /// agent's conversation logs; null for a session without them (not claude, remote).
+    pub tokens: Option<crate::state::Tokens>,
+    /// Their cost in US dollars; null as well where a model used has no price.
+    pub cost_usd: Option<f64>,
 }
 
 impl ListRow {
@@ -55,6 +60,8 @@ impl ListRow {
             stranded: None,
             conflicts_with: Vec::new(),
             task: None,
+            tokens: None,
+            cost_usd: None,
         }
     }
 }
@@ -79,11 +86,25 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         &sessions,
     );
     let mut tasks = store.session_tasks(repo.as_ref().map(|r| r.id()).as_deref())?;
+    let prices =
+        crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
+    crate::cost::refresh(&store, &sessions)?;
+    let mut costs: std::collections::HashMap<String, crate::cost::Cost> = crate::cost::costs(
+        &store,
+        &prices,
+        &sessions,
+        repo.as_ref().map(|r| r.id()).as_deref(),
+    )?
+    .into_iter()
+    .map(|c| (c.id, c.cost))
+    .collect();
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
             stranded: stranded.remove(&s.id),
             task: tasks.remove(&s.id),
+            tokens: costs.get(&s.id).map(|c| c.tokens),
+            cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
             conflicts_with: conflicts::rows_of(&pairs, &s.id),
             ..ListRow::from_session(s, at)
         })

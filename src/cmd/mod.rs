@@ -5,6 +5,7 @@ pub mod approve;
 pub mod brief;
 pub mod classify;
 pub mod conflicts;
+pub mod cost;
 pub mod deps;
 pub mod dispatch;
 pub mod docs;
@@ -52,6 +53,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Slugify(args) => slugify::run(ctx, args, out),
         Command::Dispatch(args) => dispatch::run(ctx, args, out),
         Command::List(args) => list::run(ctx, args, out),
+        Command::Cost(args) => cost::run(ctx, args, out),
         Command::Kill(args) => kill::run(ctx, args, out),
         Command::Brief(args) => brief::run(ctx, args, out),
         Command::Approve(args) => approve::approve(ctx, args, out),

@@ -216,15 +216,16 @@ pub fn close_window(session: &Session, out: &mut dyn Report) {
 }
 
 /// Deletes the session's branch when its work is in `into`; otherwise renames it to
-/// `archive/<label>-<time>` so the label is free and the work stays.
+/// `archive/<label>-<time>` so the label is free and the work stays (then true: what a
+/// kill's cost is filed under).
 pub fn settle_branch(
     repo: &Repo,
     session: &Session,
     into: Option<&str>,
     out: &mut dyn Report,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     if !repo.branch_exists(&session.branch) {
-        return Ok(());
+        return Ok(false);
     }
     let merged = match into {
         Some(into) if repo.branch_exists(into) => repo.is_merged(&session.branch, into)?,
@@ -237,7 +238,7 @@ pub fn settle_branch(
             session.branch,
             into.unwrap_or_default()
         ));
-        return Ok(());
+        return Ok(false);
     }
     let archive = repo.free_archive_name(&session.label);
     repo.rename_branch(&session.branch, &archive)?;
@@ -245,7 +246,7 @@ pub fn settle_branch(
         "branch {} has unmerged work: kept as {archive}",
         session.branch
     ));
-    Ok(())
+    Ok(true)
 }
 
 /// The branch a session's work goes into: `--into`, else the branch it started from,

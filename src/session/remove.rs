@@ -143,8 +143,14 @@ pub fn forget(
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
-    settle_branch(repo, session, into.as_deref(), out)?;
+    let archived = settle_branch(repo, session, into.as_deref(), out)?;
     fault::point(verb);
+    let outcome = if archived {
+        crate::cost::ARCHIVED
+    } else {
+        crate::cost::KILLED
+    };
+    crate::cost::close(store, session, outcome)?;
     store.delete_session(session, why)?;
     fault::point(verb);
     crate::deps::upstream_removed(ctx, store, session, out)?;

@@ -2,11 +2,13 @@
 //! live in `$ORCHESTRA_HOME/state.db`, created on first use and migrated by
 //! `PRAGMA user_version`.
 
+mod cost;
 mod deps;
 mod radar;
 mod schema;
 mod tasks;
 
+pub use cost::{EndedSession, LogMark, Tokens, UsageRow};
 pub use deps::{Edge, EdgeRefusal};
 pub use radar::{Conflict, MergeKey};
 
@@ -555,6 +557,16 @@ impl Store {
             params![s.id, uuid, now()],
         )
         .map_err(|e| self.err(e))?;
+        // Its cost counts every conversation it had (src/cost).
+        for id in [s.agent_uuid.as_deref().unwrap_or_default(), uuid] {
+            if !id.is_empty() {
+                tx.execute(
+                    "INSERT OR IGNORE INTO conversations (session_id, uuid) VALUES (?1, ?2)",
+                    params![s.id, id],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+        }
         insert_event(
             &tx,
             self.retention,

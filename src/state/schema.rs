@@ -161,6 +161,41 @@ const MIGRATIONS: &[&str] = &[
     // 8: the tracker's task a session works on (`orchestra tasks pick --dispatch`), so a
     // merge can close it.
     "ALTER TABLE sessions ADD COLUMN task TEXT;",
+    // 9: what sessions cost (src/cost): every conversation a session had (a `/clear` or
+    // resume adds one), how far each log was read, the usage summed per model and day,
+    // and the outcome of sessions whose row a kill removed (their cost stays history).
+    "CREATE TABLE conversations (
+        session_id TEXT NOT NULL,
+        uuid       TEXT NOT NULL,
+        PRIMARY KEY (session_id, uuid)
+    );
+    INSERT OR IGNORE INTO conversations (session_id, uuid)
+        SELECT id, agent_uuid FROM sessions WHERE agent_uuid IS NOT NULL AND agent_uuid <> '';
+    INSERT OR IGNORE INTO conversations (session_id, uuid)
+        SELECT session_id, old FROM events WHERE kind = 'conversation' AND old IS NOT NULL AND old <> '';
+    CREATE TABLE cost_logs (
+        path       TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        offset     INTEGER NOT NULL,
+        last       TEXT NOT NULL DEFAULT ''
+    );
+    CREATE TABLE cost_usage (
+        session_id     TEXT NOT NULL,
+        model          TEXT NOT NULL,
+        day            TEXT NOT NULL,
+        input          INTEGER NOT NULL DEFAULT 0,
+        output         INTEGER NOT NULL DEFAULT 0,
+        cache_creation INTEGER NOT NULL DEFAULT 0,
+        cache_read     INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (session_id, model, day)
+    );
+    CREATE TABLE cost_ended (
+        session_id TEXT PRIMARY KEY,
+        repo       TEXT NOT NULL,
+        label      TEXT NOT NULL,
+        outcome    TEXT NOT NULL,
+        ended_at   INTEGER NOT NULL
+    );",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -1,0 +1,281 @@
+//! What each claude session costs: its conversation logs read incrementally (log.rs),
+//! summed per model and day into the record, priced by the table in force (prices.rs),
+//! and rolled up by what became of the work (merged, archived, killed, live).
+//!
+//! Only claude sessions on this machine have a cost: the logs of a remote session lie on
+//! its host, and the other agents write no usage this reads.
+
+pub mod log;
+pub mod prices;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::agent::AgentKind;
+use crate::state::{LogMark, Session, StateError, Status, Store, Tokens};
+pub use prices::{Prices, PricesError};
+
+/// The outcome a killed session's cost is filed under when its branch kept unmerged work
+/// (renamed archive/…), and when it had none to keep.
+pub const ARCHIVED: &str = "archived";
+pub const KILLED: &str = "killed";
+
+/// Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub fn claude_config_dir() -> Option<PathBuf> {
+    match crate::paths::non_empty_env("CLAUDE_CONFIG_DIR") {
+        Some(dir) => Some(PathBuf::from(dir)),
+        None => crate::paths::user_home().ok().map(|h| h.join(".claude")),
+    }
+}
+
+/// Whether orchestra can read this session's usage: a claude agent on this machine.
+pub fn has_logs(s: &Session) -> bool {
+    s.host.is_none() && AgentKind::parse(&s.agent_kind) == Some(AgentKind::Claude)
+}
+
+/// Reads what was added to the logs of `sessions` since the last read and records it.
+/// A log that is missing, unreadable or cut short counts nothing and is no error.
+pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
+    let Some(config) = claude_config_dir() else {
+        return Ok(());
+    };
+    for s in sessions.iter().filter(|s| has_logs(s)) {
+        if let Some(uuid) = s.agent_uuid.as_deref().filter(|u| !u.is_empty()) {
+            store.add_conversation(&s.id, uuid)?;
+        }
+        for uuid in store.conversations(&s.id)? {
+            for file in log::log_files(&config, &s.worktree, &uuid) {
+                read_log(store, &s.id, &file)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_log(store: &Store, id: &str, file: &Path) -> Result<(), StateError> {
+    let key = file.to_string_lossy();
+    let mark = store.log_mark(&key)?;
+    let Ok(mut f) = std::fs::File::open(file) else {
+        return Ok(());
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    // claude only appends: a log shorter than the mark was replaced, and what was
+    // counted from it stays counted.
+    if len <= mark.offset || f.seek(SeekFrom::Start(mark.offset)).is_err() {
+        return Ok(());
+    }
+    let mut bytes = Vec::new();
+    if f.read_to_end(&mut bytes).is_err() {
+        return Ok(());
+    }
+    let last = serde_json::from_str::<log::Counted>(&mark.last).unwrap_or_default();
+    let piece = log::read(&bytes, &last);
+    if piece.consumed == 0 {
+        return Ok(());
+    }
+    let new = LogMark {
+        offset: mark.offset + piece.consumed as u64,
+        last: serde_json::to_string(&piece.last).unwrap_or_default(),
+    };
+    store.record_log_read(id, &key, &new, &piece.usage)
+}
+
+/// Reads the session's logs a last time and files its cost under `outcome`: for a kill,
+/// just before its row goes.
+pub fn close(store: &Store, s: &Session, outcome: &str) -> Result<(), StateError> {
+    if !has_logs(s) {
+        return Ok(());
+    }
+    refresh(store, std::slice::from_ref(s))?;
+    store.record_cost_outcome(&s.id, &s.repo, &s.label, outcome)
+}
+
+/// One model's share of a cost.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ModelCost {
+    pub model: String,
+    pub tokens: Tokens,
+    /// None: the model has no price (tokens only, never a guess).
+    pub cost_usd: Option<f64>,
+}
+
+/// Tokens and cost of a group (a session, an outcome, a day).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Cost {
+    pub tokens: Tokens,
+    /// None when some of the tokens are of a model with no price.
+    pub cost_usd: Option<f64>,
+    pub models: Vec<ModelCost>,
+}
+
+impl Cost {
+    fn add(&mut self, model: &str, t: &Tokens, prices: &Prices) {
+        self.tokens.add(t);
+        match self.models.iter_mut().find(|m| m.model == model) {
+            Some(m) => m.tokens.add(t),
+            None => self.models.push(ModelCost {
+                model: model.to_string(),
+                tokens: *t,
+                cost_usd: None,
+            }),
+        }
+        for m in &mut self.models {
+            m.cost_usd = prices.get(&m.model).map(|p| p.cost(&m.tokens));
+        }
+        self.cost_usd = self
+            .models
+            .iter()
+            .map(|m| m.cost_usd)
+            .try_fold(0.0, |sum, c| c.map(|c| sum + c));
+    }
+}
+
+/// `cost` with `t` of `model` added.
+pub fn with(mut cost: Cost, model: &str, t: &Tokens, prices: &Prices) -> Cost {
+    cost.add(model, t, prices);
+    cost
+}
+
+/// A session's cost and what became of it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SessionCost {
+    pub id: String,
+    pub label: String,
+    pub repo: String,
+    /// merged, archived (killed, its unmerged work kept on archive/…), killed (nothing to
+    /// keep), live.
+    pub outcome: String,
+    #[serde(flatten)]
+    pub cost: Cost,
+    /// Usage per UTC day, for the roll-up by day.
+    #[serde(skip)]
+    pub days: BTreeMap<String, Vec<(String, Tokens)>>,
+}
+
+/// The outcome of a session still recorded: merged or live.
+pub fn outcome_of(s: &Session) -> &'static str {
+    if s.status == Status::Merged {
+        "merged"
+    } else {
+        "live"
+    }
+}
+
+/// The cost of every session with a cost: `sessions` (the recorded ones, merged
+/// included) and those a kill removed, of `repo` (every repo with None).
+pub fn costs(
+    store: &Store,
+    prices: &Prices,
+    sessions: &[Session],
+    repo: Option<&str>,
+) -> Result<Vec<SessionCost>, StateError> {
+    let mut out: Vec<SessionCost> = Vec::new();
+    let session = |id: &str, label: &str, repo: &str, outcome: &str| SessionCost {
+        id: id.to_string(),
+        label: label.to_string(),
+        repo: repo.to_string(),
+        outcome: outcome.to_string(),
+        cost: Cost::default(),
+        days: BTreeMap::new(),
+    };
+    for s in sessions.iter().filter(|s| has_logs(s)) {
+        out.push(session(&s.id, &s.label, &s.repo, outcome_of(s)));
+    }
+    for e in store.ended_sessions()? {
+        if repo.is_none_or(|r| r == e.repo) && !out.iter().any(|c| c.id == e.session_id) {
+            out.push(session(&e.session_id, &e.label, &e.repo, &e.outcome));
+        }
+    }
+    let index: BTreeMap<String, usize> = out
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.clone(), i))
+        .collect();
+    for row in store.usage_rows()? {
+        let Some(&i) = index.get(&row.session_id) else {
+            continue;
+        };
+        let c = &mut out[i];
+        c.cost.add(&row.model, &row.tokens, prices);
+        c.days
+            .entry(row.day)
+            .or_default()
+            .push((row.model, row.tokens));
+    }
+    Ok(out)
+}
+
+/// A roll-up line: a group's name, how many sessions it holds and their cost.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Group {
+    pub name: String,
+    pub sessions: usize,
+    #[serde(flatten)]
+    pub cost: Cost,
+}
+
+/// The costs summed by outcome (merged, archived, killed, live; those with sessions).
+pub fn by_outcome(costs: &[SessionCost], prices: &Prices) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for name in ["merged", ARCHIVED, KILLED, "live"] {
+        let mut g = Group {
+            name: name.to_string(),
+            sessions: 0,
+            cost: Cost::default(),
+        };
+        for c in costs.iter().filter(|c| c.outcome == name) {
+            g.sessions += 1;
+            for m in &c.cost.models {
+                g.cost.add(&m.model, &m.tokens, prices);
+            }
+        }
+        if g.sessions > 0 {
+            groups.push(g);
+        }
+    }
+    groups
+}
+
+/// The costs summed by UTC day, oldest first.
+pub fn by_day(costs: &[SessionCost], prices: &Prices) -> Vec<Group> {
+    let mut days: BTreeMap<&str, Group> = BTreeMap::new();
+    for c in costs {
+        for (day, usage) in &c.days {
+            let g = days.entry(day.as_str()).or_insert_with(|| Group {
+                name: day.clone(),
+                sessions: 0,
+                cost: Cost::default(),
+            });
+            g.sessions += 1;
+            for (model, t) in usage {
+                g.cost.add(model, t, prices);
+            }
+        }
+    }
+    days.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cost_is_none_while_any_model_has_no_price() {
+        let prices = Prices::built_in();
+        let t = Tokens {
+            input: 1_000_000,
+            ..Tokens::default()
+        };
+        let mut c = Cost::default();
+        c.add("claude-sonnet-4-5", &t, &prices);
+        assert_eq!(c.cost_usd, Some(3.0));
+        c.add("claude-unknown", &t, &prices);
+        assert_eq!(c.cost_usd, None);
+        assert_eq!(c.models[0].cost_usd, Some(3.0));
+        assert_eq!(c.models[1].cost_usd, None);
+        assert_eq!(c.tokens.input, 2_000_000);
+    }
+}

@@ -1,0 +1,246 @@
+//! The record of what sessions cost (src/cost reads the logs, this keeps what it read):
+//! every conversation a session had, how far each log was read, the usage per model and
+//! day, and the outcome of sessions a kill removed.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{now, StateError, Store};
+
+/// Tokens of one kind each, as the API reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_creation: u64,
+    pub cache_read: u64,
+}
+
+impl Tokens {
+    pub fn add(&mut self, o: &Tokens) {
+        self.input += o.input;
+        self.output += o.output;
+        self.cache_creation += o.cache_creation;
+        self.cache_read += o.cache_read;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_creation + self.cache_read
+    }
+}
+
+/// One log's reading position: the byte after the last whole line read, and the last
+/// assistant message counted there (JSON, the reader's own) so a message written over
+/// several lines counts once.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogMark {
+    pub offset: u64,
+    pub last: String,
+}
+
+/// Usage of one session for one model on one day (UTC, `YYYY-MM-DD`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageRow {
+    pub session_id: String,
+    pub model: String,
+    pub day: String,
+    pub tokens: Tokens,
+}
+
+/// A session whose row a kill removed: what its cost is filed under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedSession {
+    pub session_id: String,
+    pub repo: String,
+    pub label: String,
+    pub outcome: String,
+}
+
+fn to_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn to_u64(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+impl Store {
+    /// The conversations session `id` has had, oldest first by name (order does not matter
+    /// for a sum).
+    pub fn conversations(&self, id: &str) -> Result<Vec<String>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT uuid FROM conversations WHERE session_id = ?1 ORDER BY uuid")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([id], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Remembers that session `id` had conversation `uuid` (again is nothing).
+    pub fn add_conversation(&self, id: &str, uuid: &str) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO conversations (session_id, uuid) VALUES (?1, ?2)",
+                params![id, uuid],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// Where the log at `path` was last read up to (the start for a log never read).
+    pub fn log_mark(&self, path: &str) -> Result<LogMark, StateError> {
+        self.conn
+            .query_row(
+                "SELECT offset, last FROM cost_logs WHERE path = ?1",
+                [path],
+                |r| {
+                    Ok(LogMark {
+                        offset: to_u64(r.get(0)?),
+                        last: r.get(1)?,
+                    })
+                },
+            )
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Adds what a read of `path` found to session `id`'s usage and moves the log's mark,
+    /// in one transaction: a read is counted once or not at all.
+    pub fn record_log_read(
+        &self,
+        id: &str,
+        path: &str,
+        mark: &LogMark,
+        usage: &[(String, String, Tokens)],
+    ) -> Result<(), StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        for (model, day, t) in usage {
+            tx.execute(
+                "INSERT INTO cost_usage (session_id, model, day, input, output, cache_creation, cache_read) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+                 ON CONFLICT (session_id, model, day) DO UPDATE SET \
+                 input = input + excluded.input, output = output + excluded.output, \
+                 cache_creation = cache_creation + excluded.cache_creation, \
+                 cache_read = cache_read + excluded.cache_read",
+                params![
+                    id,
+                    model,
+                    day,
+                    to_i64(t.input),
+                    to_i64(t.output),
+                    to_i64(t.cache_creation),
+                    to_i64(t.cache_read)
+                ],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.execute(
+            "INSERT INTO cost_logs (path, session_id, offset, last) VALUES (?1, ?2, ?3, ?4) \
+             ON CONFLICT (path) DO UPDATE SET offset = excluded.offset, last = excluded.last",
+            params![path, id, to_i64(mark.offset), mark.last],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))
+    }
+
+    /// Every usage row (per session, model and day) recorded.
+    pub fn usage_rows(&self) -> Result<Vec<UsageRow>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id, model, day, input, output, cache_creation, cache_read \
+                 FROM cost_usage ORDER BY session_id, day, model",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(UsageRow {
+                    session_id: r.get(0)?,
+                    model: r.get(1)?,
+                    day: r.get(2)?,
+                    tokens: Tokens {
+                        input: to_u64(r.get(3)?),
+                        output: to_u64(r.get(4)?),
+                        cache_creation: to_u64(r.get(5)?),
+                        cache_read: to_u64(r.get(6)?),
+                    },
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
+    /// Files the cost of a session whose row is about to go under `outcome`.
+    pub fn record_cost_outcome(
+        &self,
+        id: &str,
+        repo: &str,
+        label: &str,
+        outcome: &str,
+    ) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO cost_ended (session_id, repo, label, outcome, ended_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (session_id) DO UPDATE SET outcome = excluded.outcome, ended_at = excluded.ended_at",
+                params![id, repo, label, outcome, now()],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
+    /// The sessions a kill removed, with their outcome.
+    pub fn ended_sessions(&self) -> Result<Vec<EndedSession>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT session_id, repo, label, outcome FROM cost_ended ORDER BY ended_at",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(EndedSession {
+                    session_id: r.get(0)?,
+                    repo: r.get(1)?,
+                    label: r.get(2)?,
+                    outcome: r.get(3)?,
+                })
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_read_adds_to_the_usage_and_moves_the_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let t = Tokens {
+            input: 10,
+            output: 5,
+            cache_creation: 2,
+            cache_read: 1,
+        };
+        let mark = LogMark {
+            offset: 100,
+            last: "x".into(),
+        };
+        let row = [("m".to_string(), "2026-11-30".to_string(), t)];
+        store.record_log_read("s1", "/p", &mark, &row).unwrap();
+        store.record_log_read("s1", "/p", &mark, &row).unwrap();
+        assert_eq!(store.log_mark("/p").unwrap(), mark);
+        assert_eq!(store.log_mark("/q").unwrap(), LogMark::default());
+        let rows = store.usage_rows().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].tokens.input, 20);
+        assert_eq!(rows[0].tokens.cache_read, 2);
+        store.add_conversation("s1", "u1").unwrap();
+        store.add_conversation("s1", "u1").unwrap();
+        assert_eq!(store.conversations("s1").unwrap(), vec!["u1".to_string()]);
+    }
+}
