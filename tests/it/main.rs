@@ -12,6 +12,7 @@ mod background;
 mod classify;
 mod codex;
 mod concurrency;
+mod cost;
 mod deps;
 mod dispatch;
 mod doctor;
