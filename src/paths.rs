@@ -56,6 +56,7 @@ const HOME_ENTRIES: &[&str] = &[
     "agent-versions.json",
     "prompts",
     "agents.toml",
+    "prices.toml",
 ];
 
 /// Makes an existing home that others may read (left by an older orchestra, or made by
