@@ -1,7 +1,7 @@
 //! `orchestra cost`: what the claude sessions cost, per session, outcome or day.
 
 use crate::cli::{CostArgs, CostBy};
-use crate::cmd::{open_repo, render_table, Context, Output};
+use crate::cmd::{dollars, open_repo, render_table, Context, Output};
 use crate::cost::{self, Cost, Group, Prices};
 use crate::error::Error;
 
@@ -105,12 +105,4 @@ fn cells(c: &Cost) -> Vec<String> {
         c.tokens.cache_read.to_string(),
         dollars(c.cost_usd),
     ]
-}
-
-/// A cost as a person reads it; `-` where a model has no price.
-fn dollars(usd: Option<f64>) -> String {
-    match usd {
-        Some(d) => format!("${d:.4}"),
-        None => "-".into(),
-    }
 }

@@ -1,7 +1,7 @@
 //! `orchestra health`: every session's state now, here and on remote hosts, as a table.
 
 use crate::cli::HealthArgs;
-use crate::cmd::{health_table, Context, Output};
+use crate::cmd::{cost_cells, health_table, Context, Output};
 use crate::error::Error;
 use crate::health::remote::{add_remote_rows, refresh_remote};
 use crate::health::tick::refresh_once;
@@ -21,7 +21,7 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
         out.line(serde_json::to_string_pretty(&outcome.rows).unwrap_or_else(|_| "[]".into()));
         return Ok(());
     }
-    health_table(&outcome, out);
+    health_table(&outcome, &cost_cells(ctx)?, out);
     for host in remote.hosts.iter().filter(|h| h.error.is_some()) {
         out.line(format!(
             "{}: {}",

@@ -88,16 +88,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let mut tasks = store.session_tasks(repo.as_ref().map(|r| r.id()).as_deref())?;
     let prices =
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
-    crate::cost::refresh(&store, &sessions)?;
-    let mut costs: std::collections::HashMap<String, crate::cost::Cost> = crate::cost::costs(
-        &store,
-        &prices,
-        &sessions,
-        repo.as_ref().map(|r| r.id()).as_deref(),
-    )?
-    .into_iter()
-    .map(|c| (c.id, c.cost))
-    .collect();
+    let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {

@@ -33,6 +33,7 @@ pub mod tmux_cmd;
 pub mod up;
 pub mod watch;
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -291,7 +292,40 @@ pub fn conflict_table(rows: &[crate::radar::run::Row], out: &mut Output<'_>) {
     }
 }
 
-pub fn health_table(outcome: &crate::health::Outcome, out: &mut Output<'_>) {
+/// Each recorded session's cost as the health table shows it, by session id: dollars,
+/// or tokens where a model has no price; sessions without logs are absent.
+pub fn cost_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
+    let prices =
+        crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
+    let store = ctx.store()?;
+    let sessions = store.sessions(None, false)?;
+    Ok(crate::cost::session_costs(&store, &prices, &sessions)?
+        .into_iter()
+        .map(|(id, c)| {
+            let cell = match c.cost_usd {
+                Some(_) => dollars(c.cost_usd),
+                None => format!("{} tok", c.tokens.total()),
+            };
+            (id, cell)
+        })
+        .collect())
+}
+
+/// A cost as a person reads it: cents under a dollar too small to see, so four places
+/// there; `-` where a model has no price.
+pub fn dollars(usd: Option<f64>) -> String {
+    match usd {
+        Some(d) if d < 1.0 => format!("${d:.4}"),
+        Some(d) => format!("${d:.2}"),
+        None => "-".into(),
+    }
+}
+
+pub fn health_table(
+    outcome: &crate::health::Outcome,
+    costs: &HashMap<String, String>,
+    out: &mut Output<'_>,
+) {
     if outcome.rows.is_empty() {
         out.line("no orchestra windows on this tmux server");
         return;
@@ -319,13 +353,14 @@ pub fn health_table(outcome: &crate::health::Outcome, out: &mut Output<'_>) {
                 r.window.clone(),
                 r.pane.clone(),
                 r.host.clone().unwrap_or_else(|| "local".into()),
+                costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
     for line in render_table(
         &[
             "LABEL", "STATE", "STATUS", "SAID BY", "SINCE", "QUIET", "SCREEN", "WINDOW", "PANE",
-            "HOST",
+            "HOST", "COST",
         ],
         &rows,
     ) {

@@ -1,6 +1,6 @@
 //! `orchestra watch`: the health table redrawn in place, with the radar's pairs under it.
 
-use crate::cmd::{conflict_table, health_table, Context, Output};
+use crate::cmd::{conflict_table, cost_cells, health_table, Context, Output};
 use crate::error::Error;
 use crate::health;
 use crate::health::remote::add_remote_rows;
@@ -25,7 +25,7 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
             if let Some(remote) = health::load_remote_cache(&ctx.home) {
                 add_remote_rows(&mut outcome, &remote);
             }
-            health_table(&outcome, &mut buffer);
+            health_table(&outcome, &cost_cells(ctx)?, &mut buffer);
             conflicts_table(ctx, &mut buffer)?;
         }
         let now = chrono::Local::now().format("%H:%M:%S");

@@ -208,6 +208,22 @@ pub fn costs(
     Ok(out)
 }
 
+/// Each of `sessions`' cost by session id, their logs read first (sessions without
+/// logs are absent).
+pub fn session_costs(
+    store: &Store,
+    prices: &Prices,
+    sessions: &[Session],
+) -> Result<std::collections::HashMap<String, Cost>, StateError> {
+    refresh(store, sessions)?;
+    let ids: std::collections::HashSet<&str> = sessions.iter().map(|s| s.id.as_str()).collect();
+    Ok(costs(store, prices, sessions, None)?
+        .into_iter()
+        .filter(|c| ids.contains(c.id.as_str()))
+        .map(|c| (c.id, c.cost))
+        .collect())
+}
+
 /// A roll-up line: a group's name, how many sessions it holds and their cost.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Group {

@@ -193,6 +193,20 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
         .as_f64()
         .expect("a price now");
     assert!((cost - alpha_usd).abs() < 1e-12, "{cost} != {alpha_usd}");
+    // health shows it in its COST column.
+    let health = env.orchestra(&["health"]).ok().stdout;
+    let alpha = health
+        .lines()
+        .find(|l| l.starts_with("alpha"))
+        .expect("alpha's row");
+    assert!(
+        health.lines().next().unwrap().trim_end().ends_with("COST"),
+        "{health}"
+    );
+    assert!(
+        alpha.trim_end().ends_with(&format!("${alpha_usd:.4}")),
+        "{health}"
+    );
 
     // alpha's work merged; beta killed with unmerged work (archived).
     std::fs::write(wa.join("a.txt"), "a\n").unwrap();

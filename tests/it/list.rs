@@ -24,6 +24,7 @@ fn list_json_has_exactly_the_documented_fields() {
             "branch",
             "conflicts_with",
             "conversation",
+            "cost_usd",
             "host",
             "id",
             "label",
@@ -33,10 +34,14 @@ fn list_json_has_exactly_the_documented_fields() {
             "state",
             "status",
             "task",
+            "tokens",
             "window",
             "worktree"
         ]
     );
+    // A shell agent writes no usage orchestra reads: no tokens, no cost.
+    assert_eq!(rows[0]["tokens"], serde_json::Value::Null);
+    assert_eq!(rows[0]["cost_usd"], serde_json::Value::Null);
     let one = &rows[0];
     assert_eq!(one["label"], "one");
     assert_eq!(one["branch"], "session/one");
