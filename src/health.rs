@@ -62,6 +62,8 @@ fn option_names() -> Vec<String> {
         "@orchestra-notify-cmd".to_string(),
         "@orchestra-radar".to_string(),
         "@orchestra-radar-interval".to_string(),
+        "@orchestra-status-cost".to_string(),
+        "@orchestra-budget".to_string(),
     ];
     for (state, _, _) in SUMMARY {
         names.push(format!("@orchestra-symbol-{state}"));
@@ -617,6 +619,32 @@ pub fn refresh(
         .filter(|s| s.status == Status::Blocked)
         .count();
     outcome.summary = summary(&snap, ours.iter().map(|p| &sessions[&p.orchestra_id]));
+    // Costs only when asked for (`@orchestra-status-cost on`, `@orchestra-budget`): reading
+    // the agents' logs opens the record on every tick.
+    let status_cost = snap.option("@orchestra-status-cost") == Some("on");
+    let budget = snap
+        .option("@orchestra-budget")
+        .and_then(crate::cost::parse_budget);
+    if status_cost || budget.is_some() {
+        let live: Vec<Session> = ours
+            .iter()
+            .map(|p| sessions[&p.orchestra_id].clone())
+            .collect();
+        // A status tick has nowhere to say a broken prices.toml (`cost` does): built-in.
+        let prices =
+            crate::cost::Prices::load(home).unwrap_or_else(|_| crate::cost::Prices::built_in());
+        let w = crate::cost::watch(opened(&mut store, home)?, &prices, &live, budget)?;
+        for crossed in &w.crossed {
+            notify::spawn(&crossed.note(), &fallback);
+        }
+        if status_cost && w.total.tokens.total() > 0 {
+            outcome.summary = [outcome.summary.clone(), crate::cost::status_text(&w.total)]
+                .into_iter()
+                .filter(|part| !part.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+    }
     outcome.rows = ours
         .iter()
         .map(|pane| {

@@ -311,14 +311,9 @@ pub fn cost_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
         .collect())
 }
 
-/// A cost as a person reads it: cents under a dollar too small to see, so four places
-/// there; `-` where a model has no price.
+/// A cost as a person reads it ([`crate::cost::usd_text`]).
 pub fn dollars(usd: Option<f64>) -> String {
-    match usd {
-        Some(d) if d < 1.0 => format!("${d:.4}"),
-        Some(d) => format!("${d:.2}"),
-        None => "-".into(),
-    }
+    crate::cost::usd_text(usd)
 }
 
 pub fn health_table(

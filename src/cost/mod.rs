@@ -224,6 +224,112 @@ pub fn session_costs(
         .collect())
 }
 
+/// A cost as a person reads it: four places under a dollar (cents too small to see
+/// otherwise), two above; `-` where a model has no price.
+pub fn usd_text(usd: Option<f64>) -> String {
+    match usd {
+        Some(d) if d < 1.0 => format!("${d:.4}"),
+        Some(d) => format!("${d:.2}"),
+        None => "-".into(),
+    }
+}
+
+/// `@orchestra-budget`: dollars per session (`2.5`, `$2.5`); anything else is no budget.
+pub fn parse_budget(text: &str) -> Option<f64> {
+    text.trim()
+        .trim_start_matches('$')
+        .parse::<f64>()
+        .ok()
+        .filter(|b| b.is_finite() && *b > 0.0)
+}
+
+/// What a refresh does with costs when asked to (`@orchestra-status-cost`,
+/// `@orchestra-budget`): the live total for the status line and the budget marks newly
+/// crossed, each to notify once.
+#[derive(Debug, Default)]
+pub struct Watch {
+    pub total: Cost,
+    pub crossed: Vec<Crossed>,
+}
+
+/// A session whose cost crossed 80 % or 100 % of its budget.
+#[derive(Debug, Clone)]
+pub struct Crossed {
+    pub session: Session,
+    pub percent: u8,
+    pub cost_usd: f64,
+    pub budget: f64,
+}
+
+impl Crossed {
+    pub fn note(&self) -> crate::notify::Note {
+        let repo = std::path::Path::new(&self.session.repo)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| self.session.repo.clone());
+        crate::notify::Note {
+            title: format!(
+                "orchestra: {} at {}% of its budget",
+                self.session.label, self.percent
+            ),
+            body: format!(
+                "session {} in {repo} has cost {} of {} (@orchestra-budget); it keeps running",
+                self.session.label,
+                usd_text(Some(self.cost_usd)),
+                usd_text(Some(self.budget))
+            ),
+        }
+    }
+}
+
+/// Reads the logs of `sessions` and sums them; with a budget, the marks each priced
+/// session crossed since the last time (each mark once per budget).
+pub fn watch(
+    store: &Store,
+    prices: &Prices,
+    sessions: &[Session],
+    budget: Option<f64>,
+) -> Result<Watch, StateError> {
+    let costs = session_costs(store, prices, sessions)?;
+    let mut w = Watch::default();
+    for s in sessions {
+        let Some(c) = costs.get(&s.id) else {
+            continue;
+        };
+        for m in &c.models {
+            w.total.add(&m.model, &m.tokens, prices);
+        }
+        let (Some(budget), Some(usd)) = (budget, c.cost_usd) else {
+            continue;
+        };
+        let level = if usd >= budget {
+            100
+        } else if usd >= budget * 0.8 {
+            80
+        } else {
+            0
+        };
+        if level > store.budget_level(&s.id, budget)? {
+            store.set_budget_level(&s.id, budget, level)?;
+            w.crossed.push(Crossed {
+                session: s.clone(),
+                percent: level,
+                cost_usd: usd,
+                budget,
+            });
+        }
+    }
+    Ok(w)
+}
+
+/// The status line's cost part: the live total, or its tokens where a model has no price.
+pub fn status_text(total: &Cost) -> String {
+    match total.cost_usd {
+        Some(_) => usd_text(total.cost_usd),
+        None => format!("{} tok", total.tokens.total()),
+    }
+}
+
 /// A roll-up line: a group's name, how many sessions it holds and their cost.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Group {

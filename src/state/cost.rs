@@ -190,6 +190,35 @@ impl Store {
         Ok(())
     }
 
+    /// The budget mark (percent: 0, 80, 100) last notified for session `id` under
+    /// `budget` dollars; 0 under another budget than the one it was notified for.
+    pub fn budget_level(&self, id: &str, budget: f64) -> Result<u8, StateError> {
+        let row: Option<(f64, i64)> = self
+            .conn
+            .query_row(
+                "SELECT budget, level FROM cost_budget WHERE session_id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(match row {
+            Some((b, level)) if b == budget => u8::try_from(level).unwrap_or(0),
+            _ => 0,
+        })
+    }
+
+    pub fn set_budget_level(&self, id: &str, budget: f64, level: u8) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO cost_budget (session_id, budget, level) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (session_id) DO UPDATE SET budget = excluded.budget, level = excluded.level",
+                params![id, budget, level],
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(())
+    }
+
     /// The sessions a kill removed, with their outcome.
     pub fn ended_sessions(&self) -> Result<Vec<EndedSession>, StateError> {
         let mut stmt = self

@@ -163,7 +163,8 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE sessions ADD COLUMN task TEXT;",
     // 9: what sessions cost (src/cost): every conversation a session had (a `/clear` or
     // resume adds one), how far each log was read, the usage summed per model and day,
-    // and the outcome of sessions whose row a kill removed (their cost stays history).
+    // the outcome of sessions whose row a kill removed (their cost stays history), and
+    // the budget mark (80, 100 %) last notified per session.
     "CREATE TABLE conversations (
         session_id TEXT NOT NULL,
         uuid       TEXT NOT NULL,
@@ -195,6 +196,11 @@ const MIGRATIONS: &[&str] = &[
         label      TEXT NOT NULL,
         outcome    TEXT NOT NULL,
         ended_at   INTEGER NOT NULL
+    );
+    CREATE TABLE cost_budget (
+        session_id TEXT PRIMARY KEY,
+        budget     REAL NOT NULL,
+        level      INTEGER NOT NULL
     );",
 ];
 

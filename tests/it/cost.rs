@@ -83,6 +83,13 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
     env.env
         .push(("CLAUDE_CONFIG_DIR".into(), config.to_string_lossy().into()));
     let claude = world.claude.to_string_lossy().into_owned();
+    // No notification bus: notifications go to @orchestra-notify-cmd.
+    env.env
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
+    env.env.push((
+        "XDG_RUNTIME_DIR".into(),
+        env.root.join("no-runtime").to_string_lossy().into_owned(),
+    ));
 
     env.orchestra(&[
         "dispatch",
@@ -207,6 +214,64 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
         alpha.trim_end().ends_with(&format!("${alpha_usd:.4}")),
         "{health}"
     );
+
+    // @orchestra-budget: a notification at 80 % and at 100 %, each once; the agent runs on.
+    let script = env.root.join("notify.sh");
+    let notes = env.root.join("notify.log");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
+            notes.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.tmux(&[
+        "set-option",
+        "-g",
+        "@orchestra-notify-cmd",
+        script.to_str().unwrap(),
+    ]);
+    let lines = || std::fs::read_to_string(&notes).unwrap_or_default();
+    let budget = alpha_usd / 0.9;
+    env.tmux(&[
+        "set-option",
+        "-g",
+        "@orchestra-budget",
+        &format!("{budget}"),
+    ]);
+    env.orchestra(&["refresh"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(10), || lines()
+            .contains("alpha at 80% of its budget")),
+        "{}",
+        lines()
+    );
+    env.orchestra(&["refresh"]).ok();
+    env.tmux(&[
+        "set-option",
+        "-g",
+        "@orchestra-budget",
+        &format!("{}", budget * 0.5),
+    ]);
+    env.orchestra(&["refresh"]).ok();
+    assert!(wait_until(Duration::from_secs(10), || lines()
+        .contains("alpha at 100% of its budget")));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(lines().lines().count(), 2, "{}", lines());
+    assert_eq!(env.session("alpha")["status"], "running");
+    env.tmux(&["set-option", "-gu", "@orchestra-budget"]);
+
+    // @orchestra-status-cost on: the status line shows the live total.
+    let status = || {
+        env.orchestra(&["refresh"]).ok();
+        env.orchestra(&["status-line"]).ok().stdout
+    };
+    assert!(!status().contains('$'), "off by default");
+    env.tmux(&["set-option", "-g", "@orchestra-status-cost", "on"]);
+    let line = status();
+    assert!(line.contains(&format!("${alpha_usd:.4}")), "{line}");
 
     // alpha's work merged; beta killed with unmerged work (archived).
     std::fs::write(wa.join("a.txt"), "a\n").unwrap();
