@@ -40,7 +40,8 @@ pub enum Command {
     /// List the sessions of this repo (or of every repo with --all).
     List(ListArgs),
     /// What the claude sessions cost, from their conversation logs: tokens by kind and
-    /// dollars per session, or rolled up by outcome (merged, archived, killed, live) or day.
+    /// dollars per session, or rolled up by outcome (merged, archived, killed, down, live)
+    /// or day.
     Cost(CostArgs),
     /// Close a session: its window and worktree go; its branch is deleted if merged, else
     /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
@@ -696,8 +697,8 @@ pub struct CostArgs {
     /// no price, models).
     #[arg(long)]
     pub json: bool,
-    /// One row per session (default), per outcome (merged, archived, killed, live) or
-    /// per UTC day.
+    /// One row per session (default), per outcome (merged, archived, killed, down, live)
+    /// or per UTC day.
     #[arg(long, value_enum, default_value_t = CostBy::Session)]
     pub by: CostBy,
     /// Sessions of every repo, not only this one.

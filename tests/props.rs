@@ -1251,3 +1251,54 @@ proptest! {
         prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
     }
 }
+
+/// A claude conversation log line: an assistant message with usage (sometimes the same
+/// message again, as claude writes one line per content block), another entry, or junk.
+fn log_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u8..4, 0u64..1000, 0u64..1000, 0u64..100, 0u64..100).prop_map(|(id, i, o, cc, cr)| {
+            serde_json::json!({
+                "type": "assistant",
+                "timestamp": "2026-11-30T19:02:47.483Z",
+                "message": {"id": format!("msg_{id}"), "model": "claude-x", "usage": {
+                    "input_tokens": i, "output_tokens": o,
+                    "cache_creation_input_tokens": cc, "cache_read_input_tokens": cr}}
+            })
+            .to_string()
+        }),
+        Just(r#"{"type":"user","message":{"content":"hi"}}"#.to_string()),
+        "[^\n]{0,40}",
+    ]
+}
+
+proptest! {
+    /// The cost reader never panics on any bytes, stops at a line's end, and reading a log
+    /// in two pieces (a line cut anywhere, read again from the mark) sums what one read does.
+    #[test]
+    fn a_conversation_log_read_in_two_pieces_sums_as_one_read(
+        lines in proptest::collection::vec(log_line(), 0..12),
+        noise in proptest::collection::vec(any::<u8>(), 0..64),
+        cut in 0usize..2000,
+    ) {
+        use orchestra::cost::log::{read, Counted};
+        use orchestra::state::Tokens;
+        let _ = read(&noise, &Counted::default());
+        let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let bytes = log.as_bytes();
+        let sum = |usage: &[(String, String, Tokens)]| {
+            usage.iter().fold(Tokens::default(), |mut t, (_, _, u)| {
+                t.add(u);
+                t
+            })
+        };
+        let whole = read(bytes, &Counted::default());
+        prop_assert_eq!(whole.consumed, bytes.len());
+        let cut = cut.min(bytes.len());
+        let first = read(&bytes[..cut], &Counted::default());
+        prop_assert!(first.consumed == 0 || bytes[first.consumed - 1] == b'\n');
+        let second = read(&bytes[first.consumed..], &first.last);
+        let mut two = sum(&first.usage);
+        two.add(&sum(&second.usage));
+        prop_assert_eq!(two, sum(&whole.usage));
+    }
+}

@@ -22,6 +22,8 @@ pub use prices::{Prices, PricesError};
 /// (renamed archive/…), and when it had none to keep.
 pub const ARCHIVED: &str = "archived";
 pub const KILLED: &str = "killed";
+/// A manifest session `down` ended (its folder is the person's: no branch of ours).
+pub const DOWN: &str = "down";
 
 /// Claude Code's config folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
 pub fn claude_config_dir() -> Option<PathBuf> {
@@ -146,7 +148,7 @@ pub struct SessionCost {
     pub label: String,
     pub repo: String,
     /// merged, archived (killed, its unmerged work kept on archive/…), killed (nothing to
-    /// keep), live.
+    /// keep), down (a manifest session `down` ended), live.
     pub outcome: String,
     #[serde(flatten)]
     pub cost: Cost,
@@ -339,10 +341,11 @@ pub struct Group {
     pub cost: Cost,
 }
 
-/// The costs summed by outcome (merged, archived, killed, live; those with sessions).
+/// The costs summed by outcome (merged, archived, killed, down, live; those with
+/// sessions).
 pub fn by_outcome(costs: &[SessionCost], prices: &Prices) -> Vec<Group> {
     let mut groups: Vec<Group> = Vec::new();
-    for name in ["merged", ARCHIVED, KILLED, "live"] {
+    for name in ["merged", ARCHIVED, KILLED, DOWN, "live"] {
         let mut g = Group {
             name: name.to_string(),
             sessions: 0,

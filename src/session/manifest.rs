@@ -277,6 +277,7 @@ fn close_and_forget(store: &Store, tmux: &Tmux, session: &Session, why: &str) ->
             tmux.kill_window_if_ours(window, &session.id)?;
         }
     }
+    crate::cost::close(store, session, crate::cost::DOWN)?;
     store.delete_session(session, why)?;
     Ok(())
 }
