@@ -9,7 +9,16 @@ pub fn run(ctx: &Context, args: &CostArgs, out: &mut Output<'_>) -> Result<(), E
     let repo = if args.all {
         None
     } else {
-        Some(open_repo(args.repo.repo.as_deref())?.id())
+        Some(
+            open_repo(args.repo.repo.as_deref())
+                .map_err(|e| match e {
+                    Error::Git(g) => {
+                        Error::BadInput(format!("{g} (use --all for the sessions of every repo)"))
+                    }
+                    other => other,
+                })?
+                .id(),
+        )
     };
     let prices = Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let store = ctx.store()?;
