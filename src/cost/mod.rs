@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::agent::AgentKind;
-use crate::state::{LogMark, Session, StateError, Status, Store, Tokens};
+use crate::state::{LogMark, LogRead, Session, StateError, Status, Store, Tokens};
 pub use prices::{Prices, PricesError};
 
 /// The outcome a killed session's cost is filed under when its branch kept unmerged work
@@ -38,51 +38,67 @@ pub fn has_logs(s: &Session) -> bool {
     s.host.is_none() && AgentKind::parse(&s.agent_kind) == Some(AgentKind::Claude)
 }
 
-/// Reads what was added to the logs of `sessions` since the last read and records it.
-/// A log that is missing, unreadable or cut short counts nothing and is no error.
+/// Reads what was added to the logs of `sessions` since the last read and records it
+/// (the record read once and written once, whatever the number of sessions: a status
+/// tick may do this). A log that is missing, unreadable or cut short counts nothing and
+/// is no error.
 pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
     let Some(config) = claude_config_dir() else {
         return Ok(());
     };
-    for s in sessions.iter().filter(|s| has_logs(s)) {
+    let sessions: Vec<&Session> = sessions.iter().filter(|s| has_logs(s)).collect();
+    if sessions.is_empty() {
+        return Ok(());
+    }
+    let mut conversations = store.all_conversations()?;
+    let marks = store.log_marks()?;
+    let mut reads = Vec::new();
+    for s in sessions {
+        let known = conversations.entry(s.id.clone()).or_default();
         if let Some(uuid) = s.agent_uuid.as_deref().filter(|u| !u.is_empty()) {
-            store.add_conversation(&s.id, uuid)?;
+            if !known.iter().any(|k| k == uuid) {
+                store.add_conversation(&s.id, uuid)?;
+                known.push(uuid.to_string());
+            }
         }
-        for uuid in store.conversations(&s.id)? {
-            for file in log::log_files(&config, &s.worktree, &uuid) {
-                read_log(store, &s.id, &file)?;
+        for uuid in known.iter() {
+            for file in log::log_files(&config, &s.worktree, uuid) {
+                let key = file.to_string_lossy().into_owned();
+                let mark = marks.get(&key).cloned().unwrap_or_default();
+                if let Some(read) = read_log(&s.id, &file, key, &mark) {
+                    reads.push(read);
+                }
             }
         }
     }
-    Ok(())
+    store.record_log_reads(&reads)
 }
 
-fn read_log(store: &Store, id: &str, file: &Path) -> Result<(), StateError> {
-    let key = file.to_string_lossy();
-    let mark = store.log_mark(&key)?;
-    let Ok(mut f) = std::fs::File::open(file) else {
-        return Ok(());
-    };
+fn read_log(id: &str, file: &Path, key: String, mark: &LogMark) -> Option<LogRead> {
+    let mut f = std::fs::File::open(file).ok()?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     // claude only appends: a log shorter than the mark was replaced, and what was
     // counted from it stays counted.
-    if len <= mark.offset || f.seek(SeekFrom::Start(mark.offset)).is_err() {
-        return Ok(());
+    if len <= mark.offset {
+        return None;
     }
+    f.seek(SeekFrom::Start(mark.offset)).ok()?;
     let mut bytes = Vec::new();
-    if f.read_to_end(&mut bytes).is_err() {
-        return Ok(());
-    }
+    f.read_to_end(&mut bytes).ok()?;
     let last = serde_json::from_str::<log::Counted>(&mark.last).unwrap_or_default();
     let piece = log::read(&bytes, &last);
     if piece.consumed == 0 {
-        return Ok(());
+        return None;
     }
-    let new = LogMark {
-        offset: mark.offset + piece.consumed as u64,
-        last: serde_json::to_string(&piece.last).unwrap_or_default(),
-    };
-    store.record_log_read(id, &key, &new, &piece.usage)
+    Some(LogRead {
+        session_id: id.to_string(),
+        path: key,
+        mark: LogMark {
+            offset: mark.offset + piece.consumed as u64,
+            last: serde_json::to_string(&piece.last).unwrap_or_default(),
+        },
+        usage: piece.usage,
+    })
 }
 
 /// Reads the session's logs a last time and files its cost under `outcome`: for a kill,

@@ -37,6 +37,16 @@ pub struct LogMark {
     pub last: String,
 }
 
+/// What one read of a log found: the usage to add (model, day, tokens) and the log's
+/// new mark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRead {
+    pub session_id: String,
+    pub path: String,
+    pub mark: LogMark,
+    pub usage: Vec<(String, String, Tokens)>,
+}
+
 /// Usage of one session for one model on one day (UTC, `YYYY-MM-DD`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsageRow {
@@ -64,19 +74,6 @@ fn to_u64(n: i64) -> u64 {
 }
 
 impl Store {
-    /// The conversations session `id` has had, oldest first by name (order does not matter
-    /// for a sum).
-    pub fn conversations(&self, id: &str) -> Result<Vec<String>, StateError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT uuid FROM conversations WHERE session_id = ?1 ORDER BY uuid")
-            .map_err(|e| self.err(e))?;
-        let rows = stmt
-            .query_map([id], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
-    }
-
     /// Remembers that session `id` had conversation `uuid` (again is nothing).
     pub fn add_conversation(&self, id: &str, uuid: &str) -> Result<(), StateError> {
         self.conn
@@ -88,60 +85,85 @@ impl Store {
         Ok(())
     }
 
-    /// Where the log at `path` was last read up to (the start for a log never read).
-    pub fn log_mark(&self, path: &str) -> Result<LogMark, StateError> {
-        self.conn
-            .query_row(
-                "SELECT offset, last FROM cost_logs WHERE path = ?1",
-                [path],
-                |r| {
-                    Ok(LogMark {
-                        offset: to_u64(r.get(0)?),
-                        last: r.get(1)?,
-                    })
-                },
-            )
-            .optional()
-            .map(Option::unwrap_or_default)
-            .map_err(|e| self.err(e))
+    /// Every log's reading position, by path (one query for a whole refresh).
+    pub fn log_marks(&self) -> Result<std::collections::HashMap<String, LogMark>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT path, offset, last FROM cost_logs")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    LogMark {
+                        offset: to_u64(r.get(1)?),
+                        last: r.get(2)?,
+                    },
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// Adds what a read of `path` found to session `id`'s usage and moves the log's mark,
-    /// in one transaction: a read is counted once or not at all.
-    pub fn record_log_read(
+    /// Session id → the conversations it has had.
+    pub fn all_conversations(
         &self,
-        id: &str,
-        path: &str,
-        mark: &LogMark,
-        usage: &[(String, String, Tokens)],
-    ) -> Result<(), StateError> {
+    ) -> Result<std::collections::HashMap<String, Vec<String>>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT session_id, uuid FROM conversations ORDER BY session_id, uuid")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(|e| self.err(e))?;
+        let mut all: std::collections::HashMap<String, Vec<String>> = Default::default();
+        for row in rows {
+            let (id, uuid) = row.map_err(|e| self.err(e))?;
+            all.entry(id).or_default().push(uuid);
+        }
+        Ok(all)
+    }
+
+    /// Adds what reads of logs found to their sessions' usage and moves each log's mark,
+    /// all in one transaction: a read is counted once or not at all.
+    pub fn record_log_reads(&self, reads: &[LogRead]) -> Result<(), StateError> {
+        if reads.is_empty() {
+            return Ok(());
+        }
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
-        for (model, day, t) in usage {
+        for read in reads {
+            for (model, day, t) in &read.usage {
+                tx.execute(
+                    "INSERT INTO cost_usage (session_id, model, day, input, output, cache_creation, cache_read) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+                     ON CONFLICT (session_id, model, day) DO UPDATE SET \
+                     input = input + excluded.input, output = output + excluded.output, \
+                     cache_creation = cache_creation + excluded.cache_creation, \
+                     cache_read = cache_read + excluded.cache_read",
+                    params![
+                        read.session_id,
+                        model,
+                        day,
+                        to_i64(t.input),
+                        to_i64(t.output),
+                        to_i64(t.cache_creation),
+                        to_i64(t.cache_read)
+                    ],
+                )
+                .map_err(|e| self.err(e))?;
+            }
             tx.execute(
-                "INSERT INTO cost_usage (session_id, model, day, input, output, cache_creation, cache_read) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
-                 ON CONFLICT (session_id, model, day) DO UPDATE SET \
-                 input = input + excluded.input, output = output + excluded.output, \
-                 cache_creation = cache_creation + excluded.cache_creation, \
-                 cache_read = cache_read + excluded.cache_read",
+                "INSERT INTO cost_logs (path, session_id, offset, last) VALUES (?1, ?2, ?3, ?4) \
+                 ON CONFLICT (path) DO UPDATE SET offset = excluded.offset, last = excluded.last",
                 params![
-                    id,
-                    model,
-                    day,
-                    to_i64(t.input),
-                    to_i64(t.output),
-                    to_i64(t.cache_creation),
-                    to_i64(t.cache_read)
+                    read.path,
+                    read.session_id,
+                    to_i64(read.mark.offset),
+                    read.mark.last
                 ],
             )
             .map_err(|e| self.err(e))?;
         }
-        tx.execute(
-            "INSERT INTO cost_logs (path, session_id, offset, last) VALUES (?1, ?2, ?3, ?4) \
-             ON CONFLICT (path) DO UPDATE SET offset = excluded.offset, last = excluded.last",
-            params![path, id, to_i64(mark.offset), mark.last],
-        )
-        .map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))
     }
 
@@ -259,17 +281,24 @@ mod tests {
             offset: 100,
             last: "x".into(),
         };
-        let row = [("m".to_string(), "2026-11-30".to_string(), t)];
-        store.record_log_read("s1", "/p", &mark, &row).unwrap();
-        store.record_log_read("s1", "/p", &mark, &row).unwrap();
-        assert_eq!(store.log_mark("/p").unwrap(), mark);
-        assert_eq!(store.log_mark("/q").unwrap(), LogMark::default());
+        let read = LogRead {
+            session_id: "s1".into(),
+            path: "/p".into(),
+            mark: mark.clone(),
+            usage: vec![("m".to_string(), "2026-11-30".to_string(), t)],
+        };
+        store.record_log_reads(&[read.clone(), read]).unwrap();
+        assert_eq!(store.log_marks().unwrap()["/p"], mark);
+        assert!(!store.log_marks().unwrap().contains_key("/q"));
         let rows = store.usage_rows().unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].tokens.input, 20);
         assert_eq!(rows[0].tokens.cache_read, 2);
         store.add_conversation("s1", "u1").unwrap();
         store.add_conversation("s1", "u1").unwrap();
-        assert_eq!(store.conversations("s1").unwrap(), vec!["u1".to_string()]);
+        assert_eq!(
+            store.all_conversations().unwrap()["s1"],
+            vec!["u1".to_string()]
+        );
     }
 }

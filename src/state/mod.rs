@@ -8,7 +8,7 @@ mod radar;
 mod schema;
 mod tasks;
 
-pub use cost::{EndedSession, LogMark, Tokens, UsageRow};
+pub use cost::{EndedSession, LogMark, LogRead, Tokens, UsageRow};
 pub use deps::{Edge, EdgeRefusal};
 pub use radar::{Conflict, MergeKey};
 
