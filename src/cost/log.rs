@@ -18,13 +18,14 @@ pub fn project_folder(cwd: &str) -> String {
 
 /// The log files of conversation `uuid` begun in `cwd`, under claude's config folder:
 /// `projects/<folder>/<uuid>.jsonl` and its subagents' logs beside it
-/// (`<uuid>/subagents/*.jsonl`). When that folder has no such log (claude shortens very
-/// long paths its own way), the log of that name in any project folder.
+/// (`<uuid>/subagents/*.jsonl`). When there is no such folder (claude shortens very long
+/// paths its own way), the log of that name in any project folder; a folder without the
+/// log is a conversation that has written nothing yet, and costs no scan.
 pub fn log_files(config: &Path, cwd: &str, uuid: &str) -> Vec<PathBuf> {
     let projects = config.join("projects");
     let name = format!("{uuid}.jsonl");
     let mut folder = projects.join(project_folder(cwd));
-    if !folder.join(&name).is_file() {
+    if !folder.is_dir() {
         let found = std::fs::read_dir(&projects).ok().and_then(|entries| {
             entries
                 .flatten()
@@ -35,6 +36,9 @@ pub fn log_files(config: &Path, cwd: &str, uuid: &str) -> Vec<PathBuf> {
             Some(f) => folder = f,
             None => return Vec::new(),
         }
+    }
+    if !folder.join(&name).is_file() {
+        return Vec::new();
     }
     let mut files = vec![folder.join(&name)];
     if let Ok(entries) = std::fs::read_dir(folder.join(uuid).join("subagents")) {
@@ -190,6 +194,28 @@ mod tests {
         })
         .to_string()
             + "\n"
+    }
+
+    #[test]
+    fn a_log_is_found_in_its_folder_else_in_any_and_subagents_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let projects = dir.path().join("projects");
+        let own = projects.join(project_folder("/w/a"));
+        std::fs::create_dir_all(own.join("u1").join("subagents")).unwrap();
+        std::fs::write(own.join("u1.jsonl"), "").unwrap();
+        std::fs::write(own.join("u1").join("subagents").join("agent-x.jsonl"), "").unwrap();
+        assert_eq!(log_files(dir.path(), "/w/a", "u1").len(), 2);
+        // Not written yet: nothing, no error.
+        assert!(log_files(dir.path(), "/w/a", "u2").is_empty());
+        // A folder named otherwise (claude's shortened long paths): found by name.
+        let other = projects.join("-shortened-123");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("u3.jsonl"), "").unwrap();
+        assert_eq!(
+            log_files(dir.path(), "/a/very/long/path", "u3"),
+            vec![other.join("u3.jsonl")]
+        );
+        assert!(log_files(&dir.path().join("none"), "/w/a", "u1").is_empty());
     }
 
     #[test]
