@@ -60,14 +60,14 @@ pub fn run(args: &ImportArgs, out: &mut Output<'_>) -> Result<(), Error> {
         out.note(format!("not imported (kept as a comment): {skipped}"));
     }
     out.line(format!(
-        "wrote {}: {} sessions, {} hosts, {} dependencies{}",
+        "wrote {}: sessions {}, hosts {}, dependencies {}{}",
         target.display(),
         manifest.sessions.len(),
         manifest.hosts.len(),
         manifest.dependencies.len(),
         match imported.not_mapped.len() {
             0 => String::new(),
-            n => format!(" ({n} kept as comments)"),
+            n => format!("; kept as comments {n}"),
         }
     ));
     Ok(())

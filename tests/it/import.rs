@@ -28,7 +28,7 @@ fn import_writes_the_seed_example_as_a_manifest_orchestra_loads() {
     assert_eq!(
         run.stdout,
         format!(
-            "wrote {}: 4 sessions, 2 hosts, 2 dependencies (2 kept as comments)\n",
+            "wrote {}: sessions 4, hosts 2, dependencies 2; kept as comments 2\n",
             target(&env).display()
         )
     );
