@@ -198,19 +198,18 @@ enum Line {
 
 impl Converter<'_> {
     fn error(&self, at: &Node, message: String) -> ManifestError {
-        ManifestError {
-            file: self.file.to_string(),
-            line: at.referenced.line() as usize,
-            column: at.referenced.column() as usize,
-            message,
-        }
+        self.error_at(at.referenced, message)
     }
 
     fn key_error(&self, at: &Spanned<String>, message: String) -> ManifestError {
+        self.error_at(at.referenced, message)
+    }
+
+    fn error_at(&self, at: serde_saphyr::Location, message: String) -> ManifestError {
         ManifestError {
             file: self.file.to_string(),
-            line: at.referenced.line() as usize,
-            column: at.referenced.column() as usize,
+            line: at.line() as usize,
+            column: at.column() as usize,
             message,
         }
     }
@@ -448,6 +447,11 @@ pub fn convert(text: &str, file: &str) -> Result<Imported, ManifestError> {
 
 /// The parser's message without its own " at line L, column C" (the error leads with it).
 fn without_place(message: &str) -> String {
+    // The parser's advice on its own options is for programmers, not for the person.
+    let message = message
+        .split(", set DuplicateKeyPolicy")
+        .next()
+        .unwrap_or(message);
     match message.rfind(" at line ") {
         Some(at) if message[at..].contains("column") => message[..at].to_string(),
         _ => message.to_string(),
@@ -901,6 +905,7 @@ mod tests {
             ("host with an option", "sessions:\n  a:\n    path: /x\n    host: -oProxyCommand=x\n", 4, 11, "is not user@server"),
             ("unknown upstream", "sessions:\n  a:\n    path: /x\n    blocked_by: [ghost]\n", 4, 18, "not a session"),
             ("dependencies as a mapping", "dependencies:\n  a: b\n", 2, 3, "must be a list"),
+            ("a session twice", "sessions:\n  a:\n    path: /x\n  a:\n    path: /y\n", 4, 3, "duplicate mapping key: a"),
             ("dependency without then", "sessions:\n  a:\n    path: /x\ndependencies:\n  - when: a done\n", 5, 5, "needs both"),
             (
                 "blocked_by cycle",
