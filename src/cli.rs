@@ -139,6 +139,10 @@ pub enum Command {
     /// The manifest's SSH hosts: `hosts check` connects to each; `hosts trust NAME` adds
     /// the key a host shows to ~/.ssh/known_hosts (never replaces a changed one).
     Hosts(HostsArgs),
+    /// Convert the config.yaml of the multi-host orchestrator orchestra replaces into an
+    /// orchestra.toml: hosts (`user@server`), sessions, dependencies. What has no place in
+    /// orchestra is kept as a comment and listed on stderr.
+    Import(ImportArgs),
     /// Ask each manifest session's agent (`claude -p` in its folder, remote ones over SSH)
     /// what it has learned (prompts/insight.md), then synthesize the reports into
     /// CONTEXT.md.
@@ -567,6 +571,18 @@ pub struct CollectArgs {
     pub dir: Option<PathBuf>,
     #[command(flatten)]
     pub manifest: ManifestArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The config.yaml to read.
+    #[arg(value_name = "CONFIG.YAML")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+    /// Replace the manifest when there is one already.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

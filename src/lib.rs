@@ -14,6 +14,7 @@ pub mod fault;
 pub mod git;
 pub mod health;
 pub mod hooks;
+pub mod import;
 pub mod label;
 pub mod lock;
 pub mod manifest;

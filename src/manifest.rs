@@ -668,7 +668,7 @@ fn locate_key(text: &str, header: &str, key: &str) -> (usize, usize) {
 
 /// Why `name` cannot be a tmux session name orchestra targets as `=NAME:`: tmux reads
 /// `:` and `.` in a target as window and pane separators (and renames such sessions).
-fn check_tmux_name(name: &str) -> Result<(), &'static str> {
+pub(crate) fn check_tmux_name(name: &str) -> Result<(), &'static str> {
     if name.is_empty() {
         Err("is empty")
     } else if name.contains([':', '.']) {

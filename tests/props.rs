@@ -1251,3 +1251,75 @@ proptest! {
         prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// config.yaml (`orchestra import`)
+
+/// A YAML double-quoted scalar for `s`: JSON's escapes are a subset of YAML's.
+fn yaml_quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("a string is JSON")
+}
+
+fn check_import_error(e: &manifest::ManifestError) -> Result<(), TestCaseError> {
+    prop_assert!(e.line >= 1 && e.column >= 1, "{e}");
+    prop_assert!(!e.to_string().contains('\n'), "one line: {e:?}");
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn import_any_text_is_a_loadable_manifest_or_one_located_error(text in any_text()) {
+        match orchestra::import::convert(&text, "config.yaml") {
+            Ok(i) => {
+                let parsed = manifest::parse(&i.toml, "orchestra.toml");
+                prop_assert!(parsed.is_ok(), "{parsed:?}\n{}", i.toml);
+            }
+            Err(e) => check_import_error(&e)?,
+        }
+    }
+
+    #[test]
+    fn import_hostile_names_and_values_mean_the_same_in_toml(
+        sessions in prop::collection::vec(
+            (
+                prop_oneof![hostile_text(), "[a-z][a-z0-9_ .\\[\\]\"]{0,12}"],
+                hostile_text().prop_map(|p| format!("/{p}")),
+                hostile_text(),
+                hostile_text(),
+            ),
+            1..4,
+        ),
+    ) {
+        let mut yaml = String::from("sessions:\n");
+        for (name, path, role, env) in &sessions {
+            yaml.push_str(&format!(
+                "  {}:\n    path: {}\n    role: {}\n    env: {}\n",
+                yaml_quoted(name),
+                yaml_quoted(path),
+                yaml_quoted(role),
+                yaml_quoted(env)
+            ));
+        }
+        match orchestra::import::convert(&yaml, "config.yaml") {
+            Ok(i) => {
+                let m = manifest::parse(&i.toml, "orchestra.toml");
+                prop_assert!(m.is_ok(), "{m:?}\n{}", i.toml);
+                let m = m.unwrap();
+                // Every session came through (under its label), its values unchanged.
+                let mut want: Vec<(&str, Option<&str>)> =
+                    sessions.iter().map(|(_, p, r, _)| (p.as_str(), Some(r.as_str()))).collect();
+                let mut have: Vec<(&str, Option<&str>)> =
+                    m.sessions.values().map(|s| (s.path.as_str(), s.role.as_deref())).collect();
+                want.sort();
+                have.sort();
+                prop_assert_eq!(have, want, "{}", i.toml);
+                for s in m.sessions.values() {
+                    if let Some(env) = &s.env {
+                        prop_assert!(sessions.iter().any(|(_, _, _, e)| e == env));
+                    }
+                }
+            }
+            Err(e) => check_import_error(&e)?,
+        }
+    }
+}

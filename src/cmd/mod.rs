@@ -14,6 +14,7 @@ pub mod event;
 pub mod events;
 pub mod health;
 pub mod hosts;
+pub mod import;
 pub mod kill;
 pub mod launch;
 pub mod list;
@@ -86,6 +87,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Attach(args) => status::attach(ctx, args, out),
         Command::Collect(args) => status::collect(ctx, args, out),
         Command::Hosts(args) => hosts::run(ctx, args, out),
+        Command::Import(args) => import::run(args, out),
         Command::Insights(args) => sync::run(ctx, args, sync::Kind::Insights, out),
         Command::Dream(args) => sync::run(ctx, args, sync::Kind::Dream, out),
         Command::Sync(args) => sync::run(ctx, args, sync::Kind::Both, out),
