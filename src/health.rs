@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::rules::{Rules, RulesError};
 use crate::notify::{self, Fallback, Note};
-use crate::state::{AgentState, Session, StateError, Status, Store, Transition};
+use crate::state::{
+    AgentState, Session, StateError, StateSource, Status, Store, Transition, TransitionKind,
+};
 use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
 
 /// A hook's word stands against the screen for this long: screens lag behind hooks (a
@@ -117,7 +119,8 @@ pub struct HealthRow {
     pub repo: String,
     pub state: String,
     pub status: String,
-    /// Who said the state last: hook, screen or tmux.
+    /// Who said the state last: hook, screen, tmux… (text: a host's orchestra may know
+    /// words this one does not).
     pub source: String,
     /// Seconds since the state was last said.
     pub state_age: i64,
@@ -142,7 +145,7 @@ impl HealthRow {
             repo: s.repo.clone(),
             state: s.state.to_string(),
             status: s.status.to_string(),
-            source: s.state_source.clone(),
+            source: s.state_source.to_string(),
             state_age: if s.state_at > 0 {
                 (now_us - s.state_at) / 1_000_000
             } else {
@@ -242,20 +245,6 @@ fn save_json(path: &Path, value: &impl Serialize) {
     }
 }
 
-/// `600`, `90s`, `10m`, `1h`, `30d` → seconds.
-pub fn parse_duration_secs(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: i64 = digits.parse().ok()?;
-    match unit.trim() {
-        "" | "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        "d" => n.checked_mul(86_400),
-        _ => None,
-    }
-}
-
 /// One refresh of the server `tmux` talks to. A quiet tick (no pane showed output since
 /// its last capture, nothing written to the record since the last tick) is ONE tmux call
 /// and no database at all: changed panes are recaptured inside that call, and the
@@ -294,7 +283,7 @@ pub fn refresh(
     };
     let stall_after = snap
         .option("@orchestra-stall-after")
-        .and_then(parse_duration_secs)
+        .and_then(crate::duration::parse_secs)
         .unwrap_or(DEFAULT_STALL_AFTER_SECS);
 
     let mut store: Option<Store> = None;
@@ -323,7 +312,7 @@ pub fn refresh(
         .collect();
 
     // Screens: the changed panes tmux recaptured, plus panes never captured before.
-    let mut decisions: Vec<(String, AgentState, &'static str, String)> = Vec::new();
+    let mut decisions: Vec<(String, AgentState, StateSource, String)> = Vec::new();
     let mut screens: Vec<(String, String)> = snap.screens.clone();
     // Panes to capture by a second call: never seen, or woken up since their capture.
     let mut first_seen: Vec<String> = Vec::new();
@@ -342,14 +331,14 @@ pub fn refresh(
             decisions.push((
                 s.id.clone(),
                 AgentState::Exited,
-                "tmux",
+                StateSource::Tmux,
                 "the pane's program ended".into(),
             ));
         } else if agent_replaced_by_shell(s, pane) {
             decisions.push((
                 s.id.clone(),
                 AgentState::Exited,
-                "tmux",
+                StateSource::Tmux,
                 format!("{} runs instead of the agent", pane.current_command),
             ));
         } else {
@@ -401,7 +390,7 @@ pub fn refresh(
                 decisions.push((
                     s.id.clone(),
                     verdict.state,
-                    "screen",
+                    StateSource::Screen,
                     verdict.rule.unwrap_or_default(),
                 ));
             }
@@ -435,7 +424,7 @@ pub fn refresh(
         let decided = decisions.iter().any(|(id, ..)| id == &s.id);
         if state != s.state && !hook_is_fresh && !decided {
             let detail = format!("output {}s ago", now_s - pane.window_activity);
-            decisions.push((s.id.clone(), state, "activity", detail));
+            decisions.push((s.id.clone(), state, StateSource::Activity, detail));
         }
     }
     // Forget panes that are gone.
@@ -498,7 +487,7 @@ pub fn refresh(
             &s.id,
             AgentState::Exited,
             now_us,
-            "tmux",
+            StateSource::Tmux,
             "the pane is gone",
         )? {
             outcome.transitions.push(t);
@@ -583,7 +572,7 @@ fn radar_every<'a>(snap: &Snapshot, mut sessions: impl Iterator<Item = &'a Sessi
         return 0;
     }
     snap.option("@orchestra-radar-interval")
-        .and_then(parse_duration_secs)
+        .and_then(crate::duration::parse_secs)
         .filter(|s| *s > 0)
         .unwrap_or(crate::radar::DEFAULT_EVERY_SECS)
 }
@@ -597,7 +586,7 @@ fn may_lack_rules(kind: &str) -> bool {
 /// Whether a word that outranks the screen for a while was said lately: a hook's, or
 /// orchestra's own after it answered a menu (screens lag behind both).
 fn said_lately(s: &Session, now_us: i64) -> bool {
-    matches!(s.state_source.as_str(), "hook" | "approve") && now_us - s.state_at < HOOK_GRACE_MICROS
+    s.state_source.outranks_screen() && now_us - s.state_at < HOOK_GRACE_MICROS
 }
 
 /// The screen rules, loaded at most once per refresh and only when needed.
@@ -677,12 +666,12 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
 /// or stalled, done (status).
 pub fn notify_transition(t: &Transition, fallback: &Fallback) {
     let what = match (t.kind, t.new.as_str()) {
-        ("state", "waiting") => "is waiting for you",
-        ("state", "error") => "stopped on an error",
-        ("state", "exited") => "exited",
-        ("status", "stalled") => "has stalled (busy, no output)",
-        ("status", "done") => "is done",
-        ("status", "setup-failed") => "could not finish its setup",
+        (TransitionKind::State, "waiting") => "is waiting for you",
+        (TransitionKind::State, "error") => "stopped on an error",
+        (TransitionKind::State, "exited") => "exited",
+        (TransitionKind::Status, "stalled") => "has stalled (busy, no output)",
+        (TransitionKind::Status, "done") => "is done",
+        (TransitionKind::Status, "setup-failed") => "could not finish its setup",
         _ => return,
     };
     let repo = Path::new(&t.session.repo)
@@ -825,14 +814,18 @@ pub fn refresh_host(
             .find(|p| Some(&p.pane) == s.pane.as_ref() && p.orchestra_id == s.id);
         let (verdict, screen_state, rule) = match pane {
             None => (
-                Some((AgentState::Exited, "tmux", "the pane is gone".to_string())),
+                Some((
+                    AgentState::Exited,
+                    StateSource::Tmux,
+                    "the pane is gone".to_string(),
+                )),
                 None,
                 None,
             ),
             Some(p) if p.dead => (
                 Some((
                     AgentState::Exited,
-                    "tmux",
+                    StateSource::Tmux,
                     "the pane's program ended".to_string(),
                 )),
                 None,
@@ -844,8 +837,9 @@ pub fn refresh_host(
                     let state = v.state;
                     let rule = v.rule.clone();
                     (
-                        (state != AgentState::Unknown)
-                            .then(|| (state, "screen", rule.clone().unwrap_or_default())),
+                        (state != AgentState::Unknown).then(|| {
+                            (state, StateSource::Screen, rule.clone().unwrap_or_default())
+                        }),
                         Some(state.to_string()),
                         rule,
                     )
@@ -924,19 +918,11 @@ pub fn remote_summary(cache: &RemoteCache, now_ms: i64) -> String {
         }
         let age_ms = now_ms - host.answered_ms.max(0);
         if host.answered_ms > 0 && age_ms > 3 * poll_ms {
-            text.push_str(&format!(" ({} ago)", age_text(age_ms / 1000)));
+            text.push_str(&format!(" ({} ago)", crate::duration::age(age_ms / 1000)));
         }
         parts.push(text);
     }
     parts.join(" · ")
-}
-
-fn age_text(seconds: i64) -> String {
-    match seconds {
-        0..=59 => format!("{seconds}s"),
-        60..=3599 => format!("{}m", seconds / 60),
-        _ => format!("{}h", seconds / 3600),
-    }
 }
 
 /// Whether the remote cache is old enough for a new refresh to start.

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod artifact;
 pub mod cli;
 pub mod cmd;
+pub mod duration;
 pub mod error;
 pub mod fault;
 pub mod git;

@@ -226,21 +226,10 @@ impl std::fmt::Display for Ended {
             Ended::TimedOut(limit) => write!(
                 f,
                 "still running after {}: stopped with its process group",
-                human(*limit)
+                crate::duration::spell(*limit)
             ),
             Ended::NotStarted(why) => write!(f, "could not start: {why}"),
         }
-    }
-}
-
-/// "90s", "10m", "1m30s".
-pub fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 60, s % 60) {
-        (0, _) if d.subsec_millis() == 0 => format!("{s}s"),
-        (0, _) => format!("{:.1}s", d.as_secs_f64()),
-        (m, 0) => format!("{m}m"),
-        (m, r) => format!("{m}m{r}s"),
     }
 }
 

@@ -7,7 +7,7 @@ use crate::agent::menu::{self, Answer, Asking, Menu, Question};
 use crate::cli::{ApproveArgs, DenyArgs};
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
-use crate::state::{AgentState, Session};
+use crate::state::{AgentState, Session, StateSource};
 use crate::tmux::{Key, OwnedPane, Tmux};
 
 /// How long to wait for a menu (or question) to be drawn.
@@ -58,9 +58,13 @@ pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Resul
         // Said as of the key press: the tool's own hooks (even its Stop, should it have
         // finished already) come later and win.
         let said = format!("approved: {chosen}");
-        if let Some(t) =
-            store.apply_state(&session.id, AgentState::Busy, pressed_at, "approve", &said)?
-        {
+        if let Some(t) = store.apply_state(
+            &session.id,
+            AgentState::Busy,
+            pressed_at,
+            StateSource::Approve,
+            &said,
+        )? {
             crate::cmd::announce(&t)?;
         }
     }

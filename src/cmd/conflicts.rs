@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::cli::{ConflictsArgs, RadarArgs};
-use crate::cmd::{human_age, open_repo, render_table, Context, Output};
+use crate::cmd::{open_repo, render_table, Context, Output};
+use crate::duration;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::radar::{self, Scan};
@@ -91,7 +92,7 @@ pub fn table(rows: &[Row], out: &mut Output<'_>) {
                     crate::paths::short_list(&r.paths),
                     if r.uncommitted { " (uncommitted)" } else { "" }
                 ),
-                human_age(now - r.since),
+                duration::age(now - r.since),
             ]
         })
         .collect();

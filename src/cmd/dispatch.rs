@@ -170,7 +170,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             },
             state: AgentState::Unknown,
             state_at: 0,
-            state_source: String::new(),
+            state_source: Default::default(),
             manifest: None,
             owns_tmux_session: false,
             retry_count: 0,
@@ -364,7 +364,7 @@ fn wait_for_setup(
         if started.elapsed() > timeout + SETUP_GRACE {
             return Err(Error::Refused(format!(
                 "setup of {label} is still not recorded done after {}: see its window (`orchestra doctor` reports it)",
-                crate::worktree::human(timeout + SETUP_GRACE)
+                crate::duration::spell(timeout + SETUP_GRACE)
             )));
         }
         // Two `stat`s a look: cheap enough to see a quick setup end within milliseconds.

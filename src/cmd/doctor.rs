@@ -413,8 +413,8 @@ fn check_setups(
             "session {} ({}) has been in setup for {}, past its setup_timeout of {} (window {})",
             s.label,
             s.repo,
-            crate::cmd::human_age(now - since),
-            crate::worktree::human(timeout),
+            crate::duration::age(now - since),
+            crate::duration::spell(timeout),
             s.window.as_deref().unwrap_or("-")
         );
         report.repair(
@@ -428,7 +428,7 @@ fn check_setups(
             |out| {
                 let why = format!(
                     "doctor: the setup did not finish within its timeout of {}",
-                    crate::worktree::human(timeout)
+                    crate::duration::spell(timeout)
                 );
                 if store.claim_status(&s, Status::Setup, Status::SetupFailed, &why)? {
                     let message = format!(

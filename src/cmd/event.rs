@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::health::{now_micros, HealthError};
 use crate::notify::{self, Fallback, Note};
 use crate::paths::non_empty_env;
-use crate::state::AgentState;
+use crate::state::{AgentState, StateSource};
 
 /// Hook JSON larger than this is not read further: only a few fields matter.
 const MAX_HOOK_JSON: u64 = 1024 * 1024;
@@ -89,7 +89,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let Some(state) = state else {
         return Ok(());
     };
-    let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
+    let transition = store.apply_state(&session.id, state, at, StateSource::Hook, &args.event)?;
     tell(ctx, &store, &session, transition)
 }
 
@@ -148,8 +148,13 @@ fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), E
                 return Ok(());
             }
             let detail = format!("{AIDER_NOTIFICATION}: {}", verdict.rule.unwrap_or_default());
-            let transition =
-                store.apply_state(&session.id, verdict.state, now_micros(), "hook", &detail)?;
+            let transition = store.apply_state(
+                &session.id,
+                verdict.state,
+                now_micros(),
+                StateSource::Hook,
+                &detail,
+            )?;
             return tell(ctx, &store, &session, transition);
         }
         std::thread::sleep(Duration::from_millis(100));

@@ -3,7 +3,8 @@
 use serde::Serialize;
 
 use crate::cli::ListArgs;
-use crate::cmd::{conflicts, human_age, open_repo, render_table, Context, Output};
+use crate::cmd::{conflicts, open_repo, render_table, Context, Output};
+use crate::duration;
 use crate::error::Error;
 use crate::state::{now, Session};
 
@@ -60,7 +61,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         None
     } else {
         Some(open_repo(args.repo.repo.as_deref()).map_err(|e| match e {
-            Error::Git(g) => {
+            Error::Git(g, _) => {
                 Error::BadInput(format!("{g} (use --all for the sessions of every repo)"))
             }
             other => other,
@@ -130,7 +131,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
                 r.branch.clone(),
                 r.window.clone().unwrap_or_else(|| "-".into()),
                 r.pane.clone().unwrap_or_else(|| "-".into()),
-                human_age(r.age),
+                duration::age(r.age),
                 r.retry_count.to_string(),
                 r.host.clone().unwrap_or_else(|| "local".into()),
                 r.id.clone(),

@@ -300,7 +300,7 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut Output<'_>
         .global_option("@orchestra-wrap-up-timeout")
         .ok()
         .flatten()
-        .and_then(|t| crate::health::parse_duration_secs(&t))
+        .and_then(|t| crate::duration::parse_secs(&t))
         .unwrap_or(DEFAULT_WRAP_UP_SECS);
     let sent_at = now_micros();
     // Only into a pane that is still this session's (ids are reused after a tmux restart).

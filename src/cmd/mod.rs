@@ -172,7 +172,7 @@ pub fn record_if_gone<T>(
     session: &Session,
     result: Result<T, Error>,
 ) -> Result<T, Error> {
-    let Err(Error::Tmux(TmuxError::NotOurs { pane })) = &result else {
+    let Err(Error::Tmux(TmuxError::NotOurs { pane }, _)) = &result else {
         return result;
     };
     let why = format!("its pane {pane} is gone or no longer its own (tmux restarted?)");
@@ -182,7 +182,7 @@ pub fn record_if_gone<T>(
             &session.id,
             crate::state::AgentState::Exited,
             now,
-            "tmux",
+            crate::state::StateSource::Tmux,
             &why,
         );
         let _ = store.change_status(session, gone_status(session), &why);
@@ -281,17 +281,6 @@ pub fn remote_tmux(spec: &HostSpec) -> Result<Tmux, Error> {
         Box::new(crate::remote::RemoteTmux::new(conn, spec.identity.clone())),
         false,
     ))
-}
-
-/// "42s", "5m", "3h", "2d".
-pub fn human_age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
 }
 
 /// Left-aligned columns separated by two spaces.

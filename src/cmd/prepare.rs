@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 use crate::agent::AgentKind;
 use crate::cli::PrepareArgs;
 use crate::cmd::{Context, Output};
+use crate::duration::spell;
 use crate::error::Error;
 use crate::git::{FastForward, Repo};
 use crate::paths::session_dir;
 use crate::state::{Session, Status, Store};
-use crate::worktree::{human, Job};
+use crate::worktree::Job;
 
 /// The prompt a session's agent starts with when it is not the one it was dispatched with
 /// (an unblocked session's names the artifacts that are ready): in its folder.
@@ -205,7 +206,7 @@ fn setup(
     out.line(format!(
         "orchestra: setting up {label}: {} (at most {})",
         shell_words::join(&argv),
-        human(timeout)
+        spell(timeout)
     ));
     let env = crate::worktree::command_env(session);
     let started = Instant::now();
@@ -215,7 +216,7 @@ fn setup(
         env: &env,
         timeout,
     });
-    let took = human(started.elapsed());
+    let took = spell(started.elapsed());
     if !ended.ok() {
         let why = format!("setup of {label} failed after {took}: {ended}");
         return Ok(Err(failed(store, session, &why, out)?));

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use crate::cli::{HealthArgs, RefreshArgs};
 use crate::cmd::up::RemoteArtifact;
-use crate::cmd::{host_spec, human_age, render_table, Context, Output};
+use crate::cmd::{host_spec, render_table, Context, Output};
+use crate::duration;
 use crate::error::Error;
 use crate::health::{self, Outcome};
 use crate::notify::Fallback;
@@ -75,9 +76,9 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
     let line = health::status_line(&ctx.home, &key, || {
         refresh_once(ctx).map_err(|e| match e {
-            Error::Health(h) => h,
-            Error::State(s) => health::HealthError::State(s),
-            Error::Tmux(t) => health::HealthError::Tmux(t),
+            Error::Health(h, _) => h,
+            Error::State(s, _) => health::HealthError::State(s),
+            Error::Tmux(t, _) => health::HealthError::Tmux(t),
             other => health::HealthError::Other(other.to_string()),
         })
     })?;
@@ -371,7 +372,7 @@ fn refresh_one_host(
             (seen, outcome.transitions, found)
         }
         Err(e) => {
-            seen.reachable = !matches!(&e, Error::Remote(r) if r.is_unreachable());
+            seen.reachable = !matches!(&e, Error::Remote(r, _) if r.is_unreachable());
             seen.error = Some(e.to_string());
             (seen, Vec::new(), Vec::new())
         }
@@ -480,8 +481,8 @@ fn table(_ctx: &Context, outcome: &Outcome, out: &mut Output<'_>) {
                 } else {
                     r.source.clone()
                 },
-                human_age(r.state_age),
-                human_age(r.idle_for),
+                duration::age(r.state_age),
+                duration::age(r.idle_for),
                 match (&r.screen, &r.rule) {
                     (Some(s), Some(rule)) => format!("{s} ({rule})"),
                     (Some(s), None) => s.clone(),

@@ -155,8 +155,8 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
             out.line(format!(
                 "{}: not due (last run {} ago; sync_interval {})",
                 kind.command(),
-                crate::cmd::human_age(age),
-                crate::cmd::human_age(plan.interval_secs)
+                crate::duration::age(age),
+                crate::duration::age(plan.interval_secs)
             ));
             return Ok(());
         }
@@ -221,7 +221,10 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
                         let path = run_dir.join(format!("{stem}.md"));
                         match write_text(&path, &report) {
                             Ok(()) => {
-                                out.note(format!("{progress}: done in {}", seconds(elapsed)));
+                                out.note(format!(
+                                    "{progress}: done in {}",
+                                    crate::duration::spell(elapsed)
+                                ));
                                 written.push(path);
                                 reports.push((i, report));
                             }
@@ -286,7 +289,10 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
                 });
                 match saved {
                     Ok((path, summary)) => {
-                        out.note(format!("{what}: done in {}", seconds(elapsed)));
+                        out.note(format!(
+                            "{what}: done in {}",
+                            crate::duration::spell(elapsed)
+                        ));
                         written.push(path);
                         summaries.push((part, summary));
                     }
@@ -330,7 +336,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
 /// Checks the request against the manifest: nothing runs and nothing is written before
 /// this has passed.
 fn plan(ctx: &Context, args: &SyncArgs, kind: Kind) -> Result<Plan, Error> {
-    let timeout = crate::manifest::parse_timeout(&args.timeout).ok_or_else(|| {
+    let timeout = crate::duration::parse_timeout(&args.timeout).ok_or_else(|| {
         Error::BadInput(format!(
             "--timeout {:?} is not a duration such as \"90s\" or \"10m\"",
             args.timeout
@@ -440,7 +446,7 @@ fn plan(ctx: &Context, args: &SyncArgs, kind: Kind) -> Result<Plan, Error> {
         timeout,
         jobs: args.jobs,
         // Validated with the manifest.
-        interval_secs: crate::health::parse_duration_secs(&manifest.orchestrator.sync_interval)
+        interval_secs: crate::duration::parse_secs(&manifest.orchestrator.sync_interval)
             .unwrap_or(6 * 3600),
         templates,
     })
@@ -692,14 +698,6 @@ fn save_failure(run_dir: &Path, stem: &str, failure: &Failure) -> Option<PathBuf
     write_text(&path, &text).ok().map(|()| path)
 }
 
-/// "12s", "3m"; "500ms" for a timeout under a second.
-fn seconds(d: Duration) -> String {
-    if d < Duration::from_secs(1) && !d.is_zero() {
-        return format!("{}ms", d.as_millis());
-    }
-    crate::cmd::human_age(d.as_secs() as i64)
-}
-
 /// Why an agent run gave no report, and what it printed.
 #[derive(Debug)]
 struct Failure {
@@ -812,7 +810,7 @@ fn run_remote(
         Ok(o) => judge(Some(o.status), o.stdout, o.stderr),
         Err(RemoteError::Timeout { .. }) => Err(Failure::new(format!(
             "timed out after {} on host {}",
-            seconds(timeout),
+            crate::duration::spell(timeout),
             spec.name
         ))),
         Err(e) => Err(Failure::new(e.to_string())),
@@ -886,7 +884,7 @@ fn run_local(
     match status {
         Some(status) => judge(status.code(), stdout, stderr),
         None => Err(Failure {
-            reason: format!("timed out after {}", seconds(timeout)),
+            reason: format!("timed out after {}", crate::duration::spell(timeout)),
             detail: stderr,
         }),
     }

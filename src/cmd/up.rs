@@ -288,7 +288,7 @@ fn up_one(
         created_at: at,
         updated_at: at,
         state_at: 0,
-        state_source: String::new(),
+        state_source: Default::default(),
         manifest: Some(plan.path.to_string_lossy().into_owned()),
         owns_tmux_session: owns,
     };

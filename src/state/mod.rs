@@ -88,6 +88,56 @@ macro_rules! text_enum {
 
 text_enum!(Status { Blocked => "blocked", Setup => "setup", SetupFailed => "setup-failed", Running => "running", Stalled => "stalled", Done => "done", Merged => "merged", Dead => "dead" });
 text_enum!(AgentState { Busy => "busy", Waiting => "waiting", Idle => "idle", Error => "error", Exited => "exited", Unknown => "unknown" });
+text_enum!(StateSource { Nobody => "", Hook => "hook", Screen => "screen", Approve => "approve", Activity => "activity", Tmux => "tmux" });
+text_enum!(TransitionKind { State => "state", Status => "status" });
+
+/// Who said a session's state last (the newest word wins, and a few words outrank the
+/// screen for a while). Stored and shown as its text; "" is nobody yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StateSource {
+    #[default]
+    Nobody,
+    /// The agent's own hook (or `event --settle` reading the pane on the hook's behalf).
+    Hook,
+    /// The screen rules, reading the pane on a refresh.
+    Screen,
+    /// orchestra's own key press answering a menu: busy as of that press.
+    Approve,
+    /// Output activity, for an agent whose screens no rule reads.
+    Activity,
+    /// tmux itself: the pane is gone, or its program ended or gave way to a shell.
+    Tmux,
+}
+
+impl StateSource {
+    /// Whether this word outranks the screen for a short grace: screens lag behind a
+    /// hook's word and behind orchestra's own key press.
+    pub fn outranks_screen(self) -> bool {
+        matches!(self, StateSource::Hook | StateSource::Approve)
+    }
+}
+
+impl Serialize for StateSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StateSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<StateSource, D::Error> {
+        let text = String::deserialize(d)?;
+        StateSource::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown state source {text:?}")))
+    }
+}
+
+/// Which of a session's two words changed: its agent's state or its lifecycle status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransitionKind {
+    State,
+    Status,
+}
 
 /// One session as recorded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,8 +168,9 @@ pub struct Session {
     pub updated_at: i64,
     /// When the state was last said, in microseconds since the epoch.
     pub state_at: i64,
-    /// Who said it: "hook", "screen", "tmux" or "" (nobody yet).
-    pub state_source: String,
+    /// Who said it.
+    #[serde(default)]
+    pub state_source: StateSource,
     /// The orchestra.toml that describes this session; `None` for a dispatched one. A
     /// manifest session works in a plain folder: no branch, no worktree of ours.
     #[serde(default)]
@@ -170,7 +221,7 @@ pub struct Orchestrator {
 #[derive(Debug, Clone)]
 pub struct Transition {
     pub session: Session,
-    pub kind: &'static str,
+    pub kind: TransitionKind,
     pub old: String,
     pub new: String,
 }
@@ -194,7 +245,7 @@ pub fn events_retention() -> Result<Option<i64>, StateError> {
     if text.trim() == "off" {
         return Ok(None);
     }
-    match crate::health::parse_duration_secs(&text) {
+    match crate::duration::parse_secs(&text) {
         Some(secs) if secs > 0 => Ok(Some(secs)),
         _ => Err(StateError::BadRetention(text)),
     }
@@ -324,7 +375,7 @@ impl Store {
                 s.created_at,
                 s.updated_at,
                 s.state_at,
-                s.state_source,
+                s.state_source.as_str(),
                 s.manifest,
                 s.owns_tmux_session,
             ],
@@ -403,7 +454,7 @@ impl Store {
         id: &str,
         state: AgentState,
         at: i64,
-        source: &str,
+        source: StateSource,
         detail: &str,
     ) -> Result<Option<Transition>, StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
@@ -423,7 +474,7 @@ impl Store {
         }
         tx.execute(
             "UPDATE sessions SET state = ?2, state_at = ?3, state_source = ?4, updated_at = ?5 WHERE id = ?1",
-            params![id, state.as_str(), at, source, now()],
+            params![id, state.as_str(), at, source.as_str(), now()],
         )
         .map_err(|e| self.err(e))?;
         let transition = if current.state != state {
@@ -431,7 +482,7 @@ impl Store {
                 &tx,
                 self.retention,
                 &current,
-                "state",
+                TransitionKind::State.as_str(),
                 current.state.as_str(),
                 state.as_str(),
                 detail,
@@ -440,11 +491,11 @@ impl Store {
             Some(Transition {
                 old: current.state.to_string(),
                 new: state.to_string(),
-                kind: "state",
+                kind: TransitionKind::State,
                 session: Session {
                     state,
                     state_at: at,
-                    state_source: source.to_string(),
+                    state_source: source,
                     ..current
                 },
             })
@@ -476,7 +527,7 @@ impl Store {
             &tx,
             self.retention,
             s,
-            "status",
+            TransitionKind::Status.as_str(),
             s.status.as_str(),
             status.as_str(),
             detail,
@@ -486,7 +537,7 @@ impl Store {
         Ok(Some(Transition {
             old: s.status.to_string(),
             new: status.to_string(),
-            kind: "status",
+            kind: TransitionKind::Status,
             session: Session {
                 status,
                 ..s.clone()
@@ -763,6 +814,7 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
     let argv: String = r.get(13)?;
     let status: String = r.get(17)?;
     let state: String = r.get(18)?;
+    let source: String = r.get(23)?;
     Ok(Session {
         id: r.get(0)?,
         repo: r.get(1)?,
@@ -788,7 +840,8 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         created_at: r.get(20)?,
         updated_at: r.get(21)?,
         state_at: r.get(22)?,
-        state_source: r.get(23)?,
+        // A word a newer orchestra knows outranks nothing here.
+        state_source: StateSource::parse(&source).unwrap_or_default(),
         manifest: r.get(24)?,
         owns_tmux_session: r.get(25)?,
     })
