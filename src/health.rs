@@ -14,7 +14,7 @@ use crate::notify::{self, Fallback, Note};
 use crate::state::{
     AgentState, Session, StateError, StateSource, Status, Store, Transition, TransitionKind,
 };
-use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
+use crate::tmux::{Pane, PaneId, Snapshot, Tmux, TmuxError, WindowId};
 
 /// A hook's word stands against the screen for this long: screens lag behind hooks (a
 /// menu is announced before it is drawn).
@@ -80,7 +80,7 @@ pub struct Cache {
     #[serde(default, serialize_with = "sessions_without_prompts")]
     pub sessions: Vec<Session>,
     /// pane id → what was seen on it.
-    pub panes: BTreeMap<String, PaneSeen>,
+    pub panes: BTreeMap<PaneId, PaneSeen>,
     /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
     #[serde(default)]
     pub radar_every: i64,
@@ -154,8 +154,8 @@ impl HealthRow {
             idle_for: 0,
             screen: None,
             rule: None,
-            window: s.window.clone().unwrap_or_default(),
-            pane: s.pane.clone().unwrap_or_default(),
+            window: s.window.as_deref().unwrap_or_default().to_string(),
+            pane: s.pane.as_deref().unwrap_or_default().to_string(),
             host: s.host.clone(),
         }
     }
@@ -267,7 +267,7 @@ pub fn refresh(
     // Panes busy lately are likely to have changed again: tmux recaptures them inside the
     // listing call when they did. Quiet panes cost nothing there; one that wakes up is
     // captured by a second call.
-    let recapture: Vec<(String, i64)> = cache
+    let recapture: Vec<(PaneId, i64)> = cache
         .panes
         .iter()
         .filter(|(_, seen)| seen.activity >= now_s - RECENTLY_ACTIVE_SECS)
@@ -307,15 +307,15 @@ pub fn refresh(
         .filter(|p| {
             sessions
                 .get(&p.orchestra_id)
-                .is_some_and(|s| s.pane.as_deref().is_none_or(|recorded| recorded == p.pane))
+                .is_some_and(|s| s.pane.as_ref().is_none_or(|recorded| *recorded == p.pane))
         })
         .collect();
 
     // Screens: the changed panes tmux recaptured, plus panes never captured before.
     let mut decisions: Vec<(String, AgentState, StateSource, String)> = Vec::new();
-    let mut screens: Vec<(String, String)> = snap.screens.clone();
+    let mut screens: Vec<(PaneId, String)> = snap.screens.clone();
     // Panes to capture by a second call: never seen, or woken up since their capture.
-    let mut first_seen: Vec<String> = Vec::new();
+    let mut first_seen: Vec<PaneId> = Vec::new();
     // A window still in setup shows the setup, not an agent: nothing to classify. Its
     // program ending there (the setup's window process died) fails the setup.
     let mut setup_ended: Vec<Session> = Vec::new();
@@ -506,7 +506,7 @@ pub fn refresh(
     }
 
     // Window badges: write only what differs.
-    let sets: Vec<(String, String, String)> = ours
+    let sets: Vec<(WindowId, String, String)> = ours
         .iter()
         .filter_map(|pane| {
             let state = sessions[&pane.orchestra_id].badge();
@@ -546,8 +546,8 @@ pub fn refresh(
                 idle_for: now_s - pane.window_activity,
                 screen: seen.map(|p| p.screen_state.clone()),
                 rule: seen.and_then(|p| p.rule.clone()),
-                window: pane.window.clone(),
-                pane: pane.pane.clone(),
+                window: pane.window.to_string(),
+                pane: pane.pane.to_string(),
                 ..HealthRow::recorded(s, now_us)
             }
         })
@@ -795,19 +795,19 @@ pub fn refresh_host(
 ) -> Result<HostOutcome, HealthError> {
     let now_us = now_micros();
     let now_s = now_us / 1_000_000;
-    let recapture: Vec<(String, i64)> = sessions
+    let recapture: Vec<(PaneId, i64)> = sessions
         .iter()
         .filter_map(|s| s.pane.clone())
         .map(|p| (p, 0))
         .collect();
     let snap = tmux.snapshot(&[], &recapture)?;
     let panes: Vec<Pane> = snap.as_ref().map(|s| s.panes.clone()).unwrap_or_default();
-    let screens: HashMap<String, String> = snap
+    let screens: HashMap<PaneId, String> = snap
         .map(|s| s.screens.into_iter().collect())
         .unwrap_or_default();
     let mut outcome = HostOutcome::default();
     let mut store: Option<Store> = None;
-    let mut badges: Vec<(String, String, String)> = Vec::new();
+    let mut badges: Vec<(WindowId, String, String)> = Vec::new();
     for s in sessions {
         let pane = panes
             .iter()
@@ -880,8 +880,8 @@ pub fn refresh_host(
             idle_for: pane.map_or(0, |p| now_s - p.window_activity),
             screen: screen_state,
             rule,
-            window: pane.map(|p| p.window.clone()).unwrap_or_default(),
-            pane: pane.map(|p| p.pane.clone()).unwrap_or_default(),
+            window: pane.map(|p| p.window.to_string()).unwrap_or_default(),
+            pane: pane.map(|p| p.pane.to_string()).unwrap_or_default(),
             host: Some(host.to_string()),
             ..HealthRow::recorded(&current, now_us)
         });

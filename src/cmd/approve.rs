@@ -8,7 +8,7 @@ use crate::cli::{ApproveArgs, DenyArgs};
 use crate::cmd::{agent_pane, find_session, open_repo, record_if_gone, Context, Output};
 use crate::error::Error;
 use crate::state::{AgentState, Session, StateSource};
-use crate::tmux::{Key, OwnedPane, Tmux};
+use crate::tmux::{Key, OwnedPane, PaneId, Tmux};
 
 /// How long to wait for a menu (or question) to be drawn.
 const MENU_WAIT: Duration = Duration::from_secs(3);
@@ -208,19 +208,19 @@ fn menu_at(menu: &Menu, cursor: usize) -> Menu {
     }
 }
 
-fn read_menu(tmux: &Tmux, pane: &str) -> Result<Option<Menu>, Error> {
+fn read_menu(tmux: &Tmux, pane: &PaneId) -> Result<Option<Menu>, Error> {
     Ok(menu::parse(&tmux.capture_pane(pane, 0)?))
 }
 
-fn read_question(tmux: &Tmux, pane: &str) -> Result<Option<Question>, Error> {
+fn read_question(tmux: &Tmux, pane: &PaneId) -> Result<Option<Question>, Error> {
     Ok(menu::parse_question(&tmux.capture_pane(pane, 0)?))
 }
 
-fn read_asking(tmux: &Tmux, pane: &str) -> Result<Option<Asking>, Error> {
+fn read_asking(tmux: &Tmux, pane: &PaneId) -> Result<Option<Asking>, Error> {
     Ok(menu::asking(&tmux.capture_pane(pane, 0)?))
 }
 
-fn wait_for_asking(tmux: &Tmux, pane: &str, limit: Duration) -> Result<Option<Asking>, Error> {
+fn wait_for_asking(tmux: &Tmux, pane: &PaneId, limit: Duration) -> Result<Option<Asking>, Error> {
     let started = Instant::now();
     loop {
         if let Some(m) = read_asking(tmux, pane)? {

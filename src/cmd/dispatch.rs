@@ -13,7 +13,7 @@ use crate::git::{Oid, Repo};
 use crate::label;
 use crate::paths::{find_program, non_empty_env, session_dir};
 use crate::state::{now, AgentState, Session, Status, Store};
-use crate::tmux::{Key, OwnedPane, Tmux, WindowSpec};
+use crate::tmux::{Key, OwnedPane, Tmux, WindowId, WindowSpec};
 
 /// How long a generic agent gets to draw something before its prompt is typed anyway.
 const TYPE_PROMPT_AFTER: Duration = Duration::from_secs(1);
@@ -724,7 +724,7 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
     if !trusts_worktrees(tmux) {
         return;
     }
-    let Some(pane) = session.pane.as_deref() else {
+    let Some(pane) = session.pane.as_ref() else {
         return;
     };
     let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
@@ -851,7 +851,7 @@ struct Undo<'a> {
     worktree: Option<(PathBuf, String, Oid)>,
     /// The session row (and its dependency edges), removed by the caller holding the store.
     row: Option<String>,
-    window: Option<(String, String)>,
+    window: Option<(WindowId, String)>,
 }
 
 impl<'a> Undo<'a> {

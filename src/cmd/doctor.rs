@@ -303,8 +303,8 @@ fn check_windows(
                     |_| {
                         store.record_restart(
                             session,
-                            &pane.window,
-                            &pane.pane,
+                            Some(&pane.window),
+                            Some(&pane.pane),
                             &pane.session_name,
                             server.socket_path.as_deref(),
                             // A setup restart's window records its own outcome.

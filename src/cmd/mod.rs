@@ -158,7 +158,7 @@ pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {
 pub fn agent_pane(session: &Session) -> Result<(Tmux, OwnedPane), Error> {
     let pane = session
         .pane
-        .as_deref()
+        .as_ref()
         .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
     let owned = OwnedPane::new(pane, &session.id)?;
     Ok((session_tmux(session)?, owned))

@@ -88,7 +88,7 @@ fn wait_for_row(store: &Store, id: &str) -> Result<Option<Session>, Error> {
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(s) = store.session_by_id(id)? {
-            if here.is_none() || s.pane == here {
+            if here.is_none() || s.pane.as_deref() == here.as_deref() {
                 return Ok(Some(s));
             }
         }
@@ -250,7 +250,7 @@ fn failed(
     out.line(format!("orchestra: {why}"));
     store.claim_status(session, Status::Setup, Status::SetupFailed, why)?;
     let tmux = crate::cmd::session_tmux(session)?;
-    let command = session.window.as_deref().and_then(|w| {
+    let command = session.window.as_ref().and_then(|w| {
         tmux.set_badge(w, Status::SetupFailed.as_str(), "@orchestra-notify-cmd")
             .ok()
             .flatten()

@@ -90,16 +90,16 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
             });
             crate::cmd::record_if_gone(ctx, &session, result)?;
             (
-                session.window.clone().unwrap_or_default(),
-                session.pane.clone().unwrap_or_default(),
+                session.window.clone(),
+                session.pane.clone(),
                 session.tmux_session.clone().unwrap_or_default(),
                 None,
             )
         } else if pane_exists {
             start_agent_in_pane(ctx, &session, None, resume, out)?;
             (
-                session.window.clone().unwrap_or_default(),
-                session.pane.clone().unwrap_or_default(),
+                session.window.clone(),
+                session.pane.clone(),
                 session.tmux_session.clone().unwrap_or_default(),
                 None,
             )
@@ -126,13 +126,18 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
                     ("@orchestra_state", badge),
                 ],
             )?;
-            (w.window, w.pane, w.session_name, Some(w.socket_path))
+            (
+                Some(w.window),
+                Some(w.pane),
+                w.session_name,
+                Some(w.socket_path),
+            )
         };
         crate::fault::point("restart");
         store.record_restart(
             &session,
-            &window,
-            &pane,
+            window.as_ref(),
+            pane.as_ref(),
             &tmux_session,
             socket.as_deref(),
             // A setup's window records how it went: its status is left to it (it moved to

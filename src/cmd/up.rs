@@ -156,7 +156,7 @@ fn up_one(
     if let Some(existing) = store.session_by_label(&repo_id, name)? {
         let alive = existing
             .pane
-            .as_deref()
+            .as_ref()
             .and_then(|p| OwnedPane::new(p, &existing.id).ok())
             .is_some_and(|p| tmux.pane_alive(&p).unwrap_or(false));
         if alive {
@@ -386,7 +386,7 @@ pub fn down_one(
     let mut note = String::new();
     let pane = session
         .pane
-        .as_deref()
+        .as_ref()
         .and_then(|p| OwnedPane::new(p, &session.id).ok());
     if let Some(pane) = pane {
         // Only a pane that is still this session's gets the exit keys.

@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use crate::tmux::{PaneId, TmuxError, WindowId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
@@ -154,8 +156,8 @@ pub struct Session {
     pub host: Option<String>,
     pub tmux_socket: Option<String>,
     pub tmux_session: Option<String>,
-    pub window: Option<String>,
-    pub pane: Option<String>,
+    pub window: Option<WindowId>,
+    pub pane: Option<PaneId>,
     pub agent_kind: String,
     pub agent_argv: Vec<String>,
     pub agent_uuid: Option<String>,
@@ -209,8 +211,8 @@ impl Session {
 pub struct Orchestrator {
     pub repo: String,
     pub tmux_socket: Option<String>,
-    pub window: Option<String>,
-    pub pane: String,
+    pub window: Option<WindowId>,
+    pub pane: PaneId,
     /// Its conversation, for `launch --resume`.
     pub agent_uuid: Option<String>,
     /// False for a promoted pane (its prompt was not applied).
@@ -621,8 +623,8 @@ impl Store {
     pub fn record_restart(
         &self,
         s: &Session,
-        window: &str,
-        pane: &str,
+        window: Option<&WindowId>,
+        pane: Option<&PaneId>,
         tmux_session: &str,
         tmux_socket: Option<&str>,
         status: Option<Status>,
@@ -672,17 +674,22 @@ impl Store {
                 "SELECT repo, tmux_socket, window_id, pane_id, agent_uuid, launched FROM orchestrators WHERE repo = ?1",
                 params![repo],
                 |r| {
-                    Ok(Orchestrator {
+                    // A recorded pane that is no pane id is no orchestrator to reach.
+                    let Some(pane) = tmux_id(r.get(3)?, PaneId::parse) else {
+                        return Ok(None);
+                    };
+                    Ok(Some(Orchestrator {
                         repo: r.get(0)?,
                         tmux_socket: r.get(1)?,
-                        window: r.get(2)?,
-                        pane: r.get(3)?,
+                        window: tmux_id(r.get(2)?, WindowId::parse),
+                        pane,
                         agent_uuid: r.get(4)?,
                         launched: r.get(5)?,
-                    })
+                    }))
                 },
             )
             .optional()
+            .map(Option::flatten)
             .map_err(|e| self.err(e))
     }
 
@@ -810,6 +817,24 @@ fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// A recorded pane or window id; one that is no id (the file was edited by hand) is no
+/// pane at all: nothing is sent to it, and the session reads as having none.
+fn tmux_id<T>(text: Option<String>, parse: fn(&str) -> Result<T, TmuxError>) -> Option<T> {
+    parse(text?.as_str()).ok()
+}
+
+impl rusqlite::ToSql for PaneId {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::ToSql for WindowId {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
     let argv: String = r.get(13)?;
     let status: String = r.get(17)?;
@@ -826,8 +851,8 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         host: r.get(7)?,
         tmux_socket: r.get(8)?,
         tmux_session: r.get(9)?,
-        window: r.get(10)?,
-        pane: r.get(11)?,
+        window: tmux_id(r.get(10)?, WindowId::parse),
+        pane: tmux_id(r.get(11)?, PaneId::parse),
         agent_kind: r.get(12)?,
         agent_argv: serde_json::from_str(&argv).unwrap_or_default(),
         agent_uuid: r.get(14)?,
