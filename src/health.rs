@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::rules::{Rules, RulesError};
+use crate::agent::AgentKind;
 use crate::notify::{self, Fallback, Note};
 use crate::state::{
     AgentState, Session, StateError, StateSource, Status, Store, Transition, TransitionKind,
@@ -370,7 +371,7 @@ pub fn refresh(
             if pane.dead || s.status.in_setup() {
                 continue;
             }
-            let verdict = rules.classify(&s.agent_kind, screen)?;
+            let verdict = rules.classify(s.agent_kind.as_str(), screen)?;
             let hook_is_fresh = said_lately(s, now_us);
             let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(
@@ -408,11 +409,11 @@ pub fn refresh(
         if pane.dead
             || s.status == Status::Blocked
             || s.status.in_setup()
-            || !may_lack_rules(&s.agent_kind)
+            || !may_lack_rules(s.agent_kind)
         {
             continue;
         }
-        if rules.get()?.has_rules(&s.agent_kind) {
+        if rules.get()?.has_rules(s.agent_kind.as_str()) {
             continue;
         }
         let state = if now_s - pane.window_activity <= ACTIVE_OUTPUT_SECS {
@@ -579,8 +580,8 @@ fn radar_every<'a>(snap: &Snapshot, mut sessions: impl Iterator<Item = &'a Sessi
 
 /// Kinds whose screens the built-in rules do not read: only these are judged by output
 /// activity, and only when agents.toml gives them no rules either.
-fn may_lack_rules(kind: &str) -> bool {
-    !matches!(kind, "claude" | "codex" | "gemini" | "aider")
+fn may_lack_rules(kind: AgentKind) -> bool {
+    kind == AgentKind::Generic
 }
 
 /// Whether a word that outranks the screen for a while was said lately: a hook's, or
@@ -833,7 +834,7 @@ pub fn refresh_host(
             ),
             Some(p) => match screens.get(&p.pane) {
                 Some(screen) => {
-                    let v = rules.classify(&s.agent_kind, screen)?;
+                    let v = rules.classify(s.agent_kind.as_str(), screen)?;
                     let state = v.state;
                     let rule = v.rule.clone();
                     (

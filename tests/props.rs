@@ -1074,7 +1074,7 @@ fn a_session(id: &str) -> Session {
         tmux_session: None,
         window: None,
         pane: None,
-        agent_kind: "claude".into(),
+        agent_kind: orchestra::agent::AgentKind::Claude,
         agent_argv: vec!["claude".into()],
         agent_uuid: None,
         port: None,

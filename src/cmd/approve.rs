@@ -170,8 +170,7 @@ fn answer_question(
         )));
     }
     let (key, label) = question.options[chosen].clone();
-    let kind = crate::agent::AgentKind::parse(&session.agent_kind)
-        .unwrap_or(crate::agent::AgentKind::Generic);
+    let kind = session.agent_kind;
     tmux.type_text(pane, &key, kind.typing())?;
     let typed = Question {
         typed: key.clone(),

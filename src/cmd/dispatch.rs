@@ -28,11 +28,9 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     let prompt = read_prompt(args)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
     let command = agent_command(args.agent.as_deref())?;
-    let kind = match args.kind.as_deref() {
-        Some(k) => AgentKind::parse(k)
-            .ok_or_else(|| Error::BadInput(format!("unknown agent kind {k:?}")))?,
-        None => AgentKind::from_program(&command[0]),
-    };
+    let kind = args
+        .kind
+        .unwrap_or_else(|| AgentKind::from_program(&command[0]));
     let mut store = ctx.store()?;
     let repo_id = repo.id();
     let label = args.label.as_str();
@@ -156,7 +154,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             tmux_session: None,
             window: None,
             pane: None,
-            agent_kind: kind.as_str().to_string(),
+            agent_kind: kind,
             agent_argv: command.clone(),
             agent_uuid: (kind == AgentKind::Claude).then(|| agent_uuid.clone()),
             port: Some(port),
@@ -403,7 +401,7 @@ pub fn agent_launch(
     prompt: Option<&str>,
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
-    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let kind = session.agent_kind;
     let dir = session_dir(&ctx.home, &session.id);
     let settings_file = dir.join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
@@ -639,7 +637,7 @@ pub fn after_start(
         Ok(tmux)
     })();
     let tmux = crate::cmd::record_if_gone(ctx, session, result)?;
-    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
+    if asks_to_trust(session.agent_kind) {
         trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
@@ -727,7 +725,7 @@ fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut O
     let Some(pane) = session.pane.as_ref() else {
         return;
     };
-    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let kind = session.agent_kind;
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();

@@ -70,15 +70,14 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let session = store
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
-    let kind = AgentKind::parse(&session.agent_kind);
-    let state = match kind {
-        Some(AgentKind::Gemini) => gemini_state_for(&args.event, &hook)?,
-        Some(AgentKind::Codex) => codex_state_for(&args.event, &hook)?,
+    let state = match session.agent_kind {
+        AgentKind::Gemini => gemini_state_for(&args.event, &hook)?,
+        AgentKind::Codex => codex_state_for(&args.event, &hook)?,
         _ => state_for(&args.event, &hook)?,
     };
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
     // restart resumes the one the person was in (claude's; restart resumes no other kind).
-    if args.event == "SessionStart" && kind == Some(AgentKind::Claude) {
+    if args.event == "SessionStart" && session.agent_kind == AgentKind::Claude {
         let conversation = hook.get("session_id").and_then(|v| v.as_str());
         if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
             if session.agent_uuid.as_deref() != Some(uuid) {
@@ -138,7 +137,7 @@ fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), E
     while started.elapsed() < SETTLE_WAIT {
         let screen = tmux.capture_pane(pane.pane(), 0)?;
         let verdict = rules
-            .classify(&session.agent_kind, &screen)
+            .classify(session.agent_kind.as_str(), &screen)
             .map_err(HealthError::from)?;
         if matches!(
             verdict.state,

@@ -9,7 +9,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::agent::AgentKind;
 use crate::cli::PrepareArgs;
 use crate::cmd::{Context, Output};
 use crate::duration::spell;
@@ -309,9 +308,7 @@ fn start_agent(
         );
     }
     let _ = out.out.flush();
-    if launch.typed_prompt.is_some()
-        || AgentKind::parse(&session.agent_kind).is_some_and(crate::cmd::dispatch::asks_to_trust)
-    {
+    if launch.typed_prompt.is_some() || crate::cmd::dispatch::asks_to_trust(session.agent_kind) {
         crate::notify::spawn_self_detached(
             &[
                 "prepare".to_string(),

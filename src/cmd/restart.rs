@@ -60,9 +60,9 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
         // id; aider reads back its chat history file (in the session's folder).
         let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
         let resume = !setup_again
-            && match AgentKind::parse(&session.agent_kind) {
-                Some(AgentKind::Claude) => session.agent_uuid.is_some(),
-                Some(AgentKind::Aider) => true,
+            && match session.agent_kind {
+                AgentKind::Claude => session.agent_uuid.is_some(),
+                AgentKind::Aider => true,
                 _ => false,
             };
         // In place only while the recorded pane is still this session's (pane ids are

@@ -277,7 +277,7 @@ fn up_one(
         tmux_session: Some(created.session_name.clone()),
         window: Some(created.window.clone()),
         pane: Some(created.pane.clone()),
-        agent_kind: kind.as_str().to_string(),
+        agent_kind: kind,
         agent_argv: command,
         agent_uuid: (kind == AgentKind::Claude).then_some(agent_uuid),
         port: None,
@@ -391,7 +391,7 @@ pub fn down_one(
     if let Some(pane) = pane {
         // Only a pane that is still this session's gets the exit keys.
         if tmux.pane_alive(&pane)? {
-            let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+            let kind = session.agent_kind;
             match ask_to_exit(tmux, &pane, kind) {
                 Err(TmuxError::NotOurs { .. }) => {}
                 other => other?,

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
+use crate::agent::AgentKind;
 use crate::tmux::{PaneId, TmuxError, WindowId};
 use serde::{Deserialize, Serialize};
 
@@ -158,7 +159,7 @@ pub struct Session {
     pub tmux_session: Option<String>,
     pub window: Option<WindowId>,
     pub pane: Option<PaneId>,
-    pub agent_kind: String,
+    pub agent_kind: AgentKind,
     pub agent_argv: Vec<String>,
     pub agent_uuid: Option<String>,
     pub port: Option<u16>,
@@ -366,7 +367,7 @@ impl Store {
                 s.tmux_session,
                 s.window,
                 s.pane,
-                s.agent_kind,
+                s.agent_kind.as_str(),
                 argv,
                 s.agent_uuid,
                 s.port,
@@ -836,6 +837,7 @@ impl rusqlite::ToSql for WindowId {
 }
 
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    let agent_kind: String = r.get(12)?;
     let argv: String = r.get(13)?;
     let status: String = r.get(17)?;
     let state: String = r.get(18)?;
@@ -853,7 +855,9 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         tmux_session: r.get(9)?,
         window: tmux_id(r.get(10)?, WindowId::parse),
         pane: tmux_id(r.get(11)?, PaneId::parse),
-        agent_kind: r.get(12)?,
+        // Written by dispatch and up from a known kind; one this orchestra does not know is
+        // a program it reads nothing special into.
+        agent_kind: AgentKind::parse(&agent_kind).unwrap_or(AgentKind::Generic),
         agent_argv: serde_json::from_str(&argv).unwrap_or_default(),
         agent_uuid: r.get(14)?,
         port: r.get(15)?,
