@@ -424,7 +424,10 @@ pub fn refresh(
         let hook_is_fresh = said_lately(s, now_us);
         let decided = decisions.iter().any(|(id, ..)| id == &s.id);
         if state != s.state && !hook_is_fresh && !decided {
-            let detail = format!("output {}s ago", now_s - pane.window_activity);
+            let detail = format!(
+                "output {} ago",
+                crate::duration::age(now_s - pane.window_activity)
+            );
             decisions.push((s.id.clone(), state, StateSource::Activity, detail));
         }
     }
@@ -455,7 +458,10 @@ pub fn refresh(
         };
         if let Some(status) = next {
             wrote = true;
-            let detail = format!("no output for {}s", now_s - pane.window_activity);
+            let detail = format!(
+                "no output for {}",
+                crate::duration::age(now_s - pane.window_activity)
+            );
             if let Some(t) = opened(&mut store, home)?.change_status(&s, status, &detail)? {
                 sessions.insert(s.id.clone(), t.session.clone());
                 outcome.transitions.push(t);

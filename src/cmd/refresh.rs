@@ -248,7 +248,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
             crate::remote::RemoteError::Timeout {
                 host: host.clone(),
                 what: "refreshing".into(),
-                seconds: budget.as_secs(),
+                after: budget,
             }
             .to_string(),
         );
