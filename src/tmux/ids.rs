@@ -2,6 +2,20 @@
 //! (tmux's own output, the record, a flag, `$TMUX_PANE`), and goes into tmux command
 //! strings unquoted from then on; a window id cannot be passed where a pane id goes.
 //! Both read as text (`Deref<Target = str>`) for showing, comparing and recording.
+//!
+//! ```
+//! # use orchestra::tmux::{PaneId, Tmux};
+//! fn screen(tmux: &Tmux, pane: &PaneId) -> String {
+//!     tmux.capture_pane(pane, 0).unwrap_or_default()
+//! }
+//! ```
+//! A window id where a pane goes does not compile:
+//! ```compile_fail
+//! # use orchestra::tmux::{Tmux, WindowId};
+//! fn screen(tmux: &Tmux, window: &WindowId) -> String {
+//!     tmux.capture_pane(window, 0).unwrap_or_default()
+//! }
+//! ```
 
 use std::fmt;
 use std::ops::Deref;
