@@ -68,6 +68,9 @@ pub enum Command {
     Launch(LaunchArgs),
     /// Register the pane you are in as this repo's orchestrator, without restarting it.
     Promote(PromoteArgs),
+    /// The open tasks of this repo's project in its tracker ([tasks] in orchestra.toml):
+    /// `orchestra tasks`; `orchestra tasks pick ID --dispatch` starts a session on one.
+    Tasks(TasksArgs),
     /// Dependencies between sessions: `deps add B A out/data.csv` makes B wait for A's file.
     Deps(DepsArgs),
     /// Check tmux, git and the state store, and reconcile the record with what is really
@@ -181,6 +184,43 @@ pub struct LaunchArgs {
     /// The agent command. Default: $ORCHESTRA_AGENT, else `claude`.
     #[arg(long, value_name = "CMD")]
     pub agent: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    #[command(subcommand)]
+    pub command: Option<TasksCommand>,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Print a JSON array of {"id", "title", "status", "url"}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// Move task ID to in progress ([tasks] in_progress, default "In progress"); with
+    /// --dispatch, first start a session on it.
+    Pick(PickArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PickArgs {
+    /// The task's id, as `orchestra tasks` prints it (its Notion page URL works too).
+    pub id: String,
+    /// Dispatch a session whose prompt is the task's title and content, and record the
+    /// task on it (`list --json` shows it as "task").
+    #[arg(long)]
+    pub dispatch: bool,
+    /// The session's label with --dispatch. Default: the task's title, slugified (a free
+    /// one, as `orchestra slugify` finds it).
+    #[arg(long, requires = "dispatch")]
+    pub label: Option<String>,
+    /// The agent command with --dispatch. Default: $ORCHESTRA_AGENT, else `claude`.
+    #[arg(long, value_name = "CMD", requires = "dispatch")]
+    pub agent: Option<String>,
+    #[command(flatten)]
+    pub repo: RepoArg,
 }
 
 #[derive(Debug, Args)]
@@ -341,7 +381,7 @@ pub enum TmuxCommand {
     },
     /// A sub-menu listing the sessions, each running ACTION on the chosen one.
     Pick {
-        #[arg(value_parser = ["review", "merge", "brief", "approve", "deny", "kill"])]
+        #[arg(value_parser = ["review", "merge", "brief", "approve", "deny", "kill", "tasks"])]
         action: String,
         #[arg(long)]
         client: Option<String>,
@@ -350,11 +390,14 @@ pub enum TmuxCommand {
     /// the command itself with its outcome as a message.
     #[command(hide = true)]
     Act {
-        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "review", "merge", "brief", "approve", "deny", "kill"])]
+        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "review", "merge", "brief", "approve", "deny", "kill", "task"])]
         action: String,
         /// The session, by id (what the sub-menus pass).
         #[arg(long, value_name = "ID")]
         session: Option<String>,
+        /// The tracker's task to pick and dispatch, by id (what the Tasks… menu passes).
+        #[arg(long, value_name = "ID")]
+        task: Option<String>,
         #[arg(long)]
         client: String,
         /// Kill without asking (the confirmation's yes).
@@ -647,7 +690,7 @@ pub struct ListArgs {
     #[command(flatten)]
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
-    /// host, retry_count, window, pane, age).
+    /// host, retry_count, window, pane, age, task).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.

@@ -20,6 +20,8 @@ pub mod prompts;
 pub mod radar;
 pub mod remote;
 pub mod state;
+pub mod sync;
+pub mod tasks;
 pub mod term;
 pub mod tmux;
 pub mod worktree;

@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         Command::Restart(args) => cmd::restart::run(&ctx, args, &mut out),
         Command::Launch(args) => cmd::launch::launch(&ctx, args, &mut out),
         Command::Promote(args) => cmd::launch::promote(&ctx, args, &mut out),
+        Command::Tasks(args) => cmd::tasks::run(&ctx, args, &mut out),
         Command::Deps(args) => cmd::deps::run(&ctx, args, &mut out),
         Command::Doctor(args) => cmd::doctor::run(&ctx, args, &mut out),
         Command::Event(args) => cmd::event::run(&ctx, args, &mut out),

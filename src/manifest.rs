@@ -259,6 +259,30 @@ pub struct Manifest {
     pub sessions: BTreeMap<String, ManifestSession>,
     #[serde(default)]
     pub dependencies: Vec<Dependency>,
+    #[serde(default)]
+    pub tasks: TasksTable,
+}
+
+/// `[tasks]`: where the project's open tasks come from (`crate::tasks`). Blank data
+/// sources (the default) mean no task source at all.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct TasksTable {
+    /// The tracker: "notion" (the only one so far, and the default).
+    pub source: Option<String>,
+    /// The Notion data source of the projects (else $NOTION_PROJECTS_DATA_SOURCE_ID).
+    pub projects_data_source: Option<String>,
+    /// The Notion data source of the tasks (else $NOTION_TASKS_DATA_SOURCE_ID).
+    pub tasks_data_source: Option<String>,
+    /// The project page's title or id; default the repo folder's name.
+    pub project: Option<String>,
+    pub status_property: Option<String>,
+    pub in_progress: Option<String>,
+    pub done: Option<String>,
+    #[serde(default)]
+    pub done_on_merge: bool,
+    /// How long one request may take: "10s", "500ms", "1m".
+    pub timeout: Option<String>,
 }
 
 /// The manifest's default place: `orchestra.toml` at the repo root.
@@ -350,6 +374,7 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
         ));
     }
     validate_worktree(&m.worktree, text, file)?;
+    validate_tasks(&m.tasks, text, file)?;
     for (name, host) in &m.hosts {
         let header = format!("[hosts.{name}]");
         for (key, value) in [
@@ -532,6 +557,59 @@ fn validate_worktree(w: &WorktreeTable, text: &str, file: &str) -> Result<(), Ma
             }
             seen.push(clean);
         }
+    }
+    Ok(())
+}
+
+fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), ManifestError> {
+    let err = |key: &str, message: String| {
+        let (line, column) = locate_key(text, "[tasks]", key);
+        ManifestError {
+            file: file.to_string(),
+            line,
+            column,
+            message,
+        }
+    };
+    if let Some(source) = t.source.as_deref().filter(|s| *s != "notion") {
+        return Err(err(
+            "source",
+            format!("tasks.source {source:?} is not a task source orchestra knows: \"notion\""),
+        ));
+    }
+    for (key, value) in [
+        ("projects_data_source", &t.projects_data_source),
+        ("tasks_data_source", &t.tasks_data_source),
+    ] {
+        if let Some(id) = value.as_deref().filter(|v| !v.trim().is_empty()) {
+            if crate::tasks::notion_id(id).is_none() {
+                return Err(err(
+                    key,
+                    format!(
+                        "tasks.{key} {id:?} is not a Notion id (32 hex digits, dashes allowed)"
+                    ),
+                ));
+            }
+        }
+    }
+    for (key, value) in [
+        ("status_property", &t.status_property),
+        ("in_progress", &t.in_progress),
+        ("done", &t.done),
+    ] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(err(key, format!("tasks.{key} is empty")));
+        }
+    }
+    if let Some(timeout) = t
+        .timeout
+        .as_deref()
+        .filter(|v| crate::duration::parse_timeout(v).is_none())
+    {
+        return Err(err(
+            "timeout",
+            format!("tasks.timeout {timeout:?} is not a duration such as \"10s\" or \"500ms\""),
+        ));
     }
     Ok(())
 }
@@ -879,6 +957,12 @@ then = 'brief analysis "Data ready at /share/output"'
             ("copy of git's folder", "[worktree]\ncopy = [\".git/config\"]\n", 2, 9, "git's own folder"),
             ("copy of the whole worktree", "[worktree]\ncopy = [\".\"]\n", 2, 9, "the whole worktree"),
             ("one path twice", "[worktree]\ncopy = [\"a\"]\nsymlink = [\"a/\"]\n", 3, 12, "listed twice"),
+            ("unknown tasks key", "[tasks]\nsource = \"notion\"\nstatus_prop = \"S\"\n", 3, 1, "unknown field"),
+            ("unknown task source", "[tasks]\n\nsource = \"jira\"\n", 3, 1, "not a task source"),
+            ("bad data source id", "[tasks]\ntasks_data_source = \"tasks\"\n", 2, 1, "not a Notion id"),
+            ("empty status name", "[tasks]\ndone = \" \"\n", 2, 1, "tasks.done is empty"),
+            ("bad tasks timeout", "[tasks]\ntimeout = \"soon\"\n", 2, 1, "not a duration"),
+            ("done_on_merge of the wrong type", "[tasks]\ndone_on_merge = \"yes\"\n", 2, 17, "invalid type"),
         ];
         for (what, text, line, column, message) in cases {
             let e = parse(text, "orchestra.toml").expect_err(what);

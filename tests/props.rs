@@ -1205,3 +1205,45 @@ fn found_by_the_properties() {
     let e = rules.check_all().expect_err("a bad pattern").to_string();
     assert!(!e.contains('\n') && e.contains("unclosed group"), "{e}");
 }
+
+proptest! {
+    /// A task id from anywhere (the command line, a URL, Notion's answers) is a dashed
+    /// 32-hex id or nothing, and reads back as itself.
+    #[test]
+    fn a_notion_id_is_32_hex_digits_or_refused(text in prop_oneof![
+        any_text(),
+        "[0-9a-fA-F]{32}",
+        "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        "https://www\\.notion\\.so/[A-Za-z-]{0,20}-[0-9a-f]{32}(\\?[a-z=]{0,8})?",
+    ]) {
+        if let Some(id) = orchestra::tasks::notion_id(&text) {
+            prop_assert_eq!(id.len(), 36);
+            prop_assert!(id.chars().all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{id}");
+            prop_assert_eq!(orchestra::tasks::notion_id(&id), Some(id.clone()));
+            let hex: String = text.chars().filter(|c| c.is_ascii_hexdigit()).collect::<String>().to_ascii_lowercase();
+            prop_assert!(hex.contains(&id.replace('-', "")), "{text:?} → {id}");
+        }
+    }
+
+    /// Whatever the tracker's titles hold, the orchestrator's first message lists each
+    /// task on a line of its own and stays short enough for a command line.
+    #[test]
+    fn the_first_message_keeps_one_line_per_task(titles in prop::collection::vec(hostile_text(), 0..60)) {
+        let tasks: Vec<orchestra::tasks::Task> = titles
+            .iter()
+            .enumerate()
+            .map(|(n, title)| orchestra::tasks::Task {
+                id: format!("id-{n}"),
+                title: title.clone(),
+                status: String::new(),
+                url: String::new(),
+            })
+            .collect();
+        let text = orchestra::tasks::orchestrator_message("app", &tasks);
+        prop_assert!(text.len() < 6 * 1024, "{} bytes", text.len());
+        for line in text.lines().filter(|l| l.starts_with("- ")) {
+            prop_assert!(line.ends_with(')'), "{line:?}");
+        }
+        prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+    }
+}

@@ -48,6 +48,8 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
             argv.extend(["--append-system-prompt".to_string(), prompt]);
         }
     }
+    // The tracker's open tasks, as the first message; no [tasks]: nothing is read.
+    argv.extend(crate::cmd::tasks::orchestrator_words(&repo, kind, out)?);
     let tmux = ctx.tmux();
     let env = vec![(
         "ORCHESTRA_HOME".to_string(),

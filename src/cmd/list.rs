@@ -32,6 +32,8 @@ pub struct ListRow {
     /// What the conflict radar last found this session's work conflicts with: other
     /// sessions and its target branch (`with`), with the paths.
     pub conflicts_with: Vec<conflicts::Row>,
+    /// The tracker's task the session works on (`tasks pick --dispatch`), else null.
+    pub task: Option<String>,
 }
 
 impl ListRow {
@@ -52,6 +54,7 @@ impl ListRow {
             age: at - s.created_at,
             stranded: None,
             conflicts_with: Vec::new(),
+            task: None,
         }
     }
 }
@@ -75,10 +78,12 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         &store.conflicts(repo.as_ref().map(|r| r.id()).as_deref())?,
         &sessions,
     );
+    let mut tasks = store.session_tasks(repo.as_ref().map(|r| r.id()).as_deref())?;
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
             stranded: stranded.remove(&s.id),
+            task: tasks.remove(&s.id),
             conflicts_with: conflicts::rows_of(&pairs, &s.id),
             ..ListRow::from_session(s, at)
         })

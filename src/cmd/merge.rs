@@ -241,6 +241,8 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
     fault::point("merge");
     finish_teardown(ctx, &repo, &store, &session, &target, out)?;
     let _ = std::fs::remove_file(&journal_path);
+    // `done_on_merge`: the session's task moves to done; a failure is only reported.
+    crate::cmd::tasks::after_merge(ctx, &repo, &session, out);
     Ok(())
 }
 

@@ -24,6 +24,7 @@ pub mod review;
 pub mod slugify;
 pub mod status;
 pub mod sync;
+pub mod tasks;
 pub mod tmux_cmd;
 pub mod up;
 

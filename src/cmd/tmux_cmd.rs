@@ -45,9 +45,17 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
         TmuxCommand::Act {
             action,
             session,
+            task,
             client,
             yes,
-        } => act(ctx, action, session.as_deref(), client, *yes),
+        } => act(
+            ctx,
+            action,
+            session.as_deref(),
+            task.as_deref(),
+            client,
+            *yes,
+        ),
         TmuxCommand::Ask {
             what,
             session,
@@ -192,7 +200,7 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
     let client = crate::cmd::resolve_client(&tmux, client)?;
     let act = |action: &str| menu_entry(&["tmux", "act", action, "--client", &client]);
     let pick = |action: &str| menu_entry(&["tmux", "pick", action, "--client", &client]);
-    let items = [
+    let mut items = vec![
         // Free text is asked in a popup by orchestra itself, never by a tmux prompt.
         ("Dispatch…", "d", act("dispatch")),
         ("Review…", "r", pick("review")),
@@ -212,6 +220,14 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
         ),
         ("Kill…", "k", pick("kill")),
     ];
+    // The tracker's open tasks (pick → dispatch), for a repo with a task source only.
+    if client_repo(&tmux, &client)
+        .ok()
+        .and_then(|repo| crate::cmd::tasks::configured(&repo).ok().flatten())
+        .is_some()
+    {
+        items.insert(1, ("Tasks…", "t", pick("tasks")));
+    }
     let mut args = strings(&[
         "display-menu",
         "-c",
@@ -236,6 +252,9 @@ fn menu(ctx: &Context, client: Option<&str>) -> Result<(), Error> {
 fn pick(ctx: &Context, action: &str, client: &str) -> Result<Option<String>, Error> {
     let tmux = ctx.tmux();
     let repo = client_repo(&tmux, client)?;
+    if action == "tasks" {
+        return pick_task(&tmux, &repo, client);
+    }
     let sessions = ctx.store()?.sessions(Some(&repo.id()), false)?;
     let mut args = strings(&[
         "display-menu",
@@ -269,18 +288,65 @@ fn pick(ctx: &Context, action: &str, client: &str) -> Result<Option<String>, Err
     Ok(None)
 }
 
+/// A sub-menu of the open tasks of `repo`; choosing one picks it and dispatches a session
+/// on it (the task by its id: no title travels through tmux as a command).
+fn pick_task(
+    tmux: &crate::tmux::Tmux,
+    repo: &crate::git::Repo,
+    client: &str,
+) -> Result<Option<String>, Error> {
+    let (_, source) = crate::cmd::tasks::source_of(repo)?;
+    let open = source.open_tasks().map_err(crate::cmd::tasks::task_error)?;
+    let mut args = strings(&["display-menu", "-c", client, "-T", "#[align=centre] tasks "]);
+    for (i, task) in open.iter().take(40).enumerate() {
+        let key = char::from_digit(((i + 1) % 10) as u32, 10)
+            .filter(|_| i < 10)
+            .map(String::from)
+            .unwrap_or_default();
+        // A name starting with `-` is drawn disabled.
+        let name = format!(" {}", crate::tasks::one_line(&task.title, 60));
+        args.extend([
+            format_literal(&name),
+            key,
+            menu_entry(&[
+                "tmux", "act", "task", "--task", &task.id, "--client", client,
+            ]),
+        ]);
+    }
+    if open.is_empty() {
+        args.extend(["no open tasks".to_string(), String::new(), String::new()]);
+    }
+    tmux.run_commands(&[args])?;
+    Ok(None)
+}
+
 /// A menu entry's action for `client`: a popup, the kill confirmation, or the command
 /// itself with its outcome shown as a message.
 fn act(
     ctx: &Context,
     action: &str,
     session: Option<&str>,
+    task: Option<&str>,
     client: &str,
     yes: bool,
 ) -> Result<(), Error> {
     let result = (|| {
         let tmux = ctx.tmux();
         match action {
+            "task" => {
+                let repo = client_repo(&tmux, client)?;
+                let id =
+                    task.ok_or_else(|| Error::BadInput("this action needs --task ID".into()))?;
+                let args = crate::cli::PickArgs {
+                    id: id.to_string(),
+                    dispatch: true,
+                    label: None,
+                    agent: None,
+                    repo: crate::cli::RepoArg { repo: None },
+                };
+                let picked = quietly(|quiet| crate::cmd::tasks::pick(ctx, &repo, &args, quiet))?;
+                return Ok(Some(picked));
+            }
             "dispatch" | "status" | "conflicts" => {
                 let repo = client_repo(&tmux, client)?;
                 let dir = repo.main_worktree().to_string_lossy().into_owned();

@@ -5,6 +5,7 @@
 mod deps;
 mod radar;
 mod schema;
+mod tasks;
 
 pub use deps::{Edge, EdgeRefusal};
 pub use radar::{Conflict, MergeKey};

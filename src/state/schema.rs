@@ -158,6 +158,9 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO dependencies (dependent, upstream, upstream_label, artifact, notified_at)
         SELECT dependent, upstream, upstream_label, artifact, notified_at FROM dependencies_kept;
     DROP TABLE dependencies_kept;",
+    // 8: the tracker's task a session works on (`orchestra tasks pick --dispatch`), so a
+    // merge can close it.
+    "ALTER TABLE sessions ADD COLUMN task TEXT;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

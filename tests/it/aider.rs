@@ -5,86 +5,29 @@
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env};
+use crate::harness::{
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+};
 
 pub const AIDER_VERSION: &str = "0.86.2";
 
 /// The real `aider`: `$ORCHESTRA_TEST_AIDER`, else the pinned release in the venv that
 /// tests/run.sh makes in the test cache.
 pub fn aider_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_AIDER") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache.join(format!("aider-{AIDER_VERSION}/bin/aider"));
-    p.is_file().then_some(p)
-}
-
-/// The scripted Chat Completions stand-in, on a free loopback port.
-struct ChatApi {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl ChatApi {
-    fn start(dir: &Path) -> ChatApi {
-        let port_file = dir.join("chat-api.port");
-        let log = dir.join("chat-requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("openai_chat.py"))
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the chat stand-in (python3)");
-        let mut exited = None;
-        let listening = wait_until(Duration::from_secs(10), || {
-            exited = child.try_wait().ok().flatten();
-            port_file.exists() || exited.is_some()
-        });
-        assert!(
-            listening && exited.is_none(),
-            "the chat stand-in did not start ({exited:?})"
-        );
-        let port = std::fs::read_to_string(&port_file)
-            .expect("port file")
-            .trim()
-            .parse()
-            .expect("port number");
-        ChatApi { child, port, log }
-    }
-
-    /// Every request so far, parsed (a line still being written is left out).
-    fn requests(&self) -> Vec<serde_json::Value> {
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        log.lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
-    }
-}
-
-impl Drop for ChatApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    agent_cli(
+        "ORCHESTRA_TEST_AIDER",
+        &format!("aider-{AIDER_VERSION}/bin/aider"),
+    )
 }
 
 /// A tmux server whose sessions run the real aider in a sandboxed HOME that points it at
 /// the stand-in (tests/fake-api/aider_home.py): nothing leaves the machine.
 struct Aider {
     env: Env,
-    api: ChatApi,
+    api: StandIn,
     aider: PathBuf,
 }
 
@@ -98,31 +41,14 @@ fn start() -> Option<Aider> {
     {
         return None;
     }
-    let api = ChatApi::start(&env.root);
-    let out = Command::new("python3")
-        .arg(fake_api_dir().join("aider_home.py"))
-        .arg(env.root.join("aider-home"))
-        .args(["--port", &api.port.to_string(), "--print-env"])
-        .output()
-        .expect("aider_home.py");
-    assert!(
-        out.status.success(),
-        "aider_home.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let api = StandIn::start(&env.root, "openai_chat.py");
+    let vars = agent_home(
+        &env,
+        "aider_home.py",
+        &env.root.join("aider-home"),
+        api.port,
+        &[],
     );
-    let mut vars = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(assignment) = line.strip_prefix("export ") else {
-            continue;
-        };
-        let words = shell_words::split(assignment).expect("shell words");
-        let (k, v) = words[0].split_once('=').expect("NAME=value");
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push((
-        "TMUX_TMPDIR".into(),
-        env.tmux_tmpdir.to_string_lossy().into_owned(),
-    ));
     env.start_server(&vars);
     Some(Aider {
         env,
@@ -239,7 +165,7 @@ fn a_dispatched_aider_is_busy_then_idle_by_its_notification() {
     );
     let prompts: Vec<serde_json::Value> = a
         .api
-        .requests()
+        .requests_json()
         .into_iter()
         .filter(|r| r["turn"] == "prompt")
         .collect();
@@ -349,7 +275,7 @@ fn an_api_error_is_an_error_exiting_is_exited_and_restart_restores_the_chat() {
     assert!(
         wait_until(SLOW, || {
             asked =
-                a.api.requests().into_iter().rfind(|r| {
+                a.api.requests_json().into_iter().rfind(|r| {
                     r["turn"] == "prompt" && r.to_string().contains("[[say: Restarted.]]")
                 });
             asked.is_some()

@@ -9,87 +9,28 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env};
+use crate::harness::{
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+};
 
 pub const CODEX_VERSION: &str = "0.171.0";
 
 /// The real `codex` binary: `$ORCHESTRA_TEST_CODEX`, else the pinned release in the test
 /// cache that tests/run.sh fills.
 fn codex_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_CODEX") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache
-        .join(format!("codex-{CODEX_VERSION}"))
-        .join("node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex");
-    p.is_file().then_some(p)
-}
-
-/// The Responses API stand-in on a free loopback port.
-struct OpenAiApi {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl OpenAiApi {
-    fn start(dir: &Path) -> OpenAiApi {
-        let port_file = dir.join("openai.port");
-        let log = dir.join("openai-requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("openai.py"))
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the OpenAI stand-in (python3)");
-        let mut exited = None;
-        let listening = wait_until(Duration::from_secs(10), || {
-            exited = child.try_wait().ok().flatten();
-            port_file.exists() || exited.is_some()
-        });
-        assert!(
-            listening && exited.is_none(),
-            "the OpenAI stand-in did not start ({exited:?})"
-        );
-        let port = std::fs::read_to_string(&port_file)
-            .expect("port file")
-            .trim()
-            .parse()
-            .expect("port number");
-        OpenAiApi { child, port, log }
-    }
-
-    /// Every request so far, one JSON line each; a line still being written is left out.
-    fn requests(&self) -> String {
-        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
-        log
-    }
-}
-
-impl Drop for OpenAiApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    agent_cli("ORCHESTRA_TEST_CODEX", &format!(
+        "codex-{CODEX_VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+    ))
 }
 
 /// A tmux server whose environment runs codex against the stand-in, and orchestra on it.
 struct Codex {
     env: Env,
     codex: PathBuf,
-    api: OpenAiApi,
+    api: StandIn,
 }
 
 /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
@@ -102,35 +43,16 @@ fn start(label: &str, trusted: bool) -> Option<Codex> {
         return None;
     }
     let env = Env::new();
-    let api = OpenAiApi::start(&env.root);
-    let mut cmd = Command::new("python3");
-    cmd.arg(fake_api_dir().join("codex_home.py"))
-        .arg(env.root.join("codex-home"))
-        .arg("--print-env")
-        .arg("--port")
-        .arg(api.port.to_string());
-    if trusted {
-        cmd.arg("--trust").arg(env.worktree_path(label));
-    }
-    let out = cmd.output().expect("codex_home.py");
-    assert!(
-        out.status.success(),
-        "codex_home.py: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let api = StandIn::start(&env.root, "openai.py");
+    let worktree = env.worktree_path(label);
+    let trust: &[&Path] = if trusted { &[&worktree] } else { &[] };
+    let vars = agent_home(
+        &env,
+        "codex_home.py",
+        &env.root.join("codex-home"),
+        api.port,
+        trust,
     );
-    let mut vars = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(assignment) = line.strip_prefix("export ") else {
-            continue;
-        };
-        let words = shell_words::split(assignment).expect("shell words");
-        let (k, v) = words[0].split_once('=').expect("NAME=value");
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push((
-        "TMUX_TMPDIR".into(),
-        env.tmux_tmpdir.to_string_lossy().into_owned(),
-    ));
     env.start_server(&vars);
     Some(Codex {
         env,

@@ -147,29 +147,32 @@ fn a_missing_agent_is_bad_input_and_nothing_is_made() {
     let env = Env::new();
     env.start_server(&[]);
     let windows = env.windows();
-    let run = env
-        .orchestra(&[
-            "dispatch",
-            "ghost",
-            "--agent",
-            "no-such-agent-program --flag",
-        ])
-        .fails_with(2);
-    assert!(
-        run.stderr.contains("no-such-agent-program"),
-        "{}",
-        run.stderr
-    );
+    env.cli(&[
+        "dispatch",
+        "ghost",
+        "--agent",
+        "no-such-agent-program --flag",
+    ])
+    .status(2)
+    .stderr_line(
+        "orchestra: agent program \"no-such-agent-program\" not found \
+         (not on PATH or not executable): install it or pass --agent",
+    )
+    .run();
     assert_nothing_left(&env, "ghost", &windows);
     // Unbalanced quotes in the agent command are bad input too.
-    env.orchestra(&["dispatch", "ghost", "--agent", "bash 'unclosed"])
-        .fails_with(2);
+    env.cli(&["dispatch", "ghost", "--agent", "bash 'unclosed"])
+        .status(2)
+        .stderr_line(
+            "orchestra: cannot split the agent command \"bash 'unclosed\": missing closing quote",
+        )
+        .run();
     assert_nothing_left(&env, "ghost", &windows);
 }
 
 #[test]
 fn a_missing_tmux_rolls_everything_back() {
-    let mut env = Env::new();
+    let env = Env::new();
     env.start_server(&[]);
     let windows = env.windows();
     // A PATH with git and the agent but no tmux.
@@ -178,15 +181,13 @@ fn a_missing_tmux_rolls_everything_back() {
     for program in ["git", "bash"] {
         std::os::unix::fs::symlink(which(program).unwrap(), bin.join(program)).unwrap();
     }
-    env.env
-        .push(("PATH".into(), bin.to_string_lossy().into_owned()));
-    let run = env
-        .orchestra(&[
-            "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
-        ])
-        .fails_with(2);
-    assert!(run.stderr.contains("tmux was not found"), "{}", run.stderr);
-    env.env.clear();
+    env.cli(&[
+        "dispatch", "no-tmux", "--agent", "bash", "--kind", "generic",
+    ])
+    .env("PATH", &bin)
+    .status(2)
+    .stderr_line("orchestra: tmux was not found on PATH: install tmux 3.2 or newer")
+    .run();
     assert_nothing_left(&env, "no-tmux", &windows);
 }
 
@@ -217,26 +218,36 @@ fn outside_a_repo_is_bad_input() {
     let env = Env::new();
     let elsewhere = env.root.join("not-a-repo");
     std::fs::create_dir_all(&elsewhere).unwrap();
-    let run = env
-        .orchestra_in(&elsewhere, &["dispatch", "x", "--agent", "bash"])
-        .fails_with(2);
-    assert!(
-        run.stderr.contains("not inside a git repository"),
-        "{}",
-        run.stderr
+    let not_a_repo = format!(
+        "orchestra: {} is not inside a git repository",
+        elsewhere.display()
     );
-    env.orchestra_in(&elsewhere, &["list"]).fails_with(2);
-    let prompt = env
-        .orchestra(&[
-            "dispatch",
-            "x",
-            "--agent",
-            "bash",
-            "--prompt-file",
-            "/no/such/file",
-        ])
-        .fails_with(2);
-    assert!(prompt.stderr.contains("/no/such/file"), "{}", prompt.stderr);
+    env.cli(&["dispatch", "x", "--agent", "bash"])
+        .current_dir(&elsewhere)
+        .status(2)
+        .stderr_line(&not_a_repo)
+        .run();
+    env.cli(&["list"])
+        .current_dir(&elsewhere)
+        .status(2)
+        .stderr_line(format!(
+            "{not_a_repo} (use --all for the sessions of every repo)"
+        ))
+        .run();
+    env.cli(&[
+        "dispatch",
+        "x",
+        "--agent",
+        "bash",
+        "--prompt-file",
+        "/no/such/file",
+    ])
+    .status(2)
+    .stderr_line(
+        "orchestra: cannot read the prompt file /no/such/file: \
+         No such file or directory (os error 2)",
+    )
+    .run();
 }
 
 #[test]

@@ -5,87 +5,29 @@
 
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::harness::{bin, fake_api_dir, require, wait_until, which, Env};
+use crate::harness::{
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+};
 
 pub const GEMINI_VERSION: &str = "0.61.0";
 
 /// The real `gemini` CLI: `$ORCHESTRA_TEST_GEMINI`, else the pinned release in the test
 /// cache that tests/run.sh fills (its `gemini` link: the name tells orchestra the kind).
 pub fn gemini_bin() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("ORCHESTRA_TEST_GEMINI") {
-        return Some(PathBuf::from(p)).filter(|p| p.is_file());
-    }
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
-    let p = cache
-        .join(format!("gemini-{GEMINI_VERSION}"))
-        .join("node_modules/.bin/gemini");
-    p.is_file().then_some(p)
-}
-
-/// The Gemini API stand-in on a free loopback port; its requests logged as JSON lines.
-pub struct GeminiApi {
-    child: Child,
-    pub port: u16,
-    pub log: PathBuf,
-}
-
-impl GeminiApi {
-    pub fn start(dir: &Path) -> GeminiApi {
-        let port_file = dir.join("gemini-api.port");
-        let log = dir.join("gemini-requests.jsonl");
-        let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("gemini.py"))
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the Gemini API stand-in (python3)");
-        let mut exited = None;
-        let listening = wait_until(Duration::from_secs(10), || {
-            exited = child.try_wait().ok().flatten();
-            port_file.exists() || exited.is_some()
-        });
-        assert!(
-            listening && exited.is_none(),
-            "the Gemini API stand-in did not start ({exited:?})"
-        );
-        let port = std::fs::read_to_string(&port_file)
-            .expect("port file")
-            .trim()
-            .parse()
-            .expect("port number");
-        GeminiApi { child, port, log }
-    }
-
-    /// Every request so far, one JSON line each; a line still being written is left out.
-    pub fn requests(&self) -> String {
-        let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
-        log
-    }
-}
-
-impl Drop for GeminiApi {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    agent_cli(
+        "ORCHESTRA_TEST_GEMINI",
+        &format!("gemini-{GEMINI_VERSION}/node_modules/.bin/gemini"),
+    )
 }
 
 /// A test's world with gemini in it: the CLI, the stand-in, a sandboxed HOME, and a tmux
 /// server whose environment reaches them.
 struct Gemini {
     env: Env,
-    api: GeminiApi,
+    api: StandIn,
     gemini: PathBuf,
     home: PathBuf,
 }
@@ -101,34 +43,9 @@ fn start() -> Option<Gemini> {
         return None;
     }
     let mut env = Env::new();
-    let api = GeminiApi::start(&env.root);
+    let api = StandIn::start(&env.root, "gemini.py");
     let home = env.root.join("gemini-home");
-    let out = Command::new("python3")
-        .arg(fake_api_dir().join("gemini_home.py"))
-        .arg(&home)
-        .arg("--print-env")
-        .arg("--port")
-        .arg(api.port.to_string())
-        .output()
-        .expect("gemini_home.py");
-    assert!(
-        out.status.success(),
-        "gemini_home.py: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut vars = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Some(assignment) = line.strip_prefix("export ") else {
-            continue;
-        };
-        let words = shell_words::split(assignment).expect("shell words");
-        let (k, v) = words[0].split_once('=').expect("NAME=value");
-        vars.push((k.to_string(), v.to_string()));
-    }
-    vars.push((
-        "TMUX_TMPDIR".into(),
-        env.tmux_tmpdir.to_string_lossy().into_owned(),
-    ));
+    let vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
     env.start_server(&vars);
     // orchestra builds each session's Gemini home from the person's: the sandboxed one.
     env.env

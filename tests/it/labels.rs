@@ -1,6 +1,22 @@
 //! Bad labels are refused before anything is made; slugify makes good ones.
 
-use crate::harness::Env;
+use crate::harness::{shell_dispatch, Env};
+
+/// The refusal of a bad label: the label quoted (its first 40 characters and its length
+/// when longer), the rule, and the way to a good one.
+fn invalid_label(label: &str) -> String {
+    let count = label.chars().count();
+    let shown = if count <= 40 {
+        format!("{label:?}")
+    } else {
+        let start: String = label.chars().take(40).collect();
+        format!("{:?} ({count} characters)", format!("{start}…"))
+    };
+    format!(
+        "orchestra: invalid label {shown}: use 1 to 63 characters of a-z, 0-9 and '-', \
+         starting with a letter or digit (try `orchestra slugify <title>`)"
+    )
+}
 
 const BAD_LABELS: &[&str] = &[
     "../x",
@@ -24,23 +40,17 @@ fn every_bad_label_is_refused_and_nothing_changes() {
     labels.push(&long);
     let windows_before = env.windows();
     for label in labels {
-        let run = env
-            .orchestra(&[
-                "dispatch", "--agent", "bash", "--kind", "generic", "--", label,
-            ])
-            .fails_with(2);
-        assert!(
-            run.stderr.contains("invalid label"),
-            "{label:?}: {}",
-            run.stderr
-        );
-        assert!(
-            run.stderr.contains("slugify"),
-            "the error suggests slugify: {}",
-            run.stderr
-        );
-        let kill = env.orchestra(&["kill", "--", label]).fails_with(2);
-        assert!(kill.stderr.contains("invalid label"), "{}", kill.stderr);
+        // The one line says what is wrong and suggests slugify.
+        env.cli(&[
+            "dispatch", "--agent", "bash", "--kind", "generic", "--", label,
+        ])
+        .status(2)
+        .stderr_line(invalid_label(label))
+        .run();
+        env.cli(&["kill", "--", label])
+            .status(2)
+            .stderr_line(invalid_label(label))
+            .run();
     }
     assert_eq!(env.branches(), ["main"]);
     assert!(!env.root.join("repo.worktrees").exists());
@@ -78,7 +88,10 @@ fn slugify_makes_free_labels() {
         .ok();
     assert_eq!(run.stdout.trim(), "a-very-long-title-that-goes-on-and-on");
     assert!(run.stdout.trim().len() <= 40);
-    env.orchestra(&["slugify", "!!! ???"]).fails_with(2);
+    env.cli(&["slugify", "!!! ???"])
+        .status(2)
+        .stderr_line("orchestra: the title \"!!! ???\" has no letter or digit to make a label from")
+        .run();
     env.orchestra(&["slugify", "日本"]).ok();
 }
 
@@ -88,13 +101,23 @@ fn a_used_label_is_bad_input() {
     env.start_server(&[]);
     env.dispatch_shell("taken").ok();
     let windows = env.windows();
-    let run = env.dispatch_shell("taken").fails_with(2);
-    assert!(run.stderr.contains("already used"), "{}", run.stderr);
+    let id = env.session("taken")["id"].as_str().unwrap().to_string();
+    let dispatch = |label| env.cli(&shell_dispatch(label)).status(2);
+    dispatch("taken")
+        .stderr_line(format!(
+            "orchestra: label \"taken\" is already used by session {id} (running) in this repo: \
+             pick another (`orchestra slugify <title>` finds a free one)"
+        ))
+        .run();
     assert_eq!(env.windows(), windows);
     // A branch of that name made by hand counts too.
     env.git(&["branch", "session/handmade"]);
-    let run = env.dispatch_shell("handmade").fails_with(2);
-    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    dispatch("handmade")
+        .stderr_line(
+            "orchestra: branch session/handmade already exists: pick another label \
+             (`orchestra slugify <title>` finds a free one)",
+        )
+        .run();
     assert_eq!(env.list_json().len(), 1);
 }
 
@@ -102,7 +125,11 @@ fn a_used_label_is_bad_input() {
 fn a_long_bad_label_is_measured_and_cut_in_the_message() {
     let env = Env::new();
     let label = format!("{}_{}", "a".repeat(100), "b".repeat(99));
-    let run = env.orchestra(&["kill", "--", &label]).fails_with(2);
+    let run = env
+        .cli(&["kill", "--", &label])
+        .status(2)
+        .stderr_line(invalid_label(&label))
+        .run();
     assert!(run.stderr.contains("(200 characters)"), "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!("\"{}…\"", "a".repeat(40))),

@@ -32,6 +32,7 @@ fn list_json_has_exactly_the_documented_fields() {
             "retry_count",
             "state",
             "status",
+            "task",
             "window",
             "worktree"
         ]
@@ -41,6 +42,11 @@ fn list_json_has_exactly_the_documented_fields() {
     assert_eq!(one["branch"], "session/one");
     assert_eq!(one["status"], "running");
     assert_eq!(one["retry_count"], 0);
+    assert_eq!(
+        one["task"],
+        serde_json::Value::Null,
+        "not dispatched from a task"
+    );
     assert_eq!(one["repo"], env.repo.to_str().unwrap());
     assert_eq!(one["worktree"], env.worktree_path("one").to_str().unwrap());
     assert!(one["age"].as_i64().unwrap() >= 0);

@@ -32,5 +32,6 @@ mod setup;
 mod status;
 mod sync;
 mod talk;
+mod tasks;
 mod truth;
 mod workflow;

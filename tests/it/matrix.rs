@@ -20,13 +20,9 @@ pub const CLAUDE_RELEASES: [&str; 3] = ["2.0.77", "2.1.100", crate::harness::CLA
 /// The CLI of `version` in the test cache (`None`, a reported skip, when it is missing;
 /// on CI that fails).
 pub fn claude_release(version: &str) -> Option<PathBuf> {
-    let cache = std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        });
     // npm's launcher: the native binary or `cli.js` (node), whichever the release ships.
-    let cli = cache.join(format!("claude-{version}/node_modules/.bin/claude"));
+    let cli =
+        crate::harness::test_cache().join(format!("claude-{version}/node_modules/.bin/claude"));
     require(&format!("the claude CLI {version}"), cli.is_file()).then_some(cli)
 }
 

@@ -2,83 +2,10 @@
 //! python3-dbus stand-in owning org.freedesktop.Notifications), the fallbacks, and the
 //! event endpoint's own rules.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
-use crate::harness::{require, wait_until, Env};
-
-/// A private session bus and a notification daemon logging every Notify call.
-struct Bus {
-    daemon: Child,
-    listener: Child,
-    address: String,
-    log: PathBuf,
-}
-
-impl Bus {
-    fn start(root: &Path) -> Option<Bus> {
-        let have = Path::new("/usr/bin/dbus-daemon").exists()
-            && Command::new("/usr/bin/python3")
-                .args(["-c", "import dbus, gi"])
-                .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
-        if !require("dbus-daemon and python3-dbus/python3-gi", have) {
-            return None;
-        }
-        let mut daemon = Command::new("/usr/bin/dbus-daemon")
-            .args(["--session", "--nofork", "--print-address=1"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("dbus-daemon");
-        let mut address = String::new();
-        {
-            use std::io::BufRead;
-            let stdout = daemon.stdout.take().unwrap();
-            std::io::BufReader::new(stdout)
-                .read_line(&mut address)
-                .unwrap();
-        }
-        let address = address.trim().to_string();
-        let log = root.join("notifications.jsonl");
-        let ready = root.join("listener.ready");
-        let listener = Command::new("/usr/bin/python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notify-listener.py"))
-            .arg(&log)
-            .arg(&ready)
-            .env("DBUS_SESSION_BUS_ADDRESS", &address)
-            .spawn()
-            .expect("listener");
-        assert!(
-            wait_until(Duration::from_secs(10), || ready.exists()),
-            "the notification listener did not start"
-        );
-        Some(Bus {
-            daemon,
-            listener,
-            address,
-            log,
-        })
-    }
-
-    fn notes(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.log)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect()
-    }
-}
-
-impl Drop for Bus {
-    fn drop(&mut self) {
-        let _ = self.listener.kill();
-        let _ = self.listener.wait();
-        let _ = self.daemon.kill();
-        let _ = self.daemon.wait();
-    }
-}
+use crate::harness::{wait_until, Bus, Env};
 
 fn session_id(env: &Env, label: &str) -> String {
     env.session(label)["id"].as_str().unwrap().to_string()

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::harness::{bin, wait_until, Env, Person};
 
-fn load_plugin(env: &Env) {
+pub(crate) fn load_plugin(env: &Env) {
     // As TPM does: its script runs in the background (`run -b`) and executes each
     // plugin's *.tmux; the binary is found on PATH.
     let dir = Path::new(bin()).parent().unwrap();

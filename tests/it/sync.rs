@@ -251,32 +251,51 @@ fn bad_input_changes_nothing() {
         )
         .unwrap()
     };
+    let default = env.repo.join("orchestra.toml");
     // No manifest at all.
-    env.orchestra(&["sync"]).fails_with(2);
+    env.cli(&["sync"])
+        .status(2)
+        .stderr_line(format!(
+            "orchestra: no manifest at {} (write one, or pass --config FILE)",
+            default.display()
+        ))
+        .run();
     manifest("cat");
-    for args in [
-        &["insights", "nobody"][..],
-        &["dream", "--timeout", "soon"],
-        &["sync", "--timeout", "0s"],
-        &["sync", "--jobs", "0"],
-        &["sync", "--config", "/no/such/orchestra.toml"],
+    let not_a_duration = |flag: &str| {
+        format!("orchestra: --timeout {flag:?} is not a duration such as \"90s\" or \"10m\"")
+    };
+    for (args, line) in [
+        (
+            &["insights", "nobody"][..],
+            // Names what exists.
+            format!(
+                "orchestra: no session \"nobody\" in {} (it has: alpha)",
+                default.display()
+            ),
+        ),
+        (&["dream", "--timeout", "soon"], not_a_duration("soon")),
+        (&["sync", "--timeout", "0s"], not_a_duration("0s")),
+        (
+            &["sync", "--jobs", "0"],
+            "orchestra: --jobs must be at least 1".into(),
+        ),
+        (
+            &["sync", "--config", "/no/such/orchestra.toml"],
+            "orchestra: no manifest at /no/such/orchestra.toml (write one, or pass --config FILE)"
+                .into(),
+        ),
     ] {
-        let run = env.orchestra(args).fails_with(2);
-        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+        env.cli(args).status(2).stderr_line(line).run();
     }
-    let run = env.orchestra(&["insights", "nobody"]).fails_with(2);
-    assert!(
-        run.stderr.contains("alpha"),
-        "names what exists: {}",
-        run.stderr
-    );
     manifest("no-such-agent-program");
-    let run = env.orchestra(&["sync"]).fails_with(2);
-    assert!(
-        run.stderr.contains("no-such-agent-program"),
-        "{}",
-        run.stderr
-    );
+    env.cli(&["sync"])
+        .status(2)
+        .stderr_line(format!(
+            "orchestra: agent \"no-such-agent-program\" not found \
+             (set [orchestrator] agent in {})",
+            default.display()
+        ))
+        .run();
 
     assert!(!env.home.join("runs").exists());
     assert!(!env.repo.join("CONTEXT.md").exists());

@@ -1,0 +1,245 @@
+//! `orchestra tasks`: the open tasks of this repo's project in its tracker, and `tasks pick`
+//! (moves one to in progress, and with --dispatch starts a session on it).
+
+use serde::Serialize;
+
+use crate::cli::{DispatchArgs, PickArgs, RepoArg, TasksArgs, TasksCommand};
+use crate::cmd::{open_repo, render_table, Context, Output};
+use crate::error::Error;
+use crate::git::Repo;
+use crate::tasks::{self, Settings, Task, TaskError, TaskSource};
+
+pub fn run(ctx: &Context, args: &TasksArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    match &args.command {
+        None => list(args, out),
+        Some(TasksCommand::Pick(pick_args)) => {
+            let repo_arg = pick_args.repo.repo.as_deref().or(args.repo.repo.as_deref());
+            let repo = open_repo(repo_arg)?;
+            let picked = pick(ctx, &repo, pick_args, out)?;
+            out.line(picked);
+            Ok(())
+        }
+    }
+}
+
+/// A tracker's refusal as the command's error: what the person fixes (exit 2), or a
+/// failure on the way (exit 1).
+pub fn task_error(e: TaskError) -> Error {
+    match e {
+        TaskError::Fix(message) => Error::BadInput(message),
+        TaskError::Failed(message) => Error::Refused(message),
+        TaskError::Manifest(e) => Error::Manifest(e),
+    }
+}
+
+/// The repo's task source, or the line saying how to configure one.
+pub fn source_of(repo: &Repo) -> Result<(Settings, Box<dyn TaskSource>), Error> {
+    let settings = configured(repo)?.ok_or_else(|| {
+        Error::BadInput(
+            "no task source for this repo: set projects_data_source and tasks_data_source in orchestra.toml's [tasks] \
+             (or NOTION_PROJECTS_DATA_SOURCE_ID and NOTION_TASKS_DATA_SOURCE_ID)"
+                .into(),
+        )
+    })?;
+    let source = tasks::open(&settings, repo.main_worktree()).map_err(task_error)?;
+    Ok((settings, source))
+}
+
+/// The repo's task settings; `None` when no source is configured. No network.
+pub fn configured(repo: &Repo) -> Result<Option<Settings>, Error> {
+    tasks::settings(repo.main_worktree(), &repo.name()).map_err(task_error)
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    id: &'a str,
+    title: &'a str,
+    status: &'a str,
+    url: &'a str,
+}
+
+fn list(args: &TasksArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let (settings, source) = source_of(&repo)?;
+    let open = source.open_tasks().map_err(task_error)?;
+    if args.json {
+        let rows: Vec<Row<'_>> = open
+            .iter()
+            .map(|t| Row {
+                id: &t.id,
+                title: &t.title,
+                status: &t.status,
+                url: &t.url,
+            })
+            .collect();
+        out.line(serde_json::to_string_pretty(&rows).unwrap_or_else(|_| "[]".into()));
+        return Ok(());
+    }
+    if open.is_empty() {
+        out.line(format!("no open tasks in project {}", settings.project));
+        return Ok(());
+    }
+    let rows: Vec<Vec<String>> = open
+        .iter()
+        .map(|t| {
+            vec![
+                t.id.clone(),
+                tasks::one_line(&t.title, 60),
+                t.status.clone(),
+                t.url.clone(),
+            ]
+        })
+        .collect();
+    for line in render_table(&["ID", "TITLE", "STATUS", "URL"], &rows) {
+        out.line(line);
+    }
+    Ok(())
+}
+
+/// Moves the task to in progress; with `--dispatch`, after a session was started on it
+/// (dispatch refuses and undoes on its own, so a task is never marked without its
+/// session). Returns the line that says what was done.
+pub fn pick(
+    ctx: &Context,
+    repo: &Repo,
+    args: &PickArgs,
+    out: &mut Output<'_>,
+) -> Result<String, Error> {
+    let id = tasks::notion_id(&args.id).ok_or_else(|| {
+        Error::BadInput(format!(
+            "{:?} is not a task id (`orchestra tasks` lists them)",
+            args.id
+        ))
+    })?;
+    if let Some(label) = &args.label {
+        crate::label::validate(label)?;
+    }
+    if args.dispatch {
+        // Refused here, before the tracker is asked anything.
+        crate::cmd::dispatch::agent_command(args.agent.as_deref())?;
+    }
+    let (settings, source) = source_of(repo)?;
+    let task = source.task(&id).map_err(task_error)?;
+    if !args.dispatch {
+        source
+            .set_status(&id, &settings.in_progress)
+            .map_err(task_error)?;
+        return Ok(moved(&task, &settings));
+    }
+    let content = source.content(&id).map_err(task_error)?;
+    let label = match &args.label {
+        Some(label) => label.clone(),
+        None => {
+            let slug = crate::label::slug(&task.title).map_err(|_| {
+                Error::BadInput(format!(
+                    "the title of task {id} makes no label: pass --label"
+                ))
+            })?;
+            crate::cmd::slugify::free_label(ctx, repo, &slug)?
+        }
+    };
+    let dispatch = DispatchArgs {
+        label: label.clone(),
+        repo: RepoArg {
+            repo: Some(repo.main_worktree().to_path_buf()),
+        },
+        prompt: Some(tasks::prompt_of(&task, &content)),
+        prompt_file: None,
+        base: None,
+        agent: args.agent.clone(),
+        kind: None,
+        no_hooks: false,
+        after: Vec::new(),
+        from_upstream: false,
+        wait_setup: false,
+    };
+    crate::cmd::dispatch::run(ctx, &dispatch, out)?;
+    let store = ctx.store()?;
+    if let Some(session) = store.session_by_label(&repo.id(), &label)? {
+        store.set_session_task(&session.id, &id)?;
+    }
+    source.set_status(&id, &settings.in_progress).map_err(|e| {
+        Error::Refused(format!(
+            "dispatched {label}, but task {id} was not moved to {}: {e}",
+            settings.in_progress
+        ))
+    })?;
+    Ok(format!(
+        "{}; session {label} works on it",
+        moved(&task, &settings)
+    ))
+}
+
+fn moved(task: &Task, settings: &Settings) -> String {
+    format!(
+        "task {} ({}) is {} now",
+        task.id,
+        tasks::one_line(&task.title, 80),
+        settings.in_progress
+    )
+}
+
+/// What the orchestrator's first message gets for an agent of `kind` in `repo`: the open
+/// tasks as the words its command line takes a first prompt in. Nothing without a task
+/// source (and then nothing is read); a tracker that fails is a note, never a failed
+/// launch. Broken settings are refused.
+pub fn orchestrator_words(
+    repo: &Repo,
+    kind: crate::agent::AgentKind,
+    out: &mut Output<'_>,
+) -> Result<Vec<String>, Error> {
+    use crate::agent::AgentKind;
+    if matches!(kind, AgentKind::Aider | AgentKind::Generic) {
+        // No first message to put them in: not worth a request.
+        if configured(repo)?.is_some() {
+            out.note(format!(
+                "a {} orchestrator takes no first message on its command line: `orchestra tasks` lists the open tasks",
+                kind.as_str()
+            ));
+        }
+        return Ok(Vec::new());
+    }
+    let opening =
+        tasks::orchestrator_opening(repo.main_worktree(), &repo.name()).map_err(task_error)?;
+    let message = match opening {
+        None => return Ok(Vec::new()),
+        Some(Ok(message)) => message,
+        Some(Err(e)) => {
+            out.note(format!(
+                "the open tasks could not be read, so the orchestrator starts without them: {e}"
+            ));
+            return Ok(Vec::new());
+        }
+    };
+    Ok(match kind {
+        AgentKind::Codex => vec!["--".into(), message],
+        AgentKind::Gemini => vec!["--prompt-interactive".into(), message],
+        _ => vec![message],
+    })
+}
+
+/// After `session` merged: its task moves to done when `done_on_merge` asks for it. A
+/// failure is reported and never undoes or blocks the merge.
+pub fn after_merge(
+    ctx: &Context,
+    repo: &Repo,
+    session: &crate::state::Session,
+    out: &mut Output<'_>,
+) {
+    let task = match ctx.store().and_then(|s| Ok(s.session_task(&session.id)?)) {
+        Ok(Some(task)) => task,
+        Ok(None) => return,
+        Err(e) => {
+            out.note(format!("could not read the task of {}: {e}", session.label));
+            return;
+        }
+    };
+    match tasks::close_on_merge(repo.main_worktree(), &repo.name(), &task) {
+        Ok(Some(done)) => out.line(done),
+        Ok(None) => {}
+        Err(e) => out.note(format!(
+            "{} is merged, but its task {task} was not moved to done: {e}",
+            session.label
+        )),
+    }
+}

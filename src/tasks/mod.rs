@@ -1,0 +1,405 @@
+//! Task pick-up from a tracker: a project's open tasks, a task's text, and its status
+//! moved when it is picked (and when its session is merged). The ONLY module that talks
+//! HTTP. A [`TaskSource`] is the interface; Notion (`notion.rs`) is the one source so far.
+//!
+//! Nothing is configured by default: with both data sources blank there is no source,
+//! and nothing here reads a token or opens a connection.
+
+pub mod notion;
+mod token;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::manifest::{ManifestError, TasksTable};
+
+pub use token::Token;
+
+/// One task of the tracker.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    /// The status as the tracker names it ("Not started", "In progress"…).
+    pub status: String,
+    pub url: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TaskError {
+    /// The settings, the token, an id or the tracker's answer to them is wrong: something
+    /// the person fixes (the message says what).
+    #[error("{0}")]
+    Fix(String),
+    /// The tracker could not be reached, timed out, or failed on its side.
+    #[error("{0}")]
+    Failed(String),
+    #[error(transparent)]
+    Manifest(Box<ManifestError>),
+}
+
+/// What a tracker offers orchestra.
+pub trait TaskSource {
+    /// The configured project's tasks whose status is not the done one.
+    fn open_tasks(&self) -> Result<Vec<Task>, TaskError>;
+    /// One task by id; refused when it is not a task of the configured tasks.
+    fn task(&self, id: &str) -> Result<Task, TaskError>;
+    /// The task's content as plain text (its page, for Notion).
+    fn content(&self, id: &str) -> Result<String, TaskError>;
+    /// Moves the task to the status named `status`.
+    fn set_status(&self, id: &str, status: &str) -> Result<(), TaskError>;
+}
+
+/// How long one request may take unless `[tasks] timeout` says otherwise.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `[tasks]` of a repo, with defaults and the environment filled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub projects_data_source: String,
+    pub tasks_data_source: String,
+    /// The project page's title or id.
+    pub project: String,
+    pub status_property: String,
+    pub in_progress: String,
+    pub done: String,
+    pub done_on_merge: bool,
+    pub timeout: Duration,
+}
+
+impl Settings {
+    /// The settings from `table` (the manifest wins over the environment's
+    /// `NOTION_PROJECTS_DATA_SOURCE_ID` and `NOTION_TASKS_DATA_SOURCE_ID`); `None` when
+    /// both data sources are blank: no task source.
+    pub fn from_table(
+        table: &TasksTable,
+        repo_name: &str,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Settings>, TaskError> {
+        let given = |value: &Option<String>, var: &str| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string)
+                .or_else(|| env(var).map(|v| v.trim().to_string()))
+                .filter(|v| !v.is_empty())
+        };
+        let projects = given(
+            &table.projects_data_source,
+            "NOTION_PROJECTS_DATA_SOURCE_ID",
+        );
+        let tasks = given(&table.tasks_data_source, "NOTION_TASKS_DATA_SOURCE_ID");
+        let (projects, tasks) = match (projects, tasks) {
+            (None, None) => return Ok(None),
+            (Some(p), Some(t)) => (p, t),
+            (p, _) => {
+                let missing = if p.is_none() {
+                    "projects_data_source (or NOTION_PROJECTS_DATA_SOURCE_ID)"
+                } else {
+                    "tasks_data_source (or NOTION_TASKS_DATA_SOURCE_ID)"
+                };
+                return Err(TaskError::Fix(format!(
+                    "[tasks] needs both data sources: set {missing} in orchestra.toml"
+                )));
+            }
+        };
+        let id = |text: String, name: &str| {
+            notion_id(&text).ok_or_else(|| {
+                TaskError::Fix(format!(
+                    "{name} {text:?} is not a Notion id (32 hex digits, dashes allowed)"
+                ))
+            })
+        };
+        let text = |value: &Option<String>, default: &str| {
+            value
+                .as_deref()
+                .filter(|v| !v.trim().is_empty())
+                .unwrap_or(default)
+                .to_string()
+        };
+        Ok(Some(Settings {
+            projects_data_source: id(projects, "the projects data source")?,
+            tasks_data_source: id(tasks, "the tasks data source")?,
+            project: text(&table.project, repo_name),
+            status_property: text(&table.status_property, "Status"),
+            in_progress: text(&table.in_progress, "In progress"),
+            done: text(&table.done, "Done"),
+            done_on_merge: table.done_on_merge,
+            timeout: table
+                .timeout
+                .as_deref()
+                .and_then(crate::duration::parse_timeout)
+                .unwrap_or(DEFAULT_TIMEOUT),
+        }))
+    }
+}
+
+/// The task settings of the repo whose main worktree is `root` (named `name`): `None`
+/// when no source is configured. Reads orchestra.toml (refusing a broken one) and the
+/// environment; no network.
+pub fn settings(root: &Path, name: &str) -> Result<Option<Settings>, TaskError> {
+    let path = crate::manifest::default_path(root);
+    let table = if path.exists() {
+        crate::manifest::load(&path)
+            .map_err(|e| TaskError::Manifest(Box::new(e)))?
+            .tasks
+    } else {
+        TasksTable::default()
+    };
+    Settings::from_table(&table, name, crate::paths::non_empty_env)
+}
+
+/// The task source `settings` name, with its token found (`token.rs`) for the repo at
+/// `root`. Makes no request yet.
+pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, TaskError> {
+    let token = token::find(root).ok_or_else(|| {
+        TaskError::Fix(
+            "no Notion token: set NOTION_TOKEN, or configure the Notion MCP server in Claude Code \
+             (~/.claude.json or the repo's .mcp.json) with its NOTION_TOKEN"
+                .into(),
+        )
+    })?;
+    Ok(Box::new(notion::Notion::new(settings.clone(), token)))
+}
+
+/// The orchestrator's first message for the repo at `root` (named `name`): `Ok(None)`
+/// when no source is configured (then nothing is read and no request made); the open
+/// tasks, or why they could not be read, otherwise. `Err` only for broken settings.
+pub fn orchestrator_opening(
+    root: &Path,
+    name: &str,
+) -> Result<Option<Result<String, TaskError>>, TaskError> {
+    let Some(settings) = settings(root, name)? else {
+        return Ok(None);
+    };
+    let listed = open(&settings, root).and_then(|source| source.open_tasks());
+    Ok(Some(listed.map(|tasks| {
+        orchestrator_message(&settings.project, &tasks)
+    })))
+}
+
+/// After session work on `task` merged: with `done_on_merge`, the task moves to the done
+/// status. `Ok(None)` when there is nothing to do (no source, or not asked).
+pub fn close_on_merge(root: &Path, name: &str, task: &str) -> Result<Option<String>, TaskError> {
+    let Some(settings) = settings(root, name)?.filter(|s| s.done_on_merge) else {
+        return Ok(None);
+    };
+    open(&settings, root)?.set_status(task, &settings.done)?;
+    Ok(Some(format!("task {task} is {} now", settings.done)))
+}
+
+/// `text` as a Notion id in its dashed form (8-4-4-4-12), from 32 hex digits with or
+/// without dashes, or from a Notion URL ending in one; `None` otherwise.
+pub fn notion_id(text: &str) -> Option<String> {
+    let text = text.trim();
+    let path = text.split(['?', '#']).next().unwrap_or(text);
+    let last = path.rsplit('/').next().unwrap_or(path);
+    let dashes: Vec<usize> = last.match_indices('-').map(|(i, _)| i).collect();
+    let hex = if last.len() == 36 && dashes == [8, 13, 18, 23] {
+        last.replace('-', "")
+    } else if last.len() == 32
+        || (last.len() > 32
+            && last.is_char_boundary(last.len() - 32)
+            && last[..last.len() - 32].ends_with('-'))
+    {
+        // Bare, or a page URL's last part: Title-<32 hex>.
+        last[last.len() - 32..].to_string()
+    } else {
+        return None;
+    };
+    if hex.len() != 32 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let h = hex.to_ascii_lowercase();
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
+}
+
+/// How long the open tasks in the orchestrator's first message may be: the message
+/// travels on the agent's command line, which tmux bounds.
+const MESSAGE_MAX: usize = 3 * 1024;
+
+/// The orchestrator's first message: the open tasks, titles and ids, as many as fit,
+/// and how to pick one.
+pub fn orchestrator_message(project: &str, tasks: &[Task]) -> String {
+    if tasks.is_empty() {
+        return format!(
+            "The project \"{}\" has no open tasks in the tracker. Wait for the person's request \
+             and draft tasks as your instructions say.",
+            one_line(project, 200)
+        );
+    }
+    let mut text = format!(
+        "Open tasks of the project \"{}\" (title, then id):\n",
+        one_line(project, 200)
+    );
+    let mut listed = 0;
+    for task in tasks {
+        let line = format!("- {} ({})\n", one_line(&task.title, 200), task.id);
+        if text.len() + line.len() > MESSAGE_MAX {
+            break;
+        }
+        text.push_str(&line);
+        listed += 1;
+    }
+    if listed < tasks.len() {
+        text.push_str(&format!(
+            "… and {} more (`orchestra tasks` lists them all).\n",
+            tasks.len() - listed
+        ));
+    }
+    text.push_str(
+        "\nTo work on one: `orchestra tasks pick <id> --dispatch` (it moves the task to in progress \
+         and dispatches a session with the task's text). Otherwise draft your own tasks as your \
+         instructions say. Ask the person which to start; start nothing yet.",
+    );
+    text
+}
+
+/// The prompt a session dispatched from `task` gets: its title, then its content. It
+/// never starts with `-`: claude takes its prompt as an argument, and a title such as
+/// `--dangerously-skip-permissions` must stay text.
+pub fn prompt_of(task: &Task, content: &str) -> String {
+    let content = content.trim();
+    if content.is_empty() {
+        format!("Task: {}", task.title)
+    } else {
+        format!("Task: {}\n\n{content}", task.title)
+    }
+}
+
+/// `text` on one line (line ends and control characters as spaces), at most `max` chars.
+pub fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let flat = flat.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notion_ids_take_every_spelling_and_refuse_the_rest() {
+        let dashed = "1c2f3a4b-5c6d-7e8f-9a0b-1c2d3e4f5a6b";
+        assert_eq!(notion_id(dashed).as_deref(), Some(dashed));
+        assert_eq!(
+            notion_id("1C2F3A4B5C6D7E8F9A0B1C2D3E4F5A6B").as_deref(),
+            Some(dashed)
+        );
+        assert_eq!(
+            notion_id(
+                "https://www.notion.so/team/Fix-login-1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b?pvs=4"
+            )
+            .as_deref(),
+            Some(dashed)
+        );
+        for bad in [
+            "",
+            "tasks",
+            "1c2f3a4b-5c6d-7e8f-9a0b",
+            "1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6z",
+            "1c2f3a4b5c6d-7e8f-9a0b-1c2d-3e4f5a6b",
+        ] {
+            assert_eq!(notion_id(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn settings_come_from_the_table_then_the_environment() {
+        let ds = "1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b";
+        let none = |_: &str| None;
+        assert_eq!(
+            Settings::from_table(&TasksTable::default(), "app", none).unwrap(),
+            None,
+            "blank: no source"
+        );
+        let env = |var: &str| {
+            (var == "NOTION_TASKS_DATA_SOURCE_ID" || var == "NOTION_PROJECTS_DATA_SOURCE_ID")
+                .then(|| format!("{ds} "))
+        };
+        let s = Settings::from_table(&TasksTable::default(), "app", env)
+            .unwrap()
+            .expect("configured by the environment");
+        assert_eq!(s.project, "app", "the repo folder's name");
+        assert_eq!(
+            (
+                s.status_property.as_str(),
+                s.in_progress.as_str(),
+                s.done.as_str()
+            ),
+            ("Status", "In progress", "Done")
+        );
+        assert_eq!(s.timeout, DEFAULT_TIMEOUT);
+        let table = TasksTable {
+            tasks_data_source: Some("2c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b".into()),
+            timeout: Some("2s".into()),
+            ..TasksTable::default()
+        };
+        let s = Settings::from_table(&table, "app", env).unwrap().unwrap();
+        assert!(
+            s.tasks_data_source.starts_with("2c2f3a4b"),
+            "the manifest wins"
+        );
+        assert_eq!(s.timeout, Duration::from_secs(2));
+        let half = TasksTable {
+            tasks_data_source: Some(ds.into()),
+            ..TasksTable::default()
+        };
+        let e = Settings::from_table(&half, "app", none).unwrap_err();
+        assert!(e.to_string().contains("projects_data_source"), "{e}");
+    }
+
+    #[test]
+    fn a_prompt_is_the_title_then_the_content_and_never_an_option() {
+        let task = Task {
+            id: "x".into(),
+            title: "--dangerously-skip-permissions".into(),
+            status: String::new(),
+            url: String::new(),
+        };
+        assert_eq!(
+            prompt_of(&task, "  \n"),
+            "Task: --dangerously-skip-permissions"
+        );
+        assert_eq!(
+            prompt_of(&task, "Do it.\n"),
+            "Task: --dangerously-skip-permissions\n\nDo it."
+        );
+    }
+
+    #[test]
+    fn the_first_message_lists_what_fits_and_says_how_to_pick() {
+        let task = |n: usize| Task {
+            id: format!("id-{n}"),
+            title: format!("Task\nnumber {n}"),
+            status: "Not started".into(),
+            url: String::new(),
+        };
+        let few = orchestrator_message("app", &[task(1), task(2)]);
+        assert!(few.contains("- Task number 1 (id-1)\n"), "{few}");
+        assert!(few.contains("orchestra tasks pick <id> --dispatch"));
+        let many: Vec<Task> = (0..500).map(task).collect();
+        let text = orchestrator_message("app", &many);
+        assert!(text.len() < MESSAGE_MAX + 600, "{}", text.len());
+        assert!(text.contains("more (`orchestra tasks` lists them all)"));
+        assert!(orchestrator_message("app", &[]).contains("no open tasks"));
+    }
+}

@@ -1,0 +1,320 @@
+//! A test's world: a temp folder holding a real git repo, `ORCHESTRA_HOME` and a tmux
+//! server on a socket of its own; orchestra run in it; and the end of everything the test
+//! started there.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{bin, wait_until, which, Run};
+
+/// One isolated world: a temp folder holding a git repo, `ORCHESTRA_HOME` and a tmux
+/// socket of its own.
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub socket: PathBuf,
+    pub repo: PathBuf,
+    pub tmux_tmpdir: PathBuf,
+    /// Extra environment for orchestra runs (e.g. PATH overrides).
+    pub env: Vec<(String, String)>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        assert!(
+            which("tmux").is_some(),
+            "tmux is required (tests/run.sh installs it)"
+        );
+        assert!(
+            which("git").is_some(),
+            "git is required (tests/run.sh installs it)"
+        );
+        let dir = tempfile::Builder::new()
+            .prefix("orch")
+            .tempdir_in("/tmp")
+            .expect("temp dir");
+        let root = dir.path().canonicalize().expect("canonical temp dir");
+        let tmux_tmpdir = root.join("tmux");
+        std::fs::create_dir_all(&tmux_tmpdir).expect("tmux tmpdir");
+        let env = Env {
+            home: root.join("home"),
+            socket: tmux_tmpdir.join("sock"),
+            repo: root.join("repo"),
+            tmux_tmpdir,
+            root,
+            dir,
+            env: Vec::new(),
+        };
+        init_repo(&env.repo);
+        env
+    }
+
+    /// Runs orchestra in the repo, outside tmux, on this test's server.
+    pub fn orchestra(&self, args: &[&str]) -> Run {
+        self.orchestra_in(&self.repo, args)
+    }
+
+    pub fn orchestra_in(&self, cwd: &Path, args: &[&str]) -> Run {
+        let mut cmd = self.orchestra_command(cwd, args);
+        Run::from(cmd.output().expect("run orchestra"))
+    }
+
+    pub fn orchestra_command(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin());
+        cmd.args(args);
+        self.orchestra_env(&mut cmd, cwd);
+        cmd
+    }
+
+    /// [`Env::orchestra`] under `umask` (set by `sh`, as a login shell would).
+    pub fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+            .arg(bin())
+            .args(args);
+        self.orchestra_env(&mut cmd, &self.repo);
+        Run::from(cmd.output().expect("run orchestra"))
+    }
+
+    /// This test's world for an orchestra run in `cwd`.
+    fn orchestra_env(&self, cmd: &mut Command, cwd: &Path) {
+        cmd.current_dir(cwd)
+            .env("ORCHESTRA_HOME", &self.home)
+            .env("ORCHESTRA_TMUX_SOCKET", &self.socket)
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("ORCHESTRA_AGENT")
+            .env_remove("ORCHESTRA_SESSION")
+            .stdin(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+    }
+
+    /// Starts this test's tmux server with a session `harness` (so it outlives the
+    /// sessions orchestra makes), its global environment taken from `env`.
+    pub fn start_server(&self, env: &[(String, String)]) {
+        let mut cmd = Command::new("tmux");
+        cmd.args(["-S"])
+            .arg(&self.socket)
+            .args([
+                "-f",
+                "/dev/null",
+                "new-session",
+                "-d",
+                "-s",
+                "harness",
+                "-x",
+                "200",
+                "-y",
+                "50",
+            ])
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("start tmux");
+        assert!(
+            out.status.success(),
+            "tmux new-session: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Ends this test's tmux server and waits until it is gone.
+    pub fn stop_server(&self) {
+        let _ = self.tmux_try(&["kill-server"]);
+        assert!(wait_until(Duration::from_secs(5), || self
+            .tmux_try(&["list-sessions"])
+            .code
+            != 0
+            && !self.socket.exists()
+            || self
+                .tmux_try(&["list-sessions"])
+                .stderr
+                .contains("no server")));
+        let _ = std::fs::remove_file(&self.socket);
+    }
+
+    /// Runs the shell `command` in a new window of the `harness` session (a real terminal,
+    /// inside tmux, in the repo, with this test's ORCHESTRA_HOME); returns its pane id.
+    pub fn run_in_window(&self, command: &str) -> String {
+        self.tmux(&[
+            "new-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-t",
+            "harness:",
+            "-c",
+            self.repo.to_str().expect("utf-8 temp path"),
+            "-e",
+            &format!("ORCHESTRA_HOME={}", self.home.display()),
+            command,
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// Runs tmux on this test's server; panics on failure.
+    #[track_caller]
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let run = self.tmux_try(args);
+        assert_eq!(run.code, 0, "tmux {args:?}: {}", run.stderr);
+        run.stdout
+    }
+
+    pub fn tmux_try(&self, args: &[&str]) -> Run {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .env("TMUX_TMPDIR", &self.tmux_tmpdir)
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux");
+        Run::from(out)
+    }
+
+    /// `window_id window_name @orchestra_id` of every window on the server.
+    pub fn windows(&self) -> Vec<String> {
+        let run = self.tmux_try(&[
+            "list-windows",
+            "-a",
+            "-F",
+            "#{window_id} #{window_name} #{@orchestra_id}",
+        ]);
+        run.stdout.lines().map(str::to_string).collect()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(&self.repo, args)
+    }
+
+    pub fn branches(&self) -> Vec<String> {
+        self.git(&["branch", "--format=%(refname:short)"])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    pub fn worktree_path(&self, label: &str) -> PathBuf {
+        self.root.join("repo.worktrees").join(label)
+    }
+
+    pub fn list_json(&self) -> Vec<serde_json::Value> {
+        let run = self.orchestra(&["list", "--json"]).ok();
+        serde_json::from_str(&run.stdout).expect("list --json is JSON")
+    }
+
+    pub fn session(&self, label: &str) -> serde_json::Value {
+        self.list_json()
+            .into_iter()
+            .find(|s| s["label"] == label)
+            .unwrap_or_else(|| panic!("no session {label} in list --json"))
+    }
+
+    /// A generic agent that stays put: a shell reading commands.
+    pub fn dispatch_shell(&self, label: &str) -> Run {
+        self.orchestra(&shell_dispatch(label))
+    }
+}
+
+/// The arguments of [`Env::dispatch_shell`].
+pub fn shell_dispatch(label: &str) -> [&str; 6] {
+    [
+        "dispatch",
+        label,
+        "--agent",
+        "bash --norc --noprofile",
+        "--kind",
+        "generic",
+    ]
+}
+
+impl Drop for Env {
+    /// Ends this test's world, so that its temp folder goes with it (also when the test
+    /// failed): the server, then every process still running in the folder's name.
+    fn drop(&mut self) {
+        // Only this test's own server, by its own socket.
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+        // kill-server does not wait: agents exit in their own time, and their exit hooks
+        // (an `orchestra event`, claude saving its config) would write the folder again
+        // after it was removed.
+        end_processes_of(&self.root, Duration::from_secs(10));
+    }
+}
+
+/// The processes (not this one) whose environment or working folder names `root`: what
+/// a test started there, directly or through tmux, hooks and detached children.
+fn processes_of(root: &Path) -> Vec<u32> {
+    let needle = root.as_os_str().as_encoded_bytes();
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            let proc = PathBuf::from(format!("/proc/{pid}"));
+            let in_env = std::fs::read(proc.join("environ"))
+                .is_ok_and(|env| env.windows(needle.len()).any(|w| w == needle));
+            in_env || std::fs::read_link(proc.join("cwd")).is_ok_and(|cwd| cwd.starts_with(root))
+        })
+        .collect()
+}
+
+/// Waits up to `grace` for the processes of `root` to end, then kills those left.
+pub fn end_processes_of(root: &Path, grace: Duration) {
+    if wait_until(grace, || processes_of(root).is_empty()) {
+        return;
+    }
+    for pid in processes_of(root) {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+    wait_until(Duration::from_secs(2), || processes_of(root).is_empty());
+}
+
+pub fn git_in(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .output()
+        .expect("run git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn init_repo(repo: &Path) {
+    std::fs::create_dir_all(repo).expect("repo dir");
+    git_in(repo, &["init", "-q", "-b", "main"]);
+    git_in(repo, &["config", "user.name", "Test"]);
+    git_in(repo, &["config", "user.email", "test@example.com"]);
+    std::fs::write(repo.join("README.md"), "hello\n").expect("write");
+    git_in(repo, &["add", "."]);
+    git_in(repo, &["commit", "-q", "-m", "initial"]);
+}

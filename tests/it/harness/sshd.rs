@@ -1,0 +1,181 @@
+//! A real OpenSSH server for the remote side of a test.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::{free_port, require, wait_until, which, Env, Run};
+
+/// A real OpenSSH server on 127.0.0.1 (a free port), with a throwaway host key and user
+/// key; the "remote" side runs as this same user with a TMUX_TMPDIR of the test's own (so
+/// its tmux server is the test's too). `home` is the HOME orchestra runs with: its
+/// `.ssh/known_hosts` starts empty.
+pub struct Sshd {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub home: PathBuf,
+    pub user_key: PathBuf,
+    /// `ssh-ed25519 AAAA…` of the host key.
+    pub host_public: String,
+    /// The remote side's TMUX_TMPDIR.
+    pub remote_tmux_tmpdir: PathBuf,
+    pub user: String,
+}
+
+pub fn sshd_bin() -> Option<PathBuf> {
+    let p = PathBuf::from("/usr/sbin/sshd");
+    p.is_file().then_some(p)
+}
+
+fn keygen(path: &Path) -> String {
+    let out = Command::new("ssh-keygen")
+        .args([
+            "-q",
+            "-t",
+            "ed25519",
+            "-N",
+            "",
+            "-C",
+            "orchestra-test",
+            "-f",
+        ])
+        .arg(path)
+        .output()
+        .expect("ssh-keygen");
+    assert!(out.status.success(), "ssh-keygen failed");
+    let public = std::fs::read_to_string(path.with_extension("pub")).expect("public key");
+    public
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl Sshd {
+    /// `None` (a reported skip) without sshd, except on CI where that fails.
+    pub fn start(env: &Env) -> Option<Sshd> {
+        let sshd = sshd_bin();
+        if !require("sshd (openssh-server)", sshd.is_some())
+            || !require("ssh-keygen", which("ssh-keygen").is_some())
+        {
+            return None;
+        }
+        let dir = env.root.join("sshd");
+        let home = env.root.join("ssh-home");
+        let remote_tmux_tmpdir = env.root.join("remote-tmux");
+        // The remote side's HOME: its login shell reads no rc file of this machine's user
+        // (whose rc files may be slow, or wait on a lock).
+        let remote_home = env.root.join("remote-home");
+        for d in [&dir, &home.join(".ssh"), &remote_tmux_tmpdir, &remote_home] {
+            std::fs::create_dir_all(d).expect("sshd dirs");
+        }
+        let host_public = keygen(&dir.join("hostkey"));
+        let user_key = dir.join("userkey");
+        let user_public = keygen(&user_key);
+        std::fs::write(
+            dir.join("authorized_keys"),
+            format!(
+                "environment=\"TMUX_TMPDIR={}\",environment=\"HOME={}\" {user_public}\n",
+                remote_tmux_tmpdir.display(),
+                remote_home.display()
+            ),
+        )
+        .expect("authorized_keys");
+        std::fs::write(home.join(".ssh/known_hosts"), "").expect("known_hosts");
+        let port = free_port();
+        std::fs::write(
+            dir.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nAuthorizedKeysFile {ak}\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 PermitUserEnvironment yes\nStrictModes no\nUsePAM no\nPidFile {pid}\n\
+                 PermitRootLogin prohibit-password\nLogLevel VERBOSE\n",
+                hk = dir.join("hostkey").display(),
+                ak = dir.join("authorized_keys").display(),
+                pid = dir.join("sshd.pid").display(),
+            ),
+        )
+        .expect("sshd_config");
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let child = Command::new(sshd.expect("checked above"))
+            .arg("-D")
+            .arg("-f")
+            .arg(dir.join("sshd_config"))
+            .arg("-E")
+            .arg(dir.join("sshd.log"))
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start sshd");
+        assert!(
+            wait_until(Duration::from_secs(10), || std::net::TcpStream::connect((
+                "127.0.0.1",
+                port
+            ))
+            .is_ok()),
+            "sshd did not listen: {}",
+            std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default()
+        );
+        let user =
+            String::from_utf8_lossy(&Command::new("id").arg("-un").output().expect("id").stdout)
+                .trim()
+                .to_string();
+        Some(Sshd {
+            child: Some(child),
+            port,
+            dir,
+            home,
+            user_key,
+            host_public,
+            remote_tmux_tmpdir,
+            user,
+        })
+    }
+
+    /// The known_hosts line that trusts this server.
+    pub fn known_hosts_line(&self) -> String {
+        format!("[127.0.0.1]:{} {}\n", self.port, self.host_public)
+    }
+
+    pub fn trust(&self) {
+        std::fs::write(self.home.join(".ssh/known_hosts"), self.known_hosts_line())
+            .expect("known_hosts");
+    }
+
+    /// `user@127.0.0.1:port`.
+    pub fn address(&self) -> String {
+        format!("{}@127.0.0.1:{}", self.user, self.port)
+    }
+
+    /// The remote side's tmux, by its socket.
+    pub fn remote_tmux(&self, args: &[&str]) -> Run {
+        let out = Command::new("tmux")
+            .env("TMUX_TMPDIR", &self.remote_tmux_tmpdir)
+            .env_remove("TMUX")
+            .args(args)
+            .output()
+            .expect("tmux");
+        Run::from(out)
+    }
+
+    /// Stops the server: its port closes.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        self.stop();
+        // Only the remote side's own tmux server, found through its own TMUX_TMPDIR.
+        let _ = Command::new("tmux")
+            .env("TMUX_TMPDIR", &self.remote_tmux_tmpdir)
+            .env_remove("TMUX")
+            .arg("kill-server")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
