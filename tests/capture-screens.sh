@@ -171,6 +171,21 @@ PY
   type_line "[[error: 400]]"
   wait_for "400" 60
   idle_then error-api-400
+  # A background shell (Bash with run_in_background): the turn goes on while it runs (a
+  # look at its output, then text), ends with the shell still running (the footer counts
+  # it), and the CLI wakes the model in a turn of its own when the shell ends.
+  type_line "[[background: sleep 20 && touch bg-done.txt]] [[poll: 1]] [[slow: 4]] [[after: the turn is over]] [[notified: the shell has ended]]"
+  wait_for "1. Yes"
+  press Enter
+  sleep 3
+  capture busy-background-turn-goes-on
+  wait_for "● the turn is over" 30
+  idle_then idle-background-shell-running
+  for _ in $(seq 300); do [ -e "$wt/bg-done.txt" ] && break; sleep 0.1; done
+  sleep 1.5
+  capture busy-background-shell-ended
+  wait_for "● the shell has ended" 30
+  idle_then idle-background-shell-ended
   type_line "/exit"
   wait_dead 30
   sleep 0.5

@@ -98,6 +98,20 @@ pub struct LaunchContext<'a> {
     pub notify: Option<&'a [String]>,
 }
 
+/// The prompt as claude's last argument. `--` keeps a prompt starting with `-` from being
+/// read as an option, but claude still takes a first operand that names one of its
+/// subcommands for that subcommand, `--` or not (measured: `claude -- mcp` prints the mcp
+/// help on 2.0.77 and 2.1.332, and 2.0.77 runs its self-updater for the prompt `update`).
+/// Subcommand names are single words, so a prompt without white space gets a trailing
+/// space, which no subcommand name has and the model does not care about.
+fn claude_prompt_operand(prompt: &str) -> String {
+    if prompt.contains(char::is_whitespace) {
+        prompt.to_string()
+    } else {
+        format!("{prompt} ")
+    }
+}
+
 /// The argv for `kind`, starting from the user's command (`program` plus its own
 /// arguments) and ending with the prompt where the agent takes one.
 pub fn launch(
@@ -125,7 +139,9 @@ pub fn launch(
             if let Some(text) = ctx.system_prompt {
                 argv.extend(["--append-system-prompt".to_string(), text.to_string()]);
             }
-            argv.extend(prompt.map(str::to_string));
+            if let Some(p) = prompt {
+                argv.extend(["--".to_string(), claude_prompt_operand(p)]);
+            }
         }
         AgentKind::Codex => {
             if let Some(program) = ctx.notify {
@@ -428,11 +444,20 @@ mod tests {
                 "u-1",
                 "--settings",
                 "/s.json",
+                "--",
                 "do it"
             ]
         );
         assert_eq!(l.typed_prompt, None);
         assert!(l.env.is_empty(), "{:?}", l.env);
+        for (prompt, operand) in [
+            ("mcp", "mcp "),
+            ("--version", "--version "),
+            ("-x y", "-x y"),
+        ] {
+            let l = launch(AgentKind::Claude, &["claude".into()], Some(prompt), &ctx);
+            assert_eq!(l.argv[l.argv.len() - 2..], ["--", operand], "{prompt:?}");
+        }
         let g = launch(AgentKind::Generic, &["bash".into()], Some("echo hi"), &ctx);
         assert_eq!(g.argv, ["bash"]);
         assert_eq!(g.typed_prompt.as_deref(), Some("echo hi"));

@@ -479,6 +479,32 @@ mod tests {
         );
     }
 
+    /// Measured on the real CLI (tests/it/background.rs): a turn that started a background
+    /// shell ends with Stop while the shell runs, and the CLI is then at its prompt; when
+    /// the shell ends it wakes the model with a task notification as UserPromptSubmit.
+    #[test]
+    fn recorded_background_shell_hooks_map_as_captured() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/screens/claude");
+        let (mut running, mut woken) = (0, 0);
+        for release in ["2.0.77", "2.1.100", "2.1.332"] {
+            for entry in std::fs::read_dir(format!("{root}/{release}/hooks")).unwrap() {
+                let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+                let hook: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let event = hook["hook_event_name"].as_str().unwrap().to_string();
+                let state = state_for(&event, &hook).unwrap();
+                if event == "UserPromptSubmit" {
+                    assert_eq!(state, Some(AgentState::Busy), "{text}");
+                    woken += usize::from(text.contains("<task-notification>"));
+                }
+                if event == "Stop" && hook.get("agent_id").is_none() {
+                    assert_eq!(state, Some(AgentState::Idle), "{text}");
+                    running += usize::from(text.contains(r#""status":"running""#));
+                }
+            }
+        }
+        assert_eq!((running, woken), (1, 3), "the captured background hooks");
+    }
+
     #[test]
     fn compaction_does_not_end_a_turn() {
         let compact = json!({"hook_event_name": "SessionStart", "source": "compact"});

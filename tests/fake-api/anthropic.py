@@ -4,7 +4,8 @@
 The real `claude` CLI talks to this instead of the network (ANTHROPIC_BASE_URL). What the
 "model" does is written into the prompt as markers (see README.md beside this file):
 
-    [[bash: CMD]]  [[write: PATH | TEXT]]  [[slow: N]]  [[error: CODE]]  [[say: TEXT]]  [[after: TEXT]]
+    [[bash: CMD]]  [[background: CMD]]  [[poll: N]]  [[write: PATH | TEXT]]  [[slow: N]]
+    [[error: CODE]]  [[say: TEXT]]  [[after: TEXT]]  [[notified: TEXT]]
 
     python3 anthropic.py --port 0 --port-file PORT_FILE --log requests.jsonl
 
@@ -26,8 +27,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 MARKER = re.compile(r"\[\[\s*([a-z]+)\s*:(.*?)\]\]", re.S | re.I)
 DEFAULT_ANSWER = "Done."
 DEFAULT_AFTER = "Finished."
+DEFAULT_NOTIFIED = "Noted."
 # Texts the CLI adds to the user's side of the conversation that nobody typed.
-NOT_TYPED = ("<system-reminder>", "[Request interrupted")
+NOT_TYPED = ("<system-reminder>", "[Request interrupted", "<task-notification>")
+# The CLI tells the model a background task ended: bare (2.0, 2.1.100) or inside a
+# <system-reminder> (2.1.332), naming the task by the id its Bash result gave.
+TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>\s*([^<\s]+)\s*</task-id>", re.S)
+# A backgrounded Bash call's result: "Command running in background with ID: b79d532.
+# Output is being written to: /tmp/claude/…/tasks/b79d532.output"
+BACKGROUND_RESULT = re.compile(r"in background with ID:\s*([^\s.]+)\.?(?:.*?written to:\s*(\S+?\.output))?", re.S)
 ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -68,12 +76,29 @@ def typed_texts(messages):
 
 
 def tool_results(messages):
+    """(tool_use id, the result's text) of every tool result, oldest first."""
     return [
-        i.get("tool_use_id")
+        (i.get("tool_use_id"), result_text(i.get("content")))
         for m in messages
         if m.get("role") == "user"
         for i in items(m.get("content"))
         if i.get("type") == "tool_result"
+    ]
+
+
+def result_text(content):
+    return "".join(i.get("text") or "" for i in items(content) if i.get("type") == "text")
+
+
+def task_notifications(messages):
+    """The task ids of the background tasks the CLI said have ended, oldest first."""
+    return [
+        task
+        for m in messages
+        if m.get("role") == "user"
+        for i in items(m.get("content"))
+        if i.get("type") == "text"
+        for task in TASK_NOTIFICATION.findall(i.get("text") or "")
     ]
 
 
@@ -104,7 +129,8 @@ def fingerprint(messages):
 
 
 class Reply:
-    """What to send back: an HTTP error, a tool call, or text streamed over `seconds`."""
+    """What to send back: an HTTP error, a tool call, or text streamed over `seconds` (a
+    tool call comes after `seconds` of pings: a model that thinks first)."""
 
     def __init__(self, turn, text="", seconds=0.0, error=None, tool=None):
         self.turn, self.text, self.seconds, self.error, self.tool = turn, text, seconds, error, tool
@@ -118,6 +144,10 @@ def answer_to(text, turn, tools_allowed=True):
         return Reply(turn, error=code if 400 <= code <= 599 else 500)
     if tools_allowed and "bash" in s:
         return Reply(turn, tool=("Bash", {"command": s["bash"], "description": "Run a scripted command"}))
+    if tools_allowed and "background" in s:
+        return Reply(turn, tool=("Bash", {"command": s["background"],
+                                          "description": "Run a scripted command in the background",
+                                          "run_in_background": True}))
     if tools_allowed and "write" in s:
         path, _, body = s["write"].partition("|")
         return Reply(turn, tool=("Write", {"file_path": path.strip(), "content": body.strip() + "\n"}))
@@ -139,8 +169,10 @@ class Model:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.tools = {}  # tool_use id -> the `after` text of the prompt that asked for it
+        self.tools = {}  # tool_use id -> the Plan of the prompt that asked for it
+        self.tasks = {}  # background task id -> (its Plan, its output file)
         self.results_seen = set()
+        self.notifications_seen = set()
         self.answered = {}  # conversation -> Counter of texts as typed when last answered
         self.last = {}  # conversation -> the last reply it got
         self.replies = {}  # (conversation, fingerprint) -> the reply given (retries get it again)
@@ -159,22 +191,29 @@ class Model:
             seen_key = (key, fingerprint(messages))
             if seen_key in self.replies:
                 return self.again(self.replies[seen_key])
-            reply = self.decide(key, texts, tool_results(messages))
+            tools = {t.get("name") for t in request["tools"] if isinstance(t, dict)}
+            reply = self.decide(key, texts, tool_results(messages), task_notifications(messages), tools)
             self.last[key] = reply
             if len(self.replies) > 10000:
                 self.replies.clear()
             self.replies[seen_key] = reply
             return reply
 
-    def decide(self, key, texts, results):
+    def decide(self, key, texts, results, notes=(), tools=()):
         answered = self.answered.setdefault(key, Counter())
         typed, prompt = Counter(), None
         for text in texts:
             typed[text] += 1
             if typed[text] > answered[text]:
                 prompt = text
-        fresh = [r for r in results if r not in self.results_seen]
-        self.results_seen.update(results)
+        fresh = [(r, text) for r, text in results if r not in self.results_seen]
+        self.results_seen.update(r for r, _ in results)
+        for tool_id, text in fresh:
+            started = BACKGROUND_RESULT.search(text) if tool_id in self.tools else None
+            if started and self.tools[tool_id].background:
+                self.tasks[started.group(1)] = (self.tools[tool_id], started.group(2) or "")
+        new_notes = [n for n in notes if n not in self.notifications_seen]
+        self.notifications_seen.update(notes)
         if prompt is not None:
             # Everything typed so far is now answered (a helper request with tools, such as
             # a sub-agent's warmup, shares the key but not the texts: merge, never replace).
@@ -182,7 +221,11 @@ class Model:
                 answered[text] = max(answered[text], count)
             return self.issue(answer_to(prompt, "prompt"), prompt)
         if fresh:
-            return Reply("tool-result", text=self.tools.get(fresh[-1], DEFAULT_AFTER))
+            return self.after(self.tools.get(fresh[-1][0]) or Plan({}), tools)
+        if new_notes:
+            # The CLI woke the model because a background task ended: a turn of its own.
+            plan, _ = self.tasks.get(new_notes[-1], (Plan({}), ""))
+            return Reply("notification", text=plan.notified, seconds=plan.seconds)
         # Nothing new: the last request resent in another form (2.1 resends a failed one
         # with more tools). Asking for a tool anew here would loop; the last reply is right.
         if key in self.last:
@@ -192,15 +235,60 @@ class Model:
 
     def issue(self, reply, prompt):
         if reply.tool:
-            tool_id = "toolu_" + uuid.uuid4().hex[:24]
-            reply.tool = reply.tool + (tool_id,)
-            self.tools[tool_id] = script(prompt).get("after", DEFAULT_AFTER)
+            self.call(reply, Plan(script(prompt)))
         return reply
+
+    def call(self, reply, plan):
+        tool_id = "toolu_" + uuid.uuid4().hex[:24]
+        reply.tool = reply.tool + (tool_id,)
+        self.tools[tool_id] = plan
+
+    def after(self, plan, tools):
+        """The reply to a tool's result: a poll of the background task the prompt started
+        while polls are left, else the `after` text; each takes the prompt's `slow` time."""
+        task = next(((t, path) for t, (p, path) in self.tasks.items() if p is plan), None)
+        if plan.polls_left > 0 and task:
+            plan.polls_left -= 1
+            reply = Reply("tool-result", seconds=plan.seconds, tool=poll_call(task, tools))
+            self.call(reply, plan)
+            return reply
+        return Reply("tool-result", text=plan.after, seconds=plan.seconds)
 
     def again(self, reply, turn="retry"):
         """The same answer to a resent request; a tool call keeps its id (the first never
         arrived, or its result would be in the request)."""
         return Reply(turn, reply.text, reply.seconds, reply.error, reply.tool)
+
+
+class Plan:
+    """What a prompt that asked for a tool wants after it: the tool's results are answered
+    by its polls (background tasks) and then its `after` text, each taking `seconds`; the
+    CLI's note that its background task ended by its `notified` text."""
+
+    def __init__(self, s):
+        self.after = s.get("after", DEFAULT_AFTER)
+        self.notified = s.get("notified", DEFAULT_NOTIFIED)
+        self.background = "background" in s and "bash" not in s
+        try:
+            self.seconds = max(0.0, float(s.get("slow", "0")))
+        except ValueError:
+            self.seconds = 0.0
+        try:
+            self.polls_left = max(0, int(s.get("poll", "0"))) if self.background else 0
+        except ValueError:
+            self.polls_left = 0
+
+
+def poll_call(task, tools):
+    """A look at a background task's output with the tool this CLI has for it: BashOutput
+    (2.0 before 2.0.6x), TaskOutput (2.0.77 to 2.1.1xx; non-blocking), else Read of its
+    output file (2.1.332 lists neither)."""
+    task_id, path = task
+    if "BashOutput" in tools:
+        return ("BashOutput", {"bash_id": task_id})
+    if "TaskOutput" in tools:
+        return ("TaskOutput", {"task_id": task_id, "block": False, "timeout": 1000})
+    return ("Read", {"file_path": path})
 
 
 class Server(ThreadingHTTPServer):
@@ -315,6 +403,10 @@ class Handler(BaseHTTPRequestHandler):
         send({"type": "ping"})
         for index, block in enumerate(blocks):
             if block["type"] == "tool_use":
+                deadline = time.monotonic() + reply.seconds
+                while time.monotonic() < deadline:
+                    time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
+                    send({"type": "ping"})
                 send({"type": "content_block_start", "index": index, "content_block": dict(block, input={})})
                 send({"type": "content_block_delta", "index": index,
                       "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}})

@@ -155,6 +155,59 @@ class Turns(unittest.TestCase):
         self.model.reply({"messages": [user("Warmup")], "tools": TOOLS, "metadata": self.c.metadata})
         self.assertEqual(self.c.send(user(result(ask.tool[2]))).turn, "tool-result")
 
+    def started(self, prompt, task="b79d532", tools=TOOLS):
+        """The prompt's background Bash call, and its result as the CLI words it."""
+        ask = self.c.send(user(prompt), tools=tools)
+        self.assertEqual(ask.tool[1]["run_in_background"], True)
+        words = (f"Command running in background with ID: {task}. Output is being written to: "
+                 f"/tmp/claude-0/-wt/s/tasks/{task}.output. You will be notified when it completes")
+        return ask, result(ask.tool[2], words)
+
+    def test_a_background_marker_asks_for_a_backgrounded_bash_call(self):
+        ask, _ = self.started("[[background: make test]]")
+        self.assertEqual(ask.tool[:2], ("Bash", {"command": "make test", "run_in_background": True,
+                                                 "description": "Run a scripted command in the background"}))
+        # `bash` wins over `background`.
+        self.assertFalse(anthropic.Plan(anthropic.script("[[bash: a]] [[background: b]]")).background)
+
+    def test_polls_use_the_tool_the_cli_offers_then_the_after_text_each_taking_slow(self):
+        tools = TOOLS + [{"name": "TaskOutput"}]
+        ask, started = self.started("[[background: sleep 9]] [[poll: 2]] [[slow: 3]] [[after: over]]", tools=tools)
+        first = self.c.send(user(started), tools=tools)
+        self.assertEqual((first.turn, first.seconds), ("tool-result", 3.0))
+        self.assertEqual(first.tool[:2], ("TaskOutput", {"task_id": "b79d532", "block": False, "timeout": 1000}))
+        second = self.c.send(user(result(first.tool[2], "<status>running</status>")), tools=tools)
+        self.assertEqual(second.tool[0], "TaskOutput")
+        done = self.c.send(user(result(second.tool[2], "<status>completed</status>")), tools=tools)
+        self.assertEqual((done.turn, done.text, done.seconds, done.tool), ("tool-result", "over", 3.0, None))
+
+    def test_without_a_task_output_tool_a_poll_reads_the_output_file(self):
+        ask, started = self.started("[[background: sleep 9]] [[poll: 1]]", task="bz835v54t")
+        poll = self.c.send(user(started))
+        self.assertEqual(poll.tool[:2], ("Read", {"file_path": "/tmp/claude-0/-wt/s/tasks/bz835v54t.output"}))
+        self.assertEqual(self.c.send(user(result(poll.tool[2], "1\t"))).text, "Finished.")
+
+    def test_the_cli_waking_the_model_for_an_ended_task_is_a_turn_of_its_own(self):
+        ask, started = self.started("[[background: sleep 9]] [[slow: 2]] [[after: started]] [[notified: it ended]]")
+        self.assertEqual(self.c.send(user(started)).text, "started")
+        # 2.0.77 and 2.1.100 send the notification bare, 2.1.332 inside a system reminder.
+        bare = "<task-notification>\n<task-id>b79d532</task-id>\n<status>completed</status>\n</task-notification>"
+        woke = self.c.send(user(bare))
+        self.assertEqual((woke.turn, woke.text, woke.seconds), ("notification", "it ended", 2.0))
+        # Carried along with the next prompt, it is neither typed text nor new.
+        self.assertEqual(self.c.send(user("[[say: next]]")).text, "next")
+        reminder = "<system-reminder>\n[SYSTEM NOTIFICATION - NOT USER INPUT]\n\n" + bare.replace("b79d532", "other") + "\n</system-reminder>"
+        unknown = self.c.send(user(reminder))
+        self.assertEqual((unknown.turn, unknown.text), ("notification", "Noted."))
+
+    def test_a_task_that_ends_while_its_turn_goes_on_leaves_the_turn_to_its_results(self):
+        ask, started = self.started("[[background: sleep 1]] [[poll: 1]] [[after: over]]", task="bh6fe2ih1")
+        poll = self.c.send(user(started))
+        # 2.1.332 puts the notification into the running turn, beside the poll's result.
+        note = "<system-reminder>\n<task-notification>\n<task-id>bh6fe2ih1</task-id>\n</task-notification>\n</system-reminder>"
+        reply = self.c.send(user(result(poll.tool[2], "[exited with code 0]"), note))
+        self.assertEqual((reply.turn, reply.text), ("tool-result", "over"))
+
     def test_markers(self):
         self.assertEqual(anthropic.script("[[say: a]] [[SAY: b]] [[slow:2.5]]"), {"say": "a", "slow": "2.5"})
         self.assertEqual(self.c.send(user("no markers")).text, "Done.")

@@ -301,3 +301,45 @@ fn dispatch_runs_the_real_claude_with_its_session_id_and_the_prompt() {
         .expect("--settings FILE");
     assert!(Path::new(settings).is_file(), "{settings}");
 }
+
+/// claude takes a first operand that names one of its subcommands for that subcommand, even
+/// after `--` (`claude -- mcp` prints the mcp help; 2.0.77 runs its self-updater for
+/// `update`), and one starting with `-` for an option: prompts that look like either still
+/// reach the model as prompts.
+#[test]
+fn a_prompt_that_looks_like_a_claude_subcommand_or_option_reaches_the_model() {
+    let env = Env::new();
+    let (sub, opt) = (env.worktree_path("sub"), env.worktree_path("opt"));
+    let Some(world) = ClaudeWorld::start(&env, &[&sub, &opt]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    let claude = world.claude.to_string_lossy().into_owned();
+    for (label, prompt) in [("sub", "mcp"), ("opt", "--version")] {
+        let flag = format!("--prompt={prompt}");
+        env.orchestra(&["dispatch", label, "--agent", &claude, &flag])
+            .ok();
+    }
+    let asked = |text: &str| {
+        world.api.requests_json().iter().any(|r| {
+            r["request"]["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|m| m.to_string().contains(&format!("\"{text}")))
+        })
+    };
+    for (label, prompt) in [("sub", "mcp"), ("opt", "--version")] {
+        let pane = env.session(label)["pane"].as_str().unwrap().to_string();
+        assert!(
+            wait_until(Duration::from_secs(60), || asked(prompt)),
+            "the model never got the prompt {prompt:?}; screen:\n{}",
+            env.tmux(&["capture-pane", "-p", "-t", &pane])
+        );
+        let screen = env.tmux(&["capture-pane", "-p", "-t", &pane]);
+        assert!(
+            !screen.contains("Usage: claude") && !screen.contains("(Claude Code)\n"),
+            "{prompt:?} ran as claude's own command:\n{screen}"
+        );
+    }
+}

@@ -4,6 +4,7 @@
 mod harness;
 
 mod aider;
+mod background;
 mod classify;
 mod codex;
 mod concurrency;
