@@ -680,8 +680,8 @@ pub struct DispatchArgs {
     #[arg(long, value_name = "CMD")]
     pub agent: Option<String>,
     /// The agent's kind, when its program name does not tell.
-    #[arg(long, value_parser = ["claude", "codex", "gemini", "aider", "generic"])]
-    pub kind: Option<String>,
+    #[arg(long, value_parser = agent_kind())]
+    pub kind: Option<crate::agent::AgentKind>,
     /// Do not wire the agent's hooks (Claude Code's hooks, codex's notify): the state then
     /// comes from reading the screen alone.
     #[arg(long)]
@@ -732,4 +732,12 @@ pub struct DoctorArgs {
     /// part-way left (without losing a commit).
     #[arg(long)]
     pub fix: bool,
+}
+
+/// `--kind`: one of the kinds orchestra knows, by name (clap lists them on a bad one).
+fn agent_kind() -> impl clap::builder::TypedValueParser<Value = crate::agent::AgentKind> {
+    use crate::agent::AgentKind;
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(AgentKind::ALL.map(AgentKind::as_str))
+        .map(|name| AgentKind::parse(&name).unwrap_or(AgentKind::Generic))
 }

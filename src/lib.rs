@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod context;
 pub mod deps;
 pub mod doctor;
+pub mod duration;
 pub mod error;
 pub mod fault;
 pub mod git;

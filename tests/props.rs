@@ -220,7 +220,7 @@ fn check_manifest_error(text: &str, e: &manifest::ManifestError) {
 /// What `manifest::parse` promises of a manifest it accepts.
 #[track_caller]
 fn check_accepted(m: &Manifest) {
-    assert!(manifest::parse_timeout("1s").is_some());
+    assert!(orchestra::duration::parse_timeout("1s").is_some());
     assert!(m.orchestrator.poll_interval >= 1);
     for (name, s) in &m.sessions {
         label::validate(name).expect("a session name is a label");
@@ -588,10 +588,10 @@ proptest! {
         " *[0-9]{0,25} *(s|ms|m|h|d)? *",
         any_text(),
     ]) {
-        if let Some(d) = manifest::parse_timeout(&text) {
+        if let Some(d) = orchestra::duration::parse_timeout(&text) {
             prop_assert!(d.as_nanos() > 0);
         }
-        let _ = orchestra::health::parse_duration_secs(&text);
+        let _ = orchestra::duration::parse_secs(&text);
     }
 }
 
@@ -1078,7 +1078,7 @@ fn a_session(id: &str) -> Session {
         tmux_session: None,
         window: None,
         pane: None,
-        agent_kind: "claude".into(),
+        agent_kind: orchestra::agent::AgentKind::Claude,
         agent_argv: vec!["claude".into()],
         agent_uuid: None,
         port: None,
@@ -1089,7 +1089,7 @@ fn a_session(id: &str) -> Session {
         created_at: now,
         updated_at: now,
         state_at: 0,
-        state_source: String::new(),
+        state_source: Default::default(),
         manifest: None,
         owns_tmux_session: false,
     }
@@ -1166,13 +1166,13 @@ fn found_by_the_properties() {
     assert_eq!(menu::parse("Esc to cancel"), None);
     assert_eq!(menu::parse("hello\n  Enter to confirm"), None);
     // Minutes and hours past u64/i64 seconds overflowed instead of being refused.
-    assert_eq!(manifest::parse_timeout("400000000000000000m"), None);
     assert_eq!(
-        orchestra::health::parse_duration_secs("200000000000000000m"),
+        orchestra::duration::parse_timeout("400000000000000000m"),
         None
     );
+    assert_eq!(orchestra::duration::parse_secs("200000000000000000m"), None);
     assert_eq!(
-        orchestra::health::parse_duration_secs("9000000000000000000h"),
+        orchestra::duration::parse_secs("9000000000000000000h"),
         None
     );
     let e = manifest::parse(

@@ -41,7 +41,6 @@ pub use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 pub use crate::paths::short_list;
-pub use crate::report::human_age;
 // cmd/sync.rs still names these here.
 pub use crate::session::{host_spec, load_manifest};
 use crate::tmux::Tmux;
@@ -282,7 +281,7 @@ pub fn conflict_table(rows: &[crate::radar::run::Row], out: &mut Output<'_>) {
                     crate::paths::short_list(&r.paths),
                     if r.uncommitted { " (uncommitted)" } else { "" }
                 ),
-                human_age(now - r.since),
+                crate::duration::age(now - r.since),
             ]
         })
         .collect();
@@ -309,8 +308,8 @@ pub fn health_table(outcome: &crate::health::Outcome, out: &mut Output<'_>) {
                 } else {
                     r.source.clone()
                 },
-                human_age(r.state_age),
-                human_age(r.idle_for),
+                crate::duration::age(r.state_age),
+                crate::duration::age(r.idle_for),
                 match (&r.screen, &r.rule) {
                     (Some(s), Some(rule)) => format!("{s} ({rule})"),
                     (Some(s), None) => s.clone(),

@@ -19,7 +19,7 @@ use crate::session::launch::{
 };
 use crate::session::{find_session, Branch, New};
 use crate::state::{AgentState, Session, Status, Store};
-use crate::tmux::{OwnedPane, Tmux, WindowSpec};
+use crate::tmux::{OwnedPane, Tmux, WindowId, WindowSpec};
 
 /// What a dispatch asks for, its arguments read.
 pub struct Request<'a> {
@@ -382,7 +382,7 @@ pub fn wait_for_setup(
         if started.elapsed() > timeout + SETUP_GRACE {
             return Err(Error::Refused(format!(
                 "setup of {label} is still not recorded done after {}: see its window (`orchestra doctor` reports it)",
-                crate::worktree::human(timeout + SETUP_GRACE)
+                crate::duration::spell(timeout + SETUP_GRACE)
             )));
         }
         // Two `stat`s a look: cheap enough to see a quick setup end within milliseconds.
@@ -446,7 +446,7 @@ struct Undo<'a> {
     worktree: Option<(PathBuf, String, Oid)>,
     /// The session row (and its dependency edges), removed by the caller holding the store.
     row: Option<String>,
-    window: Option<(String, String)>,
+    window: Option<(WindowId, String)>,
 }
 
 impl<'a> Undo<'a> {

@@ -36,7 +36,7 @@ pub fn agent_launch(
     prompt: Option<&str>,
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
-    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let kind = session.agent_kind;
     let dir = session_dir(&ctx.home, &session.id);
     let settings_file = dir.join("settings.json");
     let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
@@ -272,7 +272,7 @@ pub fn after_start(
         Ok(tmux)
     })();
     let tmux = crate::session::record_if_gone(ctx, session, result)?;
-    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
+    if asks_to_trust(session.agent_kind) {
         trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
@@ -310,10 +310,10 @@ pub fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &m
     if !trusts_worktrees(tmux) {
         return;
     }
-    let Some(pane) = session.pane.as_deref() else {
+    let Some(pane) = session.pane.as_ref() else {
         return;
     };
-    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let kind = session.agent_kind;
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();

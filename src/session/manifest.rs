@@ -44,7 +44,7 @@ pub fn up_one(
     if let Some(existing) = store.session_by_label(&repo_id, name)? {
         let alive = existing
             .pane
-            .as_deref()
+            .as_ref()
             .and_then(|p| OwnedPane::new(p, &existing.id).ok())
             .is_some_and(|p| tmux.pane_alive(&p).unwrap_or(false));
         if alive {
@@ -224,12 +224,12 @@ pub fn down_one(
     let mut note = String::new();
     let pane = session
         .pane
-        .as_deref()
+        .as_ref()
         .and_then(|p| OwnedPane::new(p, &session.id).ok());
     if let Some(pane) = pane {
         // Only a pane that is still this session's gets the exit keys.
         if tmux.pane_alive(&pane)? {
-            let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+            let kind = session.agent_kind;
             match ask_to_exit(tmux, &pane, kind) {
                 Err(TmuxError::NotOurs { .. }) => {}
                 other => other?,
