@@ -481,7 +481,7 @@ fn orchestrator(c: &mut Converter<'_>, node: &Node) -> Result<Vec<Line>, Manifes
             }
             "sync_interval" => {
                 let text = c.text(value, &what)?;
-                if crate::health::parse_duration_secs(&text).is_some() {
+                if crate::duration::parse_secs(&text).is_some() {
                     Line::Key(k.into(), toml_string(&text))
                 } else {
                     c.skip(

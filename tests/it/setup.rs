@@ -115,7 +115,7 @@ fn setup_runs_in_the_window_before_claude_which_reads_what_it_made() {
         &env,
         &format!(
             "[worktree]\nsetup = [\"sh\", \"-c\", {}]\n",
-            toml::Value::String(script).to_string()
+            toml::Value::String(script)
         ),
         None,
     );
