@@ -15,7 +15,7 @@ use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{
     agent_launch, asks_to_trust, trust_our_worktree, type_prompt_when_ready, waiting_placeholder,
-    window_argv, write_claude_settings, write_codex_settings, write_gemini_home, FROM_UPSTREAM,
+    window_argv, write_hook_settings, FROM_UPSTREAM,
 };
 use crate::session::{find_session, Branch, New};
 use crate::state::{AgentState, Session, Status, Store};
@@ -184,14 +184,7 @@ pub fn dispatch(
         crate::paths::private_dir(&dir)
             .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
-        match kind {
-            AgentKind::Claude => write_claude_settings(ctx, &dir, command, plan.request.hooks)?,
-            AgentKind::Codex => write_codex_settings(&dir, &id, plan.request.hooks)?,
-            _ => {}
-        }
-        if kind == AgentKind::Gemini && plan.request.hooks {
-            write_gemini_home(ctx, &dir, &id, out)?;
-        }
+        write_hook_settings(ctx, &dir, &id, kind, command, plan.request.hooks, out)?;
         crate::fault::point("dispatch");
 
         let root = worktree_root(repo);

@@ -332,23 +332,12 @@ impl Session {
         }
     }
 
-    /// A session `up` made from `manifest`, in the window `window` (on `host`, or here):
-    /// a plain folder, no branch; `owns` when `up` created its tmux session.
-    pub fn from_manifest(
-        new: New,
-        manifest: String,
-        host: Option<String>,
-        window: &crate::tmux::NewWindow,
-        owns: bool,
-    ) -> Session {
+    /// A session `up` makes from `manifest` (on `host`, or here), before its window: a
+    /// plain folder, no branch.
+    pub fn from_manifest(new: New, manifest: String, host: Option<String>) -> Session {
         Session {
             host,
-            tmux_socket: Some(window.socket_path.clone()),
-            tmux_session: Some(window.session_name.clone()),
-            window: Some(window.window.clone()),
-            pane: Some(window.pane.clone()),
             manifest: Some(manifest),
-            owns_tmux_session: owns,
             ..Session::new(new)
         }
     }

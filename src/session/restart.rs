@@ -151,7 +151,7 @@ pub fn manifest(ctx: &Context, session: &Session, out: &mut dyn Report) -> Resul
     let store = ctx.store()?;
     // One connection for both halves.
     let tmux = session_tmux(session)?;
-    let line = down_one(&store, &tmux, session, Duration::from_secs(10))?;
+    let line = down_one(ctx, &store, &tmux, session, Duration::from_secs(10))?;
     out.line(line);
     let plan = Plan {
         repo,
