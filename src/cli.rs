@@ -143,6 +143,10 @@ pub enum Command {
     /// The manifest's SSH hosts: `hosts check` connects to each; `hosts trust NAME` adds
     /// the key a host shows to ~/.ssh/known_hosts (never replaces a changed one).
     Hosts(HostsArgs),
+    /// Convert the config.yaml of the multi-host orchestrator orchestra replaces into an
+    /// orchestra.toml: hosts (`user@server`), sessions, dependencies. What has no place in
+    /// orchestra is kept as a comment and listed on stderr.
+    Import(ImportArgs),
     /// Ask each manifest session's agent (`claude -p` in its folder, remote ones over SSH)
     /// what it has learned (prompts/insight.md), then synthesize the reports into
     /// CONTEXT.md.
@@ -574,6 +578,18 @@ pub struct CollectArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The config.yaml to read.
+    #[arg(value_name = "CONFIG.YAML")]
+    pub file: PathBuf,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
+    /// Replace the manifest when there is one already.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct HostsArgs {
     #[command(subcommand)]
     pub command: HostsCommand,
@@ -668,8 +684,8 @@ pub struct DispatchArgs {
     #[arg(long, value_name = "CMD")]
     pub agent: Option<String>,
     /// The agent's kind, when its program name does not tell.
-    #[arg(long, value_parser = ["claude", "codex", "gemini", "aider", "generic"])]
-    pub kind: Option<String>,
+    #[arg(long, value_parser = agent_kind())]
+    pub kind: Option<crate::agent::AgentKind>,
     /// Do not wire the agent's hooks (Claude Code's hooks, codex's notify): the state then
     /// comes from reading the screen alone.
     #[arg(long)]
@@ -744,4 +760,12 @@ pub struct DoctorArgs {
     /// part-way left (without losing a commit).
     #[arg(long)]
     pub fix: bool,
+}
+
+/// `--kind`: one of the kinds orchestra knows, by name (clap lists them on a bad one).
+fn agent_kind() -> impl clap::builder::TypedValueParser<Value = crate::agent::AgentKind> {
+    use crate::agent::AgentKind;
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(AgentKind::ALL.map(AgentKind::as_str))
+        .map(|name| AgentKind::parse(&name).unwrap_or(AgentKind::Generic))
 }

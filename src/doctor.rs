@@ -321,8 +321,8 @@ fn check_windows(
                     |_| {
                         store.record_restart(
                             session,
-                            &pane.window,
-                            &pane.pane,
+                            Some(&pane.window),
+                            Some(&pane.pane),
                             &pane.session_name,
                             server.socket_path.as_deref(),
                             // A setup restart's window records its own outcome.
@@ -431,8 +431,8 @@ fn check_setups(
             "session {} ({}) has been in setup for {}, past its setup_timeout of {} (window {})",
             s.label,
             s.repo,
-            crate::report::human_age(now - since),
-            crate::worktree::human(timeout),
+            crate::duration::age(now - since),
+            crate::duration::spell(timeout),
             s.window.as_deref().unwrap_or("-")
         );
         report.repair(
@@ -446,7 +446,7 @@ fn check_setups(
             |out| {
                 let why = format!(
                     "doctor: the setup did not finish within its timeout of {}",
-                    crate::worktree::human(timeout)
+                    crate::duration::spell(timeout)
                 );
                 if store.claim_status(&s, Status::Setup, Status::SetupFailed, &why)? {
                     let message = format!(

@@ -1,40 +1,66 @@
-//! The error a command returns, and the exit status it maps to: 2 when the request cannot
-//! be carried out as given, 1 when a valid request was refused by the state of the work
-//! (or failed on the way).
+//! The error a command returns, and the exit status it maps to. An error's [`Class`] is
+//! decided where it is converted (a `From` impl here, or a command that knows better,
+//! such as a repository the person named that is no repository), and the exit status
+//! depends on the class alone: 2 when the request cannot be carried out as given, 1 when
+//! a valid request was refused by the state of the work or failed on the way.
 
 use crate::git::GitError;
+use crate::health::HealthError;
 use crate::label::LabelError;
+use crate::remote::RemoteError;
 use crate::state::StateError;
 use crate::tmux::TmuxError;
 
+/// What an error says about the request: the one thing its exit status depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// The request cannot be carried out as given: usage, labels, not a repo, a missing
+    /// tmux or agent, a manifest that does not parse.
+    BadInput,
+    /// A valid request refused by the state of the work (a dirty tree, a false check).
+    Refused,
+    /// A valid request that failed on the way (I/O, tmux, git, the database, a host).
+    Failed,
+}
+
+impl Class {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Class::BadInput => 2,
+            Class::Refused | Class::Failed => 1,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The request itself is wrong: usage, labels, missing programs. Exit 2.
+    /// The request itself is wrong: usage, labels, missing programs.
     #[error("{0}")]
     BadInput(String),
-    /// A valid request refused by the current state of the work. Exit 1.
+    /// A valid request refused by the current state of the work.
     #[error("{0}")]
     Refused(String),
-    /// A check that came out false: exit 1 and no message (the output said it).
+    /// A check that came out false: no message (the output said it).
     #[error("")]
     CheckFailed,
     #[error(transparent)]
     Label(#[from] LabelError),
     #[error(transparent)]
     Artifact(#[from] crate::artifact::ArtifactError),
-    #[error(transparent)]
-    State(#[from] StateError),
-    #[error(transparent)]
-    Tmux(#[from] TmuxError),
-    #[error(transparent)]
-    Git(#[from] GitError),
-    #[error(transparent)]
-    Health(#[from] crate::health::HealthError),
+    // The errors below carry the class their conversion gave them.
+    #[error("{0}")]
+    State(#[source] StateError, Class),
+    #[error("{0}")]
+    Tmux(#[source] TmuxError, Class),
+    #[error("{0}")]
+    Git(#[source] GitError, Class),
+    #[error("{0}")]
+    Health(#[source] HealthError, Class),
     // Boxed: these carry several strings, and every Result<_, Error> pays for the largest.
     #[error(transparent)]
     Manifest(Box<crate::manifest::ManifestError>),
-    #[error(transparent)]
-    Remote(Box<crate::remote::RemoteError>),
+    #[error("{0}")]
+    Remote(#[source] Box<RemoteError>, Class),
     #[error("{context}: {source}")]
     Io {
         context: String,
@@ -43,28 +69,23 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn exit_code(&self) -> i32 {
+    pub fn class(&self) -> Class {
         match self {
-            Error::BadInput(_) | Error::Label(_) | Error::Artifact(_) | Error::Manifest(_) => 2,
-            Error::Remote(e) if matches!(**e, crate::remote::RemoteError::BadAddress { .. }) => 2,
-            Error::Tmux(
-                TmuxError::NotInstalled | TmuxError::TooOld { .. } | TmuxError::Untypable { .. },
-            ) => 2,
-            Error::Git(
-                GitError::NotARepo(_)
-                | GitError::Bare(_)
-                | GitError::NoCommits
-                | GitError::BadRevision(_)
-                | GitError::BranchExists(_)
-                | GitError::CliMissing,
-            ) => 2,
-            Error::State(StateError::LabelTaken { .. }) => 2,
-            Error::Health(crate::health::HealthError::Tmux(
-                TmuxError::NotInstalled | TmuxError::TooOld { .. },
-            )) => 2,
-            Error::Health(crate::health::HealthError::Rules(_)) => 2,
-            _ => 1,
+            Error::BadInput(_) | Error::Label(_) | Error::Artifact(_) | Error::Manifest(_) => {
+                Class::BadInput
+            }
+            Error::Refused(_) | Error::CheckFailed => Class::Refused,
+            Error::Io { .. } => Class::Failed,
+            Error::State(_, class)
+            | Error::Tmux(_, class)
+            | Error::Git(_, class)
+            | Error::Health(_, class)
+            | Error::Remote(_, class) => *class,
         }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        self.class().exit_code()
     }
 
     /// Whether there is a message to print (a false check has none).
@@ -93,6 +114,73 @@ pub fn one_line(message: &str, fallback: &str) -> String {
     }
 }
 
+impl From<TmuxError> for Error {
+    fn from(e: TmuxError) -> Error {
+        // A missing or old tmux is the person's to fix, and so is a text holding a key.
+        let class = match e {
+            TmuxError::NotInstalled | TmuxError::TooOld { .. } | TmuxError::Untypable { .. } => {
+                Class::BadInput
+            }
+            // Killed at its deadline (a stopped server) or stopped for printing without
+            // end: the request was fine, the way failed.
+            TmuxError::Process(_) => Class::Failed,
+            _ => Class::Failed,
+        };
+        Error::Tmux(e, class)
+    }
+}
+
+impl From<GitError> for Error {
+    fn from(e: GitError) -> Error {
+        let class = match e {
+            GitError::NotARepo(_)
+            | GitError::Bare(_)
+            | GitError::NoCommits
+            | GitError::BadRevision(_)
+            | GitError::BranchExists(_)
+            | GitError::CliMissing => Class::BadInput,
+            // Killed at its deadline or for printing without end.
+            GitError::Process(_) => Class::Failed,
+            _ => Class::Failed,
+        };
+        Error::Git(e, class)
+    }
+}
+
+impl From<StateError> for Error {
+    fn from(e: StateError) -> Error {
+        let class = match e {
+            StateError::LabelTaken { .. } => Class::BadInput,
+            _ => Class::Failed,
+        };
+        Error::State(e, class)
+    }
+}
+
+impl From<HealthError> for Error {
+    fn from(e: HealthError) -> Error {
+        let class = match &e {
+            // A refresh never types text: only a missing or old tmux is the person's.
+            HealthError::Tmux(TmuxError::NotInstalled | TmuxError::TooOld { .. }) => {
+                Class::BadInput
+            }
+            HealthError::Rules(_) => Class::BadInput,
+            _ => Class::Failed,
+        };
+        Error::Health(e, class)
+    }
+}
+
+impl From<RemoteError> for Error {
+    fn from(e: RemoteError) -> Error {
+        let class = match e {
+            RemoteError::BadAddress { .. } => Class::BadInput,
+            _ => Class::Failed,
+        };
+        Error::Remote(Box::new(e), class)
+    }
+}
+
 impl From<crate::manifest::ManifestError> for Error {
     fn from(e: crate::manifest::ManifestError) -> Error {
         Error::Manifest(Box::new(e))
@@ -104,23 +192,68 @@ impl From<crate::worktree::WorktreeError> for Error {
         use crate::worktree::WorktreeError;
         match e {
             WorktreeError::Manifest(m) => Error::Manifest(m),
-            WorktreeError::Git(g) => Error::Git(g),
+            WorktreeError::Git(g) => g.into(),
             WorktreeError::Io { context, source } => Error::Io { context, source },
         }
-    }
-}
-
-impl From<crate::remote::RemoteError> for Error {
-    fn from(e: crate::remote::RemoteError) -> Error {
-        Error::Remote(Box::new(e))
     }
 }
 
 impl From<crate::radar::RadarError> for Error {
     fn from(e: crate::radar::RadarError) -> Error {
         match e {
-            crate::radar::RadarError::Git(e) => Error::Git(e),
-            crate::radar::RadarError::State(e) => Error::State(e),
+            crate::radar::RadarError::Git(e) => e.into(),
+            crate::radar::RadarError::State(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_exit_status_is_the_class_decided_at_conversion() {
+        let cases: Vec<(Error, Class)> = vec![
+            (Error::BadInput("x".into()), Class::BadInput),
+            (Error::Refused("x".into()), Class::Refused),
+            (Error::CheckFailed, Class::Refused),
+            (TmuxError::NotInstalled.into(), Class::BadInput),
+            (TmuxError::Remote("gone".into()).into(), Class::Failed),
+            (GitError::NoCommits.into(), Class::BadInput),
+            (TmuxError::Process(timed_out("tmux")).into(), Class::Failed),
+            (GitError::Process(timed_out("git")).into(), Class::Failed),
+            (
+                StateError::LabelTaken {
+                    repo: "r".into(),
+                    label: "l".into(),
+                }
+                .into(),
+                Class::BadInput,
+            ),
+            // tmux refusing typed text is bad input for a command, but a refresh types none.
+            (
+                HealthError::Tmux(TmuxError::Untypable {
+                    found: "U+001B".into(),
+                    at: 1,
+                })
+                .into(),
+                Class::Failed,
+            ),
+            (HealthError::Other("x".into()).into(), Class::Failed),
+        ];
+        for (e, class) in cases {
+            assert_eq!(e.class(), class, "{e:?}");
+            assert_eq!(e.exit_code(), class.exit_code());
+        }
+        assert_eq!(Class::BadInput.exit_code(), 2);
+        assert_eq!(Class::Refused.exit_code(), 1);
+        assert_eq!(Class::Failed.exit_code(), 1);
+    }
+
+    fn timed_out(program: &str) -> crate::process::ProcessError {
+        crate::process::ProcessError::TimedOut {
+            program: program.into(),
+            after: std::time::Duration::from_secs(5),
         }
     }
 }

@@ -13,9 +13,12 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::rules::{Rules, RulesError};
+use crate::agent::AgentKind;
 use crate::notify::{self, Fallback, Note};
-use crate::state::{AgentState, Session, StateError, Status, Store, Transition};
-use crate::tmux::{Pane, Snapshot, Tmux, TmuxError};
+use crate::state::{
+    AgentState, Session, StateError, StateSource, Status, Store, Transition, TransitionKind,
+};
+use crate::tmux::{Pane, PaneId, Snapshot, Tmux, TmuxError, WindowId};
 
 /// A hook's word stands against the screen for this long: screens lag behind hooks (a
 /// menu is announced before it is drawn).
@@ -85,7 +88,7 @@ pub struct Cache {
     #[serde(skip)]
     pub sessions: Vec<Session>,
     /// pane id → what was seen on it.
-    pub panes: BTreeMap<String, PaneSeen>,
+    pub panes: BTreeMap<PaneId, PaneSeen>,
     /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
     #[serde(default)]
     pub radar_every: i64,
@@ -95,7 +98,7 @@ pub struct Cache {
     /// pane id → its foreground program when last asked: a tick asks only windows that
     /// showed output since the tick before ([`Tmux::snapshot_since`]).
     #[serde(default)]
-    pub commands: BTreeMap<String, String>,
+    pub commands: BTreeMap<PaneId, String>,
 }
 
 /// The sessions part of a [`Cache`]: rewritten only when the tick read the sessions from
@@ -138,7 +141,8 @@ pub struct HealthRow {
     pub repo: String,
     pub state: String,
     pub status: String,
-    /// Who said the state last: hook, screen or tmux.
+    /// Who said the state last: hook, screen, tmux… (text: a host's orchestra may know
+    /// words this one does not).
     pub source: String,
     /// Seconds since the state was last said.
     pub state_age: i64,
@@ -163,7 +167,7 @@ impl HealthRow {
             repo: s.repo.clone(),
             state: s.state.to_string(),
             status: s.status.to_string(),
-            source: s.state_source.clone(),
+            source: s.state_source.to_string(),
             state_age: if s.state_at > 0 {
                 (now_us - s.state_at) / 1_000_000
             } else {
@@ -172,8 +176,8 @@ impl HealthRow {
             idle_for: 0,
             screen: None,
             rule: None,
-            window: s.window.clone().unwrap_or_default(),
-            pane: s.pane.clone().unwrap_or_default(),
+            window: s.window.as_deref().unwrap_or_default().to_string(),
+            pane: s.pane.as_deref().unwrap_or_default().to_string(),
             host: s.host.clone(),
         }
     }
@@ -289,20 +293,6 @@ fn save_json(path: &Path, value: &impl Serialize) {
     }
 }
 
-/// `600`, `90s`, `10m`, `1h`, `30d` → seconds.
-pub fn parse_duration_secs(text: &str) -> Option<i64> {
-    let t = text.trim();
-    let (digits, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
-    let n: i64 = digits.parse().ok()?;
-    match unit.trim() {
-        "" | "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3600),
-        "d" => n.checked_mul(86_400),
-        _ => None,
-    }
-}
-
 /// One refresh of the server `tmux` talks to. A quiet tick (no pane showed output since
 /// its last capture, nothing written to the record since the last tick) is ONE tmux call
 /// and no database at all: changed panes are recaptured inside that call, and the
@@ -329,7 +319,7 @@ pub fn refresh(
     // hand beside the status line's) would otherwise carry every pane that stopped
     // printing a moment ago.
     let last_tick_s = cache.refreshed_ms / 1000;
-    let recapture: Vec<(String, i64)> = cache
+    let recapture: Vec<(PaneId, i64)> = cache
         .panes
         .iter()
         .filter(|(_, seen)| {
@@ -362,7 +352,7 @@ pub fn refresh(
     }
     let stall_after = snap
         .option("@orchestra-stall-after")
-        .and_then(parse_duration_secs)
+        .and_then(crate::duration::parse_secs)
         .unwrap_or(DEFAULT_STALL_AFTER_SECS);
 
     let mut store: Option<Store> = None;
@@ -386,15 +376,15 @@ pub fn refresh(
         .filter(|p| {
             sessions
                 .get(&p.orchestra_id)
-                .is_some_and(|s| s.pane.as_deref().is_none_or(|recorded| recorded == p.pane))
+                .is_some_and(|s| s.pane.as_ref().is_none_or(|recorded| *recorded == p.pane))
         })
         .collect();
 
     // Screens: the changed panes tmux recaptured, plus panes never captured before.
-    let mut decisions: Vec<(String, AgentState, &'static str, String)> = Vec::new();
-    let mut screens: Vec<(String, String)> = snap.screens.clone();
+    let mut decisions: Vec<(String, AgentState, StateSource, String)> = Vec::new();
+    let mut screens: Vec<(PaneId, String)> = snap.screens.clone();
     // Panes to capture by a second call: never seen, or woken up since their capture.
-    let mut first_seen: Vec<String> = Vec::new();
+    let mut first_seen: Vec<PaneId> = Vec::new();
     // A window still in setup shows the setup, not an agent: nothing to classify. Its
     // program ending there (the setup's window process died) fails the setup.
     let mut setup_ended: Vec<Session> = Vec::new();
@@ -410,14 +400,14 @@ pub fn refresh(
             decisions.push((
                 s.id.clone(),
                 AgentState::Exited,
-                "tmux",
+                StateSource::Tmux,
                 "the pane's program ended".into(),
             ));
         } else if agent_replaced_by_shell(s, pane) {
             decisions.push((
                 s.id.clone(),
                 AgentState::Exited,
-                "tmux",
+                StateSource::Tmux,
                 format!("{} runs instead of the agent", pane.current_command),
             ));
         } else {
@@ -449,7 +439,7 @@ pub fn refresh(
             if pane.dead || s.status.in_setup() {
                 continue;
             }
-            let verdict = rules.classify(&s.agent_kind, screen)?;
+            let verdict = rules.classify(s.agent_kind.as_str(), screen)?;
             let hook_is_fresh = said_lately(s, now_us);
             let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(
@@ -469,7 +459,7 @@ pub fn refresh(
                 decisions.push((
                     s.id.clone(),
                     verdict.state,
-                    "screen",
+                    StateSource::Screen,
                     verdict.rule.unwrap_or_default(),
                 ));
             }
@@ -487,11 +477,11 @@ pub fn refresh(
         if pane.dead
             || s.status == Status::Blocked
             || s.status.in_setup()
-            || !may_lack_rules(&s.agent_kind)
+            || !may_lack_rules(s.agent_kind)
         {
             continue;
         }
-        if rules.get()?.has_rules(&s.agent_kind) {
+        if rules.get()?.has_rules(s.agent_kind.as_str()) {
             continue;
         }
         let state = if now_s - pane.window_activity <= ACTIVE_OUTPUT_SECS {
@@ -502,8 +492,11 @@ pub fn refresh(
         let hook_is_fresh = said_lately(s, now_us);
         let decided = decisions.iter().any(|(id, ..)| id == &s.id);
         if state != s.state && !hook_is_fresh && !decided {
-            let detail = format!("output {}s ago", now_s - pane.window_activity);
-            decisions.push((s.id.clone(), state, "activity", detail));
+            let detail = format!(
+                "output {} ago",
+                crate::duration::age(now_s - pane.window_activity)
+            );
+            decisions.push((s.id.clone(), state, StateSource::Activity, detail));
         }
     }
     // Forget panes that are gone.
@@ -536,7 +529,10 @@ pub fn refresh(
         };
         if let Some(status) = next {
             wrote = true;
-            let detail = format!("no output for {}s", now_s - pane.window_activity);
+            let detail = format!(
+                "no output for {}",
+                crate::duration::age(now_s - pane.window_activity)
+            );
             if let Some(t) = opened(&mut store, home)?.change_status(&s, status, &detail)? {
                 sessions.insert(s.id.clone(), t.session.clone());
                 outcome.transitions.push(t);
@@ -569,7 +565,7 @@ pub fn refresh(
             &s.id,
             AgentState::Exited,
             now_us,
-            "tmux",
+            StateSource::Tmux,
             "the pane is gone",
         )? {
             outcome.transitions.push(t);
@@ -588,7 +584,7 @@ pub fn refresh(
     }
 
     // Window badges: write only what differs.
-    let sets: Vec<(String, String, String)> = ours
+    let sets: Vec<(WindowId, String, String)> = ours
         .iter()
         .filter_map(|pane| {
             let state = sessions[&pane.orchestra_id].badge();
@@ -654,8 +650,8 @@ pub fn refresh(
                 idle_for: now_s - pane.window_activity,
                 screen: seen.map(|p| p.screen_state.clone()),
                 rule: seen.and_then(|p| p.rule.clone()),
-                window: pane.window.clone(),
-                pane: pane.pane.clone(),
+                window: pane.window.to_string(),
+                pane: pane.pane.to_string(),
                 ..HealthRow::recorded(s, now_us)
             }
         })
@@ -681,21 +677,21 @@ fn radar_every<'a>(snap: &Snapshot, mut sessions: impl Iterator<Item = &'a Sessi
         return 0;
     }
     snap.option("@orchestra-radar-interval")
-        .and_then(parse_duration_secs)
+        .and_then(crate::duration::parse_secs)
         .filter(|s| *s > 0)
         .unwrap_or(crate::radar::DEFAULT_EVERY_SECS)
 }
 
 /// Kinds whose screens the built-in rules do not read: only these are judged by output
 /// activity, and only when agents.toml gives them no rules either.
-fn may_lack_rules(kind: &str) -> bool {
-    !matches!(kind, "claude" | "codex" | "gemini" | "aider")
+fn may_lack_rules(kind: AgentKind) -> bool {
+    kind == AgentKind::Generic
 }
 
 /// Whether a word that outranks the screen for a while was said lately: a hook's, or
 /// orchestra's own after it answered a menu (screens lag behind both).
 fn said_lately(s: &Session, now_us: i64) -> bool {
-    matches!(s.state_source.as_str(), "hook" | "approve") && now_us - s.state_at < HOOK_GRACE_MICROS
+    s.state_source.outranks_screen() && now_us - s.state_at < HOOK_GRACE_MICROS
 }
 
 /// The screen rules, loaded at most once per refresh and only when needed.
@@ -775,12 +771,12 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
 /// or stalled, done (status).
 pub fn notify_transition(t: &Transition, fallback: &Fallback) {
     let what = match (t.kind, t.new.as_str()) {
-        ("state", "waiting") => "is waiting for you",
-        ("state", "error") => "stopped on an error",
-        ("state", "exited") => "exited",
-        ("status", "stalled") => "has stalled (busy, no output)",
-        ("status", "done") => "is done",
-        ("status", "setup-failed") => "could not finish its setup",
+        (TransitionKind::State, "waiting") => "is waiting for you",
+        (TransitionKind::State, "error") => "stopped on an error",
+        (TransitionKind::State, "exited") => "exited",
+        (TransitionKind::Status, "stalled") => "has stalled (busy, no output)",
+        (TransitionKind::Status, "done") => "is done",
+        (TransitionKind::Status, "setup-failed") => "could not finish its setup",
         _ => return,
     };
     let repo = Path::new(&t.session.repo)
@@ -904,33 +900,37 @@ pub fn refresh_host(
 ) -> Result<HostOutcome, HealthError> {
     let now_us = now_micros();
     let now_s = now_us / 1_000_000;
-    let recapture: Vec<(String, i64)> = sessions
+    let recapture: Vec<(PaneId, i64)> = sessions
         .iter()
         .filter_map(|s| s.pane.clone())
         .map(|p| (p, 0))
         .collect();
     let snap = tmux.snapshot(&[], &recapture)?;
     let panes: Vec<Pane> = snap.as_ref().map(|s| s.panes.clone()).unwrap_or_default();
-    let screens: HashMap<String, String> = snap
+    let screens: HashMap<PaneId, String> = snap
         .map(|s| s.screens.into_iter().collect())
         .unwrap_or_default();
     let mut outcome = HostOutcome::default();
     let mut store: Option<Store> = None;
-    let mut badges: Vec<(String, String, String)> = Vec::new();
+    let mut badges: Vec<(WindowId, String, String)> = Vec::new();
     for s in sessions {
         let pane = panes
             .iter()
             .find(|p| Some(&p.pane) == s.pane.as_ref() && p.orchestra_id == s.id);
         let (verdict, screen_state, rule) = match pane {
             None => (
-                Some((AgentState::Exited, "tmux", "the pane is gone".to_string())),
+                Some((
+                    AgentState::Exited,
+                    StateSource::Tmux,
+                    "the pane is gone".to_string(),
+                )),
                 None,
                 None,
             ),
             Some(p) if p.dead => (
                 Some((
                     AgentState::Exited,
-                    "tmux",
+                    StateSource::Tmux,
                     "the pane's program ended".to_string(),
                 )),
                 None,
@@ -938,12 +938,13 @@ pub fn refresh_host(
             ),
             Some(p) => match screens.get(&p.pane) {
                 Some(screen) => {
-                    let v = rules.classify(&s.agent_kind, screen)?;
+                    let v = rules.classify(s.agent_kind.as_str(), screen)?;
                     let state = v.state;
                     let rule = v.rule.clone();
                     (
-                        (state != AgentState::Unknown)
-                            .then(|| (state, "screen", rule.clone().unwrap_or_default())),
+                        (state != AgentState::Unknown).then(|| {
+                            (state, StateSource::Screen, rule.clone().unwrap_or_default())
+                        }),
                         Some(state.to_string()),
                         rule,
                     )
@@ -984,8 +985,8 @@ pub fn refresh_host(
             idle_for: pane.map_or(0, |p| now_s - p.window_activity),
             screen: screen_state,
             rule,
-            window: pane.map(|p| p.window.clone()).unwrap_or_default(),
-            pane: pane.map(|p| p.pane.clone()).unwrap_or_default(),
+            window: pane.map(|p| p.window.to_string()).unwrap_or_default(),
+            pane: pane.map(|p| p.pane.to_string()).unwrap_or_default(),
             host: Some(host.to_string()),
             ..HealthRow::recorded(&current, now_us)
         });
@@ -1022,19 +1023,11 @@ pub fn remote_summary(cache: &RemoteCache, now_ms: i64) -> String {
         }
         let age_ms = now_ms - host.answered_ms.max(0);
         if host.answered_ms > 0 && age_ms > 3 * poll_ms {
-            text.push_str(&format!(" ({} ago)", age_text(age_ms / 1000)));
+            text.push_str(&format!(" ({} ago)", crate::duration::age(age_ms / 1000)));
         }
         parts.push(text);
     }
     parts.join(" · ")
-}
-
-fn age_text(seconds: i64) -> String {
-    match seconds {
-        0..=59 => format!("{seconds}s"),
-        60..=3599 => format!("{}m", seconds / 60),
-        _ => format!("{}h", seconds / 3600),
-    }
 }
 
 /// Whether the remote cache is old enough for a new refresh to start.

@@ -9,7 +9,7 @@ use crate::agent::{AgentKind, AIDER_NOTIFICATION};
 use crate::context::Context;
 use crate::error::Error;
 use crate::health::{now_micros, HealthError};
-use crate::state::{AgentState, Session, Store, Transition};
+use crate::state::{AgentState, Session, StateSource, Store, Transition};
 
 /// How long after aider's notification its prompt or question may take to show.
 const SETTLE_WAIT: Duration = Duration::from_secs(10);
@@ -45,13 +45,13 @@ fn has_blocked_dependents(store: &Store, session: &Session) -> Result<bool, Erro
 /// The state `event` means for an agent of `kind` (Claude Code's hooks for any kind
 /// without its own); `None` for events that change nothing. An unknown event is bad input.
 pub fn state_of(
-    kind: Option<AgentKind>,
+    kind: AgentKind,
     event: &str,
     hook: &serde_json::Value,
 ) -> Result<Option<AgentState>, Error> {
     match kind {
-        Some(AgentKind::Gemini) => gemini_state_for(event, hook),
-        Some(AgentKind::Codex) => codex_state_for(event, hook),
+        AgentKind::Gemini => gemini_state_for(event, hook),
+        AgentKind::Codex => codex_state_for(event, hook),
         _ => state_for(event, hook),
     }
 }
@@ -70,7 +70,7 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
     while started.elapsed() < SETTLE_WAIT {
         let screen = tmux.capture_pane(pane.pane(), 0)?;
         let verdict = rules
-            .classify(&session.agent_kind, &screen)
+            .classify(session.agent_kind.as_str(), &screen)
             .map_err(HealthError::from)?;
         if matches!(
             verdict.state,
@@ -80,8 +80,13 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
                 return Ok(());
             }
             let detail = format!("{AIDER_NOTIFICATION}: {}", verdict.rule.unwrap_or_default());
-            let transition =
-                store.apply_state(&session.id, verdict.state, now_micros(), "hook", &detail)?;
+            let transition = store.apply_state(
+                &session.id,
+                verdict.state,
+                now_micros(),
+                StateSource::Hook,
+                &detail,
+            )?;
             return tell(ctx, &store, &session, transition);
         }
         std::thread::sleep(Duration::from_millis(100));

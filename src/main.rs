@@ -1,13 +1,18 @@
 //! The `orchestra` binary: parse, dispatch to `cmd::*`, map errors to exit codes. The only
-//! place that prints an error and exits.
+//! place that prints an error and chooses the exit status.
+
+use std::process::ExitCode;
 
 use clap::Parser;
 
 use orchestra::cli::{Cli, Command};
 use orchestra::cmd::{self, Context, Output};
 
-fn main() {
-    let cli = parse_args();
+fn main() -> ExitCode {
+    let cli = match parse_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let mut stdout = std::io::stdout().lock();
     let mut stderr = std::io::stderr().lock();
     let mut out = Output {
@@ -17,36 +22,40 @@ fn main() {
     let ctx = match (Context::from_env(cli.socket()), &cli.command) {
         (Ok(ctx), _) => ctx,
         // Neither needs a home: they work in a build with no HOME (a package build).
-        (Err(_), Command::Completions { shell }) => finish(cmd::docs::completions(shell, &mut out)),
-        (Err(_), Command::Man) => finish(cmd::docs::man(&mut out)),
+        (Err(_), Command::Completions { shell }) => {
+            return finish(cmd::docs::completions(shell, &mut out))
+        }
+        (Err(_), Command::Man) => return finish(cmd::docs::man(&mut out)),
         // A hook never fails the agent, even with nowhere to record.
-        (Err(_), Command::Event(args)) if args.from_hook => std::process::exit(0),
-        (Err(e), _) => finish(Err(e)),
+        (Err(_), Command::Event(args)) if args.from_hook => return ExitCode::SUCCESS,
+        (Err(e), _) => return finish(Err(e)),
     };
     let result = cmd::run(&ctx, &cli.command, &mut out);
     finish(result)
 }
 
-/// Ends the process: 0, or the error's message and exit status.
-fn finish(result: Result<(), orchestra::error::Error>) -> ! {
+/// The exit status: 0, or the error's message and its class's status.
+fn finish(result: Result<(), orchestra::error::Error>) -> ExitCode {
     // Reentrant: this thread may hold the lock already.
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    if let Err(e) = result {
-        if !e.is_silent() {
-            eprintln!("orchestra: {e}");
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if !e.is_silent() {
+                eprintln!("orchestra: {e}");
+            }
+            ExitCode::from(e.exit_code())
         }
-        std::process::exit(e.exit_code());
     }
-    std::process::exit(0)
 }
 
 /// The command line, or ONE line on stderr and exit 2: clap's own errors run to several
 /// lines (the message, tips, usage, a hint), folded here into one. Help and version print
 /// as clap prints them.
-fn parse_args() -> Cli {
+fn parse_args() -> Result<Cli, ExitCode> {
     use clap::error::ErrorKind;
     let e = match Cli::try_parse() {
-        Ok(cli) => return cli,
+        Ok(cli) => return Ok(cli),
         Err(e) => e,
     };
     if matches!(
@@ -55,7 +64,9 @@ fn parse_args() -> Cli {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
-        e.exit();
+        // Help on stdout with 0; help for a missing subcommand on stderr with clap's usage status.
+        let _ = e.print();
+        return Err(ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)));
     }
     let text = e.to_string();
     // Paragraphs: the message (its indented lines name what is missing), tips, usage.
@@ -68,5 +79,7 @@ fn parse_args() -> Cli {
     let mut parts = vec![message.to_string()];
     parts.extend(paragraphs.filter(|p| p.starts_with("tip:") || p.starts_with("Usage:")));
     eprintln!("orchestra: {} (see --help)", parts.join("; "));
-    std::process::exit(2);
+    Err(ExitCode::from(
+        orchestra::error::Class::BadInput.exit_code(),
+    ))
 }

@@ -81,28 +81,15 @@ impl Host {
     pub fn connect_timeout(&self) -> std::time::Duration {
         self.connect_timeout
             .as_deref()
-            .and_then(parse_timeout)
+            .and_then(crate::duration::parse_timeout)
             .unwrap_or(crate::remote::DEFAULT_CONNECT_TIMEOUT)
     }
 
     pub fn command_timeout(&self) -> std::time::Duration {
         self.command_timeout
             .as_deref()
-            .and_then(parse_timeout)
+            .and_then(crate::duration::parse_timeout)
             .unwrap_or(crate::remote::DEFAULT_COMMAND_TIMEOUT)
-    }
-}
-
-/// "3s", "500ms", "2m" or "3" (seconds); zero is refused.
-pub fn parse_timeout(text: &str) -> Option<std::time::Duration> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let n: u64 = t[..split].parse().ok().filter(|n| *n > 0)?;
-    match t[split..].trim() {
-        "" | "s" => Some(std::time::Duration::from_secs(n)),
-        "ms" => Some(std::time::Duration::from_millis(n)),
-        "m" => n.checked_mul(60).map(std::time::Duration::from_secs),
-        _ => None,
     }
 }
 
@@ -233,7 +220,7 @@ impl Seconds {
     /// `None` when it is not a duration of a second or more (refused when parsed).
     pub fn duration(&self) -> Option<std::time::Duration> {
         let secs = match self {
-            Seconds::Text(t) => crate::health::parse_duration_secs(t)?,
+            Seconds::Text(t) => crate::duration::parse_secs(t)?,
             Seconds::Number(n) => *n,
         };
         (secs > 0).then(|| std::time::Duration::from_secs(secs as u64))
@@ -371,7 +358,7 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
         column,
         message,
     };
-    if crate::health::parse_duration_secs(&m.orchestrator.sync_interval).is_none() {
+    if crate::duration::parse_secs(&m.orchestrator.sync_interval).is_none() {
         return Err(err(
             locate(text, "[orchestrator]", "sync_interval"),
             format!(
@@ -394,7 +381,10 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
             ("connect_timeout", &host.connect_timeout),
             ("command_timeout", &host.command_timeout),
         ] {
-            if let Some(value) = value.as_deref().filter(|v| parse_timeout(v).is_none()) {
+            if let Some(value) = value
+                .as_deref()
+                .filter(|v| crate::duration::parse_timeout(v).is_none())
+            {
                 return Err(err(
                     locate(text, &header, key),
                     format!("hosts.{name}.{key} {value:?} is not a duration such as \"3s\" or \"500ms\""),
@@ -611,7 +601,11 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
             return Err(err(key, format!("tasks.{key} is empty")));
         }
     }
-    if let Some(timeout) = t.timeout.as_deref().filter(|v| parse_timeout(v).is_none()) {
+    if let Some(timeout) = t
+        .timeout
+        .as_deref()
+        .filter(|v| crate::duration::parse_timeout(v).is_none())
+    {
         return Err(err(
             "timeout",
             format!("tasks.timeout {timeout:?} is not a duration such as \"10s\" or \"500ms\""),
@@ -668,7 +662,7 @@ fn locate_key(text: &str, header: &str, key: &str) -> (usize, usize) {
 
 /// Why `name` cannot be a tmux session name orchestra targets as `=NAME:`: tmux reads
 /// `:` and `.` in a target as window and pane separators (and renames such sessions).
-fn check_tmux_name(name: &str) -> Result<(), &'static str> {
+pub(crate) fn check_tmux_name(name: &str) -> Result<(), &'static str> {
     if name.is_empty() {
         Err("is empty")
     } else if name.contains([':', '.']) {
@@ -825,8 +819,11 @@ then = 'brief analysis "Data ready at /share/output"'
             ["pipeline", "analysis"]
         );
         assert_eq!(m.hosts["gpu"].connect_timeout().as_secs(), 3);
-        assert_eq!(parse_timeout("500ms").map(|d| d.as_millis()), Some(500));
-        assert_eq!(parse_timeout("0s"), None);
+        assert_eq!(
+            crate::duration::parse_timeout("500ms").map(|d| d.as_millis()),
+            Some(500)
+        );
+        assert_eq!(crate::duration::parse_timeout("0s"), None);
         let bare = parse("[sessions.a]\npath = \"/x\"\n", "orchestra.toml").unwrap();
         assert_eq!(
             bare.orchestrator.agent, "claude",

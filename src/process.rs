@@ -41,7 +41,7 @@ pub enum ProcessError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{program} did not finish within {}: it was killed", human(*after))]
+    #[error("{program} did not finish within {}: it was killed", crate::duration::spell(*after))]
     TimedOut { program: String, after: Duration },
     #[error("{program} printed more than {} MiB: it was stopped", cap / (1024 * 1024))]
     TooMuchOutput { program: String, cap: usize },
@@ -51,17 +51,6 @@ impl ProcessError {
     /// Whether the program was not found (so the caller can say "install …").
     pub fn not_found(&self) -> bool {
         matches!(self, ProcessError::Spawn { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-    }
-}
-
-/// "90s", "10m", "1m30s", "0.5s".
-pub fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    match (s / 60, s % 60) {
-        (0, _) if d.subsec_millis() == 0 => format!("{s}s"),
-        (0, _) => format!("{:.1}s", d.as_secs_f64()),
-        (m, 0) => format!("{m}m"),
-        (m, r) => format!("{m}m{r}s"),
     }
 }
 
@@ -622,7 +611,7 @@ mod tests {
         );
         assert_eq!(
             err.to_string(),
-            "sh did not finish within 0.3s: it was killed"
+            "sh did not finish within 300ms: it was killed"
         );
     }
 

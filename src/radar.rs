@@ -574,7 +574,7 @@ fn show_badges<'a>(
             .get(1)
             .filter(|v| !v.is_empty())
             .map_or(DEFAULT_SYMBOL, String::as_str);
-        let sets: Vec<(String, String, String)> = windows
+        let sets: Vec<(crate::tmux::WindowId, String, String)> = windows
             .into_iter()
             .filter_map(|(window, id, shown)| {
                 let wanted = match count.get(id.as_str()) {

@@ -21,14 +21,3 @@ impl Report for Silent {
     fn note(&mut self, _: String) {}
     fn detail(&mut self, _: String) {}
 }
-
-/// "42s", "5m", "3h", "2d".
-pub fn human_age(seconds: i64) -> String {
-    let s = seconds.max(0);
-    match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m", s / 60),
-        3600..=86_399 => format!("{}h", s / 3600),
-        _ => format!("{}d", s / 86_400),
-    }
-}

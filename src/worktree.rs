@@ -225,14 +225,12 @@ impl std::fmt::Display for Ended {
             Ended::TimedOut(limit) => write!(
                 f,
                 "still running after {}: stopped with its process group",
-                human(*limit)
+                crate::duration::spell(*limit)
             ),
             Ended::NotStarted(why) => write!(f, "could not start: {why}"),
         }
     }
 }
-
-pub use crate::process::human;
 
 /// Runs `job` on this process's terminal, visibly: its output goes where ours goes, and
 /// when we are the terminal's foreground job it becomes that job while it runs (so a

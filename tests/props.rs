@@ -220,7 +220,7 @@ fn check_manifest_error(text: &str, e: &manifest::ManifestError) {
 /// What `manifest::parse` promises of a manifest it accepts.
 #[track_caller]
 fn check_accepted(m: &Manifest) {
-    assert!(manifest::parse_timeout("1s").is_some());
+    assert!(orchestra::duration::parse_timeout("1s").is_some());
     assert!(m.orchestrator.poll_interval >= 1);
     for (name, s) in &m.sessions {
         label::validate(name).expect("a session name is a label");
@@ -588,10 +588,10 @@ proptest! {
         " *[0-9]{0,25} *(s|ms|m|h|d)? *",
         any_text(),
     ]) {
-        if let Some(d) = manifest::parse_timeout(&text) {
+        if let Some(d) = orchestra::duration::parse_timeout(&text) {
             prop_assert!(d.as_nanos() > 0);
         }
-        let _ = orchestra::health::parse_duration_secs(&text);
+        let _ = orchestra::duration::parse_secs(&text);
     }
 }
 
@@ -1078,7 +1078,7 @@ fn a_session(id: &str) -> Session {
         tmux_session: None,
         window: None,
         pane: None,
-        agent_kind: "claude".into(),
+        agent_kind: orchestra::agent::AgentKind::Claude,
         agent_argv: vec!["claude".into()],
         agent_uuid: None,
         port: None,
@@ -1089,7 +1089,7 @@ fn a_session(id: &str) -> Session {
         created_at: now,
         updated_at: now,
         state_at: 0,
-        state_source: String::new(),
+        state_source: Default::default(),
         manifest: None,
         owns_tmux_session: false,
     }
@@ -1166,13 +1166,13 @@ fn found_by_the_properties() {
     assert_eq!(menu::parse("Esc to cancel"), None);
     assert_eq!(menu::parse("hello\n  Enter to confirm"), None);
     // Minutes and hours past u64/i64 seconds overflowed instead of being refused.
-    assert_eq!(manifest::parse_timeout("400000000000000000m"), None);
     assert_eq!(
-        orchestra::health::parse_duration_secs("200000000000000000m"),
+        orchestra::duration::parse_timeout("400000000000000000m"),
         None
     );
+    assert_eq!(orchestra::duration::parse_secs("200000000000000000m"), None);
     assert_eq!(
-        orchestra::health::parse_duration_secs("9000000000000000000h"),
+        orchestra::duration::parse_secs("9000000000000000000h"),
         None
     );
     let e = manifest::parse(
@@ -1249,6 +1249,78 @@ proptest! {
             prop_assert!(line.ends_with(')'), "{line:?}");
         }
         prop_assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// config.yaml (`orchestra import`)
+
+/// A YAML double-quoted scalar for `s`: JSON's escapes are a subset of YAML's.
+fn yaml_quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("a string is JSON")
+}
+
+fn check_import_error(e: &manifest::ManifestError) -> Result<(), TestCaseError> {
+    prop_assert!(e.line >= 1 && e.column >= 1, "{e}");
+    prop_assert!(!e.to_string().contains('\n'), "one line: {e:?}");
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn import_any_text_is_a_loadable_manifest_or_one_located_error(text in any_text()) {
+        match orchestra::import::convert(&text, "config.yaml") {
+            Ok(i) => {
+                let parsed = manifest::parse(&i.toml, "orchestra.toml");
+                prop_assert!(parsed.is_ok(), "{parsed:?}\n{}", i.toml);
+            }
+            Err(e) => check_import_error(&e)?,
+        }
+    }
+
+    #[test]
+    fn import_hostile_names_and_values_mean_the_same_in_toml(
+        sessions in prop::collection::vec(
+            (
+                prop_oneof![hostile_text(), "[a-z][a-z0-9_ .\\[\\]\"]{0,12}"],
+                hostile_text().prop_map(|p| format!("/{p}")),
+                hostile_text(),
+                hostile_text(),
+            ),
+            1..4,
+        ),
+    ) {
+        let mut yaml = String::from("sessions:\n");
+        for (name, path, role, env) in &sessions {
+            yaml.push_str(&format!(
+                "  {}:\n    path: {}\n    role: {}\n    env: {}\n",
+                yaml_quoted(name),
+                yaml_quoted(path),
+                yaml_quoted(role),
+                yaml_quoted(env)
+            ));
+        }
+        match orchestra::import::convert(&yaml, "config.yaml") {
+            Ok(i) => {
+                let m = manifest::parse(&i.toml, "orchestra.toml");
+                prop_assert!(m.is_ok(), "{m:?}\n{}", i.toml);
+                let m = m.unwrap();
+                // Every session came through (under its label), its values unchanged.
+                let mut want: Vec<(&str, Option<&str>)> =
+                    sessions.iter().map(|(_, p, r, _)| (p.as_str(), Some(r.as_str()))).collect();
+                let mut have: Vec<(&str, Option<&str>)> =
+                    m.sessions.values().map(|s| (s.path.as_str(), s.role.as_deref())).collect();
+                want.sort();
+                have.sort();
+                prop_assert_eq!(have, want, "{}", i.toml);
+                for s in m.sessions.values() {
+                    if let Some(env) = &s.env {
+                        prop_assert!(sessions.iter().any(|(_, _, _, e)| e == env));
+                    }
+                }
+            }
+            Err(e) => check_import_error(&e)?,
+        }
     }
 }
 

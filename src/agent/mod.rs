@@ -7,7 +7,9 @@ pub mod rules;
 
 use std::path::Path;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Recorded and shown as its name (`claude`, …, `generic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AgentKind {
     Claude,
     Codex,
@@ -27,16 +29,16 @@ impl AgentKind {
         }
     }
 
+    pub const ALL: [AgentKind; 5] = [
+        AgentKind::Claude,
+        AgentKind::Codex,
+        AgentKind::Gemini,
+        AgentKind::Aider,
+        AgentKind::Generic,
+    ];
+
     pub fn parse(text: &str) -> Option<AgentKind> {
-        [
-            AgentKind::Claude,
-            AgentKind::Codex,
-            AgentKind::Gemini,
-            AgentKind::Aider,
-            AgentKind::Generic,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == text)
+        AgentKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 
     /// How this kind takes text typed into it (briefings, typed prompts, exit commands).

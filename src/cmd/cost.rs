@@ -12,7 +12,7 @@ pub fn run(ctx: &Context, args: &CostArgs, out: &mut Output<'_>) -> Result<(), E
         Some(
             open_repo(args.repo.repo.as_deref())
                 .map_err(|e| match e {
-                    Error::Git(g) => {
+                    Error::Git(g, _) => {
                         Error::BadInput(format!("{g} (use --all for the sessions of every repo)"))
                     }
                     other => other,

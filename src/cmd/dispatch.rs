@@ -15,11 +15,9 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     let prompt = read_prompt(args)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
     let command = agent_command(args.agent.as_deref())?;
-    let kind = match args.kind.as_deref() {
-        Some(k) => AgentKind::parse(k)
-            .ok_or_else(|| Error::BadInput(format!("unknown agent kind {k:?}")))?,
-        None => AgentKind::from_program(&command[0]),
-    };
+    let kind = args
+        .kind
+        .unwrap_or_else(|| AgentKind::from_program(&command[0]));
     let mut store = ctx.store()?;
     let plan = create::plan(
         &store,

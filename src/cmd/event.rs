@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::health::now_micros;
 use crate::notify::{self};
 use crate::paths::non_empty_env;
+use crate::state::StateSource;
 
 /// Hook JSON larger than this is not read further: only a few fields matter.
 const MAX_HOOK_JSON: u64 = 1024 * 1024;
@@ -65,11 +66,10 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let session = store
         .session_by_id(&id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
-    let kind = AgentKind::parse(&session.agent_kind);
-    let state = crate::hooks::state_of(kind, &args.event, &hook)?;
+    let state = crate::hooks::state_of(session.agent_kind, &args.event, &hook)?;
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
     // restart resumes the one the person was in (claude's; restart resumes no other kind).
-    if args.event == "SessionStart" && kind == Some(AgentKind::Claude) {
+    if args.event == "SessionStart" && session.agent_kind == AgentKind::Claude {
         let conversation = hook.get("session_id").and_then(|v| v.as_str());
         if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
             if session.agent_uuid.as_deref() != Some(uuid) {
@@ -80,7 +80,7 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     let Some(state) = state else {
         return Ok(());
     };
-    let transition = store.apply_state(&session.id, state, at, "hook", &args.event)?;
+    let transition = store.apply_state(&session.id, state, at, StateSource::Hook, &args.event)?;
     crate::hooks::tell(ctx, &store, &session, transition)
 }
 

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::paths::non_empty_env;
 use crate::session::launch::agent_command;
 use crate::state::Orchestrator;
-use crate::tmux::WindowSpec;
+use crate::tmux::{PaneId, WindowSpec};
 
 pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let command = agent_command(args.agent.as_deref())?;
@@ -88,6 +88,7 @@ pub fn promote(ctx: &Context, args: &PromoteArgs, out: &mut Output<'_>) -> Resul
         .ok_or_else(|| {
             Error::BadInput("promote registers the pane you are in: run it inside tmux".into())
         })?;
+    let pane = PaneId::parse(&pane).map_err(|e| Error::BadInput(format!("$TMUX_PANE: {e}")))?;
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
     store.set_orchestrator(&Orchestrator {

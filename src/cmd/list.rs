@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::cli::ListArgs;
-use crate::cmd::{human_age, open_repo, render_table, Context, Output};
+use crate::cmd::{open_repo, render_table, Context, Output};
 use crate::error::Error;
 use crate::radar::run as conflicts;
 use crate::state::{now, Session};
@@ -53,8 +53,8 @@ impl ListRow {
             repo: s.repo.clone(),
             host: s.host.clone(),
             retry_count: s.retry_count,
-            window: s.window.clone(),
-            pane: s.pane.clone(),
+            window: s.window.as_deref().map(String::from),
+            pane: s.pane.as_deref().map(String::from),
             conversation: s.agent_uuid.clone(),
             age: at - s.created_at,
             stranded: None,
@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         None
     } else {
         Some(open_repo(args.repo.repo.as_deref()).map_err(|e| match e {
-            Error::Git(g) => {
+            Error::Git(g, _) => {
                 Error::BadInput(format!("{g} (use --all for the sessions of every repo)"))
             }
             other => other,
@@ -148,7 +148,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
                 r.branch.clone(),
                 r.window.clone().unwrap_or_else(|| "-".into()),
                 r.pane.clone().unwrap_or_else(|| "-".into()),
-                human_age(r.age),
+                crate::duration::age(r.age),
                 r.retry_count.to_string(),
                 r.host.clone().unwrap_or_else(|| "local".into()),
                 r.id.clone(),

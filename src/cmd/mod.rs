@@ -15,6 +15,7 @@ pub mod event;
 pub mod events;
 pub mod health;
 pub mod hosts;
+pub mod import;
 pub mod kill;
 pub mod launch;
 pub mod list;
@@ -42,7 +43,6 @@ pub use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 pub use crate::paths::short_list;
-pub use crate::report::human_age;
 // cmd/sync.rs still names these here.
 pub use crate::session::{host_spec, load_manifest};
 use crate::tmux::Tmux;
@@ -89,6 +89,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Attach(args) => status::attach(ctx, args, out),
         Command::Collect(args) => status::collect(ctx, args, out),
         Command::Hosts(args) => hosts::run(ctx, args, out),
+        Command::Import(args) => import::run(args, out),
         Command::Insights(args) => sync::run(ctx, args, sync::Kind::Insights, out),
         Command::Dream(args) => sync::run(ctx, args, sync::Kind::Dream, out),
         Command::Sync(args) => sync::run(ctx, args, sync::Kind::Both, out),
@@ -283,7 +284,7 @@ pub fn conflict_table(rows: &[crate::radar::run::Row], out: &mut Output<'_>) {
                     crate::paths::short_list(&r.paths),
                     if r.uncommitted { " (uncommitted)" } else { "" }
                 ),
-                human_age(now - r.since),
+                crate::duration::age(now - r.since),
             ]
         })
         .collect();
@@ -338,8 +339,8 @@ pub fn health_table(
                 } else {
                     r.source.clone()
                 },
-                human_age(r.state_age),
-                human_age(r.idle_for),
+                crate::duration::age(r.state_age),
+                crate::duration::age(r.idle_for),
                 match (&r.screen, &r.rule) {
                     (Some(s), Some(rule)) => format!("{s} ({rule})"),
                     (Some(s), None) => s.clone(),

@@ -8,7 +8,6 @@
 
 use std::path::Path;
 
-use crate::agent::AgentKind;
 use crate::cli::PrepareArgs;
 use crate::cmd::{Context, Output};
 use crate::error::Error;
@@ -87,9 +86,7 @@ fn start_agent(
         );
     }
     let _ = out.out.flush();
-    if launch.typed_prompt.is_some()
-        || AgentKind::parse(&session.agent_kind).is_some_and(crate::session::launch::asks_to_trust)
-    {
+    if launch.typed_prompt.is_some() || crate::session::launch::asks_to_trust(session.agent_kind) {
         crate::notify::spawn_self_detached(
             &[
                 "prepare".to_string(),

@@ -149,7 +149,7 @@ pub fn tail(ctx: &Context, args: &TailArgs, out: &mut Output<'_>) -> Result<(), 
     let session = find_session(&store, &repo, &args.label)?;
     let pane = session
         .pane
-        .as_deref()
+        .as_ref()
         .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
     let tmux = session_tmux(&session)?;
     let screen = tmux.capture_pane(pane, lines)?;
@@ -205,7 +205,7 @@ pub fn attach(ctx: &Context, args: &AttachArgs, out: &mut Output<'_>) -> Result<
         here.run_commands(&[vec![
             "select-window".into(),
             "-t".into(),
-            made.window.clone(),
+            made.window.to_string(),
         ]])?;
         out.line(format!(
             "opened {} in window {}",
@@ -238,8 +238,10 @@ pub fn collect(ctx: &Context, args: &CollectArgs, out: &mut Output<'_>) -> Resul
     crate::paths::private_dir(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
     let mut failed = 0;
     for s in &sessions {
-        let captured = session_tmux(s)
-            .and_then(|tmux| Ok(tmux.capture_history(s.pane.as_deref().unwrap_or_default())?));
+        let captured = session_tmux(s).and_then(|tmux| match &s.pane {
+            Some(pane) => Ok(tmux.capture_history(pane)?),
+            None => Err(Error::Refused(format!("session {} has no pane", s.label))),
+        });
         match captured {
             Ok(text) => {
                 let path = dir.join(format!("{}.txt", s.label));

@@ -10,9 +10,9 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     let key = health::server_key(ctx.server.socket.as_deref());
     let line = health::status_line(&ctx.home, &key, || {
         refresh_once(ctx).map_err(|e| match e {
-            Error::Health(h) => h,
-            Error::State(s) => health::HealthError::State(s),
-            Error::Tmux(t) => health::HealthError::Tmux(t),
+            Error::Health(h, _) => h,
+            Error::State(s, _) => health::HealthError::State(s),
+            Error::Tmux(t, _) => health::HealthError::Tmux(t),
             other => health::HealthError::Other(other.to_string()),
         })
     })?;

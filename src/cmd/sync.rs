@@ -11,7 +11,7 @@ pub use crate::sync::Kind;
 use crate::sync::{Deadline, Progress, Request, SyncError};
 
 pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> Result<(), Error> {
-    let limit = crate::manifest::parse_timeout(&args.timeout).ok_or_else(|| {
+    let limit = crate::duration::parse_timeout(&args.timeout).ok_or_else(|| {
         Error::BadInput(format!(
             "--timeout {:?} is not a duration such as \"90s\" or \"10m\"",
             args.timeout
@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
         kind,
         deadline: Deadline {
             limit,
-            shown: seconds(limit),
+            shown: crate::duration::spell(limit),
         },
         jobs: args.jobs,
     })
@@ -52,8 +52,8 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
             out.line(format!(
                 "{}: not due (last run {} ago; sync_interval {})",
                 kind.command(),
-                crate::cmd::human_age(age),
-                crate::cmd::human_age(plan.interval_secs)
+                crate::duration::age(age),
+                crate::duration::age(plan.interval_secs)
             ));
             return Ok(());
         }
@@ -87,7 +87,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
 
 fn progress_line(progress: Progress<'_>) -> String {
     let ended = |what: &str, result: Result<(), String>, elapsed: Duration| match result {
-        Ok(()) => format!("{what}: done in {}", seconds(elapsed)),
+        Ok(()) => format!("{what}: done in {}", crate::duration::spell(elapsed)),
         Err(reason) => format!("{what}: failed: {reason}"),
     };
     match progress {
@@ -137,12 +137,4 @@ fn error(e: SyncError) -> Error {
         e @ SyncError::PromptMissing(_) => Error::Refused(e.to_string()),
         SyncError::Io { context, source } => Error::Io { context, source },
     }
-}
-
-/// "12s", "3m"; "500ms" for a timeout under a second.
-fn seconds(d: Duration) -> String {
-    if d < Duration::from_secs(1) && !d.is_zero() {
-        return format!("{}ms", d.as_millis());
-    }
-    crate::cmd::human_age(d.as_secs() as i64)
 }

@@ -151,7 +151,7 @@ pub fn down(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<()
                 slot.insert(session_tmux(&session)?)
             }
         };
-        let result = down_one(&store, tmux, &session, Duration::from_secs(args.wait));
+        let result = down_one(ctx, &store, tmux, &session, Duration::from_secs(args.wait));
         tally(name, result, plan.names.len() == 1, &mut failed, out)?;
     }
     crate::health::remote::refresh_remote_quietly(ctx);

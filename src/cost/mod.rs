@@ -35,7 +35,7 @@ pub fn claude_config_dir() -> Option<PathBuf> {
 
 /// Whether orchestra can read this session's usage: a claude agent on this machine.
 pub fn has_logs(s: &Session) -> bool {
-    s.host.is_none() && AgentKind::parse(&s.agent_kind) == Some(AgentKind::Claude)
+    s.host.is_none() && s.agent_kind == AgentKind::Claude
 }
 
 /// Reads what was added to the logs of `sessions` since the last read and records it

@@ -134,7 +134,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
             crate::remote::RemoteError::Timeout {
                 host: host.clone(),
                 what: "refreshing".into(),
-                seconds: budget.as_secs(),
+                after: budget,
             }
             .to_string(),
         );
@@ -265,7 +265,7 @@ fn refresh_one_host(
             (seen, outcome.transitions, found)
         }
         Err(e) => {
-            seen.reachable = !matches!(&e, Error::Remote(r) if r.is_unreachable());
+            seen.reachable = !matches!(&e, Error::Remote(r, _) if r.is_unreachable());
             seen.error = Some(e.to_string());
             (seen, Vec::new(), Vec::new())
         }

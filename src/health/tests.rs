@@ -8,6 +8,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::process::ProcessError;
+use crate::state::StateSource;
 use crate::tmux::Transport;
 
 const SOCKET: &str = "/fake/tmux.sock";
@@ -222,9 +223,9 @@ impl Bench {
             host: None,
             tmux_socket: Some(SOCKET.into()),
             tmux_session: Some("work".into()),
-            window: Some(format!("@{n}")),
-            pane: Some(format!("%{n}")),
-            agent_kind: kind.into(),
+            window: Some(format!("@{n}").parse().unwrap()),
+            pane: Some(pane_id(&format!("%{n}"))),
+            agent_kind: crate::agent::AgentKind::parse(kind).unwrap(),
             agent_argv: vec![kind.into()],
             agent_uuid: None,
             port: None,
@@ -235,7 +236,7 @@ impl Bench {
             created_at: now_us / 1_000_000 - 60,
             updated_at: now_us / 1_000_000 - 60,
             state_at: now_us - 60_000_000,
-            state_source: "screen".into(),
+            state_source: StateSource::Screen,
             manifest: None,
             owns_tmux_session: false,
         };
@@ -246,11 +247,11 @@ impl Bench {
     /// The session's pane on the fake server.
     fn pane(&self, s: &Session, screen: &str, activity: i64) {
         self.world.borrow_mut().panes.push(FakePane {
-            pane: s.pane.clone().unwrap(),
-            window: s.window.clone().unwrap(),
+            pane: s.pane.clone().unwrap().to_string(),
+            window: s.window.clone().unwrap().to_string(),
             orchestra_id: s.id.clone(),
             badge: s.state.to_string(),
-            command: s.agent_kind.clone(),
+            command: s.agent_kind.as_str().into(),
             activity,
             dead: false,
             screen: screen.into(),
@@ -283,6 +284,10 @@ fn now_s() -> i64 {
     now_micros() / 1_000_000
 }
 
+fn pane_id(text: &str) -> PaneId {
+    PaneId::parse(text).unwrap()
+}
+
 #[test]
 fn a_changed_screen_is_classified_recorded_and_badged_then_the_quiet_tick_is_one_call() {
     let bench = Bench::new();
@@ -297,12 +302,12 @@ fn a_changed_screen_is_classified_recorded_and_badged_then_the_quiet_tick_is_one
     let moves: Vec<(&str, &str, &str)> = outcome
         .transitions
         .iter()
-        .map(|t| (t.kind, t.old.as_str(), t.new.as_str()))
+        .map(|t| (t.kind.as_str(), t.old.as_str(), t.new.as_str()))
         .collect();
     assert_eq!(moves, [("state", "idle", "busy")]);
     let recorded = bench.recorded(&s);
     assert_eq!(recorded.state, AgentState::Busy);
-    assert_eq!(recorded.state_source, "screen");
+    assert_eq!(recorded.state_source, StateSource::Screen);
     assert_eq!(bench.world.borrow().panes[0].badge, "busy");
     assert_eq!(outcome.rows.len(), 1);
     assert_eq!(outcome.rows[0].screen.as_deref(), Some("busy"));
@@ -340,7 +345,7 @@ fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_i
     // word stands (screens lag behind hooks), and the screen is read again next tick.
     bench
         .store()
-        .apply_state(&s.id, AgentState::Busy, now_micros(), "hook", "")
+        .apply_state(&s.id, AgentState::Busy, now_micros(), StateSource::Hook, "")
         .unwrap();
     {
         let mut world = bench.world.borrow_mut();
@@ -351,8 +356,12 @@ fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_i
     assert!(outcome.transitions.is_empty(), "{:?}", outcome.transitions);
     assert_eq!(bench.recorded(&s).state, AgentState::Busy);
     let cache = load_cache(bench.home(), KEY);
-    assert_eq!(cache.panes["%1"].captured_at, 0, "read again next tick");
-    assert_eq!(cache.panes["%1"].screen_state, "idle");
+    assert_eq!(
+        cache.panes[&pane_id("%1")].captured_at,
+        0,
+        "read again next tick"
+    );
+    assert_eq!(cache.panes[&pane_id("%1")].screen_state, "idle");
 
     // Past the hook's grace the screen wins.
     std::thread::sleep(std::time::Duration::from_micros(
@@ -365,7 +374,7 @@ fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_i
         .map(|t| (t.old.as_str(), t.new.as_str()))
         .collect();
     assert_eq!(moves, [("busy", "idle")]);
-    assert_eq!(bench.recorded(&s).state_source, "screen");
+    assert_eq!(bench.recorded(&s).state_source, StateSource::Screen);
 }
 
 #[test]
@@ -404,7 +413,7 @@ fn an_agent_no_rule_reads_is_busy_while_it_prints_and_idle_after() {
         .map(|t| (t.old.as_str(), t.new.as_str()))
         .collect();
     assert_eq!(moves, [("idle", "busy")]);
-    assert_eq!(bench.recorded(&s).state_source, "activity");
+    assert_eq!(bench.recorded(&s).state_source, StateSource::Activity);
 
     bench.world.borrow_mut().panes[0].activity = now_s() - ACTIVE_OUTPUT_SECS - 2;
     let outcome = bench.refresh().unwrap();
@@ -511,7 +520,10 @@ fn a_program_is_asked_only_of_windows_that_printed_since_the_tick_before() {
     // The first tick knows no tick before: it asks every window.
     bench.refresh().unwrap();
     assert!(bench.world.borrow().asked_commands.borrow().is_empty());
-    assert_eq!(load_cache(bench.home(), KEY).commands["%1"], "claude");
+    assert_eq!(
+        load_cache(bench.home(), KEY).commands[&pane_id("%1")],
+        "claude"
+    );
 
     // The agent ends and leaves a shell that printed nothing: a quiet window is not
     // asked, and what was asked last stands.
@@ -520,7 +532,10 @@ fn a_program_is_asked_only_of_windows_that_printed_since_the_tick_before() {
     let outcome = bench.refresh().unwrap();
     assert_eq!(*bench.world.borrow().asked_commands.borrow(), ["%1"]);
     assert!(outcome.transitions.is_empty(), "{:?}", outcome.transitions);
-    assert_eq!(load_cache(bench.home(), KEY).commands["%1"], "claude");
+    assert_eq!(
+        load_cache(bench.home(), KEY).commands[&pane_id("%1")],
+        "claude"
+    );
 
     // The shell shows its prompt: the window printed, its program is asked, and the
     // agent is recorded as ended.
@@ -532,6 +547,9 @@ fn a_program_is_asked_only_of_windows_that_printed_since_the_tick_before() {
         .map(|t| (t.old.as_str(), t.new.as_str()))
         .collect();
     assert_eq!(moves, [("idle", "exited")]);
-    assert_eq!(bench.recorded(&s).state_source, "tmux");
-    assert_eq!(load_cache(bench.home(), KEY).commands["%1"], "bash");
+    assert_eq!(bench.recorded(&s).state_source, StateSource::Tmux);
+    assert_eq!(
+        load_cache(bench.home(), KEY).commands[&pane_id("%1")],
+        "bash"
+    );
 }

@@ -69,11 +69,11 @@ pub enum RemoteError {
         user: String,
         tried: String,
     },
-    #[error("host {host}: {what} timed out after {seconds}s")]
+    #[error("host {host}: {what} timed out after {}", crate::duration::spell(*.after))]
     Timeout {
         host: String,
         what: String,
-        seconds: u64,
+        after: Duration,
     },
     #[error("host {host} sent more than {limit_mib} MiB for one command: its answer was refused")]
     TooMuchOutput { host: String, limit_mib: usize },
@@ -184,7 +184,7 @@ fn ssh_error(spec_name: &str, what: &str, timeout: Duration, e: ssh2::Error) -> 
         return RemoteError::Timeout {
             host: spec_name.to_string(),
             what: what.to_string(),
-            seconds: timeout.as_secs().max(1),
+            after: timeout,
         };
     }
     RemoteError::Ssh {
@@ -254,7 +254,7 @@ pub fn scan(spec: &HostSpec) -> Result<Scan, RemoteError> {
                 return Err(RemoteError::Timeout {
                     host: spec.name.clone(),
                     what: format!("connecting to {target_text}"),
-                    seconds: spec.connect_timeout.as_secs().max(1),
+                    after: spec.connect_timeout,
                 })
             }
             Err(e) => last = e.to_string(),
@@ -521,7 +521,7 @@ impl Connection {
         let timed_out = |what: &str| RemoteError::Timeout {
             host: self.name.clone(),
             what: what.to_string(),
-            seconds: timeout.as_secs().max(1),
+            after: timeout,
         };
         // Each blocking libssh2 call may wait only for what is left of the deadline.
         let arm = |what: &str| -> Result<(), RemoteError> {
@@ -546,7 +546,7 @@ impl Connection {
                     RemoteError::Timeout {
                         host: name.clone(),
                         what: what.clone(),
-                        seconds: timeout.as_secs().max(1),
+                        after: timeout,
                     }
                 } else {
                     RemoteError::Ssh {

@@ -7,8 +7,8 @@ use crate::agent::menu::{self, Answer, Asking, Menu, Question};
 use crate::context::Context;
 use crate::error::Error;
 use crate::session::{agent_pane, announce, record_if_gone};
-use crate::state::{AgentState, Session};
-use crate::tmux::{Key, OwnedPane, Tmux};
+use crate::state::{AgentState, Session, StateSource};
+use crate::tmux::{Key, OwnedPane, PaneId, Tmux};
 
 /// How long to wait for a menu (or question) to be drawn.
 const MENU_WAIT: Duration = Duration::from_secs(3);
@@ -31,9 +31,13 @@ pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Resul
         // Said as of the key press: the tool's own hooks (even its Stop, should it have
         // finished already) come later and win.
         let said = format!("approved: {chosen}");
-        if let Some(t) =
-            store.apply_state(&session.id, AgentState::Busy, pressed_at, "approve", &said)?
-        {
+        if let Some(t) = store.apply_state(
+            &session.id,
+            AgentState::Busy,
+            pressed_at,
+            StateSource::Approve,
+            &said,
+        )? {
             announce(&t)?;
         }
     }
@@ -139,8 +143,7 @@ fn answer_question(
         )));
     }
     let (key, label) = question.options[chosen].clone();
-    let kind = crate::agent::AgentKind::parse(&session.agent_kind)
-        .unwrap_or(crate::agent::AgentKind::Generic);
+    let kind = session.agent_kind;
     tmux.type_text(pane, &key, kind.typing())?;
     let typed = Question {
         typed: key.clone(),
@@ -177,19 +180,19 @@ fn menu_at(menu: &Menu, cursor: usize) -> Menu {
     }
 }
 
-fn read_menu(tmux: &Tmux, pane: &str) -> Result<Option<Menu>, Error> {
+fn read_menu(tmux: &Tmux, pane: &PaneId) -> Result<Option<Menu>, Error> {
     Ok(menu::parse(&tmux.capture_pane(pane, 0)?))
 }
 
-fn read_question(tmux: &Tmux, pane: &str) -> Result<Option<Question>, Error> {
+fn read_question(tmux: &Tmux, pane: &PaneId) -> Result<Option<Question>, Error> {
     Ok(menu::parse_question(&tmux.capture_pane(pane, 0)?))
 }
 
-fn read_asking(tmux: &Tmux, pane: &str) -> Result<Option<Asking>, Error> {
+fn read_asking(tmux: &Tmux, pane: &PaneId) -> Result<Option<Asking>, Error> {
     Ok(menu::asking(&tmux.capture_pane(pane, 0)?))
 }
 
-fn wait_for_asking(tmux: &Tmux, pane: &str, limit: Duration) -> Result<Option<Asking>, Error> {
+fn wait_for_asking(tmux: &Tmux, pane: &PaneId, limit: Duration) -> Result<Option<Asking>, Error> {
     let started = Instant::now();
     loop {
         if let Some(m) = read_asking(tmux, pane)? {

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use crate::agent::menu;
 use crate::agent::rules::Rules;
-use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::error::Error;
 use crate::session::{agent_pane, record_if_gone};
@@ -44,13 +43,13 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
             }
         }
         log_briefing(&ctx.home, session, text)?;
-        let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+        let kind = session.agent_kind;
         tmux.type_text(&pane, text, kind.typing())?;
         // The agent takes the text in before the key that submits it.
         std::thread::sleep(Duration::from_millis(300));
         tmux.press(&pane, &[Key::Enter])?;
         let rules = ctx.rules()?;
-        submit_if_still_typed(&rules, &session.agent_kind, &tmux, &pane, text)?;
+        submit_if_still_typed(&rules, session.agent_kind.as_str(), &tmux, &pane, text)?;
         Ok(())
     })();
     record_if_gone(ctx, session, result)

@@ -15,11 +15,11 @@ use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{
     agent_launch, asks_to_trust, trust_our_worktree, type_prompt_when_ready, waiting_placeholder,
-    window_argv, write_claude_settings, write_codex_settings, write_gemini_home, FROM_UPSTREAM,
+    window_argv, write_hook_settings, FROM_UPSTREAM,
 };
 use crate::session::{find_session, Branch, New};
 use crate::state::{AgentState, Session, Status, Store};
-use crate::tmux::{OwnedPane, Tmux, WindowSpec};
+use crate::tmux::{OwnedPane, Tmux, WindowId, WindowSpec};
 
 /// What a dispatch asks for, its arguments read.
 pub struct Request<'a> {
@@ -184,14 +184,7 @@ pub fn dispatch(
         crate::paths::private_dir(&dir)
             .map_err(Error::io(format!("creating {}", dir.display())))?;
         undo.session_dir = Some(dir.clone());
-        match kind {
-            AgentKind::Claude => write_claude_settings(ctx, &dir, command, plan.request.hooks)?,
-            AgentKind::Codex => write_codex_settings(&dir, &id, plan.request.hooks)?,
-            _ => {}
-        }
-        if kind == AgentKind::Gemini && plan.request.hooks {
-            write_gemini_home(ctx, &dir, &id, out)?;
-        }
+        write_hook_settings(ctx, &dir, &id, kind, command, plan.request.hooks, out)?;
         crate::fault::point("dispatch");
 
         let root = worktree_root(repo);
@@ -382,7 +375,7 @@ pub fn wait_for_setup(
         if started.elapsed() > timeout + SETUP_GRACE {
             return Err(Error::Refused(format!(
                 "setup of {label} is still not recorded done after {}: see its window (`orchestra doctor` reports it)",
-                crate::worktree::human(timeout + SETUP_GRACE)
+                crate::duration::spell(timeout + SETUP_GRACE)
             )));
         }
         // Two `stat`s a look: cheap enough to see a quick setup end within milliseconds.
@@ -446,7 +439,7 @@ struct Undo<'a> {
     worktree: Option<(PathBuf, String, Oid)>,
     /// The session row (and its dependency edges), removed by the caller holding the store.
     row: Option<String>,
-    window: Option<(String, String)>,
+    window: Option<(WindowId, String)>,
 }
 
 impl<'a> Undo<'a> {

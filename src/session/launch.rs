@@ -36,10 +36,15 @@ pub fn agent_launch(
     prompt: Option<&str>,
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
-    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let kind = session.agent_kind;
     let dir = session_dir(&ctx.home, &session.id);
     let settings_file = dir.join("settings.json");
-    let worker_prompt = crate::prompts::load(&ctx.home, crate::prompts::WORKER);
+    // A manifest session is no worker on a branch, and works in the person's own folder,
+    // not a worktree orchestra made: the hooks are all it shares with a dispatched one.
+    let manifest = session.manifest.is_some();
+    let worker_prompt = (!manifest)
+        .then(|| crate::prompts::load(&ctx.home, crate::prompts::WORKER))
+        .flatten();
     let orchestra = std::env::current_exe().map_err(Error::io(
         "finding the orchestra binary for the agent's hooks",
     ))?;
@@ -50,7 +55,7 @@ pub fn agent_launch(
         let _ = prepare_gemini_home(ctx, &dir, &session.id);
         gemini_home
     });
-    let trust_worktree = kind == AgentKind::Gemini && trusts_worktrees(&ctx.tmux());
+    let trust_worktree = kind == AgentKind::Gemini && !manifest && trusts_worktrees(&ctx.tmux());
     let notify = match kind {
         AgentKind::Codex => codex_notify_from(&settings_file),
         _ => None,
@@ -118,9 +123,30 @@ fn last_argument_from_file(argv: &[String], file: &Path) -> Result<Vec<String>, 
     Ok(words)
 }
 
+/// Writes what session `id`'s agent of `kind` reads its hooks from, in the session's folder
+/// `dir` (made): claude's and codex's settings, gemini's home. `hooks` false writes settings
+/// without them. Dispatch and `up` both start here; [`agent_launch`] reads it back.
+pub fn write_hook_settings(
+    ctx: &Context,
+    dir: &Path,
+    id: &str,
+    kind: AgentKind,
+    command: &[String],
+    hooks: bool,
+    out: &mut dyn Report,
+) -> Result<(), Error> {
+    match kind {
+        AgentKind::Claude => write_claude_settings(ctx, dir, command, hooks),
+        AgentKind::Codex => write_codex_settings(dir, id, hooks),
+        AgentKind::Gemini if hooks => write_gemini_home(ctx, dir, id, out),
+        // aider's notifications command is on its command line (`agent::launch`).
+        _ => Ok(()),
+    }
+}
+
 /// Writes `dir/settings.json` for `claude --settings`: hooks calling `orchestra event`
 /// for the events the installed release knows (none when `hooks` is false).
-pub fn write_claude_settings(
+fn write_claude_settings(
     ctx: &Context,
     dir: &Path,
     command: &[String],
@@ -143,7 +169,7 @@ pub fn write_claude_settings(
 /// Makes the session's Gemini home (`agent::gemini`): the person's settings with hooks
 /// calling `orchestra event`. Settings the CLI could not read either leave the agent
 /// without hooks (its screen still tells its state), with a note saying so.
-pub fn write_gemini_home(
+fn write_gemini_home(
     ctx: &Context,
     dir: &Path,
     id: &str,
@@ -194,7 +220,7 @@ fn trusts_worktrees(tmux: &Tmux) -> bool {
 /// Writes `dir/settings.json` for a codex session: the `notify` program that reports the
 /// end of each turn to `orchestra event` (none when `hooks` is false). Read back at each
 /// launch, so a restart keeps what dispatch chose.
-pub fn write_codex_settings(dir: &Path, id: &str, hooks: bool) -> Result<(), Error> {
+fn write_codex_settings(dir: &Path, id: &str, hooks: bool) -> Result<(), Error> {
     let settings_file = dir.join("settings.json");
     let settings = if hooks {
         let exe = std::env::current_exe()
@@ -272,7 +298,7 @@ pub fn after_start(
         Ok(tmux)
     })();
     let tmux = crate::session::record_if_gone(ctx, session, result)?;
-    if AgentKind::parse(&session.agent_kind).is_some_and(asks_to_trust) {
+    if asks_to_trust(session.agent_kind) {
         trust_our_worktree(ctx, &tmux, session, out);
     }
     Ok(())
@@ -310,10 +336,10 @@ pub fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &m
     if !trusts_worktrees(tmux) {
         return;
     }
-    let Some(pane) = session.pane.as_deref() else {
+    let Some(pane) = session.pane.as_ref() else {
         return;
     };
-    let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+    let kind = session.agent_kind;
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();

@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::agent::{self, AgentKind, LaunchContext};
+use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::manifest::{Manifest, ManifestSession};
 use crate::paths::session_dir;
 use crate::report::Report;
+use crate::session::launch::{agent_env, agent_launch, write_hook_settings};
 use crate::session::New;
 use crate::state::{AgentState, Session, Status, Store};
 use crate::tmux::{Key, OwnedPane, Placement, Tmux, TmuxError, WindowSpec};
@@ -44,56 +45,64 @@ pub fn up_one(
     if let Some(existing) = store.session_by_label(&repo_id, name)? {
         let alive = existing
             .pane
-            .as_deref()
+            .as_ref()
             .and_then(|p| OwnedPane::new(p, &existing.id).ok())
             .is_some_and(|p| tmux.pane_alive(&p).unwrap_or(false));
         if alive {
             return Ok(format!("{name}: already up {where_}"));
         }
         // A stale row (its pane ended or its server went away): start afresh.
-        close_and_forget(store, tmux, &existing, "its pane is gone")?;
+        close_and_forget(ctx, store, tmux, &existing, "its pane is gone")?;
     }
     let command = agent_command(&plan.manifest, spec)?;
     let kind = AgentKind::from_program(&command[0]);
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-    let agent_uuid = resume_uuid
-        .clone()
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let dir = session_dir(&ctx.home, &id);
-    let mut argv = command.clone();
-    if kind == AgentKind::Claude {
-        if spec.host.is_none() {
-            crate::paths::private_dir(&dir)
-                .map_err(Error::io(format!("creating {}", dir.display())))?;
-            crate::session::launch::write_claude_settings(ctx, &dir, &command, true)?;
-            argv = agent::launch(
-                kind,
-                &command,
-                None,
-                &LaunchContext {
-                    agent_uuid: &agent_uuid,
-                    settings_file: &dir.join("settings.json"),
-                    session_dir: &dir,
-                    orchestra: &std::env::current_exe()
-                        .map_err(Error::io("finding the orchestra binary for the hooks"))?,
-                    system_prompt: None,
-                    resume: resume_uuid.is_some(),
-                    gemini_home: None,
-                    trust_worktree: false,
-                    notify: None,
-                },
-            )
-            .argv;
-        } else {
-            // The hooks would call an orchestra on the host: its state comes from its screen.
-            let flag = if resume_uuid.is_some() {
-                "--resume"
-            } else {
-                "--session-id"
-            };
-            argv.extend([flag.to_string(), agent_uuid.clone()]);
-        }
+    let resume = resume_uuid.is_some();
+    let agent_uuid = resume_uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let cwd = PathBuf::from(&spec.path);
+    if spec.host.is_none() && !cwd.is_dir() {
+        return Err(Error::BadInput(format!(
+            "path {} is not a folder",
+            cwd.display()
+        )));
     }
+    let mut session = Session::from_manifest(
+        New {
+            id: id.clone(),
+            repo: repo_id,
+            label: name.to_string(),
+            worktree: spec.path.clone(),
+            kind,
+            argv: command.clone(),
+            agent_uuid: agent_uuid.clone(),
+            status: Status::Running,
+        },
+        plan.path.to_string_lossy().into_owned(),
+        spec.host.clone(),
+    );
+    let dir = session_dir(&ctx.home, &id);
+    let (mut argv, env) = if spec.host.is_none() {
+        // Here: what dispatch gives an agent of this kind, from the same functions.
+        let launched = crate::paths::private_dir(&dir)
+            .map_err(Error::io(format!("creating {}", dir.display())))
+            .and_then(|()| write_hook_settings(ctx, &dir, &id, kind, &command, true, out))
+            .and_then(|()| agent_launch(ctx, &session, None, resume));
+        match launched {
+            Ok((launch, env)) => (launch.argv, env),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(e);
+            }
+        }
+    } else {
+        // The hooks would call an orchestra on the host: its state comes from its screen.
+        let mut argv = command;
+        if kind == AgentKind::Claude {
+            let flag = if resume { "--resume" } else { "--session-id" };
+            argv.extend([flag.to_string(), agent_uuid]);
+        }
+        (argv, agent_env(ctx, &session))
+    };
     if let Some(snippet) = spec.env.as_deref().filter(|e| !e.trim().is_empty()) {
         // The snippet is the user's own shell text; the agent's argv stays argv.
         let mut wrapped = vec![
@@ -109,21 +118,6 @@ pub fn up_one(
         .tmux
         .clone()
         .unwrap_or_else(|| format!("orchestra-{name}"));
-    let env = vec![
-        ("ORCHESTRA_SESSION".to_string(), id.clone()),
-        (
-            "ORCHESTRA_HOME".to_string(),
-            ctx.home.to_string_lossy().into_owned(),
-        ),
-    ];
-    let cwd = PathBuf::from(&spec.path);
-    if spec.host.is_none() && !cwd.is_dir() {
-        let _ = std::fs::remove_dir_all(&dir);
-        return Err(Error::BadInput(format!(
-            "path {} is not a folder",
-            cwd.display()
-        )));
-    }
     let created = tmux
         .new_window(
             &WindowSpec {
@@ -151,22 +145,11 @@ pub fn up_one(
             ));
         }
     }
-    let session = Session::from_manifest(
-        New {
-            id: id.clone(),
-            repo: repo_id,
-            label: name.to_string(),
-            worktree: spec.path.clone(),
-            kind,
-            argv: command,
-            agent_uuid,
-            status: Status::Running,
-        },
-        plan.path.to_string_lossy().into_owned(),
-        spec.host.clone(),
-        &created,
-        owns,
-    );
+    session.tmux_socket = Some(created.socket_path.clone());
+    session.tmux_session = Some(created.session_name.clone());
+    session.window = Some(created.window.clone());
+    session.pane = Some(created.pane.clone());
+    session.owns_tmux_session = owns;
     if let Err(e) = store.insert_session(&session) {
         // Take back what was made: nothing is left without its row.
         if owns {
@@ -215,6 +198,7 @@ fn agent_command(manifest: &Manifest, spec: &ManifestSession) -> Result<Vec<Stri
 /// Asks the agent to exit, waits up to `wait`, then closes what `up` made and forgets
 /// the session.
 pub fn down_one(
+    ctx: &Context,
     store: &Store,
     tmux: &Tmux,
     session: &Session,
@@ -224,12 +208,12 @@ pub fn down_one(
     let mut note = String::new();
     let pane = session
         .pane
-        .as_deref()
+        .as_ref()
         .and_then(|p| OwnedPane::new(p, &session.id).ok());
     if let Some(pane) = pane {
         // Only a pane that is still this session's gets the exit keys.
         if tmux.pane_alive(&pane)? {
-            let kind = AgentKind::parse(&session.agent_kind).unwrap_or(AgentKind::Generic);
+            let kind = session.agent_kind;
             match ask_to_exit(tmux, &pane, kind) {
                 Err(TmuxError::NotOurs { .. }) => {}
                 other => other?,
@@ -246,7 +230,7 @@ pub fn down_one(
             }
         }
     }
-    close_and_forget(store, tmux, session, "down")?;
+    close_and_forget(ctx, store, tmux, session, "down")?;
     Ok(format!("{name}: down{note}"))
 }
 
@@ -266,8 +250,14 @@ fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), Tmu
 }
 
 /// Ends the tmux session if `up` created it (else closes the window), only when they are
-/// ours; then removes the row.
-fn close_and_forget(store: &Store, tmux: &Tmux, session: &Session, why: &str) -> Result<(), Error> {
+/// ours; then removes the row and the session's folder (its hook settings, Gemini home).
+fn close_and_forget(
+    ctx: &Context,
+    store: &Store,
+    tmux: &Tmux,
+    session: &Session,
+    why: &str,
+) -> Result<(), Error> {
     let closed_session = match (&session.tmux_session, session.owns_tmux_session) {
         (Some(name), true) => tmux.kill_session_if_ours(name, &session.id)?,
         _ => false,
@@ -279,5 +269,6 @@ fn close_and_forget(store: &Store, tmux: &Tmux, session: &Session, why: &str) ->
     }
     crate::cost::close(store, session, crate::cost::DOWN)?;
     store.delete_session(session, why)?;
+    let _ = std::fs::remove_dir_all(session_dir(&ctx.home, &session.id));
     Ok(())
 }

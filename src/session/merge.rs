@@ -213,18 +213,12 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut dyn Report
         .global_option("@orchestra-wrap-up-timeout")
         .ok()
         .flatten()
-        .and_then(|t| crate::health::parse_duration_secs(&t))
+        .and_then(|t| crate::duration::parse_secs(&t))
         .unwrap_or(DEFAULT_WRAP_UP_SECS);
     let sent_at = now_micros();
     // Only into a pane that is still this session's (ids are reused after a tmux restart).
     if tmux
-        .type_text(
-            &pane,
-            &command,
-            crate::agent::AgentKind::parse(&session.agent_kind)
-                .unwrap_or(crate::agent::AgentKind::Generic)
-                .typing(),
-        )
+        .type_text(&pane, &command, session.agent_kind.typing())
         .and_then(|_| tmux.press(&pane, &[crate::tmux::Key::Enter]))
         .is_err()
     {

@@ -74,7 +74,7 @@ pub fn session_tmux(session: &Session) -> Result<Tmux, Error> {
 pub fn agent_pane(session: &Session) -> Result<(Tmux, OwnedPane), Error> {
     let pane = session
         .pane
-        .as_deref()
+        .as_ref()
         .ok_or_else(|| Error::Refused(format!("session {} has no pane", session.label)))?;
     let owned = OwnedPane::new(pane, &session.id)?;
     Ok((session_tmux(session)?, owned))
@@ -88,7 +88,7 @@ pub fn record_if_gone<T>(
     session: &Session,
     result: Result<T, Error>,
 ) -> Result<T, Error> {
-    let Err(Error::Tmux(TmuxError::NotOurs { pane })) = &result else {
+    let Err(Error::Tmux(TmuxError::NotOurs { pane }, _)) = &result else {
         return result;
     };
     let why = format!("its pane {pane} is gone or no longer its own (tmux restarted?)");
@@ -98,7 +98,7 @@ pub fn record_if_gone<T>(
             &session.id,
             crate::state::AgentState::Exited,
             now,
-            "tmux",
+            crate::state::StateSource::Tmux,
             &why,
         );
         let _ = store.change_status(session, gone_status(session), &why);
@@ -304,7 +304,7 @@ impl Session {
             tmux_session: None,
             window: None,
             pane: None,
-            agent_kind: new.kind.as_str().to_string(),
+            agent_kind: new.kind,
             agent_argv: new.argv,
             agent_uuid: (new.kind == AgentKind::Claude).then_some(new.agent_uuid),
             port: None,
@@ -315,7 +315,7 @@ impl Session {
             created_at: at,
             updated_at: at,
             state_at: 0,
-            state_source: String::new(),
+            state_source: Default::default(),
             manifest: None,
             owns_tmux_session: false,
         }
@@ -333,23 +333,12 @@ impl Session {
         }
     }
 
-    /// A session `up` made from `manifest`, in the window `window` (on `host`, or here):
-    /// a plain folder, no branch; `owns` when `up` created its tmux session.
-    pub fn from_manifest(
-        new: New,
-        manifest: String,
-        host: Option<String>,
-        window: &crate::tmux::NewWindow,
-        owns: bool,
-    ) -> Session {
+    /// A session `up` makes from `manifest` (on `host`, or here), before its window: a
+    /// plain folder, no branch.
+    pub fn from_manifest(new: New, manifest: String, host: Option<String>) -> Session {
         Session {
             host,
-            tmux_socket: Some(window.socket_path.clone()),
-            tmux_session: Some(window.session_name.clone()),
-            window: Some(window.window.clone()),
-            pane: Some(window.pane.clone()),
             manifest: Some(manifest),
-            owns_tmux_session: owns,
             ..Session::new(new)
         }
     }

@@ -7,13 +7,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::context::Context;
+use crate::duration::spell;
 use crate::error::Error;
 use crate::git::{FastForward, Repo};
 use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{FROM_UPSTREAM, TYPED_PROMPT};
 use crate::state::{Session, Status, Store};
-use crate::worktree::{human, Job};
+use crate::worktree::Job;
 
 /// How long the window waits for dispatch to record the session it was made for.
 const ROW_WAIT: Duration = Duration::from_secs(30);
@@ -29,7 +30,7 @@ pub fn wait_for_row(store: &Store, id: &str) -> Result<Option<Session>, Error> {
     let mut pause = Duration::from_millis(1);
     loop {
         if let Some(s) = store.session_by_id(id)? {
-            if here.is_none() || s.pane == here {
+            if here.is_none() || s.pane.as_deref() == here.as_deref() {
                 return Ok(Some(s));
             }
         }
@@ -147,7 +148,7 @@ pub fn setup(
     out.line(format!(
         "orchestra: setting up {label}: {} (at most {})",
         shell_words::join(&argv),
-        human(timeout)
+        spell(timeout)
     ));
     let env = crate::worktree::command_env(session);
     let started = Instant::now();
@@ -157,7 +158,7 @@ pub fn setup(
         env: &env,
         timeout,
     });
-    let took = human(started.elapsed());
+    let took = spell(started.elapsed());
     if !ended.ok() {
         let why = format!("setup of {label} failed after {took}: {ended}");
         return Ok(Err(failed(store, session, &why, out)?));
@@ -191,7 +192,7 @@ pub fn failed(
     out.line(format!("orchestra: {why}"));
     store.claim_status(session, Status::Setup, Status::SetupFailed, why)?;
     let tmux = crate::session::session_tmux(session)?;
-    let command = session.window.as_deref().and_then(|w| {
+    let command = session.window.as_ref().and_then(|w| {
         tmux.set_badge(w, Status::SetupFailed.as_str(), "@orchestra-notify-cmd")
             .ok()
             .flatten()

@@ -91,7 +91,7 @@ fn run_teardown(
         env: &crate::worktree::command_env(session),
         timeout: table.teardown_timeout(),
     });
-    let took = crate::worktree::human(started.elapsed());
+    let took = crate::duration::spell(started.elapsed());
     if ended.ok() {
         out.line(format!("teardown of {label} done in {took}"));
     } else {

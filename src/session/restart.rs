@@ -37,9 +37,9 @@ pub fn dispatched(
     // id; aider reads back its chat history file (in the session's folder).
     let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
     let resume = !setup_again
-        && match AgentKind::parse(&session.agent_kind) {
-            Some(AgentKind::Claude) => session.agent_uuid.is_some(),
-            Some(AgentKind::Aider) => true,
+        && match session.agent_kind {
+            AgentKind::Claude => session.agent_uuid.is_some(),
+            AgentKind::Aider => true,
             _ => false,
         };
     // In place only while the recorded pane is still this session's (pane ids are
@@ -67,16 +67,16 @@ pub fn dispatched(
         });
         record_if_gone(ctx, session, result)?;
         (
-            session.window.clone().unwrap_or_default(),
-            session.pane.clone().unwrap_or_default(),
+            session.window.clone(),
+            session.pane.clone(),
             session.tmux_session.clone().unwrap_or_default(),
             None,
         )
     } else if pane_exists {
         start_agent_in_pane(ctx, session, None, resume, out)?;
         (
-            session.window.clone().unwrap_or_default(),
-            session.pane.clone().unwrap_or_default(),
+            session.window.clone(),
+            session.pane.clone(),
             session.tmux_session.clone().unwrap_or_default(),
             None,
         )
@@ -103,13 +103,18 @@ pub fn dispatched(
                 ("@orchestra_state", badge),
             ],
         )?;
-        (w.window, w.pane, w.session_name, Some(w.socket_path))
+        (
+            Some(w.window),
+            Some(w.pane),
+            w.session_name,
+            Some(w.socket_path),
+        )
     };
     crate::fault::point("restart");
     store.record_restart(
         session,
-        &window,
-        &pane,
+        window.as_ref(),
+        pane.as_ref(),
         &tmux_session,
         socket.as_deref(),
         // A setup's window records how it went: its status is left to it (it moved to
@@ -146,7 +151,7 @@ pub fn manifest(ctx: &Context, session: &Session, out: &mut dyn Report) -> Resul
     let store = ctx.store()?;
     // One connection for both halves.
     let tmux = session_tmux(session)?;
-    let line = down_one(&store, &tmux, session, Duration::from_secs(10))?;
+    let line = down_one(ctx, &store, &tmux, session, Duration::from_secs(10))?;
     out.line(line);
     let plan = Plan {
         repo,

@@ -16,6 +16,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use crate::agent::AgentKind;
+use crate::tmux::{PaneId, TmuxError, WindowId};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, thiserror::Error)]
@@ -91,6 +94,56 @@ macro_rules! text_enum {
 
 text_enum!(Status { Blocked => "blocked", Setup => "setup", SetupFailed => "setup-failed", Running => "running", Stalled => "stalled", Done => "done", Merged => "merged", Dead => "dead" });
 text_enum!(AgentState { Busy => "busy", Waiting => "waiting", Idle => "idle", Error => "error", Exited => "exited", Unknown => "unknown" });
+text_enum!(StateSource { Nobody => "", Hook => "hook", Screen => "screen", Approve => "approve", Activity => "activity", Tmux => "tmux" });
+text_enum!(TransitionKind { State => "state", Status => "status" });
+
+/// Who said a session's state last (the newest word wins, and a few words outrank the
+/// screen for a while). Stored and shown as its text; "" is nobody yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StateSource {
+    #[default]
+    Nobody,
+    /// The agent's own hook (or `event --settle` reading the pane on the hook's behalf).
+    Hook,
+    /// The screen rules, reading the pane on a refresh.
+    Screen,
+    /// orchestra's own key press answering a menu: busy as of that press.
+    Approve,
+    /// Output activity, for an agent whose screens no rule reads.
+    Activity,
+    /// tmux itself: the pane is gone, or its program ended or gave way to a shell.
+    Tmux,
+}
+
+impl StateSource {
+    /// Whether this word outranks the screen for a short grace: screens lag behind a
+    /// hook's word and behind orchestra's own key press.
+    pub fn outranks_screen(self) -> bool {
+        matches!(self, StateSource::Hook | StateSource::Approve)
+    }
+}
+
+impl Serialize for StateSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for StateSource {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<StateSource, D::Error> {
+        let text = String::deserialize(d)?;
+        StateSource::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown state source {text:?}")))
+    }
+}
+
+/// Which of a session's two words changed: its agent's state or its lifecycle status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransitionKind {
+    State,
+    Status,
+}
 
 /// One session as recorded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -107,9 +160,9 @@ pub struct Session {
     pub host: Option<String>,
     pub tmux_socket: Option<String>,
     pub tmux_session: Option<String>,
-    pub window: Option<String>,
-    pub pane: Option<String>,
-    pub agent_kind: String,
+    pub window: Option<WindowId>,
+    pub pane: Option<PaneId>,
+    pub agent_kind: AgentKind,
     pub agent_argv: Vec<String>,
     pub agent_uuid: Option<String>,
     pub port: Option<u16>,
@@ -121,8 +174,9 @@ pub struct Session {
     pub updated_at: i64,
     /// When the state was last said, in microseconds since the epoch.
     pub state_at: i64,
-    /// Who said it: "hook", "screen", "tmux" or "" (nobody yet).
-    pub state_source: String,
+    /// Who said it.
+    #[serde(default)]
+    pub state_source: StateSource,
     /// The orchestra.toml that describes this session; `None` for a dispatched one. A
     /// manifest session works in a plain folder: no branch, no worktree of ours.
     #[serde(default)]
@@ -161,8 +215,8 @@ impl Session {
 pub struct Orchestrator {
     pub repo: String,
     pub tmux_socket: Option<String>,
-    pub window: Option<String>,
-    pub pane: String,
+    pub window: Option<WindowId>,
+    pub pane: PaneId,
     /// Its conversation, for `launch --resume`.
     pub agent_uuid: Option<String>,
     /// False for a promoted pane (its prompt was not applied).
@@ -173,7 +227,7 @@ pub struct Orchestrator {
 #[derive(Debug, Clone)]
 pub struct Transition {
     pub session: Session,
-    pub kind: &'static str,
+    pub kind: TransitionKind,
     pub old: String,
     pub new: String,
 }
@@ -197,7 +251,7 @@ pub fn events_retention() -> Result<Option<i64>, StateError> {
     if text.trim() == "off" {
         return Ok(None);
     }
-    match crate::health::parse_duration_secs(&text) {
+    match crate::duration::parse_secs(&text) {
         Some(secs) if secs > 0 => Ok(Some(secs)),
         _ => Err(StateError::BadRetention(text)),
     }
@@ -316,7 +370,7 @@ impl Store {
                 s.tmux_session,
                 s.window,
                 s.pane,
-                s.agent_kind,
+                s.agent_kind.as_str(),
                 argv,
                 s.agent_uuid,
                 s.port,
@@ -327,7 +381,7 @@ impl Store {
                 s.created_at,
                 s.updated_at,
                 s.state_at,
-                s.state_source,
+                s.state_source.as_str(),
                 s.manifest,
                 s.owns_tmux_session,
             ],
@@ -406,7 +460,7 @@ impl Store {
         id: &str,
         state: AgentState,
         at: i64,
-        source: &str,
+        source: StateSource,
         detail: &str,
     ) -> Result<Option<Transition>, StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
@@ -426,7 +480,7 @@ impl Store {
         }
         tx.execute(
             "UPDATE sessions SET state = ?2, state_at = ?3, state_source = ?4, updated_at = ?5 WHERE id = ?1",
-            params![id, state.as_str(), at, source, now()],
+            params![id, state.as_str(), at, source.as_str(), now()],
         )
         .map_err(|e| self.err(e))?;
         let transition = if current.state != state {
@@ -434,7 +488,7 @@ impl Store {
                 &tx,
                 self.retention,
                 &current,
-                "state",
+                TransitionKind::State.as_str(),
                 current.state.as_str(),
                 state.as_str(),
                 detail,
@@ -443,11 +497,11 @@ impl Store {
             Some(Transition {
                 old: current.state.to_string(),
                 new: state.to_string(),
-                kind: "state",
+                kind: TransitionKind::State,
                 session: Session {
                     state,
                     state_at: at,
-                    state_source: source.to_string(),
+                    state_source: source,
                     ..current
                 },
             })
@@ -479,7 +533,7 @@ impl Store {
             &tx,
             self.retention,
             s,
-            "status",
+            TransitionKind::Status.as_str(),
             s.status.as_str(),
             status.as_str(),
             detail,
@@ -489,7 +543,7 @@ impl Store {
         Ok(Some(Transition {
             old: s.status.to_string(),
             new: status.to_string(),
-            kind: "status",
+            kind: TransitionKind::Status,
             session: Session {
                 status,
                 ..s.clone()
@@ -583,8 +637,8 @@ impl Store {
     pub fn record_restart(
         &self,
         s: &Session,
-        window: &str,
-        pane: &str,
+        window: Option<&WindowId>,
+        pane: Option<&PaneId>,
         tmux_session: &str,
         tmux_socket: Option<&str>,
         status: Option<Status>,
@@ -634,17 +688,22 @@ impl Store {
                 "SELECT repo, tmux_socket, window_id, pane_id, agent_uuid, launched FROM orchestrators WHERE repo = ?1",
                 params![repo],
                 |r| {
-                    Ok(Orchestrator {
+                    // A recorded pane that is no pane id is no orchestrator to reach.
+                    let Some(pane) = tmux_id(r.get(3)?, PaneId::parse) else {
+                        return Ok(None);
+                    };
+                    Ok(Some(Orchestrator {
                         repo: r.get(0)?,
                         tmux_socket: r.get(1)?,
-                        window: r.get(2)?,
-                        pane: r.get(3)?,
+                        window: tmux_id(r.get(2)?, WindowId::parse),
+                        pane,
                         agent_uuid: r.get(4)?,
                         launched: r.get(5)?,
-                    })
+                    }))
                 },
             )
             .optional()
+            .map(Option::flatten)
             .map_err(|e| self.err(e))
     }
 
@@ -772,10 +831,30 @@ fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> 
     Ok(())
 }
 
+/// A recorded pane or window id; one that is no id (the file was edited by hand) is no
+/// pane at all: nothing is sent to it, and the session reads as having none.
+fn tmux_id<T>(text: Option<String>, parse: fn(&str) -> Result<T, TmuxError>) -> Option<T> {
+    parse(text?.as_str()).ok()
+}
+
+impl rusqlite::ToSql for PaneId {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::ToSql for WindowId {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
 fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
+    let agent_kind: String = r.get(12)?;
     let argv: String = r.get(13)?;
     let status: String = r.get(17)?;
     let state: String = r.get(18)?;
+    let source: String = r.get(23)?;
     Ok(Session {
         id: r.get(0)?,
         repo: r.get(1)?,
@@ -787,9 +866,11 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         host: r.get(7)?,
         tmux_socket: r.get(8)?,
         tmux_session: r.get(9)?,
-        window: r.get(10)?,
-        pane: r.get(11)?,
-        agent_kind: r.get(12)?,
+        window: tmux_id(r.get(10)?, WindowId::parse),
+        pane: tmux_id(r.get(11)?, PaneId::parse),
+        // Written by dispatch and up from a known kind; one this orchestra does not know is
+        // a program it reads nothing special into.
+        agent_kind: AgentKind::parse(&agent_kind).unwrap_or(AgentKind::Generic),
         agent_argv: serde_json::from_str(&argv).unwrap_or_default(),
         agent_uuid: r.get(14)?,
         port: r.get(15)?,
@@ -801,7 +882,8 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         created_at: r.get(20)?,
         updated_at: r.get(21)?,
         state_at: r.get(22)?,
-        state_source: r.get(23)?,
+        // A word a newer orchestra knows outranks nothing here.
+        state_source: StateSource::parse(&source).unwrap_or_default(),
         manifest: r.get(24)?,
         owns_tmux_session: r.get(25)?,
     })

@@ -194,7 +194,7 @@ pub fn plan(req: Request<'_>) -> Result<Plan, SyncError> {
         deadline,
         jobs,
         // Validated with the manifest.
-        interval_secs: crate::health::parse_duration_secs(&manifest.orchestrator.sync_interval)
+        interval_secs: crate::duration::parse_secs(&manifest.orchestrator.sync_interval)
             .unwrap_or(6 * 3600),
         templates,
     })

@@ -132,7 +132,7 @@ impl Settings {
             timeout: table
                 .timeout
                 .as_deref()
-                .and_then(crate::manifest::parse_timeout)
+                .and_then(crate::duration::parse_timeout)
                 .unwrap_or(DEFAULT_TIMEOUT),
         }))
     }

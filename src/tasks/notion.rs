@@ -165,7 +165,7 @@ impl Notion {
         match e {
             ureq::Error::Timeout(_) => TaskError::Failed(format!(
                 "Notion did not answer within {} about {} (`timeout` in orchestra.toml's [tasks] sets the limit)",
-                crate::worktree::human(self.settings.timeout),
+                crate::duration::spell(self.settings.timeout),
                 about.thing
             )),
             other => TaskError::Failed(format!("cannot reach Notion at {}: {other}", self.base)),

@@ -7,6 +7,9 @@ mod transport;
 
 use std::path::{Path, PathBuf};
 
+mod ids;
+
+pub use ids::{PaneId, WindowId};
 pub use transport::{Local, Transport, TMUX_DEADLINE};
 
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +33,7 @@ pub enum TmuxError {
     /// The recorded pane is gone, or its window no longer carries the session's id (tmux
     /// reuses pane ids after a server restart): nothing was sent to it.
     #[error("pane {pane} is gone or no longer belongs to this session: nothing was sent")]
-    NotOurs { pane: String },
+    NotOurs { pane: PaneId },
     #[error("{what} {value:?} cannot name a tmux object")]
     BadTarget { what: &'static str, value: String },
     /// Text holding a control character a terminal reads as a key, not as text.
@@ -60,21 +63,20 @@ pub fn typable(text: &str) -> Result<(), TmuxError> {
 /// another program now holds) is never typed into, respawned or killed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OwnedPane {
-    pane: String,
+    pane: PaneId,
     id: String,
 }
 
 impl OwnedPane {
-    /// `pane` must look like a tmux pane id (`%12`), `id` like a session id: both end up
-    /// inside a tmux command string.
-    pub fn new(pane: &str, id: &str) -> Result<OwnedPane, TmuxError> {
+    /// `id` must look like a session id: it ends up inside a tmux command string.
+    pub fn new(pane: &PaneId, id: &str) -> Result<OwnedPane, TmuxError> {
         Ok(OwnedPane {
-            pane: checked_id("pane id", pane, '%')?.to_string(),
+            pane: pane.clone(),
             id: checked_session_id(id)?.to_string(),
         })
     }
 
-    pub fn pane(&self) -> &str {
+    pub fn pane(&self) -> &PaneId {
         &self.pane
     }
 }
@@ -156,8 +158,8 @@ pub struct WindowSpec<'a> {
 #[derive(Debug, Clone)]
 pub struct NewWindow {
     pub session_name: String,
-    pub window: String,
-    pub pane: String,
+    pub window: WindowId,
+    pub pane: PaneId,
     pub socket_path: String,
     /// Whether this call made the detached session (not another process a moment before).
     pub made_session: bool,
@@ -170,7 +172,7 @@ pub struct Snapshot {
     pub options: Vec<(String, String)>,
     pub panes: Vec<Pane>,
     /// (pane, screen) of the panes recaptured because they changed.
-    pub screens: Vec<(String, String)>,
+    pub screens: Vec<(PaneId, String)>,
 }
 
 impl Snapshot {
@@ -208,8 +210,8 @@ fn parse_panes(out: &str) -> Vec<Pane> {
                 return None;
             };
             Some(Pane {
-                pane: pane.into(),
-                window: window.into(),
+                pane: PaneId::parse(pane).ok()?,
+                window: WindowId::parse(window).ok()?,
                 dead: dead == "1",
                 window_activity: activity.parse().unwrap_or(0),
                 orchestra_id: id.into(),
@@ -225,7 +227,7 @@ fn parse_panes(out: &str) -> Vec<Pane> {
 #[derive(Debug, Clone)]
 pub struct WindowsSeen {
     /// (window id, `@orchestra_id`, the option's value) of each orchestra window.
-    pub windows: Vec<(String, String, String)>,
+    pub windows: Vec<(WindowId, String, String)>,
     /// The global options asked for, in order (unset: empty).
     pub values: Vec<String>,
 }
@@ -233,8 +235,8 @@ pub struct WindowsSeen {
 /// One pane as `list-panes -a` sees it.
 #[derive(Debug, Clone)]
 pub struct Pane {
-    pub pane: String,
-    pub window: String,
+    pub pane: PaneId,
+    pub window: WindowId,
     /// Empty from [`Tmux::snapshot_since`].
     pub session_name: String,
     pub dead: bool,
@@ -453,10 +455,14 @@ impl Tmux {
                 output: out,
             });
         };
+        let unexpected = || TmuxError::Unexpected {
+            command: "new-window".into(),
+            output: out.clone(),
+        };
         Ok(NewWindow {
             session_name: session_name.into(),
-            window: window.into(),
-            pane: pane.into(),
+            window: WindowId::parse(window).map_err(|_| unexpected())?,
+            pane: PaneId::parse(pane).map_err(|_| unexpected())?,
             socket_path: socket_path.into(),
             made_session,
         })
@@ -465,7 +471,7 @@ impl Tmux {
     /// Sets the window's state badge and reads one global option, in ONE call.
     pub fn set_badge(
         &self,
-        window: &str,
+        window: &WindowId,
         state: &str,
         read_option: &str,
     ) -> Result<Option<String>, TmuxError> {
@@ -529,7 +535,7 @@ impl Tmux {
     }
 
     /// The window `client` shows.
-    pub fn window_of_client(&self, client: &str) -> Result<Option<String>, TmuxError> {
+    pub fn window_of_client(&self, client: &str) -> Result<Option<WindowId>, TmuxError> {
         match self.run(&strings(&[
             "display-message",
             "-p",
@@ -537,7 +543,7 @@ impl Tmux {
             client,
             "#{window_id}",
         ])) {
-            Ok(out) => Ok(Some(out.trim().to_string()).filter(|w| !w.is_empty())),
+            Ok(out) => Ok(WindowId::parse(out.trim()).ok()),
             Err(TmuxError::Failed { .. }) => Ok(None),
             Err(e) => Err(e),
         }
@@ -548,7 +554,7 @@ impl Tmux {
         &self,
         client: Option<&str>,
         session: &str,
-        window: &str,
+        window: &WindowId,
     ) -> Result<(), TmuxError> {
         let mut args = strings(&["switch-client"]);
         if let Some(c) = client {
@@ -624,7 +630,11 @@ impl Tmux {
     }
 
     /// A window option's value; `None` when the window is gone or the option unset.
-    pub fn window_option(&self, window: &str, name: &str) -> Result<Option<String>, TmuxError> {
+    pub fn window_option(
+        &self,
+        window: &WindowId,
+        name: &str,
+    ) -> Result<Option<String>, TmuxError> {
         match self.run(&strings(&[
             "show-options",
             "-w",
@@ -646,8 +656,7 @@ impl Tmux {
     /// Closes `window` only if it carries `@orchestra_id` = `id`: a window we did not
     /// create (or one reusing a recycled id) is never touched. The check and the kill are
     /// ONE tmux call. Returns whether it closed.
-    pub fn kill_window_if_ours(&self, window: &str, id: &str) -> Result<bool, TmuxError> {
-        let window = checked_id("window id", window, '@')?;
+    pub fn kill_window_if_ours(&self, window: &WindowId, id: &str) -> Result<bool, TmuxError> {
         let id = checked_session_id(id)?;
         self.if_ours(
             window,
@@ -717,7 +726,7 @@ impl Tmux {
     pub fn snapshot(
         &self,
         options: &[&str],
-        recapture: &[(String, i64)],
+        recapture: &[(PaneId, i64)],
     ) -> Result<Option<Snapshot>, TmuxError> {
         self.snapshot_since(options, recapture, None)
     }
@@ -727,7 +736,7 @@ impl Tmux {
     pub fn snapshot_since(
         &self,
         options: &[&str],
-        recapture: &[(String, i64)],
+        recapture: &[(PaneId, i64)],
         commands_since: Option<i64>,
     ) -> Result<Option<Snapshot>, TmuxError> {
         let pane_format = match commands_since {
@@ -828,7 +837,8 @@ impl Tmux {
             .filter_map(|line| {
                 let mut f = line.splitn(3, '\t');
                 let (window, id, value) = (f.next()?, f.next()?, f.next().unwrap_or_default());
-                (!id.is_empty()).then(|| (window.to_string(), id.to_string(), value.to_string()))
+                let window = WindowId::parse(window).ok()?;
+                (!id.is_empty()).then(|| (window, id.to_string(), value.to_string()))
             })
             .collect();
         let mut values: Vec<String> = parts[1]
@@ -846,11 +856,10 @@ impl Tmux {
     pub fn set_window_option_if_ours(
         &self,
         option: &str,
-        sets: &[(String, String, String)],
+        sets: &[(WindowId, String, String)],
     ) -> Result<(), TmuxError> {
         let mut commands = Vec::new();
         for (window, id, value) in sets {
-            let window = checked_id("window id", window, '@')?;
             let id = checked_session_id(id)?;
             let action = if value.is_empty() {
                 format!("set-option -wu -t {window} {}", command_quote(option))
@@ -889,7 +898,7 @@ impl Tmux {
     }
 
     /// The visible screens of `panes`, in ONE tmux call.
-    pub fn capture_many(&self, panes: &[String]) -> Result<Vec<String>, TmuxError> {
+    pub fn capture_many(&self, panes: &[PaneId]) -> Result<Vec<String>, TmuxError> {
         let commands: Vec<Vec<String>> = panes
             .iter()
             .map(|p| strings(&["capture-pane", "-p", "-J", "-t", p]))
@@ -898,7 +907,7 @@ impl Tmux {
     }
 
     /// Sets several window options in ONE tmux call: (window, option, value).
-    pub fn set_window_options(&self, sets: &[(String, String, String)]) -> Result<(), TmuxError> {
+    pub fn set_window_options(&self, sets: &[(WindowId, String, String)]) -> Result<(), TmuxError> {
         let commands: Vec<Vec<String>> = sets
             .iter()
             .map(|(w, name, value)| strings(&["set-option", "-w", "-t", w, name, value]))
@@ -907,16 +916,16 @@ impl Tmux {
     }
 
     /// The visible screen of `pane` (plus `history` lines above it), as plain text.
-    pub fn capture_pane(&self, pane: &str, history: usize) -> Result<String, TmuxError> {
+    pub fn capture_pane(&self, pane: &PaneId, history: usize) -> Result<String, TmuxError> {
         self.capture_from(pane, &format!("-{history}"))
     }
 
     /// The whole scrollback of `pane` and its screen, as plain text.
-    pub fn capture_history(&self, pane: &str) -> Result<String, TmuxError> {
+    pub fn capture_history(&self, pane: &PaneId) -> Result<String, TmuxError> {
         self.capture_from(pane, "-")
     }
 
-    fn capture_from(&self, pane: &str, start: &str) -> Result<String, TmuxError> {
+    fn capture_from(&self, pane: &PaneId, start: &str) -> Result<String, TmuxError> {
         self.run(&strings(&[
             "capture-pane",
             "-p",
@@ -1154,17 +1163,6 @@ pub enum Typing {
 
 /// Longer texts than this go as one bracketed paste under [`Typing::Natural`].
 const PASTE_OVER: usize = 200;
-
-/// `value` if it is a tmux id with `sigil` (`%12`, `@3`): it goes into command strings.
-fn checked_id<'a>(what: &'static str, value: &'a str, sigil: char) -> Result<&'a str, TmuxError> {
-    match value.strip_prefix(sigil) {
-        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) => Ok(value),
-        _ => Err(TmuxError::BadTarget {
-            what,
-            value: value.to_string(),
-        }),
-    }
-}
 
 /// `id` if it is a plain session id (letters, digits, `-`, `_`): it goes into formats.
 fn checked_session_id(id: &str) -> Result<&str, TmuxError> {

@@ -306,6 +306,66 @@ fn an_api_error_is_an_error_exiting_is_exited_and_restart_restores_the_chat() {
     assert!(said_before, "the earlier turn was not restored: {roles:#?}");
 }
 
+/// A session `up` starts from the manifest gets what a dispatched aider gets: its
+/// notifications command (the end of a turn is aider's own word) and its history files in
+/// the session's folder, through the manifest's `env` snippet and again after a restart.
+#[test]
+fn a_manifest_aider_is_idle_by_its_notification_after_up_and_restart() {
+    let Some(a) = start() else { return };
+    let folder = a.env.root.join("aider-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    crate::harness::git_in(&folder, &["init", "-q"]);
+    let agent = shell_words::quote(&a.aider.to_string_lossy()).into_owned();
+    a.env.write_agent_manifest(
+        &agent,
+        "helper",
+        &folder,
+        "export ORCHESTRA_TEST_SNIPPET=reached",
+    );
+    a.env.orchestra(&["up"]).ok();
+    let cmdline = a.env.pane_process("helper", "cmdline");
+    assert!(
+        cmdline.contains("event --from-hook aider-notification"),
+        "{cmdline}"
+    );
+    let environ = a.env.pane_process("helper", "environ");
+    assert!(
+        environ
+            .lines()
+            .any(|l| l == "ORCHESTRA_TEST_SNIPPET=reached"),
+        "{environ}"
+    );
+    a.ticks_until("helper", "idle");
+    a.brief(
+        "helper",
+        "[[slow: 6]] [[say: one two three four five six seven eight]]",
+    );
+    a.wait_screen("helper", "Waiting for");
+    a.ticks_until("helper", "busy");
+    // The turn's end comes from aider's notifications command, not from a tick.
+    a.said_without_ticks("helper", "idle");
+    let changes = a.changes("helper");
+    assert!(
+        changes
+            .last()
+            .is_some_and(|c| c == "idle ← aider-notification: prompt"),
+        "{changes:?}"
+    );
+    // Its history files went to the session's folder, not the person's.
+    let status = crate::harness::git_in(&folder, &["status", "--porcelain", "--ignored"]);
+    assert_eq!(status, "", "aider left files in the folder");
+
+    a.env.orchestra(&["restart", "helper"]).ok();
+    let id = a.env.session("helper")["id"].as_str().unwrap().to_string();
+    let cmdline = a.env.pane_process("helper", "cmdline");
+    assert!(
+        cmdline.contains("event --from-hook aider-notification")
+            && cmdline.contains(&format!("sessions/{id}/aider.chat.history.md")),
+        "{cmdline}"
+    );
+    a.env.orchestra(&["down"]).ok();
+}
+
 fn classify(env: &Env, input: &[u8]) -> (String, String) {
     let mut child = Command::new(bin())
         .args(["classify", "--kind", "aider", "--json"])

@@ -36,6 +36,17 @@ struct Codex {
 /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
 /// `trusted`: the worktree of `label` is trusted in codex's config (else codex asks).
 fn start(label: &str, trusted: bool) -> Option<Codex> {
+    start_trusting(|env| {
+        if trusted {
+            vec![env.worktree_path(label)]
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+/// The world of [`start`], with the folders `trust` names trusted in codex's config.
+fn start_trusting(trust: impl FnOnce(&Env) -> Vec<PathBuf>) -> Option<Codex> {
     let codex = codex_bin();
     if !require(&format!("the codex CLI {CODEX_VERSION}"), codex.is_some())
         || !require("python3", which("python3").is_some())
@@ -44,14 +55,14 @@ fn start(label: &str, trusted: bool) -> Option<Codex> {
     }
     let env = Env::new();
     let api = StandIn::start(&env.root, "openai.py");
-    let worktree = env.worktree_path(label);
-    let trust: &[&Path] = if trusted { &[&worktree] } else { &[] };
+    let trust = trust(&env);
+    let trust: Vec<&Path> = trust.iter().map(PathBuf::as_path).collect();
     let vars = agent_home(
         &env,
         "codex_home.py",
         &env.root.join("codex-home"),
         api.port,
-        trust,
+        &trust,
     );
     env.start_server(&vars);
     Some(Codex {
@@ -281,6 +292,68 @@ fn dispatch_answers_codex_trust_dialog_for_its_worktree() {
     };
     c.dispatch("trusty", "[[say: trusted and running]]");
     c.wait_screen("trusty", "trusted and running");
+}
+
+/// A session `up` starts from the manifest gets what a dispatched codex gets: its notify,
+/// so the end of a turn is codex's own word, through the manifest's `env` snippet and
+/// again after a restart.
+#[test]
+fn a_codex_manifest_session_reports_its_turns_by_its_notify_after_up_and_restart() {
+    let Some(c) = start_trusting(|env| vec![env.root.join("codex-folder")]) else {
+        return;
+    };
+    let folder = c.env.root.join("codex-folder");
+    c.env.write_agent_manifest(
+        &c.agent(),
+        "coder",
+        &folder,
+        "export ORCHESTRA_TEST_SNIPPET=reached",
+    );
+    c.env.orchestra(&["up"]).ok();
+    let id = c.env.session("coder")["id"].as_str().unwrap().to_string();
+    let cmdline = c.env.pane_process("coder", "cmdline");
+    assert!(
+        cmdline.contains("notify=[") && cmdline.contains(&format!("{id}\", \"codex-notify")),
+        "{cmdline}"
+    );
+    // The snippet ran before the agent: its export reached codex.
+    let environ = c.env.pane_process("coder", "environ");
+    assert!(
+        environ
+            .lines()
+            .any(|l| l == "ORCHESTRA_TEST_SNIPPET=reached"),
+        "{environ}"
+    );
+    c.wait_screen("coder", "← for agents");
+    c.env
+        .orchestra(&[
+            "brief",
+            "coder",
+            "[[slow: 6]] [[say: alpha beta gamma delta]]",
+        ])
+        .ok();
+    assert_state_within(&c, "coder", "busy", 30);
+    c.wait_screen("coder", "gamma delta");
+    // No tick: only codex's notify can say the turn ended.
+    assert!(
+        wait_until(Duration::from_secs(20), || c.state("coder") == "idle"),
+        "never idle: {:?}\n{}",
+        c.transitions("coder"),
+        c.screen("coder")
+    );
+    let changes = c.transitions("coder");
+    let (_, detail) = changes.last().unwrap();
+    assert!(detail.contains("codex-notify"), "{changes:?}");
+
+    c.env.orchestra(&["restart", "coder"]).ok();
+    let new_id = c.env.session("coder")["id"].as_str().unwrap().to_string();
+    assert_ne!(new_id, id);
+    let cmdline = c.env.pane_process("coder", "cmdline");
+    assert!(
+        cmdline.contains(&format!("{new_id}\", \"codex-notify")),
+        "{cmdline}"
+    );
+    c.env.orchestra(&["down"]).ok();
 }
 
 fn classify(env: &Env, input: &[u8]) -> String {

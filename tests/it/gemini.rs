@@ -290,6 +290,89 @@ fn with_no_hooks_gemini_is_read_from_its_screen() {
         .exists());
 }
 
+/// A session `up` starts from the manifest gets what a dispatched gemini gets: a Gemini
+/// home of its own with the hooks, so its states are the CLI's own word, through the
+/// manifest's `env` snippet and again after a restart; `down` removes that home.
+#[test]
+fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart() {
+    let Some(g) = start() else { return };
+    let folder = g.env.root.join("gemini-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    // orchestra trusts only the worktrees it makes: this folder the person trusted once.
+    std::fs::write(
+        g.home.join(".gemini/trustedFolders.json"),
+        serde_json::json!({ folder.to_string_lossy(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    let agent = shell_words::quote(&g.gemini.to_string_lossy()).into_owned();
+    g.env.write_agent_manifest(
+        &agent,
+        "gem",
+        &folder,
+        "export ORCHESTRA_TEST_SNIPPET=reached",
+    );
+    g.env.orchestra(&["up"]).ok();
+    let id = g.env.session("gem")["id"].as_str().unwrap().to_string();
+    let session_home = g.env.home.join("sessions").join(&id).join("gemini-home");
+    let environ = g.env.pane_process("gem", "environ");
+    assert!(
+        environ
+            .lines()
+            .any(|l| l == format!("GEMINI_CLI_HOME={}", session_home.display())),
+        "{environ}"
+    );
+    assert!(
+        environ
+            .lines()
+            .any(|l| l == "ORCHESTRA_TEST_SNIPPET=reached"),
+        "{environ}"
+    );
+    g.wait_screen("gem", "Type your message");
+    g.brief(
+        "gem",
+        "[[slow: 8]] [[say: one two three four five six seven eight nine ten]]",
+    );
+    // No tick in between: the hooks alone say busy, then idle.
+    assert!(
+        wait_until(Duration::from_secs(60), || g.state("gem") == "busy"),
+        "never busy:\n{}\nevents: {}",
+        g.screen("gem"),
+        g.events("gem")
+    );
+    assert!(
+        wait_until(Duration::from_secs(60), || g.state("gem") == "idle"),
+        "never idle:\n{}\nevents: {}",
+        g.screen("gem"),
+        g.events("gem")
+    );
+    let events = g.events("gem");
+    assert!(events.contains(">busy:BeforeAgent"), "{events}");
+    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
+    let settings = std::fs::read_to_string(g.home.join(".gemini/settings.json")).unwrap();
+    assert!(!settings.contains("orchestra"), "{settings}");
+
+    g.env.orchestra(&["restart", "gem"]).ok();
+    let new_id = g.env.session("gem")["id"].as_str().unwrap().to_string();
+    assert!(!session_home.exists(), "the old session's home stays");
+    let environ = g.env.pane_process("gem", "environ");
+    let new_home = g
+        .env
+        .home
+        .join("sessions")
+        .join(&new_id)
+        .join("gemini-home");
+    assert!(
+        environ
+            .lines()
+            .any(|l| l == format!("GEMINI_CLI_HOME={}", new_home.display())),
+        "{environ}"
+    );
+    assert!(new_home.join(".gemini/settings.json").is_file());
+    g.env.orchestra(&["down"]).ok();
+    assert!(!new_home.exists());
+    assert!(g.home.join(".gemini/trustedFolders.json").is_file());
+}
+
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/screens/gemini")

@@ -23,6 +23,7 @@ mod gemini;
 mod hardening;
 mod health;
 mod hostile;
+mod import;
 mod kill;
 mod labels;
 mod list;

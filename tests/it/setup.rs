@@ -104,18 +104,25 @@ fn setup_runs_in_the_window_before_claude_which_reads_what_it_made() {
         return;
     };
     env.start_server(&world.env);
+    // The setup waits for the test to open a gate (a minute at most): whatever the load,
+    // "still setting up" is a fact the test controls, not a race against a sleep.
+    let gate = env.root.join("setup-gate");
+    let script = format!(
+        "echo preparing the worktree; i=0; while [ ! -e {gate} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; printf 'made-by-setup session=%s port=%s wt=%s repo=%s\\n' \"$ORCHESTRA_SESSION\" \"$ORCHESTRA_PORT\" \"$ORCHESTRA_WORKTREE\" \"$ORCHESTRA_REPO\" > marker.txt",
+        gate = shell_words::quote(&gate.to_string_lossy())
+    );
     configure(
         &env,
-        r#"[worktree]
-setup = ["sh", "-c", "echo preparing the worktree; sleep 2; printf 'made-by-setup session=%s port=%s wt=%s repo=%s\n' \"$ORCHESTRA_SESSION\" \"$ORCHESTRA_PORT\" \"$ORCHESTRA_WORKTREE\" \"$ORCHESTRA_REPO\" > marker.txt"]
-"#,
+        &format!(
+            "[worktree]\nsetup = [\"sh\", \"-c\", {}]\n",
+            toml::Value::String(script)
+        ),
         None,
     );
     let agent = format!(
         "{} --permission-mode default",
         shell_words::quote(&world.claude.to_string_lossy())
     );
-    let started = Instant::now();
     let run = env
         .orchestra(&[
             "dispatch",
@@ -126,10 +133,10 @@ setup = ["sh", "-c", "echo preparing the worktree; sleep 2; printf 'made-by-setu
             "[[bash: cat marker.txt]] read the marker",
         ])
         .ok();
+    // dispatch returned while the setup still waits at its gate: it did not wait for it.
     assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "dispatch returns at once: {:?}",
-        started.elapsed()
+        !env.worktree_path("marked").join("marker.txt").exists(),
+        "dispatch waited for the setup to end"
     );
     assert!(
         run.stdout.contains("setting up in its window"),
@@ -149,6 +156,7 @@ setup = ["sh", "-c", "echo preparing the worktree; sleep 2; printf 'made-by-setu
     );
     assert!(!world.api.requests().contains("read the marker"));
 
+    std::fs::write(&gate, "").expect("open the gate");
     wait_for_status(&env, "marked", "running", Duration::from_secs(20));
     let wt = env.worktree_path("marked");
     let id = session["id"].as_str().unwrap();

@@ -219,6 +219,35 @@ impl Env {
             .unwrap_or_else(|| panic!("no session {label} in list --json"))
     }
 
+    /// Writes the repo's orchestra.toml: one local session `name` running `agent` in
+    /// `folder`, its environment set up by the shell `snippet`.
+    pub fn write_agent_manifest(&self, agent: &str, name: &str, folder: &Path, snippet: &str) {
+        let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
+        std::fs::create_dir_all(folder).expect("the session's folder");
+        std::fs::write(
+            self.repo.join("orchestra.toml"),
+            format!(
+                "[orchestrator]\nagent = {}\n\n[sessions.{name}]\npath = {}\nenv = {}\n",
+                quote(agent),
+                quote(&folder.to_string_lossy()),
+                quote(snippet)
+            ),
+        )
+        .expect("write orchestra.toml");
+    }
+
+    /// `/proc/PID/<file>` (cmdline, environ) of the process in `label`'s pane, its NULs
+    /// as newlines.
+    pub fn pane_process(&self, label: &str, file: &str) -> String {
+        let pane = self.session(label)["pane"]
+            .as_str()
+            .expect("a pane")
+            .to_string();
+        let pid = self.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+        let bytes = std::fs::read(format!("/proc/{}/{file}", pid.trim())).unwrap_or_default();
+        String::from_utf8_lossy(&bytes).replace('\0', "\n")
+    }
+
     /// A generic agent that stays put: a shell reading commands.
     pub fn dispatch_shell(&self, label: &str) -> Run {
         self.orchestra(&shell_dispatch(label))
