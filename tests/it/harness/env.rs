@@ -89,6 +89,8 @@ impl Env {
             .env_remove("TMUX_PANE")
             .env_remove("ORCHESTRA_AGENT")
             .env_remove("ORCHESTRA_SESSION")
+            // As for the server: agents never see the suite's CI=true.
+            .env_remove("CI")
             .stdin(Stdio::null());
         for (k, v) in &self.env {
             cmd.env(k, v);
@@ -114,7 +116,10 @@ impl Env {
                 "50",
             ])
             .env("TMUX_TMPDIR", &self.tmux_tmpdir)
-            .env_remove("TMUX");
+            .env_remove("TMUX")
+            // The server's environment is what every agent starts with: a person's
+            // terminal has no CI=true (gemini would run headless under it).
+            .env_remove("CI");
         for (k, v) in env {
             cmd.env(k, v);
         }
