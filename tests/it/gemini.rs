@@ -328,6 +328,13 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
         "{environ}"
     );
     g.wait_screen("gem", "Type your message");
+    // Text typed while gemini still runs its SessionStart hook can stay in the input box
+    // (seen under load): brief once that hook has said idle.
+    assert!(
+        wait_until(Duration::from_secs(30), || g.state("gem") == "idle"),
+        "SessionStart never said idle: {}",
+        g.events("gem")
+    );
     g.brief(
         "gem",
         "[[slow: 8]] [[say: one two three four five six seven eight nine ten]]",

@@ -249,7 +249,16 @@ impl Env {
             .expect("a pane")
             .to_string();
         let pid = self.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
-        let bytes = std::fs::read(format!("/proc/{}/{file}", pid.trim())).unwrap_or_default();
+        let proc_dir = format!("/proc/{}", pid.trim());
+        // Until the pane's process has exec'd its program, /proc shows the tmux server it
+        // was forked from (its cmdline, its environment).
+        let forked_tmux = || {
+            std::fs::read(format!("{proc_dir}/cmdline"))
+                .map(|c| c.split(|b| *b == 0).next() == Some(b"tmux".as_slice()))
+                .unwrap_or(false)
+        };
+        wait_until(Duration::from_secs(20), || !forked_tmux());
+        let bytes = std::fs::read(format!("{proc_dir}/{file}")).unwrap_or_default();
         String::from_utf8_lossy(&bytes).replace('\0', "\n")
     }
 
