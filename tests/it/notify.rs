@@ -259,13 +259,14 @@ fn a_person_looking_at_the_window_gets_a_tmux_message_not_a_notification() {
         return;
     };
     let person = crate::harness::Person::attach(&env);
-    dispatch_claude(&env, &world, "seen", "[[bash: touch seen-by-hand]]");
+    dispatch_claude(&env, &world, "seen", "[[bash: touch seen#{session_name}]]");
     let window = env.session("seen")["window"].as_str().unwrap().to_string();
     // The client's current session shows the agent's window.
     let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
     env.tmux(&["switch-client", "-c", client.trim(), "-t", &window]);
     waits_for_approval(&env, "seen");
-    person.wait_to_see("seen wants to run: touch seen-by-hand");
+    // `#{…}` shown as typed: the message is never a tmux format.
+    person.wait_to_see("seen wants to run: touch seen#{session_name}");
     // The hook's detached sender would have reached the bus by now.
     std::thread::sleep(Duration::from_secs(3));
     assert!(bus.notes().is_empty(), "{:?}", bus.notes());
