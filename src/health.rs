@@ -770,6 +770,14 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
 /// Notifies a person of transitions that need one: into waiting, error, exited (state)
 /// or stalled, done (status).
 pub fn notify_transition(t: &Transition, fallback: &Fallback) {
+    if let Some(note) = note_for(t, None) {
+        notify::spawn(&note, fallback);
+    }
+}
+
+/// What a person is told of transition `t`, `None` when it needs no person. `ask`: what a
+/// waiting agent asks for ("run: npm test"), already one short line.
+pub fn note_for(t: &Transition, ask: Option<&str>) -> Option<Note> {
     let what = match (t.kind, t.new.as_str()) {
         (TransitionKind::State, "waiting") => "is waiting for you",
         (TransitionKind::State, "error") => "stopped on an error",
@@ -777,19 +785,21 @@ pub fn notify_transition(t: &Transition, fallback: &Fallback) {
         (TransitionKind::Status, "stalled") => "has stalled (busy, no output)",
         (TransitionKind::Status, "done") => "is done",
         (TransitionKind::Status, "setup-failed") => "could not finish its setup",
-        _ => return,
+        _ => return None,
     };
     let repo = Path::new(&t.session.repo)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| t.session.repo.clone());
-    notify::spawn(
-        &Note {
-            title: format!("orchestra: {} {what}", t.session.label),
-            body: format!("session {} in {repo} {what}", t.session.label),
-        },
-        fallback,
-    );
+    let label = &t.session.label;
+    let body = match ask.filter(|a| !a.is_empty() && t.new.as_str() == "waiting") {
+        Some(ask) => format!("{label} wants to {ask} (in {repo})"),
+        None => format!("session {label} in {repo} {what}"),
+    };
+    Some(Note {
+        title: format!("orchestra: {label} {what}"),
+        body,
+    })
 }
 
 /// What the status line prints of the local sessions, and how often the conflict radar

@@ -21,6 +21,7 @@ pub fn tell(
     store: &Store,
     session: &Session,
     transition: Option<Transition>,
+    ask: Option<&str>,
 ) -> Result<(), Error> {
     if transition.is_some() && has_blocked_dependents(store, session)? {
         let edges = crate::deps::Wake {
@@ -30,7 +31,7 @@ pub fn tell(
         crate::deps::wake(ctx, store, edges)?;
     }
     if let Some(transition) = transition {
-        crate::session::announce(&transition)?;
+        crate::session::announce(&transition, ask)?;
     }
     Ok(())
 }
@@ -87,11 +88,34 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
                 StateSource::Hook,
                 &detail,
             )?;
-            return tell(ctx, &store, &session, transition);
+            return tell(ctx, &store, &session, transition, None);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
+}
+
+/// What a Claude Code hook says the agent asks the person for, as one short line to
+/// show: "run: npm test", "write src/login.rs", "use WebFetch" (PermissionRequest and
+/// PreToolUse name the tool and its input); `None` for a hook that names no tool.
+pub fn asked(hook: &serde_json::Value) -> Option<String> {
+    fn text(v: Option<&serde_json::Value>) -> &str {
+        v.and_then(|v| v.as_str()).unwrap_or("")
+    }
+    let tool = text(hook.get("tool_name"));
+    let input = hook.get("tool_input");
+    let field = |name: &str| text(input.and_then(|i| i.get(name)));
+    let one = |t: &str| crate::notify::one_line(t, crate::notify::ASK_CHARS);
+    let ask = match tool {
+        "" => return None,
+        "Bash" => format!("run: {}", one(field("command"))),
+        "Write" => format!("write {}", one(field("file_path"))),
+        "Edit" | "MultiEdit" => format!("edit {}", one(field("file_path"))),
+        "NotebookEdit" => format!("edit {}", one(field("notebook_path"))),
+        "WebFetch" => format!("fetch {}", one(field("url"))),
+        other => format!("use {}", one(other)),
+    };
+    Some(ask.trim_end().trim_end_matches(':').to_string())
 }
 
 /// The state an event means; `None` for events that change nothing.
@@ -198,6 +222,37 @@ fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn asked_names_the_command_or_the_file() {
+        let hook = |v: &str| serde_json::from_str::<serde_json::Value>(v).unwrap();
+        assert_eq!(
+            super::asked(&hook(
+                r#"{"tool_name":"Bash","tool_input":{"command":"npm test"}}"#
+            ))
+            .as_deref(),
+            Some("run: npm test")
+        );
+        assert_eq!(
+            super::asked(&hook(
+                r#"{"tool_name":"Write","tool_input":{"file_path":"src/login.rs","content":"x"}}"#
+            ))
+            .as_deref(),
+            Some("write src/login.rs")
+        );
+        let hostile = super::asked(&hook(
+            r#"{"tool_name":"Bash","tool_input":{"command":"echo hi\n\u001b]0;x\u0007 && make"}}"#,
+        ))
+        .unwrap();
+        assert!(!hostile.chars().any(char::is_control), "{hostile:?}");
+        assert!(hostile.starts_with("run: echo hi"), "{hostile:?}");
+        let long = format!(
+            r#"{{"tool_name":"Bash","tool_input":{{"command":"{}"}}}}"#,
+            "x".repeat(10_000)
+        );
+        assert!(super::asked(&hook(&long)).unwrap().chars().count() < 100);
+        assert_eq!(super::asked(&serde_json::Value::Null), None);
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -18,6 +18,26 @@ pub struct Note {
     pub body: String,
 }
 
+/// How much of an agent's own text (a command, a path) a notification quotes.
+pub const ASK_CHARS: usize = 80;
+
+/// `text` as one short line to show, never to interpret: control characters (newlines,
+/// escapes) become spaces, runs of spaces one, and past `max` characters it is cut with "…".
+pub fn one_line(text: &str, max: usize) -> String {
+    let spaced: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let words: Vec<&str> = spaced.split_whitespace().collect();
+    let line = words.join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 /// Where to fall back to when there is no notification bus.
 #[derive(Debug, Clone, Default)]
 pub struct Fallback {
@@ -115,4 +135,22 @@ fn send_dbus(note: &Note) -> bool {
         .timeout(notify_rust::Timeout::from(Duration::from_secs(10)))
         .show()
         .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_takes_out_control_characters_and_cuts_long_text() {
+        assert_eq!(
+            one_line("npm test\n\x1b[31mrm -rf /\x07\r\t x", 80),
+            "npm test [31mrm -rf / x"
+        );
+        let long = "a".repeat(500);
+        let cut = one_line(&long, 80);
+        assert_eq!(cut.chars().count(), 80);
+        assert!(cut.ends_with('…'));
+        assert_eq!(one_line("  ", 80), "");
+    }
 }

@@ -81,7 +81,8 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return Ok(());
     };
     let transition = store.apply_state(&session.id, state, at, StateSource::Hook, &args.event)?;
-    crate::hooks::tell(ctx, &store, &session, transition)
+    let ask = crate::hooks::asked(&hook);
+    crate::hooks::tell(ctx, &store, &session, transition, ask.as_deref())
 }
 
 /// aider ran its notifications command: its turn ended and it waits for the person, at its

@@ -38,7 +38,7 @@ pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Resul
             StateSource::Approve,
             &said,
         )? {
-            announce(&t)?;
+            announce(&t, None)?;
         }
     }
     Ok(chosen)

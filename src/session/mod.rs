@@ -122,8 +122,10 @@ fn gone_status(session: &Session) -> crate::state::Status {
 }
 
 /// Shows a recorded state change at once: the window's badge and, where the change needs
-/// a person, a notification (ONE tmux call for the badge and the notify command).
-pub fn announce(transition: &crate::state::Transition) -> Result<(), Error> {
+/// a person, a notification (ONE tmux call for the badge and the notify command). `ask`:
+/// what a waiting agent asks for, one short line ("run: npm test"). A person already
+/// looking at the window gets a tmux message on that client instead of a notification.
+pub fn announce(transition: &crate::state::Transition, ask: Option<&str>) -> Result<(), Error> {
     let Some(window) = &transition.session.window else {
         return Ok(());
     };
@@ -136,13 +138,23 @@ pub fn announce(transition: &crate::state::Transition) -> Result<(), Error> {
         )
         .ok()
         .flatten();
-    crate::health::notify_transition(
-        transition,
-        &crate::notify::Fallback {
-            command: notify_cmd,
-            tmux_socket: transition.session.tmux_socket.clone(),
-        },
-    );
+    let Some(note) = crate::health::note_for(transition, ask) else {
+        return Ok(());
+    };
+    // Unknown who looks (tmux did not answer): the notification goes out.
+    let viewers = tmux.clients_viewing(window).unwrap_or_default();
+    if viewers.is_empty() {
+        crate::notify::spawn(
+            &note,
+            &crate::notify::Fallback {
+                command: notify_cmd,
+                tmux_socket: transition.session.tmux_socket.clone(),
+            },
+        );
+    }
+    for client in viewers {
+        let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));
+    }
     Ok(())
 }
 

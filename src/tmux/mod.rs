@@ -489,6 +489,38 @@ impl Tmux {
         Ok((!value.is_empty()).then(|| value.to_string()))
     }
 
+    /// The clients looking at `window` right now: attached (not suspended) clients whose
+    /// current session shows it as its active window. ONE call.
+    pub fn clients_viewing(&self, window: &WindowId) -> Result<Vec<String>, TmuxError> {
+        let out = self.run(&strings(&[
+            "list-clients",
+            "-F",
+            "#{window_id}\t#{client_flags}\t#{client_name}",
+        ]))?;
+        Ok(out
+            .lines()
+            .filter_map(|line| {
+                let mut parts = line.splitn(3, '\t');
+                let (shown, flags, name) = (parts.next()?, parts.next()?, parts.next()?);
+                let away = flags.split(',').any(|f| f == "suspended");
+                (shown == window.as_str() && !away && !name.is_empty()).then(|| name.to_string())
+            })
+            .collect())
+    }
+
+    /// Shows `message` on `client`'s status line, literally.
+    pub fn message_client(&self, client: &str, message: &str) -> Result<(), TmuxError> {
+        self.run(&strings(&[
+            "display-message",
+            "-c",
+            client,
+            "-d",
+            "5000",
+            &format_literal(message),
+        ]))
+        .map(|_| ())
+    }
+
     /// The raw values of global options (session or window scope, user options too), in
     /// ONE call; unset ones are empty.
     pub fn global_values(&self, names: &[&str]) -> Result<Vec<String>, TmuxError> {

@@ -190,3 +190,114 @@ fn the_event_endpoint_never_fails_a_hook_and_ignores_sub_agents() {
     env.orchestra(&["event", "waiting"]).fails_with(2);
     assert_eq!(env.session("parent")["state"], "waiting", "nothing changed");
 }
+
+/// A real claude (against the stand-in) in manual-approval mode on a private bus: the
+/// tmux server, so every hook, talks to `bus`.
+fn claude_on_bus(label: &str) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
+    let env = Env::new();
+    let wt = env.worktree_path(label);
+    let world = crate::harness::ClaudeWorld::start(&env, &[&wt])?;
+    let bus = Bus::start(&env.root)?;
+    let mut vars = world.env.clone();
+    vars.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
+    env.start_server(&vars);
+    Some((env, world, bus))
+}
+
+fn dispatch_claude(env: &Env, world: &crate::harness::ClaudeWorld, label: &str, prompt: &str) {
+    let agent = format!(
+        "{} --permission-mode default",
+        shell_words::quote(&world.claude.to_string_lossy())
+    );
+    env.orchestra(&["dispatch", label, "--agent", &agent, "--prompt", prompt])
+        .ok();
+}
+
+fn waits_for_approval(env: &Env, label: &str) {
+    let pane = env.session(label)["pane"].as_str().unwrap().to_string();
+    assert!(
+        wait_until(Duration::from_secs(40), || env
+            .tmux(&["capture-pane", "-p", "-t", &pane])
+            .contains("Do you want to proceed?")),
+        "no approval menu:\n{}",
+        env.tmux(&["capture-pane", "-p", "-t", &pane])
+    );
+    assert!(wait_until(Duration::from_secs(10), || env.session(label)
+        ["state"]
+        == "waiting"));
+}
+
+#[test]
+fn a_waiting_claude_notification_names_the_command_it_asks_to_run() {
+    let Some((env, world, bus)) = claude_on_bus("asker") else {
+        return;
+    };
+    dispatch_claude(&env, &world, "asker", "[[bash: touch asked-by-name]]");
+    waits_for_approval(&env, "asker");
+    assert!(
+        wait_until(Duration::from_secs(10), || !bus.notes().is_empty()),
+        "no Notify call reached the bus"
+    );
+    let notes = bus.notes();
+    let body = notes[0]["body"].as_str().unwrap();
+    assert!(
+        body.contains("asker wants to run: touch asked-by-name"),
+        "{notes:?}"
+    );
+    assert!(
+        notes[0]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("asker is waiting"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_person_looking_at_the_window_gets_a_tmux_message_not_a_notification() {
+    let Some((env, world, bus)) = claude_on_bus("seen") else {
+        return;
+    };
+    let person = crate::harness::Person::attach(&env);
+    dispatch_claude(&env, &world, "seen", "[[bash: touch seen#{session_name}]]");
+    let window = env.session("seen")["window"].as_str().unwrap().to_string();
+    // The client's current session shows the agent's window.
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    env.tmux(&["switch-client", "-c", client.trim(), "-t", &window]);
+    waits_for_approval(&env, "seen");
+    // `#{…}` shown as typed: the message is never a tmux format.
+    person.wait_to_see("seen wants to run: touch seen#{session_name}");
+    // The hook's detached sender would have reached the bus by now.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(bus.notes().is_empty(), "{:?}", bus.notes());
+}
+
+#[test]
+fn a_person_looking_at_another_window_gets_the_notification() {
+    let Some((env, world, bus)) = claude_on_bus("unseen") else {
+        return;
+    };
+    let _person = crate::harness::Person::attach(&env);
+    dispatch_claude(&env, &world, "unseen", "[[bash: touch unseen-by-hand]]");
+    let window = env.session("unseen")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = env
+        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+        .lines()
+        .find(|w| *w != window)
+        .expect("the server's first window")
+        .to_string();
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    env.tmux(&["switch-client", "-c", client.trim(), "-t", &other]);
+    waits_for_approval(&env, "unseen");
+    assert!(
+        wait_until(Duration::from_secs(10), || !bus.notes().is_empty()),
+        "the person was on another window: the notification should go out"
+    );
+    assert!(bus.notes()[0]["body"]
+        .as_str()
+        .unwrap()
+        .contains("unseen wants to run: touch unseen-by-hand"));
+}
