@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::cli::ListArgs;
 use crate::cmd::{open_repo, render_table, Context, Output};
 use crate::error::Error;
-use crate::radar::run as conflicts;
+use crate::radar;
 use crate::state::{now, Session};
 
 /// One row of `list --json`: an interface scripts rely on; keep the names stable.
@@ -31,7 +31,7 @@ pub struct ListRow {
     pub stranded: Option<String>,
     /// What the conflict radar last found this session's work conflicts with: other
     /// sessions and its target branch (`with`), with the paths.
-    pub conflicts_with: Vec<conflicts::Row>,
+    pub conflicts_with: Vec<radar::run::Row>,
     /// The tracker's task the session works on (`tasks pick --dispatch`), else null.
     pub task: Option<String>,
     /// Tokens used so far by kind (input, output, cache_creation, cache_read), from the
@@ -81,7 +81,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let sessions = store.sessions(repo.as_ref().map(|r| r.id()).as_deref(), false)?;
     let at = now();
     let mut stranded = store.stranded_reasons(repo.as_ref().map(|r| r.id()).as_deref())?;
-    let pairs = conflicts::rows(
+    let pairs = radar::run::rows(
         &store.conflicts(repo.as_ref().map(|r| r.id()).as_deref())?,
         &sessions,
     );
@@ -96,7 +96,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             task: tasks.remove(&s.id),
             tokens: costs.get(&s.id).map(|c| c.tokens),
             cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
-            conflicts_with: conflicts::rows_of(&pairs, &s.id),
+            conflicts_with: radar::run::rows_of(&pairs, &s.id),
             ..ListRow::from_session(s, at)
         })
         .collect();
