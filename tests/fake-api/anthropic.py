@@ -13,16 +13,15 @@ Each request is appended to --log as one JSON line {"path", "turn", "request"} b
 answered, so a test that saw the answer finds the request in the log.
 """
 
-import argparse
 import hashlib
 import json
-import os
 import re
 import threading
 import time
 import uuid
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import standin
 
 MARKER = re.compile(r"\[\[\s*([a-z]+)\s*:(.*?)\]\]", re.S | re.I)
 DEFAULT_ANSWER = "Done."
@@ -291,60 +290,15 @@ def poll_call(task, tools):
     return ("Read", {"file_path": path})
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-
+class Server(standin.Server):
     def __init__(self, address, log_path):
-        super().__init__(address, Handler)
+        super().__init__(address, Handler, log_path)
         self.model = Model()
-        self.log_path = log_path
-        self.log_lock = threading.Lock()
-
-    def record(self, path, turn, request):
-        if not self.log_path:
-            return
-        line = (json.dumps({"path": path, "turn": turn, "request": request}) + "\n").encode()
-        # One write() per line on an O_APPEND file: a reader sees whole lines or a prefix
-        # of the last one, never two interleaved.
-        with self.log_lock:
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                while line:
-                    line = line[os.write(fd, line) :]
-            finally:
-                os.close(fd)
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "orchestra-api-stand-in"
-
-    def log_message(self, *args):
-        pass
-
-    def body(self):
-        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
-            raw = b""
-            while True:
-                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
-                if size == 0:
-                    self.rfile.readline()
-                    return raw
-                raw += self.rfile.read(size)
-                self.rfile.readline()
-        return self.rfile.read(int(self.headers.get("content-length") or 0))
-
+class Handler(standin.Handler):
     def send_json(self, status, obj, extra=()):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", "req_" + uuid.uuid4().hex[:24])
-        for k, v in extra:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        super().send_json(status, obj, [("request-id", "req_" + uuid.uuid4().hex[:24]), *extra])
 
     def do_GET(self):
         self.server.record(self.path, "other", {})
@@ -457,30 +411,8 @@ def api_error(code, text):
     return {"type": "error", "error": {"type": kind, "message": text}}
 
 
-def exit_with_parent(parent):
-    """A test killed without its cleanup must not leave this server behind."""
-    while os.getppid() == parent:
-        time.sleep(1)
-    os._exit(0)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--port", type=int, default=0, help="0 (default) picks a free port")
-    ap.add_argument("--port-file", help="written (atomically) with the port once listening")
-    ap.add_argument("--log", help="append each request here as a JSON line")
-    args = ap.parse_args()
-    server = Server(("127.0.0.1", args.port), args.log)
-    if args.port_file:
-        tmp = f"{args.port_file}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{server.server_address[1]}\n")
-        os.replace(tmp, args.port_file)
-    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    standin.serve(__doc__.split("\n")[0], lambda address, log, _: Server(address, log))
 
 
 if __name__ == "__main__":

@@ -29,14 +29,13 @@ Each request is appended to --log as one JSON line {"method", "path", "auth", "v
 written), so a test that saw the answer finds the request in the log.
 """
 
-import argparse
 import json
-import os
 import re
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import standin
 from urllib.parse import parse_qs, urlsplit
 
 VERSION = "2025-09-03"
@@ -254,47 +253,18 @@ class World:
         return error(400, "invalid_request_url", f"Invalid request URL: {method} {path}")
 
 
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 64
-
+class Server(standin.Server):
     def __init__(self, address, log_path, world):
-        super().__init__(address, Handler)
+        super().__init__(address, Handler, log_path)
         self.world = world
-        self.log_path = log_path
-        self.log_lock = threading.Lock()
 
     def record(self, entry):
-        if not self.log_path:
-            return
-        line = (json.dumps(entry) + "\n").encode()
-        # One write() per line on an O_APPEND file: a reader sees whole lines or a prefix
-        # of the last one, never two interleaved.
-        with self.log_lock:
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                while line:
-                    line = line[os.write(fd, line):]
-            finally:
-                os.close(fd)
+        self.append_log(entry)
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(standin.Handler):
     server_version = "orchestra-notion-stand-in"
-
-    def log_message(self, *args):
-        pass
-
-    def send_json(self, status, obj, headers=()):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json; charset=utf-8")
-        self.send_header("content-length", str(len(data)))
-        for k, v in headers:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+    json_type = "application/json; charset=utf-8"
 
     def answer(self, method):
         length = int(self.headers.get("content-length") or 0)
@@ -341,33 +311,15 @@ class Handler(BaseHTTPRequestHandler):
         self.answer("PATCH")
 
 
-def exit_with_parent(parent):
-    """A test killed without its cleanup must not leave this server behind."""
-    while os.getppid() == parent:
-        time.sleep(1)
-    os._exit(0)
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--port", type=int, default=0, help="0 (default) picks a free port")
-    ap.add_argument("--port-file", help="written (atomically) with the port once listening")
-    ap.add_argument("--log", help="append each request here as a JSON line")
-    ap.add_argument("--world", required=True, help="the workspace, as JSON (see above)")
-    args = ap.parse_args()
-    with open(args.world) as f:
-        world = World(json.load(f))
-    server = Server(("127.0.0.1", args.port), args.log, world)
-    if args.port_file:
-        tmp = f"{args.port_file}.{os.getpid()}.tmp"
-        with open(tmp, "w") as f:
-            f.write(f"{server.server_address[1]}\n")
-        os.replace(tmp, args.port_file)
-    threading.Thread(target=exit_with_parent, args=(os.getppid(),), daemon=True).start()
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+    def world_arg(ap):
+        ap.add_argument("--world", required=True, help="the workspace, as JSON (see above)")
+
+    def make_server(address, log, args):
+        with open(args.world) as f:
+            return Server(address, log, World(json.load(f)))
+
+    standin.serve(__doc__.split("\n")[0], make_server, world_arg)
 
 
 if __name__ == "__main__":
