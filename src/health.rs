@@ -607,7 +607,7 @@ pub fn refresh(
         tmux_socket: Some(snap.socket_path.clone()),
     };
     for t in &outcome.transitions {
-        notify_transition(t, &fallback);
+        tell(t, None, Some(tmux), &fallback);
     }
 
     outcome.blocked = sessions
@@ -769,9 +769,28 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
 
 /// Notifies a person of transitions that need one: into waiting, error, exited (state)
 /// or stalled, done (status).
-pub fn notify_transition(t: &Transition, fallback: &Fallback) {
-    if let Some(note) = note_for(t, None) {
+/// Tells a person of transition `t` (`ask`: what a waiting agent asks for): on the desktop,
+/// or, when an attached client looks at the session's window right now, as a tmux message
+/// to that client instead. `tmux`: the session's server where it runs here (`None`: nobody
+/// here can be looking). Unknown who looks (tmux did not answer): the notification goes out.
+pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &Fallback) {
+    let Some(note) = note_for(t, ask) else {
+        return;
+    };
+    let viewers = match (tmux, &t.session.window) {
+        (Some(tmux), Some(window)) => tmux
+            .clients_viewing(window)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|client| (tmux, client))
+            .collect(),
+        _ => Vec::new(),
+    };
+    if viewers.is_empty() {
         notify::spawn(&note, fallback);
+    }
+    for (tmux, client) in viewers {
+        let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));
     }
 }
 

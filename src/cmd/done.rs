@@ -3,10 +3,9 @@
 use crate::cli::DoneArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
-use crate::health::notify_transition;
 use crate::notify::Fallback;
 use crate::paths::non_empty_env;
-use crate::session::find_session;
+use crate::session::{find_session, session_tmux};
 use crate::state::Status;
 
 pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -32,8 +31,10 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
         )));
     }
     if let Some(t) = store.change_status(&session, Status::Done, "orchestra done")? {
-        notify_transition(
+        crate::health::tell(
             &t,
+            None,
+            session_tmux(&session).ok().as_ref(),
             &Fallback {
                 command: None,
                 tmux_socket: session.tmux_socket.clone(),

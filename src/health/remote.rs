@@ -169,7 +169,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
             break;
         };
         for t in &answer.transitions {
-            health::notify_transition(t, &fallback);
+            health::tell(t, None, None, &fallback);
         }
         changed |= !answer.transitions.is_empty();
         found.extend(answer.found);

@@ -138,23 +138,15 @@ pub fn announce(transition: &crate::state::Transition, ask: Option<&str>) -> Res
         )
         .ok()
         .flatten();
-    let Some(note) = crate::health::note_for(transition, ask) else {
-        return Ok(());
-    };
-    // Unknown who looks (tmux did not answer): the notification goes out.
-    let viewers = tmux.clients_viewing(window).unwrap_or_default();
-    if viewers.is_empty() {
-        crate::notify::spawn(
-            &note,
-            &crate::notify::Fallback {
-                command: notify_cmd,
-                tmux_socket: transition.session.tmux_socket.clone(),
-            },
-        );
-    }
-    for client in viewers {
-        let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));
-    }
+    crate::health::tell(
+        transition,
+        ask,
+        Some(&tmux),
+        &crate::notify::Fallback {
+            command: notify_cmd,
+            tmux_socket: transition.session.tmux_socket.clone(),
+        },
+    );
     Ok(())
 }
 

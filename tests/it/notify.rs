@@ -301,3 +301,52 @@ fn a_person_looking_at_another_window_gets_the_notification() {
         .unwrap()
         .contains("unseen wants to run: touch unseen-by-hand"));
 }
+
+/// A state the refresh read off the screen goes out through the same door as a hook's: a
+/// person looking at the window gets a tmux message and the desktop nothing, while a session
+/// nobody looks at gets its notification.
+#[test]
+fn a_state_the_screen_found_is_quiet_when_seen_too() {
+    let mut env = Env::new();
+    let Some(bus) = Bus::start(&env.root) else {
+        return;
+    };
+    let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
+    env.start_server(std::slice::from_ref(&on_bus));
+    env.env.push(on_bus);
+    let person = crate::harness::Person::attach(&env);
+    // Agents replaced by a shell at once: the next refresh reads them exited.
+    for label in ["looked-at", "elsewhere"] {
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--agent",
+            "env bash --norc --noprofile",
+            "--kind",
+            "generic",
+        ])
+        .ok();
+    }
+    let window = env.session("looked-at")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    env.tmux(&["switch-client", "-c", client.trim(), "-t", &window]);
+    std::thread::sleep(Duration::from_millis(300));
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(env.session("looked-at")["state"], "exited");
+    person.wait_to_see("orchestra: looked-at exited");
+    assert!(
+        wait_until(Duration::from_secs(10), || !bus.notes().is_empty()),
+        "the session nobody looks at got no notification"
+    );
+    // The detached sender of a notification for looked-at would have reached the bus too.
+    std::thread::sleep(Duration::from_secs(2));
+    let notes = bus.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0]["summary"].as_str().unwrap().contains("elsewhere"),
+        "{notes:?}"
+    );
+}
