@@ -262,6 +262,43 @@ impl Env {
         String::from_utf8_lossy(&bytes).replace('\0', "\n")
     }
 
+    /// Kills the process in `pane` with SIGKILL, the way a crash ends an agent, and returns
+    /// once the tmux server has reaped it.
+    ///
+    /// tmux 3.3a, on a loaded machine, can miss the SIGCHLD of a pane's process: the pane
+    /// reads dead (its terminal closed) but the process stays a zombie, and pane-died fires
+    /// only when another child of the server exits and tmux reaps them all (seen here about
+    /// 1 kill in 4 with the cores busy). A person's tmux has such children every few seconds
+    /// (status-line jobs); a test server with no client has none, so this one makes one.
+    pub fn kill_pane_process(&self, pane: &str) {
+        let pid = self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
+        let pid = pid.trim().to_string();
+        let status = Command::new("kill")
+            .args(["-KILL", &pid])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -KILL {pid} failed");
+        let stat = format!("/proc/{pid}/stat");
+        // The process's state is the field after its parenthesized name.
+        let state = || {
+            std::fs::read_to_string(&stat)
+                .ok()
+                .and_then(|s| Some(s.rsplit_once(')')?.1.split_whitespace().next()?.to_string()))
+        };
+        let reaped = wait_until(Duration::from_secs(10), || match state().as_deref() {
+            None => true,
+            Some("Z") => {
+                self.tmux(&["run-shell", "true"]);
+                state().is_none()
+            }
+            Some(_) => false,
+        });
+        assert!(
+            reaped,
+            "pane {pane}'s process {pid} was never reaped by tmux"
+        );
+    }
+
     /// A generic agent that stays put: a shell reading commands.
     pub fn dispatch_shell(&self, label: &str) -> Run {
         self.orchestra(&shell_dispatch(label))
