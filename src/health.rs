@@ -787,7 +787,11 @@ pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &F
         _ => Vec::new(),
     };
     if viewers.is_empty() {
-        notify::spawn(&note, fallback);
+        if t.kind == TransitionKind::State && t.new == AgentState::Waiting.as_str() {
+            notify::spawn_waiting(&note, fallback, &t.session.id, t.event);
+        } else {
+            notify::spawn(&note, fallback);
+        }
     }
     for (tmux, client) in viewers {
         let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));

@@ -596,6 +596,23 @@ impl Tmux {
         self.run(&args).map(|_| ())
     }
 
+    /// Shows the window of the agent's pane on `client`, if the pane is still ours (checked
+    /// in the same call); [`TmuxError::NotOurs`] if not.
+    pub fn switch_client_if_ours(
+        &self,
+        client: &str,
+        owned: &OwnedPane,
+        session: &str,
+        window: &WindowId,
+    ) -> Result<(), TmuxError> {
+        let action = format!(
+            "switch-client -c {} -t {}",
+            command_quote(client),
+            command_quote(&format!("{session}:{window}"))
+        );
+        self.guarded(owned, &[], None, &action, "")
+    }
+
     /// A global option's value; `None` when unset (or no server runs).
     pub fn global_option(&self, name: &str) -> Result<Option<String>, TmuxError> {
         match self.run(&strings(&["show-options", "-g", "-q", "-v", name])) {
