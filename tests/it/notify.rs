@@ -642,3 +642,95 @@ fn an_action_for_an_earlier_wait_presses_nothing_on_a_later_menu() {
         "a key reached the pane"
     );
 }
+
+/// `@orchestra-budget` marks the window's badge: `$` from 80 %, `$!` past the budget,
+/// nothing below or without a budget; the agent runs on either way.
+#[test]
+fn a_session_near_or_over_its_budget_carries_a_mark_on_its_badge() {
+    let mut env = Env::new();
+    let wt = env.worktree_path("dear");
+    let Some(world) = crate::harness::ClaudeWorld::start(&env, &[&wt]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    // orchestra finds claude's logs where claude does: $CLAUDE_CONFIG_DIR, else ~/.claude.
+    let home = world
+        .env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| std::path::PathBuf::from(v))
+        .expect("the sandboxed HOME");
+    env.env.push((
+        "CLAUDE_CONFIG_DIR".into(),
+        home.join(".claude").to_string_lossy().into(),
+    ));
+    // No bus: the budget's notifications are not what this test looks at.
+    env.env
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
+    env.env.push((
+        "XDG_RUNTIME_DIR".into(),
+        env.root.join("no-runtime").to_string_lossy().into_owned(),
+    ));
+    env.orchestra(&["tmux", "init"]).ok();
+    let agent = shell_words::quote(&world.claude.to_string_lossy()).into_owned();
+    env.orchestra(&["dispatch", "dear", "--agent", &agent, "--prompt", "[[say: one]]"])
+        .ok();
+    assert!(wait_until(Duration::from_secs(60), || env.session("dear")
+        ["state"]
+        == "idle"));
+    let model = || {
+        let run = env.orchestra(&["cost", "--json"]).ok();
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+        rows.first()
+            .and_then(|r| r["models"][0]["model"].as_str())
+            .map(str::to_string)
+    };
+    assert!(wait_until(Duration::from_secs(20), || model().is_some()));
+    std::fs::write(
+        env.home.join("prices.toml"),
+        format!(
+            "[models.\"{}\"]\ninput = 2.0\noutput = 10.0\ncache_write = 4.0\ncache_read = 1.0\n",
+            model().unwrap()
+        ),
+    )
+    .unwrap();
+    let usd = env.session("dear")["cost_usd"].as_f64().expect("priced");
+    assert!(usd > 0.0);
+    let window = env.session("dear")["window"].as_str().unwrap().to_string();
+    let after = |budget: Option<f64>| {
+        match budget {
+            Some(b) => env.tmux(&["set-option", "-g", "@orchestra-budget", &format!("{b}")]),
+            None => env.tmux(&["set-option", "-gu", "@orchestra-budget"]),
+        };
+        env.orchestra(&["refresh"]).ok();
+        let mark = env.tmux(&[
+            "show-options",
+            "-w",
+            "-v",
+            "-t",
+            &window,
+            "@orchestra_budget",
+        ]);
+        let shown = env.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &window,
+            "#{E:window-status-format}",
+        ]);
+        (mark.trim().to_string(), shown.trim().to_string())
+    };
+    let (mark, shown) = after(Some(usd / 0.9));
+    assert_eq!(mark, "$");
+    assert!(shown.ends_with("idle $"), "{shown}");
+    let (mark, shown) = after(Some(usd * 0.5));
+    assert_eq!(mark, "$!");
+    assert!(shown.ends_with("idle $!"), "{shown}");
+    // A budget raised past the cost takes the mark off; so does no budget at all.
+    assert_eq!(after(Some(usd * 100.0)).0, "");
+    assert_eq!(after(Some(usd * 0.5)).0, "$!");
+    let (mark, shown) = after(None);
+    assert_eq!(mark, "");
+    assert!(shown.ends_with("idle"), "{shown}");
+    assert_eq!(env.session("dear")["status"], "running");
+}
