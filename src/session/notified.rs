@@ -87,8 +87,8 @@ pub fn act(ctx: &Context, id: &str, event: i64, action: Action) -> Result<String
         Action::Deny => Answer::No,
     };
     // A menu on screen now may be a later question than the one this notification named.
-    let current = session.state == AgentState::Waiting
-        && store.last_state_event(&session.id)? == Some(event);
+    let current =
+        session.state == AgentState::Waiting && store.last_state_event(&session.id)? == Some(event);
     if !current {
         return Err(Error::Refused(format!(
             "{} is no longer waiting on what the notification asked (it is {} now): nothing sent",

@@ -395,7 +395,12 @@ fn approve_on_a_waiting_notification_runs_the_tool() {
     let Some((env, world, bus)) = claude_on_actions_bus("approved") else {
         return;
     };
-    dispatch_claude(&env, &world, "approved", "[[bash: touch approved-by-action]]");
+    dispatch_claude(
+        &env,
+        &world,
+        "approved",
+        "[[bash: touch approved-by-action]]",
+    );
     waits_for_approval(&env, "approved");
     let note = waiting_note(&bus, "approved");
     assert_eq!(note["actions"], serde_json::json!(ALL_ACTIONS), "{note}");
@@ -403,9 +408,7 @@ fn approve_on_a_waiting_notification_runs_the_tool() {
         .as_str()
         .unwrap()
         .contains("approved wants to run: touch approved-by-action"));
-    let made = env
-        .worktree_path("approved")
-        .join("approved-by-action");
+    let made = env.worktree_path("approved").join("approved-by-action");
     assert!(!made.exists(), "nothing ran before the person said so");
 
     bus.press(note["id"].as_u64().unwrap(), "approve");
@@ -437,7 +440,9 @@ fn deny_on_a_waiting_notification_does_not_run_the_tool() {
     // Long enough for an approved `touch` to have run.
     std::thread::sleep(Duration::from_secs(3));
     assert!(
-        !env.worktree_path("denied").join("denied-by-action").exists(),
+        !env.worktree_path("denied")
+            .join("denied-by-action")
+            .exists(),
         "a denied command ran:\n{}",
         screen(&env, "denied")
     );
@@ -454,15 +459,20 @@ fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
     waits_for_approval(&env, "late");
     let note = waiting_note(&bus, "late");
     env.orchestra(&["deny", "late"]).ok();
-    assert!(wait_until(Duration::from_secs(20), || !screen(&env, "late")
-        .contains("Do you want to proceed?")));
+    assert!(wait_until(Duration::from_secs(20), || !screen(
+        &env, "late"
+    )
+    .contains("Do you want to proceed?")));
     let before = screen(&env, "late");
 
     bus.press(note["id"].as_u64().unwrap(), "approve");
     let said = || {
-        bus.notes()
-            .into_iter()
-            .find(|n| n["summary"].as_str().unwrap_or("").contains("late Approve: not done"))
+        bus.notes().into_iter().find(|n| {
+            n["summary"]
+                .as_str()
+                .unwrap_or("")
+                .contains("late Approve: not done")
+        })
     };
     assert!(
         wait_until(Duration::from_secs(15), || said().is_some()),
@@ -503,15 +513,9 @@ fn shell_waiting_on_actions_bus(label: &str) -> Option<(Env, Bus, crate::harness
 
 fn client_window(env: &Env) -> String {
     let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
-    env.tmux(&[
-        "display-message",
-        "-p",
-        "-c",
-        client.trim(),
-        "#{window_id}",
-    ])
-    .trim()
-    .to_string()
+    env.tmux(&["display-message", "-p", "-c", client.trim(), "#{window_id}"])
+        .trim()
+        .to_string()
 }
 
 #[test]
@@ -673,8 +677,15 @@ fn a_session_near_or_over_its_budget_carries_a_mark_on_its_badge() {
     ));
     env.orchestra(&["tmux", "init"]).ok();
     let agent = shell_words::quote(&world.claude.to_string_lossy()).into_owned();
-    env.orchestra(&["dispatch", "dear", "--agent", &agent, "--prompt", "[[say: one]]"])
-        .ok();
+    env.orchestra(&[
+        "dispatch",
+        "dear",
+        "--agent",
+        &agent,
+        "--prompt",
+        "[[say: one]]",
+    ])
+    .ok();
     assert!(wait_until(Duration::from_secs(60), || env.session("dear")
         ["state"]
         == "idle"));

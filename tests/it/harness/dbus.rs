@@ -93,7 +93,11 @@ impl Bus {
         std::fs::read_to_string(path)
             .unwrap_or_default()
             .lines()
-            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_u64().unwrap())
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_u64()
+                    .unwrap()
+            })
             .collect()
     }
 
@@ -124,7 +128,10 @@ impl Bus {
             std::thread::sleep(Duration::from_millis(200));
             self.closed().contains(&id)
         });
-        assert!(heard, "the notification's sender never heard {key:?} on {id}");
+        assert!(
+            heard,
+            "the notification's sender never heard {key:?} on {id}"
+        );
     }
 }
 
