@@ -30,7 +30,7 @@ fn a_transition_sends_one_notification_on_the_bus() {
     );
     let notes = bus.notes();
     assert_eq!(notes[0]["app"], "orchestra");
-    // This server shows no actions: none are offered, and the sender does not stay.
+    // This server shows no actions: none are offered.
     assert_eq!(notes[0]["actions"], serde_json::json!([]), "{notes:?}");
     assert!(
         notes[0]["summary"].as_str().unwrap().contains("notified"),
@@ -463,8 +463,27 @@ fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
         &env, "late"
     )
     .contains("Do you want to proceed?")));
+    // What a key would change: the conversation (the notices below it come and go on
+    // their own), the input line, the requests the model got.
+    let conversation = |screen: &str| {
+        let lines: Vec<&str> = screen.lines().collect();
+        let end = lines
+            .iter()
+            .position(|l| l.contains("Interrupted"))
+            .expect("the denied call's line");
+        lines[..=end].join("\n")
+    };
+    let input_line = |screen: &str| {
+        screen
+            .lines()
+            .skip_while(|l| !l.starts_with('─'))
+            .nth(1)
+            .map(|l| l.trim_end().to_string())
+    };
+    assert!(wait_until(Duration::from_secs(20), || screen(&env, "late")
+        .contains("Interrupted")));
     let before = screen(&env, "late");
-
+    let requests = world.api.requests_json().len();
     bus.press(note["id"].as_u64().unwrap(), "approve");
     let said = || {
         bus.notes().into_iter().find(|n| {
@@ -486,15 +505,21 @@ fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
     );
     std::thread::sleep(Duration::from_secs(3));
     assert!(!env.worktree_path("late").join("late-by-action").exists());
-    // The footer's tips come and go on their own; the rest is what a key would change.
-    let above_footer = |screen: &str| {
-        let lines: Vec<&str> = screen.trim_end().lines().collect();
-        lines[..lines.len().saturating_sub(1)].join("\n")
-    };
+    let after = screen(&env, "late");
     assert_eq!(
-        above_footer(&screen(&env, "late")),
-        above_footer(&before),
+        conversation(&after),
+        conversation(&before),
         "a key reached the pane"
+    );
+    assert_eq!(
+        input_line(&after),
+        input_line(&before),
+        "a key reached the pane"
+    );
+    assert_eq!(
+        world.api.requests_json().len(),
+        requests,
+        "the model heard from the pane"
     );
 }
 
