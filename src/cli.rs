@@ -645,6 +645,14 @@ pub struct NotifyArgs {
     /// The command to run when there is no notification bus; title and body are appended.
     #[arg(long, value_name = "CMD")]
     pub fallback_cmd: Option<String>,
+    /// The waiting session this tells of: where the bus shows actions, offer Approve, Deny
+    /// and Open, and wait (`@orchestra-notify-wait`) to act on the one chosen.
+    #[arg(long, value_name = "ID", requires = "event")]
+    pub session: Option<String>,
+    /// The session's change of state (event seq) the actions are for: an action acts only
+    /// while it is still the session's newest.
+    #[arg(long, value_name = "SEQ", requires = "session")]
+    pub event: Option<i64>,
 }
 
 #[derive(Debug, Args)]

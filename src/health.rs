@@ -618,6 +618,7 @@ pub fn refresh(
     // Costs only when asked for (`@orchestra-status-cost on`, `@orchestra-budget`): reading
     // the agents' logs opens the record on every tick.
     let status_cost = snap.option("@orchestra-status-cost") == Some("on");
+    let mut levels = std::collections::HashMap::new();
     let budget = snap
         .option("@orchestra-budget")
         .and_then(crate::cost::parse_budget);
@@ -633,6 +634,7 @@ pub fn refresh(
         for crossed in &w.crossed {
             notify::spawn(&crossed.note(), &fallback);
         }
+        levels = w.levels;
         if status_cost && w.total.tokens.total() > 0 {
             outcome.summary = [outcome.summary.clone(), crate::cost::status_text(&w.total)]
                 .into_iter()
@@ -640,6 +642,24 @@ pub fn refresh(
                 .collect::<Vec<_>>()
                 .join(" ");
         }
+    }
+    // Budget marks on the badges, written only where they differ: none without a budget.
+    let marks: Vec<(WindowId, String, String)> = ours
+        .iter()
+        .filter_map(|pane| {
+            let mark = budget_mark(levels.get(&pane.orchestra_id).copied().unwrap_or(0));
+            (pane.orchestra_budget != mark).then(|| {
+                (
+                    pane.window.clone(),
+                    "@orchestra_budget".to_string(),
+                    mark.to_string(),
+                )
+            })
+        })
+        .collect();
+    if !marks.is_empty() {
+        tmux.set_window_options(&marks)?;
+        outcome.tmux_calls += 1;
     }
     outcome.rows = ours
         .iter()
@@ -787,10 +807,24 @@ pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &F
         _ => Vec::new(),
     };
     if viewers.is_empty() {
-        notify::spawn(&note, fallback);
+        if t.kind == TransitionKind::State && t.new == AgentState::Waiting.as_str() {
+            notify::spawn_waiting(&note, fallback, &t.session.id, t.event);
+        } else {
+            notify::spawn(&note, fallback);
+        }
     }
     for (tmux, client) in viewers {
         let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));
+    }
+}
+
+/// The badge's mark for a session at `level` % of `@orchestra-budget`: a person sees a
+/// session getting dear before it is, and one past its budget plainly; it never stops it.
+pub fn budget_mark(level: u8) -> &'static str {
+    match level {
+        100.. => "$!",
+        80.. => "$",
+        _ => "",
     }
 }
 
