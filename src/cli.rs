@@ -613,7 +613,8 @@ pub enum HostsCommand {
         /// The SHA256:… fingerprint you expect.
         #[arg(long, value_name = "SHA256:…")]
         fingerprint: Option<String>,
-    },    /// Copy this orchestra to host NAME (~/.local/bin/orchestra) when its OS and
+    },
+    /// Copy this orchestra to host NAME (~/.local/bin/orchestra) when its OS and
     /// architecture match (`uname -sm`), and check its --version: from then on its claude
     /// sessions' states come from their hooks ("hook-exact"), not only their screens.
     Install {

@@ -423,7 +423,11 @@ mod tests {
     fn a_platform_mismatch_names_the_target_to_build() {
         let (os, arch) = this_platform();
         assert_eq!(platform_mismatch("gpu", &format!("{os} {arch}")), None);
-        let other = if arch == "aarch64" { "x86_64" } else { "aarch64" };
+        let other = if arch == "aarch64" {
+            "x86_64"
+        } else {
+            "aarch64"
+        };
         let why = platform_mismatch("gpu", &format!("Linux {other}")).unwrap_or_default();
         if os == "Linux" {
             assert_eq!(

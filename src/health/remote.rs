@@ -7,15 +7,15 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::deps::RemoteArtifact;
 use crate::error::Error;
 use crate::health;
 use crate::notify::Fallback;
+use crate::remote_hooks::Probe;
 use crate::session::host_spec;
 use crate::state::{Session, Transition};
-use crate::agent::AgentKind;
-use crate::remote_hooks::Probe;
 use crate::tmux::{Tmux, TmuxError, Transport};
 
 /// The remote hosts' part of the status line, from the cache only: a refresh that is due

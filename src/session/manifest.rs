@@ -198,7 +198,9 @@ fn remote_claude_hooks(
             None
         }
         Err(e) => {
-            out.note(format!("{host}: no hooks ({e}): its states come from screens"));
+            out.note(format!(
+                "{host}: no hooks ({e}): its states come from screens"
+            ));
             None
         }
     }
