@@ -9,37 +9,17 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
+use crate::remote::{claude_session, remote_folder, write_manifest};
 
-/// A test world with an sshd and an orchestra whose HOME holds the test's ~/.ssh.
+/// The remote tests' world, its host key trusted.
 fn world() -> Option<(Env, Sshd)> {
-    let mut env = Env::new();
-    let sshd = Sshd::start(&env)?;
-    env.env
-        .push(("HOME".into(), sshd.home.to_string_lossy().into_owned()));
-    env.env.push(("SSH_AUTH_SOCK".into(), String::new()));
+    let (env, sshd) = crate::remote::world()?;
     sshd.trust();
     Some((env, sshd))
 }
 
-/// orchestra.toml with host gpu (the sshd), `agent`, and `sessions` (TOML text).
-fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, sessions: &str) {
-    let text = format!(
-        "[orchestrator]\nagent = '{agent}'\npoll_interval = 1\n\n\
-         [hosts.gpu]\naddress = '{}'\nidentity = '{}'\n\n{sessions}",
-        sshd.address(),
-        sshd.user_key.display(),
-    );
-    std::fs::write(env.repo.join("orchestra.toml"), text).expect("manifest");
-}
-
 fn remote_bin(sshd: &Sshd) -> PathBuf {
     sshd.remote_home().join(".local/bin/orchestra")
-}
-
-fn folder(env: &Env, name: &str) -> PathBuf {
-    let p = env.root.join(name);
-    std::fs::create_dir_all(&p).expect("folder");
-    p
 }
 
 /// `label`'s state and who said it, after a live refresh (`status` refreshes each host).
@@ -61,27 +41,15 @@ fn write_script(path: &Path, text: &str) {
 fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_without_the_binary()
 {
     let Some((env, sshd)) = world() else { return };
-    let project = folder(&env, "remote-project");
+    let project = remote_folder(&env, "remote-project");
     let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
         return;
     };
-    // What claude needs to reach the fake API travels in the manifest's env snippet.
-    let exports: Vec<String> = world
-        .env
-        .iter()
-        .filter(|(k, _)| k != "TMUX_TMPDIR")
-        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
-        .collect();
     write_manifest(
         &env,
         &sshd,
         &world.claude.to_string_lossy(),
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n\
-             agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
-            project.display(),
-            exports.join("\n")
-        ),
+        &claude_session(&world, &project, ""),
     );
     let installed = env.orchestra(&["hosts", "install", "gpu"]).ok();
     assert!(
@@ -198,7 +166,7 @@ fn a_host_of_another_architecture_is_refused_naming_what_to_build() {
     write_manifest(&env, &sshd, "cat", "");
     // A stand-in `uname`, first on the remote PATH: this machine cannot become another
     // architecture, so the host pretends to be one.
-    let fake = folder(&env, "fake-uname");
+    let fake = remote_folder(&env, "fake-uname");
     let other = if std::env::consts::ARCH == "aarch64" {
         "x86_64"
     } else {
@@ -256,7 +224,7 @@ fn an_unknown_host_name_is_bad_input_and_copies_nothing() {
 #[test]
 fn version_skew_is_reported_and_the_screen_keeps_telling() {
     let Some((env, sshd)) = world() else { return };
-    let project = folder(&env, "p");
+    let project = remote_folder(&env, "p");
     // A program named claude (so `up` treats it as claude) that is only `cat`: enough to
     // see which settings it gets, with no CLI to start.
     let claude = project.join("claude");
