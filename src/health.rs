@@ -924,7 +924,8 @@ pub struct HostOutcome {
 /// exec lists the panes and captures every session's screen (`if-shell` inside the same
 /// call); screens are classified and what changed is recorded. `words` gives, once that
 /// exec has answered, the hook words of the sessions whose hooks call the host's own
-/// orchestra (`hosts install`, read by the same exec): those are recorded as the hook's,
+/// orchestra (`hosts install`, read by the same exec), on this machine's clock: those
+/// are recorded as the hook's,
 /// and their screens speak as a local session's do — once the window printed since the
 /// word and the word's grace is over. For the others the screen is the word.
 pub fn refresh_host(
@@ -933,7 +934,7 @@ pub fn refresh_host(
     tmux: &Tmux,
     sessions: &[Session],
     rules: &Rules,
-    words: impl FnOnce() -> HashMap<String, crate::remote_hooks::HookWord>,
+    words: impl FnOnce() -> crate::remote_hooks::HostWords,
 ) -> Result<HostOutcome, HealthError> {
     let now_us = now_micros();
     let now_s = now_us / 1_000_000;
@@ -943,7 +944,7 @@ pub fn refresh_host(
         .map(|p| (p, 0))
         .collect();
     let snap = tmux.snapshot(&[], &recapture)?;
-    let words = words();
+    let crate::remote_hooks::HostWords { words, offset_secs } = words();
     let panes: Vec<Pane> = snap.as_ref().map(|s| s.panes.clone()).unwrap_or_default();
     let screens: HashMap<PaneId, String> = snap
         .map(|s| s.screens.into_iter().collect())
@@ -1016,7 +1017,9 @@ pub fn refresh_host(
             word.is_none()
                 || *source != StateSource::Screen
                 || (!said_lately(&current, now_us)
-                    && pane.is_some_and(|p| p.window_activity >= current.state_at / 1_000_000))
+                    && pane.is_some_and(|p| {
+                        p.window_activity + offset_secs >= current.state_at / 1_000_000
+                    }))
         });
         if let Some((state, source, detail)) = verdict {
             if state != current.state {

@@ -307,20 +307,53 @@ pub fn record_word(home: &Path, id: &str, word: &HookWord) -> Result<(), Error> 
 pub struct Probe {
     /// What `~/.local/bin/orchestra --version` printed; `None` when it is not there.
     pub version: Option<String>,
+    /// The host's clock then (seconds since the epoch).
+    pub clock: Option<i64>,
     /// The sessions' words, by session id.
     pub words: HashMap<String, HookWord>,
 }
 
+/// How far apart two clocks may be before the host's times are moved onto ours: within
+/// it, the second-resolution reading of the host's clock would add more error than it
+/// takes away.
+const CLOCK_SLACK_SECS: i64 = 2;
+
+/// The words to believe, on this machine's clock.
+#[derive(Debug, Default)]
+pub struct HostWords {
+    /// By session id, `at` moved onto this machine's clock.
+    pub words: HashMap<String, HookWord>,
+    /// Seconds to add to a time of the host's (a window's activity) to have it on ours.
+    pub offset_secs: i64,
+}
+
 impl Probe {
-    /// The words to believe: none from a binary of another version (its words may mean
-    /// something else, or be stale since it stopped understanding the hooks) or from a
-    /// host without one (the hooks can no longer speak).
-    pub fn trusted_words(&self) -> HashMap<String, HookWord> {
-        if self.version.as_deref() == Some(this_version().as_str()) {
-            self.words.clone()
-        } else {
-            HashMap::new()
+    /// The words to believe, their times on this machine's clock (`now_us` as the exec
+    /// answered; hosts' clocks drift): none from a binary of another version (its words
+    /// may mean something else, or be stale since it stopped understanding the hooks) or
+    /// from a host without one (the hooks can no longer speak).
+    pub fn trusted_words(&self, now_us: i64) -> HostWords {
+        let offset_secs = self
+            .clock
+            .map(|host| now_us / 1_000_000 - host)
+            .filter(|d| d.abs() > CLOCK_SLACK_SECS)
+            .unwrap_or(0);
+        if self.version.as_deref() != Some(this_version().as_str()) {
+            return HostWords {
+                words: HashMap::new(),
+                offset_secs,
+            };
         }
+        let words = self
+            .words
+            .iter()
+            .map(|(id, w)| {
+                let mut w = w.clone();
+                w.at = w.at.saturating_add(offset_secs.saturating_mul(1_000_000));
+                (id.clone(), w)
+            })
+            .collect();
+        HostWords { words, offset_secs }
     }
 
     /// What a person should hear about the host's orchestra: its version differs from
@@ -357,7 +390,7 @@ fn probe_script(ids: &[String], marker: &str) -> String {
         .map(|id| shell_words::quote(id).into_owned())
         .collect();
     let mut script = format!(
-        "b=\"$HOME\"/{REMOTE_BIN}; if [ -x \"$b\" ]; then printf 'version %s\\n' \
+        "printf 'clock %s\\n' \"$(date +%s)\"; b=\"$HOME\"/{REMOTE_BIN}; if [ -x \"$b\" ]; then printf 'version %s\\n' \
          \"$(\"$b\" --version 2>/dev/null | head -n 1)\"; fi; "
     );
     if !ids.is_empty() {
@@ -401,7 +434,9 @@ pub fn parse_probe<'a>(output: &'a str, marker: &str) -> (Probe, &'a str) {
     let (head, rest) = output.split_at(at);
     let mut probe = Probe::default();
     for l in head.lines() {
-        if let Some(v) = l.strip_prefix("version ") {
+        if let Some(c) = l.strip_prefix("clock ") {
+            probe.clock = c.trim().parse().ok();
+        } else if let Some(v) = l.strip_prefix("version ") {
             probe.version = Some(v.trim().to_string());
         } else if let Some(w) = l.strip_prefix("word ") {
             let Some((id, json)) = w.split_once(' ') else {
@@ -447,7 +482,7 @@ mod tests {
     fn the_probe_is_split_from_tmux_output_and_words_parsed() {
         let marker = "orchestra-probe-1";
         let out = format!(
-            "version {}\nword abc123def456 {{\"state\":\"idle\",\"at\":5,\"event\":\"Stop\"}}\n\
+            "clock 100\nversion {}\nword abc123def456 {{\"state\":\"idle\",\"at\":5,\"event\":\"Stop\"}}\n\
              word bad not-json\n{marker}\n%1\tpane\n",
             this_version()
         );
@@ -456,13 +491,18 @@ mod tests {
         assert_eq!(probe.version, Some(this_version()));
         assert_eq!(probe.words.len(), 1);
         assert_eq!(probe.words["abc123def456"].state, "idle");
-        assert_eq!(probe.trusted_words().len(), 1);
+        // Within the slack the host's times are taken as they are; beyond it, moved.
+        assert_eq!(probe.trusted_words(101_000_000).words["abc123def456"].at, 5);
+        let moved = probe.trusted_words(200_000_000);
+        assert_eq!(moved.offset_secs, 100);
+        assert_eq!(moved.words["abc123def456"].at, 100_000_005);
         assert_eq!(probe.skew("gpu"), None);
         let skewed = Probe {
             version: Some("orchestra 0.0.1".into()),
+            clock: None,
             words: probe.words.clone(),
         };
-        assert!(skewed.trusted_words().is_empty());
+        assert!(skewed.trusted_words(0).words.is_empty());
         assert!(skewed
             .skew("gpu")
             .is_some_and(|s| s.contains("orchestra 0.0.1")));

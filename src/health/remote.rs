@@ -254,10 +254,11 @@ fn refresh_one_host(
         let rules =
             crate::agent::rules::Rules::load(home).map_err(|e| Error::BadInput(e.to_string()))?;
         let words = || {
+            let now_us = health::now_micros();
             probe
                 .lock()
                 .ok()
-                .and_then(|p| p.as_ref().map(Probe::trusted_words))
+                .and_then(|p| p.as_ref().map(|p| p.trusted_words(now_us)))
                 .unwrap_or_default()
         };
         let outcome = health::refresh_host(home, &spec.name, &tmux, sessions, &rules, words)?;

@@ -122,6 +122,18 @@ fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_
         tail("30")
     );
     assert!(project.join("made-remotely.txt").exists());
+    // The words and the version came with the panes and screens: a refresh whose badges
+    // are unchanged is one exec (sshd says each command it starts).
+    let execs = || {
+        std::fs::read_to_string(sshd.dir.join("sshd.log"))
+            .unwrap_or_default()
+            .matches("Starting session: command")
+            .count()
+    };
+    env.orchestra(&["refresh", "--remote"]).ok();
+    let before = execs();
+    env.orchestra(&["refresh", "--remote"]).ok();
+    assert_eq!(execs() - before, 1, "one exec per refresh");
     let health = env.orchestra(&["health"]).ok().stdout;
     let row = health
         .lines()
