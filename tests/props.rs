@@ -1,6 +1,7 @@
 //! Generated hostile input for every parser that reads text orchestra does not control:
 //! orchestra.toml, known_hosts and ~/.ssh/config, labels and titles, captured screens (and
-//! agents.toml rules), menus on screen, and the JSON Claude Code hooks send. Each must give
+//! agents.toml rules), menus on screen, the JSON Claude Code hooks send, and what a host
+//! prints before the remote refresh's probe marker. Each must give
 //! a value or a clear error, never a panic. Pure code through the library crate; the hook
 //! JSON also through the real binary, since `event --from-hook` reads it from stdin.
 //!
