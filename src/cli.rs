@@ -456,6 +456,11 @@ pub struct EventArgs {
     /// notification): wait for the screen to show what, and record it.
     #[arg(long, hide = true)]
     pub settle: bool,
+    /// Called on a remote host for a claude session of another machine's orchestra: keep
+    /// the hook's word in $ORCHESTRA_HOME/remote-states/<session>.json, which that
+    /// orchestra's remote refresh reads (`orchestra hosts install` sets this up).
+    #[arg(long, requires = "from_hook")]
+    pub remote: bool,
 }
 
 #[derive(Debug, Args)]
@@ -608,6 +613,15 @@ pub enum HostsCommand {
         /// The SHA256:… fingerprint you expect.
         #[arg(long, value_name = "SHA256:…")]
         fingerprint: Option<String>,
+    },
+    /// Copy this orchestra to host NAME (~/.local/bin/orchestra) when its OS and
+    /// architecture match (`uname -sm`), and check its --version: from then on its claude
+    /// sessions' states come from their hooks ("hook-exact"), not only their screens.
+    Install {
+        name: String,
+        /// Copy even when the host already runs this version.
+        #[arg(long)]
+        force: bool,
     },
 }
 

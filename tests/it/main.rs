@@ -34,6 +34,7 @@ mod notify;
 mod plugin;
 mod radar;
 mod remote;
+mod remote_hooks;
 mod screens;
 mod setup;
 mod status;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
 
 /// A test world with an sshd and an orchestra whose HOME holds the test's ~/.ssh.
-fn world() -> Option<(Env, Sshd)> {
+pub(crate) fn world() -> Option<(Env, Sshd)> {
     let mut env = Env::new();
     let sshd = Sshd::start(&env)?;
     env.env
@@ -17,7 +17,7 @@ fn world() -> Option<(Env, Sshd)> {
     Some((env, sshd))
 }
 
-fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
+pub(crate) fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
     let text = format!(
         "[orchestrator]\nagent = {agent}\npoll_interval = 1\n\n\
          [hosts.gpu]\naddress = {}\nidentity = '{}'\n\n{session}",
@@ -45,7 +45,7 @@ fn toml_string(s: &str) -> String {
     format!("'{s}'")
 }
 
-fn remote_folder(env: &Env, name: &str) -> PathBuf {
+pub(crate) fn remote_folder(env: &Env, name: &str) -> PathBuf {
     let p = env.root.join(name);
     std::fs::create_dir_all(&p).expect("remote folder");
     p
@@ -332,6 +332,24 @@ fn a_broken_manifest_starts_nothing() {
     assert!(run.stderr.contains("no manifest"), "{}", run.stderr);
 }
 
+/// Session `pipeline` on host gpu running the claude of `world` in `folder` (`more`: further
+/// TOML lines), asking before it runs a tool. What claude needs to reach the fake API
+/// travels in the manifest's env snippet.
+pub(crate) fn claude_session(world: &ClaudeWorld, folder: &std::path::Path, more: &str) -> String {
+    let exports: Vec<String> = world
+        .env
+        .iter()
+        .filter(|(k, _)| k != "TMUX_TMPDIR")
+        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
+        .collect();
+    format!(
+        "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n{more}\
+         agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
+        folder.display(),
+        exports.join("\n")
+    )
+}
+
 /// The state `orchestra status --json` gives `label` (a live remote refresh each time).
 fn remote_state(env: &Env, label: &str) -> String {
     let out = env.orchestra(&["status", "--json"]).ok().stdout;
@@ -350,23 +368,11 @@ fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
         return;
     };
     sshd.trust();
-    // What claude needs to reach the fake API travels in the manifest's env snippet.
-    let exports: Vec<String> = world
-        .env
-        .iter()
-        .filter(|(k, _)| k != "TMUX_TMPDIR")
-        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
-        .collect();
     write_manifest(
         &env,
         &sshd,
         &world.claude.to_string_lossy(),
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\ntmux = \"claude_pipeline\"\n\
-             agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
-            folder.display(),
-            exports.join("\n")
-        ),
+        &claude_session(&world, &folder, "tmux = \"claude_pipeline\"\n"),
     );
     env.orchestra(&["up"]).ok();
     let ready = |env: &Env| {
