@@ -283,8 +283,11 @@ fn a_closed_port_never_slows_the_status_line() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(seen.contains("gpu unreachable"), "{seen}");
+    // A status line that waited on the host would take its connect timeout (3 s, the
+    // default); half of it is far above a loaded machine's noise. How fast the status line
+    // is, is bench/remote.sh's to measure.
     assert!(
-        slowest < Duration::from_millis(100),
+        slowest < remote_connect_timeout() / 2,
         "a status line took {slowest:?}"
     );
     // What is shown gets older, and says so.
@@ -765,4 +768,9 @@ fn a_remote_has_dependency_is_looked_for_by_the_remote_refresh_never_by_the_stat
     );
     drop(blackhole);
     env.orchestra(&["down"]).ok();
+}
+
+/// The connect timeout of a host whose manifest does not set one.
+fn remote_connect_timeout() -> Duration {
+    Duration::from_secs(3)
 }
