@@ -150,7 +150,7 @@ fn workspace() -> Value {
             task(FLAKY, "Close me on merge", "Not started", OTHER_PROJECT, json!([])),
         ],
         "faults": [
-            {"path": format!("/v1/data_sources/{SLOW_TASKS}"), "delay": 4},
+            {"path": format!("/v1/data_sources/{SLOW_TASKS}"), "delay": 10},
             {"method": "GET", "path": format!("/v1/data_sources/{BUSY_TASKS}"), "status": 429, "retry_after": "1", "times": 1},
             {"path": format!("/v1/data_sources/{FLOODED_TASKS}"), "status": 429, "retry_after": "0"},
             {"method": "PATCH", "path": format!("/v1/pages/{FLAKY}"), "status": 500, "after": 1},
@@ -735,8 +735,9 @@ fn refusals_name_what_to_fix_and_rate_limits_are_waited_for() {
     write_manifest(&env, &tasks_toml(SLOW_TASKS, "timeout = \"1s\"\n"));
     let started = Instant::now();
     let slow = env.orchestra(&["tasks"]).fails_with(1);
+    // Well before the stand-in's 10 s answer, whatever the machine's load.
     assert!(
-        started.elapsed() < Duration::from_secs(3),
+        started.elapsed() < Duration::from_secs(6),
         "{:?}",
         started.elapsed()
     );
