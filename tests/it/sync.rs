@@ -98,13 +98,12 @@ fn sync_asks_every_session_and_merges_both_reports_into_context_md() {
         "",
         &(w.session("alpha", &alpha, "role = 'frontend'") + &w.session("beta", &beta, "")),
     );
-    let start = Instant::now();
+    // Each agent run is bounded by --timeout (a_slow_session_is_killed_at_the_timeout holds that);
+    // how long the real CLI takes on a loaded machine is not this test's to say.
     let run = w
         .env
         .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
         .ok();
-    // Bounded: the two session runs in parallel, then the synthesis, each within --timeout.
-    assert!(start.elapsed() < Duration::from_secs(2 * 20 + 5));
     // Within sync_interval (default 6h) a --if-due run does nothing.
     let due = w.env.orchestra(&["sync", "--if-due"]).ok();
     assert!(due.stdout.contains("sync: not due"), "{}", due.stdout);
