@@ -32,6 +32,7 @@ fn list_json_has_exactly_the_documented_fields() {
             "repo",
             "retry_count",
             "state",
+            "state_source",
             "status",
             "task",
             "tokens",
