@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::agent::asked::Asked;
 use crate::agent::rules::Rules;
 use crate::agent::{AgentKind, AIDER_NOTIFICATION};
 use crate::context::Context;
@@ -95,27 +96,26 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a Claude Code hook says the agent asks the person for, as one short line to
-/// show: "run: npm test", "write src/login.rs", "use WebFetch" (PermissionRequest and
-/// PreToolUse name the tool and its input); `None` for a hook that names no tool.
-pub fn asked(hook: &serde_json::Value) -> Option<String> {
-    fn text(v: Option<&serde_json::Value>) -> &str {
-        v.and_then(|v| v.as_str()).unwrap_or("")
+/// What a Claude Code hook says the agent asks the person for (PermissionRequest and
+/// PreToolUse name the tool and its input); `None` for a hook that names no tool. Told as
+/// [`Asked::phrase`], as an approval read from the screen is.
+pub fn asked(hook: &serde_json::Value) -> Option<Asked> {
+    fn text(v: Option<&serde_json::Value>) -> String {
+        v.and_then(|v| v.as_str()).unwrap_or("").to_string()
     }
     let tool = text(hook.get("tool_name"));
     let input = hook.get("tool_input");
     let field = |name: &str| text(input.and_then(|i| i.get(name)));
-    let one = |t: &str| crate::notify::one_line(t, crate::notify::ASK_CHARS);
-    let ask = match tool {
+    let asked = match tool.as_str() {
         "" => return None,
-        "Bash" => format!("run: {}", one(field("command"))),
-        "Write" => format!("write {}", one(field("file_path"))),
-        "Edit" | "MultiEdit" => format!("edit {}", one(field("file_path"))),
-        "NotebookEdit" => format!("edit {}", one(field("notebook_path"))),
-        "WebFetch" => format!("fetch {}", one(field("url"))),
-        other => format!("use {}", one(other)),
+        "Bash" => Asked::Run(field("command")),
+        "Write" => Asked::Write(field("file_path")),
+        "Edit" | "MultiEdit" => Asked::Edit(field("file_path")),
+        "NotebookEdit" => Asked::Edit(field("notebook_path")),
+        "WebFetch" => Asked::Fetch(field("url")),
+        _ => Asked::Use(tool),
     };
-    Some(ask.trim_end().trim_end_matches(':').to_string())
+    Some(asked)
 }
 
 /// The state an event means; `None` for events that change nothing.
@@ -225,21 +225,22 @@ mod tests {
     #[test]
     fn asked_names_the_command_or_the_file() {
         let hook = |v: &str| serde_json::from_str::<serde_json::Value>(v).unwrap();
+        let asked = |v: &serde_json::Value| super::asked(v).and_then(|a| a.phrase());
         assert_eq!(
-            super::asked(&hook(
+            asked(&hook(
                 r#"{"tool_name":"Bash","tool_input":{"command":"npm test"}}"#
             ))
             .as_deref(),
             Some("run: npm test")
         );
         assert_eq!(
-            super::asked(&hook(
+            asked(&hook(
                 r#"{"tool_name":"Write","tool_input":{"file_path":"src/login.rs","content":"x"}}"#
             ))
             .as_deref(),
             Some("write src/login.rs")
         );
-        let hostile = super::asked(&hook(
+        let hostile = asked(&hook(
             r#"{"tool_name":"Bash","tool_input":{"command":"echo hi\n\u001b]0;x\u0007 && make"}}"#,
         ))
         .unwrap();
@@ -249,8 +250,8 @@ mod tests {
             r#"{{"tool_name":"Bash","tool_input":{{"command":"{}"}}}}"#,
             "x".repeat(10_000)
         );
-        assert!(super::asked(&hook(&long)).unwrap().chars().count() < 100);
-        assert_eq!(super::asked(&serde_json::Value::Null), None);
+        assert!(asked(&hook(&long)).unwrap().chars().count() < 100);
+        assert_eq!(asked(&serde_json::Value::Null), None);
     }
 
     use super::*;
