@@ -2,6 +2,7 @@
 //! Gemini CLI's, codex's `notify`, aider's notifications command, tmux's pane-died), and
 //! a state said by a hook recorded, announced and passed to the dependency engine.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::agent::asked::Asked;
@@ -89,7 +90,14 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
                 StateSource::Hook,
                 &detail,
             )?;
-            return tell(ctx, &store, &session, transition, None);
+            let ask = match verdict.state {
+                AgentState::Waiting => rules
+                    .asked(session.agent_kind.as_str(), &screen)
+                    .map_err(HealthError::from)?
+                    .and_then(|a| a.relative_to(Path::new(&session.worktree)).phrase()),
+                _ => None,
+            };
+            return tell(ctx, &store, &session, transition, ask.as_deref());
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -29,6 +29,7 @@ mod labels;
 mod list;
 mod manifest;
 mod matrix;
+mod markup;
 mod merge;
 mod notify;
 mod plugin;
