@@ -104,12 +104,26 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a Claude Code hook says the agent asks the person for (PermissionRequest and
-/// PreToolUse name the tool and its input); `None` for a hook that names no tool. Told as
-/// [`Asked::phrase`], as an approval read from the screen is.
+/// What a hook says the agent asks the person for: Claude Code's PermissionRequest and
+/// PreToolUse name the tool and its input, the Gemini CLI's ToolPermission notification
+/// has `details`; `None` for a hook that names neither. Told as [`Asked::phrase`], as an
+/// approval read from the screen is.
 pub fn asked(hook: &serde_json::Value) -> Option<Asked> {
     fn text(v: Option<&serde_json::Value>) -> String {
         v.and_then(|v| v.as_str()).unwrap_or("").to_string()
+    }
+    if let Some(details) = hook
+        .get("details")
+        .filter(|_| hook.get("tool_name").is_none())
+    {
+        let field = |name: &str| text(details.get(name));
+        return match field("type").as_str() {
+            "exec" => Some(Asked::Run(field("command"))),
+            // A file with nothing in it before is a new one.
+            "edit" if field("originalContent").is_empty() => Some(Asked::Write(field("filePath"))),
+            "edit" => Some(Asked::Edit(field("filePath"))),
+            _ => None,
+        };
     }
     let tool = text(hook.get("tool_name"));
     let input = hook.get("tool_input");
@@ -230,6 +244,8 @@ fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
 
 #[cfg(test)]
 mod tests {
+    use crate::agent::asked::Asked;
+
     #[test]
     fn asked_names_the_command_or_the_file() {
         let hook = |v: &str| serde_json::from_str::<serde_json::Value>(v).unwrap();
@@ -260,6 +276,23 @@ mod tests {
         );
         assert!(asked(&hook(&long)).unwrap().chars().count() < 100);
         assert_eq!(asked(&serde_json::Value::Null), None);
+
+        // The Gemini CLI's ToolPermission notifications, as 0.61.0 sent them.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/screens/gemini/0.61.0/hooks");
+        let gemini = |name: &str| {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            super::asked(&hook(&text))
+                .map(|a| a.relative_to(std::path::Path::new("/tmp/orchestra-capture.SWICkx/wt")))
+        };
+        assert_eq!(
+            gemini("Notification.1796053111770353353.json"),
+            Some(Asked::Run("touch created-by-shell.txt".into()))
+        );
+        assert_eq!(
+            gemini("Notification.1796053128734426965.json"),
+            Some(Asked::Write("new-file.txt".into()))
+        );
     }
 
     use super::*;

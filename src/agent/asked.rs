@@ -39,9 +39,7 @@ impl Asked {
 
     fn text(&self) -> &str {
         match self {
-            Asked::Run(t) | Asked::Write(t) | Asked::Edit(t) | Asked::Fetch(t) | Asked::Use(t) => {
-                t
-            }
+            Asked::Run(t) | Asked::Write(t) | Asked::Edit(t) | Asked::Fetch(t) | Asked::Use(t) => t,
         }
     }
 

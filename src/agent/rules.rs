@@ -43,7 +43,10 @@ pub enum RulesError {
         rule: String,
         state: String,
     },
-    #[error("{file}: asks {rule:?} of {kind}: unknown kind of ask {asks:?} ({})", Asked::KINDS)]
+    #[error(
+        "{file}: asks {rule:?} of {kind}: unknown kind of ask {asks:?} ({})",
+        Asked::KINDS
+    )]
     Asks {
         file: String,
         kind: String,
@@ -282,7 +285,10 @@ impl Rules {
         }
         let lines = bottom_lines(screen);
         let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
-        let start = lines.iter().rposition(|l| is_border(l)).map_or(0, |i| i + 1);
+        let start = lines
+            .iter()
+            .rposition(|l| is_border(l))
+            .map_or(0, |i| i + 1);
         let text = lines[start..].join("\n");
         for (asks, re) in &k.asks {
             let what = re
@@ -421,8 +427,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
     };
     let mut asks = Vec::new();
     for (file, a) in &k.asks {
-        let re = compile(file, &a.name, "pattern", Some(&a.pattern))?
-            .expect("a pattern was given");
+        let re = compile(file, &a.name, "pattern", Some(&a.pattern))?.expect("a pattern was given");
         if !re.capture_names().any(|n| n == Some("what")) {
             return Err(RulesError::Regex {
                 file: file.clone(),
@@ -587,7 +592,9 @@ mod tests {
             "[claude]\n[[claude.asks]]\nname = \"x\"\nasks = \"delete\"\npattern = '(?P<what>.)'\n",
         )
         .unwrap();
-        let e = Rules::load(home.path()).expect_err("unknown ask").to_string();
+        let e = Rules::load(home.path())
+            .expect_err("unknown ask")
+            .to_string();
         assert!(e.contains("unknown kind of ask \"delete\""), "{e}");
         std::fs::write(
             &file,

@@ -12,10 +12,18 @@ fn received(capabilities: &[&str], body: &str) -> Option<String> {
     env.env
         .push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
     let run = env
-        .orchestra(&["notify", "--title", "orchestra: api is waiting", "--body", body])
+        .orchestra(&[
+            "notify",
+            "--title",
+            "orchestra: api is waiting",
+            "--body",
+            body,
+        ])
         .ok();
     assert!(run.stdout.contains("sent via dbus"), "{}", run.stdout);
-    assert!(wait_until(Duration::from_secs(10), || !bus.notes().is_empty()));
+    assert!(wait_until(Duration::from_secs(10), || !bus
+        .notes()
+        .is_empty()));
     Some(bus.notes()[0]["body"].as_str().unwrap().to_string())
 }
 
