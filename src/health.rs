@@ -382,6 +382,8 @@ pub fn refresh(
 
     // Screens: the changed panes tmux recaptured, plus panes never captured before.
     let mut decisions: Vec<(String, AgentState, StateSource, String)> = Vec::new();
+    // What a waiting screen asks ("run: npm test"), by session: its notification names it.
+    let mut asks: HashMap<String, String> = HashMap::new();
     let mut screens: Vec<(PaneId, String)> = snap.screens.clone();
     // Panes to capture by a second call: never seen, or woken up since their capture.
     let mut first_seen: Vec<PaneId> = Vec::new();
@@ -456,6 +458,14 @@ pub fn refresh(
                 },
             );
             if differs && !hook_is_fresh {
+                if verdict.state == AgentState::Waiting {
+                    if let Some(ask) = rules.asked(s.agent_kind.as_str(), screen)? {
+                        let worktree = Path::new(&s.worktree);
+                        if let Some(phrase) = ask.relative_to(worktree).phrase() {
+                            asks.insert(s.id.clone(), phrase);
+                        }
+                    }
+                }
                 decisions.push((
                     s.id.clone(),
                     verdict.state,
@@ -607,7 +617,8 @@ pub fn refresh(
         tmux_socket: Some(snap.socket_path.clone()),
     };
     for t in &outcome.transitions {
-        tell(t, None, Some(tmux), &fallback);
+        let ask = asks.get(&t.session.id).map(String::as_str);
+        tell(t, ask, Some(tmux), &fallback);
     }
 
     outcome.blocked = sessions

@@ -2,8 +2,10 @@
 //! Gemini CLI's, codex's `notify`, aider's notifications command, tmux's pane-died), and
 //! a state said by a hook recorded, announced and passed to the dependency engine.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::agent::asked::Asked;
 use crate::agent::rules::Rules;
 use crate::agent::{AgentKind, AIDER_NOTIFICATION};
 use crate::context::Context;
@@ -88,34 +90,54 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
                 StateSource::Hook,
                 &detail,
             )?;
-            return tell(ctx, &store, &session, transition, None);
+            let ask = match verdict.state {
+                AgentState::Waiting => rules
+                    .asked(session.agent_kind.as_str(), &screen)
+                    .map_err(HealthError::from)?
+                    .and_then(|a| a.relative_to(Path::new(&session.worktree)).phrase()),
+                _ => None,
+            };
+            return tell(ctx, &store, &session, transition, ask.as_deref());
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
 }
 
-/// What a Claude Code hook says the agent asks the person for, as one short line to
-/// show: "run: npm test", "write src/login.rs", "use WebFetch" (PermissionRequest and
-/// PreToolUse name the tool and its input); `None` for a hook that names no tool.
-pub fn asked(hook: &serde_json::Value) -> Option<String> {
-    fn text(v: Option<&serde_json::Value>) -> &str {
-        v.and_then(|v| v.as_str()).unwrap_or("")
+/// What a hook says the agent asks the person for: Claude Code's PermissionRequest and
+/// PreToolUse name the tool and its input, the Gemini CLI's ToolPermission notification
+/// has `details`; `None` for a hook that names neither. Told as [`Asked::phrase`], as an
+/// approval read from the screen is.
+pub fn asked(hook: &serde_json::Value) -> Option<Asked> {
+    fn text(v: Option<&serde_json::Value>) -> String {
+        v.and_then(|v| v.as_str()).unwrap_or("").to_string()
+    }
+    if let Some(details) = hook
+        .get("details")
+        .filter(|_| hook.get("tool_name").is_none())
+    {
+        let field = |name: &str| text(details.get(name));
+        return match field("type").as_str() {
+            "exec" => Some(Asked::Run(field("command"))),
+            // A file with nothing in it before is a new one.
+            "edit" if field("originalContent").is_empty() => Some(Asked::Write(field("filePath"))),
+            "edit" => Some(Asked::Edit(field("filePath"))),
+            _ => None,
+        };
     }
     let tool = text(hook.get("tool_name"));
     let input = hook.get("tool_input");
     let field = |name: &str| text(input.and_then(|i| i.get(name)));
-    let one = |t: &str| crate::notify::one_line(t, crate::notify::ASK_CHARS);
-    let ask = match tool {
+    let asked = match tool.as_str() {
         "" => return None,
-        "Bash" => format!("run: {}", one(field("command"))),
-        "Write" => format!("write {}", one(field("file_path"))),
-        "Edit" | "MultiEdit" => format!("edit {}", one(field("file_path"))),
-        "NotebookEdit" => format!("edit {}", one(field("notebook_path"))),
-        "WebFetch" => format!("fetch {}", one(field("url"))),
-        other => format!("use {}", one(other)),
+        "Bash" => Asked::Run(field("command")),
+        "Write" => Asked::Write(field("file_path")),
+        "Edit" | "MultiEdit" => Asked::Edit(field("file_path")),
+        "NotebookEdit" => Asked::Edit(field("notebook_path")),
+        "WebFetch" => Asked::Fetch(field("url")),
+        _ => Asked::Use(tool),
     };
-    Some(ask.trim_end().trim_end_matches(':').to_string())
+    Some(asked)
 }
 
 /// The state an event means; `None` for events that change nothing.
@@ -222,24 +244,27 @@ fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
 
 #[cfg(test)]
 mod tests {
+    use crate::agent::asked::Asked;
+
     #[test]
     fn asked_names_the_command_or_the_file() {
         let hook = |v: &str| serde_json::from_str::<serde_json::Value>(v).unwrap();
+        let asked = |v: &serde_json::Value| super::asked(v).and_then(|a| a.phrase());
         assert_eq!(
-            super::asked(&hook(
+            asked(&hook(
                 r#"{"tool_name":"Bash","tool_input":{"command":"npm test"}}"#
             ))
             .as_deref(),
             Some("run: npm test")
         );
         assert_eq!(
-            super::asked(&hook(
+            asked(&hook(
                 r#"{"tool_name":"Write","tool_input":{"file_path":"src/login.rs","content":"x"}}"#
             ))
             .as_deref(),
             Some("write src/login.rs")
         );
-        let hostile = super::asked(&hook(
+        let hostile = asked(&hook(
             r#"{"tool_name":"Bash","tool_input":{"command":"echo hi\n\u001b]0;x\u0007 && make"}}"#,
         ))
         .unwrap();
@@ -249,8 +274,25 @@ mod tests {
             r#"{{"tool_name":"Bash","tool_input":{{"command":"{}"}}}}"#,
             "x".repeat(10_000)
         );
-        assert!(super::asked(&hook(&long)).unwrap().chars().count() < 100);
-        assert_eq!(super::asked(&serde_json::Value::Null), None);
+        assert!(asked(&hook(&long)).unwrap().chars().count() < 100);
+        assert_eq!(asked(&serde_json::Value::Null), None);
+
+        // The Gemini CLI's ToolPermission notifications, as 0.61.0 sent them.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/screens/gemini/0.61.0/hooks");
+        let gemini = |name: &str| {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            super::asked(&hook(&text))
+                .map(|a| a.relative_to(std::path::Path::new("/tmp/orchestra-capture.SWICkx/wt")))
+        };
+        assert_eq!(
+            gemini("Notification.1796053111770353353.json"),
+            Some(Asked::Run("touch created-by-shell.txt".into()))
+        );
+        assert_eq!(
+            gemini("Notification.1796053128734426965.json"),
+            Some(Asked::Write("new-file.txt".into()))
+        );
     }
 
     use super::*;

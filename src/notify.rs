@@ -154,6 +154,38 @@ fn bus_reachable() -> bool {
     address.is_some() || runtime_bus
 }
 
+/// The bus's notification server's capabilities, asked once per process (empty without a
+/// bus, or when the server does not answer).
+fn capabilities() -> &'static [String] {
+    static CAPABILITIES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    CAPABILITIES.get_or_init(|| {
+        if bus_reachable() {
+            notify_rust::get_capabilities().unwrap_or_default()
+        } else {
+            Vec::new()
+        }
+    })
+}
+
+/// `body` as it is sent to a server with `capabilities`: one that reads markup
+/// ("body-markup") would take `<b>` or `&amp;` in an agent's command for its own and show
+/// something else, or nothing; escaped, the command shows as the agent wrote it.
+pub fn body_for(body: &str, capabilities: &[String]) -> String {
+    if !capabilities.iter().any(|c| c == "body-markup") {
+        return body.to_string();
+    }
+    let mut escaped = String::with_capacity(body.len());
+    for c in body.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
 fn send_dbus(note: &Note) -> bool {
     if !bus_reachable() {
         return false;
@@ -161,7 +193,7 @@ fn send_dbus(note: &Note) -> bool {
     notify_rust::Notification::new()
         .appname("orchestra")
         .summary(&note.title)
-        .body(&note.body)
+        .body(&body_for(&note.body, capabilities()))
         .timeout(notify_rust::Timeout::from(Duration::from_secs(10)))
         .show()
         .is_ok()
@@ -215,10 +247,7 @@ pub enum Waited {
 
 /// Whether the bus's notification server shows actions (its capabilities say "actions").
 pub fn offers_actions() -> bool {
-    bus_reachable()
-        && notify_rust::get_capabilities()
-            .map(|caps| caps.iter().any(|c| c == "actions"))
-            .unwrap_or(false)
+    capabilities().iter().any(|c| c == "actions")
 }
 
 /// Shows `note` with `actions` and waits up to `bound` for the person to choose one; at
@@ -228,7 +257,7 @@ pub fn show_and_wait(note: &Note, actions: &[Action], bound: Duration) -> Option
     notification
         .appname("orchestra")
         .summary(&note.title)
-        .body(&note.body)
+        .body(&body_for(&note.body, capabilities()))
         // The server keeps it until the bound, when it is closed here.
         .timeout(notify_rust::Timeout::Never);
     for action in actions {
@@ -300,6 +329,18 @@ mod tests {
         assert_eq!(cut.chars().count(), 80);
         assert!(cut.ends_with('…'));
         assert_eq!(one_line("  ", 80), "");
+    }
+
+    #[test]
+    fn a_body_is_escaped_only_for_a_server_that_reads_markup() {
+        let body = "api wants to run: a && b <x> 'q' \"r\" &amp;";
+        let plain = ["body".to_string(), "actions".to_string()];
+        assert_eq!(body_for(body, &plain), body);
+        let markup = ["body".to_string(), "body-markup".to_string()];
+        assert_eq!(
+            body_for(body, &markup),
+            "api wants to run: a &amp;&amp; b &lt;x&gt; 'q' \"r\" &amp;amp;"
+        );
     }
 
     #[test]

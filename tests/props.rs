@@ -813,6 +813,59 @@ fn screen() -> impl Strategy<Value = String> {
     prop::collection::vec(line, 0..40).prop_map(|l| l.join("\n"))
 }
 
+/// An approval each kind shows, asking to run `command`: the agent's text is anything.
+fn approval(kind: &str, command: &str) -> String {
+    match kind {
+        "claude" => format!(
+            "──────────\n Bash command\n   {command}\n   Run a scripted command\n Do you want to proceed?\n ❯ 1. Yes\n   2. No\n Esc to cancel"
+        ),
+        "codex" => format!(
+            "  Would you like to run the following command?\n  Reason: x\n  $ {command}\n› 1. Yes, proceed (y)\n  Press enter to confirm or esc to cancel"
+        ),
+        "gemini" => format!(
+            "╭──────╮\n│ ? Shell  {command}   │\n│ Allow execution of [Shell]? │\n│ ● 1. Allow once │\n╰──────╯"
+        ),
+        _ => format!("{command}\nRun shell command? (Y)es/(N)o/(D)on't ask again [Yes]: "),
+    }
+}
+
+proptest! {
+    /// Whatever an approval on screen quotes, a notification gets one short line of it:
+    /// no control character, no line break, cut as the hook's text is.
+    #[test]
+    fn what_an_approval_asks_is_one_short_line(
+        command in prop_oneof![any_text(), (1usize..100_000).prop_map(|n| "y".repeat(n))],
+        kind in prop::sample::select(KINDS),
+        wrapped in any::<bool>(),
+    ) {
+        let screen = approval(kind, &command);
+        let screen = if wrapped { format!("{}\n{screen}", "z".repeat(70_000)) } else { screen };
+        let asked = Rules::built_in().asked(kind, &screen).expect("built-in rules compile");
+        if let Some(phrase) = asked.and_then(|a| a.phrase()) {
+            prop_assert!(!phrase.chars().any(char::is_control), "{:?}", phrase);
+            prop_assert!(
+                phrase.chars().count() <= "write ".len() + orchestra::notify::ASK_CHARS,
+                "{} chars", phrase.chars().count()
+            );
+            prop_assert_eq!(phrase.trim(), phrase.as_str());
+        }
+    }
+
+    /// A plain command on an approval is named exactly.
+    #[test]
+    fn a_plain_command_on_an_approval_is_named_as_shown(
+        command in "[a-z0-9][a-z0-9 ;&<>'=./-]{0,60}[a-z0-9]",
+        kind in prop::sample::select(&["claude", "codex", "gemini", "aider"][..]),
+    ) {
+        let asked = Rules::built_in().asked(kind, &approval(kind, &command)).expect("compiles");
+        let words: Vec<&str> = command.split_whitespace().collect();
+        prop_assert_eq!(
+            asked.and_then(|a| a.phrase()),
+            Some(format!("run: {}", words.join(" ")))
+        );
+    }
+}
+
 proptest! {
     #[test]
     fn classify_any_screen_gives_a_verdict(

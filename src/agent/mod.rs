@@ -1,6 +1,7 @@
 //! Agent kinds: how each is launched and how its prompt reaches it. Screen rules and hook
 //! wiring per kind live here too, as data.
 
+pub mod asked;
 pub mod gemini;
 pub mod menu;
 pub mod rules;

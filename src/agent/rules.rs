@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::Deserialize;
 
+use crate::agent::asked::Asked;
 use crate::state::AgentState;
 
 const BUILT_IN: &str = include_str!("rules.toml");
@@ -42,6 +43,16 @@ pub enum RulesError {
         rule: String,
         state: String,
     },
+    #[error(
+        "{file}: asks {rule:?} of {kind}: unknown kind of ask {asks:?} ({})",
+        Asked::KINDS
+    )]
+    Asks {
+        file: String,
+        kind: String,
+        rule: String,
+        asks: String,
+    },
     #[error("cannot read {file}: {message}")]
     Read { file: String, message: String },
 }
@@ -55,6 +66,19 @@ struct KindSpec {
     replace: bool,
     #[serde(default)]
     rules: Vec<RuleSpec>,
+    #[serde(default)]
+    asks: Vec<AskSpec>,
+}
+
+/// How an approval on screen names what it asks: `pattern` is matched against the lines
+/// below the kind's last border, joined by newlines; its group `what` is the command or
+/// the path, `asks` what is done with it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AskSpec {
+    name: String,
+    asks: String,
+    pattern: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -93,6 +117,7 @@ struct KindRules {
     border: Option<(String, String)>,
     /// (file the rule came from, rule)
     rules: Vec<(String, RuleSpec)>,
+    asks: Vec<(String, AskSpec)>,
     compiled: OnceLock<Result<Compiled, RulesError>>,
 }
 
@@ -101,6 +126,8 @@ struct Compiled {
     turn_marker: Option<Regex>,
     border: Option<Regex>,
     rules: Vec<Rule>,
+    /// (what is done, the pattern whose `what` names it)
+    asks: Vec<(String, Regex)>,
 }
 
 /// The screen rules of every agent kind.
@@ -171,10 +198,28 @@ impl Rules {
                     });
                 }
             }
+            for a in &spec.asks {
+                if Asked::of(&a.asks, "").is_none() {
+                    return Err(RulesError::Asks {
+                        file: file.to_string(),
+                        kind: kind.clone(),
+                        rule: a.name.clone(),
+                        asks: a.asks.clone(),
+                    });
+                }
+            }
             let entry = self.kinds.entry(kind).or_default();
             if spec.replace {
                 entry.rules.clear();
+                entry.asks.clear();
             }
+            let mut asks: Vec<(String, AskSpec)> = spec
+                .asks
+                .into_iter()
+                .map(|a| (file.to_string(), a))
+                .collect();
+            asks.append(&mut entry.asks);
+            entry.asks = asks;
             let mut rules: Vec<(String, RuleSpec)> = spec
                 .rules
                 .into_iter()
@@ -224,6 +269,38 @@ impl Rules {
             .filter(|c| !c.is_whitespace())
             .collect();
         Ok(Some(text))
+    }
+
+    /// What the approval on `screen` asks to be allowed (the command, the file), by the
+    /// first of `kind`'s `asks` patterns that names it below the last border; `None` when
+    /// none does (a trust dialog, a question about no command). For a screen the rules
+    /// say waits: elsewhere a match may be history.
+    pub fn asked(&self, kind: &str, screen: &str) -> Result<Option<Asked>, RulesError> {
+        let Some(k) = self.kinds.get(kind) else {
+            return Ok(None);
+        };
+        let k = compiled(kind, k)?;
+        if k.asks.is_empty() {
+            return Ok(None);
+        }
+        let lines = bottom_lines(screen);
+        let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
+        let start = lines
+            .iter()
+            .rposition(|l| is_border(l))
+            .map_or(0, |i| i + 1);
+        let text = lines[start..].join("\n");
+        for (asks, re) in &k.asks {
+            let what = re
+                .captures_iter(&text)
+                .filter_map(|c| c.name("what"))
+                .last()
+                .map(|m| m.as_str().trim());
+            if let Some(what) = what.filter(|w| !w.is_empty()) {
+                return Ok(Asked::of(asks, what));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether any rule reads the screens of `kind`.
@@ -348,10 +425,25 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
         Some((file, p)) => compile(file, "-", field, Some(p)),
         None => Ok(None),
     };
+    let mut asks = Vec::new();
+    for (file, a) in &k.asks {
+        let re = compile(file, &a.name, "pattern", Some(&a.pattern))?.expect("a pattern was given");
+        if !re.capture_names().any(|n| n == Some("what")) {
+            return Err(RulesError::Regex {
+                file: file.clone(),
+                kind: kind.to_string(),
+                rule: a.name.clone(),
+                field: "pattern",
+                message: "no group named `what` (the command or path asked about)".into(),
+            });
+        }
+        asks.push((a.asks.clone(), re));
+    }
     Ok(Compiled {
         turn_marker: marker("turn_marker", &k.turn_marker)?,
         border: marker("border", &k.border)?,
         rules,
+        asks,
     })
 }
 
@@ -414,4 +506,121 @@ pub fn screen_text(bytes: &[u8], max_bytes: usize) -> String {
     let start = bytes.len().saturating_sub(max_bytes);
     let text = String::from_utf8_lossy(&bytes[start..]);
     strip_ansi(&text).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{screen_text, Rules};
+    use crate::agent::asked::Asked;
+    use std::path::Path;
+
+    /// What every captured waiting screen asks, by `<agent>/<version>/<name>`.
+    fn expected(kind: &str, name: &str) -> Option<Asked> {
+        let run = |c: &str| Some(Asked::Run(c.into()));
+        match (kind, name) {
+            (_, "waiting-trust-dialog" | "waiting-gitignore-question") => None,
+            ("claude", "waiting-bash-menu") => run("touch created-by-bash.txt"),
+            ("claude", "waiting-bash-menu-narrow") => run("touch narrow.txt"),
+            ("claude", "waiting-write-menu") => Some(Asked::Write("new-file.txt".into())),
+            ("codex", "waiting-bash-menu") => run("touch created-by-bash.txt"),
+            ("codex", "waiting-write-menu") => Some(Asked::Edit(
+                "/tmp/orchestra-capture-codex.GrjNcH/wt/new-file.txt".into(),
+            )),
+            ("gemini", "waiting-shell-menu" | "waiting-shell-menu-narrow") => {
+                run(if name.ends_with("narrow") {
+                    "touch narrow.txt"
+                } else {
+                    "touch created-by-shell.txt"
+                })
+            }
+            ("gemini", "waiting-write-menu" | "waiting-write-menu-moved") => {
+                Some(Asked::Write("new-file.txt".into()))
+            }
+            ("aider", "waiting-shell-command") => run("sleep 3; echo ran-by-aider"),
+            ("aider", "waiting-new-file") => Some(Asked::Write("notes/new-file.txt".into())),
+            // Its command ran: the question is about its output, not a command.
+            ("aider", "waiting-command-output") => None,
+            other => panic!("no expectation for {other:?}: add one"),
+        }
+    }
+
+    #[test]
+    fn every_captured_waiting_screen_names_what_it_asks() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let rules = Rules::built_in();
+        let mut seen = 0;
+        for agent in std::fs::read_dir(&root).unwrap() {
+            let agent = agent.unwrap();
+            let kind = agent.file_name().to_string_lossy().into_owned();
+            for version in std::fs::read_dir(agent.path()).unwrap() {
+                let version = version.unwrap().path();
+                if !version.is_dir() {
+                    continue;
+                }
+                for file in std::fs::read_dir(&version).unwrap() {
+                    let path = file.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    let Some(stem) = name
+                        .strip_suffix(".txt")
+                        .or_else(|| name.strip_suffix(".ansi"))
+                    else {
+                        continue;
+                    };
+                    let screen = screen_text(&std::fs::read(&path).unwrap(), usize::MAX);
+                    let asked = rules.asked(&kind, &screen).unwrap();
+                    if !stem.starts_with("waiting-") {
+                        continue;
+                    }
+                    assert_eq!(
+                        rules.classify(&kind, &screen).unwrap().state,
+                        crate::state::AgentState::Waiting
+                    );
+                    assert_eq!(asked, expected(&kind, stem), "{}", path.display());
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 30, "only {seen} waiting screens found");
+    }
+
+    #[test]
+    fn asks_patterns_are_checked_like_rules() {
+        let home = tempfile::tempdir().unwrap();
+        let file = home.path().join("agents.toml");
+        std::fs::write(
+            &file,
+            "[claude]\n[[claude.asks]]\nname = \"x\"\nasks = \"delete\"\npattern = '(?P<what>.)'\n",
+        )
+        .unwrap();
+        let e = Rules::load(home.path())
+            .expect_err("unknown ask")
+            .to_string();
+        assert!(e.contains("unknown kind of ask \"delete\""), "{e}");
+        std::fs::write(
+            &file,
+            "[claude]\n[[claude.asks]]\nname = \"x\"\nasks = \"run\"\npattern = '^\\$ (.+)'\n",
+        )
+        .unwrap();
+        let e = Rules::load(home.path()).unwrap().check_all().unwrap_err();
+        assert!(e.to_string().contains("no group named `what`"), "{e}");
+        // A person's pattern is tried before the built-in ones.
+        std::fs::write(
+            &file,
+            "[claude]\n[[claude.asks]]\nname = \"mine\"\nasks = \"use\"\npattern = '(?m)^ (?P<what>Bash) command$'\n",
+        )
+        .unwrap();
+        let screen = "──────────\n Bash command\n   make\n Esc to cancel\n";
+        let rules = Rules::load(home.path()).unwrap();
+        assert_eq!(
+            rules.asked("claude", screen).unwrap(),
+            Some(Asked::Use("Bash".into()))
+        );
+        assert_eq!(
+            Rules::built_in().asked("claude", screen).unwrap(),
+            Some(Asked::Run("make".into()))
+        );
+        // Above the last border is history, not the menu.
+        let history = " Bash command\n   make\n──────────\n❯ \n";
+        assert_eq!(Rules::built_in().asked("claude", history).unwrap(), None);
+    }
 }

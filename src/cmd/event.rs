@@ -93,7 +93,8 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         return Ok(());
     };
     let transition = store.apply_state(&session.id, state, at, StateSource::Hook, &args.event)?;
-    let ask = crate::hooks::asked(&hook);
+    let worktree = std::path::Path::new(&session.worktree);
+    let ask = crate::hooks::asked(&hook).and_then(|a| a.relative_to(worktree).phrase());
     crate::hooks::tell(ctx, &store, &session, transition, ask.as_deref())
 }
 

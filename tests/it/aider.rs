@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::harness::{
-    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Bus, Env, StandIn,
 };
 
 pub const AIDER_VERSION: &str = "0.86.2";
@@ -29,10 +29,21 @@ struct Aider {
     env: Env,
     api: StandIn,
     aider: PathBuf,
+    /// A notification bus its tmux server and orchestra reach, where a test asked for one.
+    bus: Option<Bus>,
 }
 
 fn start() -> Option<Aider> {
-    let env = Env::new();
+    start_world(None)
+}
+
+/// [`start`] with a notification bus whose server says it has `capabilities`.
+fn start_on_bus(capabilities: &[&str]) -> Option<Aider> {
+    start_world(Some(capabilities))
+}
+
+fn start_world(bus_capabilities: Option<&[&str]>) -> Option<Aider> {
+    let mut env = Env::new();
     let aider = aider_bin();
     if !require(
         &format!("aider {AIDER_VERSION} (aider-chat from PyPI, in a venv)"),
@@ -41,19 +52,29 @@ fn start() -> Option<Aider> {
     {
         return None;
     }
+    let bus = match bus_capabilities {
+        Some(capabilities) => Some(Bus::start_with(&env.root, capabilities)?),
+        None => None,
+    };
     let api = StandIn::start(&env.root, "openai_chat.py");
-    let vars = agent_home(
+    let mut vars = agent_home(
         &env,
         "aider_home.py",
         &env.root.join("aider-home"),
         api.port,
         &[],
     );
+    if let Some(bus) = &bus {
+        let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
+        vars.push(on_bus.clone());
+        env.env.push(on_bus);
+    }
     env.start_server(&vars);
     Some(Aider {
         env,
         api,
         aider: aider.expect("checked above"),
+        bus,
     })
 }
 
@@ -183,6 +204,39 @@ fn a_dispatched_aider_is_busy_then_idle_by_its_notification() {
     // aider's history files live in the session's folder: the worktree is as the branch has it.
     let status = crate::harness::git_in(&wt, &["status", "--porcelain", "--ignored"]);
     assert_eq!(status, "", "aider left files in the worktree");
+}
+
+/// aider's notification says only that it waits; the question on screen, read by its
+/// settling half, names the command in the notification.
+#[test]
+fn a_waiting_aider_notification_names_the_command_on_its_screen() {
+    let Some(a) = start_on_bus(&["body"]) else {
+        return;
+    };
+    let bus = a.bus.as_ref().expect("started with a bus");
+    a.dispatch("ask", "[[bash: touch asked.txt]] [[say: Making it.]]");
+    a.wait_screen("ask", "Run shell command?");
+    a.said_without_ticks("ask", "waiting");
+    let waiting = |n: &serde_json::Value| {
+        n["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("ask is waiting"))
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || bus.notes().iter().any(waiting)),
+        "no waiting notification: {:?}",
+        bus.notes()
+    );
+    let notes = bus.notes();
+    let body = notes.iter().find(|n| waiting(n)).expect("found above")["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        body.starts_with("ask wants to run: touch asked.txt (in "),
+        "{body:?}\n{}",
+        a.screen("ask")
+    );
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::harness::{
-    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Bus, Env, StandIn,
 };
 
 pub const CODEX_VERSION: &str = "0.171.0";
@@ -31,6 +31,8 @@ struct Codex {
     env: Env,
     codex: PathBuf,
     api: StandIn,
+    /// A notification bus its tmux server and orchestra reach, where a test asked for one.
+    bus: Option<Bus>,
 }
 
 /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
@@ -47,28 +49,50 @@ fn start(label: &str, trusted: bool) -> Option<Codex> {
 
 /// The world of [`start`], with the folders `trust` names trusted in codex's config.
 fn start_trusting(trust: impl FnOnce(&Env) -> Vec<PathBuf>) -> Option<Codex> {
+    start_world(trust, None)
+}
+
+/// [`start`] (trusted) with a notification bus whose server says it has `capabilities`.
+fn start_on_bus(label: &str, capabilities: &[&str]) -> Option<Codex> {
+    start_world(|env| vec![env.worktree_path(label)], Some(capabilities))
+}
+
+fn start_world(
+    trust: impl FnOnce(&Env) -> Vec<PathBuf>,
+    bus_capabilities: Option<&[&str]>,
+) -> Option<Codex> {
     let codex = codex_bin();
     if !require(&format!("the codex CLI {CODEX_VERSION}"), codex.is_some())
         || !require("python3", which("python3").is_some())
     {
         return None;
     }
-    let env = Env::new();
+    let mut env = Env::new();
+    let bus = match bus_capabilities {
+        Some(capabilities) => Some(Bus::start_with(&env.root, capabilities)?),
+        None => None,
+    };
     let api = StandIn::start(&env.root, "openai.py");
     let trust = trust(&env);
     let trust: Vec<&Path> = trust.iter().map(PathBuf::as_path).collect();
-    let vars = agent_home(
+    let mut vars = agent_home(
         &env,
         "codex_home.py",
         &env.root.join("codex-home"),
         api.port,
         &trust,
     );
+    if let Some(bus) = &bus {
+        let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
+        vars.push(on_bus.clone());
+        env.env.push(on_bus);
+    }
     env.start_server(&vars);
     Some(Codex {
         env,
         codex: codex.expect("checked above"),
         api,
+        bus,
     })
 }
 
@@ -212,6 +236,37 @@ fn a_codex_session_is_busy_then_idle_when_its_notify_says_the_turn_ended() {
     assert_state_within(&c, "talker", "busy", 20);
     c.wait_screen("talker", "fourteen");
     assert!(wait_until(Duration::from_secs(20), || c.state("talker") == "idle"));
+}
+
+/// codex has no hook for its approvals: the screen says it waits, and the notification
+/// names the command it shows — as written, on a server that reads the body as markup.
+#[test]
+fn a_waiting_codex_notification_names_the_command_on_its_screen() {
+    let Some(c) = start_on_bus("asks", &["body", "body-markup"]) else {
+        return;
+    };
+    let bus = c.bus.as_ref().expect("started with a bus");
+    c.dispatch("asks", "[[bash: echo 'a && b <x>']]");
+    c.wait_screen("asks", "Would you like to run the following command?");
+    assert_state_within(&c, "asks", "waiting", 15);
+    let waiting = |n: &serde_json::Value| {
+        n["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("asks is waiting"))
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || bus.notes().iter().any(waiting)),
+        "no waiting notification: {:?}",
+        bus.notes()
+    );
+    let notes = bus.notes();
+    let note = notes.iter().find(|n| waiting(n)).expect("found above");
+    let body = note["body"].as_str().unwrap_or_default();
+    assert!(
+        body.starts_with("asks wants to run: echo 'a &amp;&amp; b &lt;x&gt;' (in "),
+        "{body:?}\n{}",
+        c.screen("asks")
+    );
 }
 
 #[test]

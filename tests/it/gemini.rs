@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::harness::{
-    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Env, StandIn,
+    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Bus, Env, StandIn,
 };
 
 pub const GEMINI_VERSION: &str = "0.61.0";
@@ -30,9 +30,20 @@ struct Gemini {
     api: StandIn,
     gemini: PathBuf,
     home: PathBuf,
+    /// A notification bus its tmux server and orchestra reach, where a test asked for one.
+    bus: Option<Bus>,
 }
 
 fn start() -> Option<Gemini> {
+    start_world(None)
+}
+
+/// [`start`] with a notification bus whose server says it has `capabilities`.
+fn start_on_bus(capabilities: &[&str]) -> Option<Gemini> {
+    start_world(Some(capabilities))
+}
+
+fn start_world(bus_capabilities: Option<&[&str]>) -> Option<Gemini> {
     let gemini = gemini_bin();
     if !require(
         &format!("the gemini CLI {GEMINI_VERSION}"),
@@ -43,9 +54,18 @@ fn start() -> Option<Gemini> {
         return None;
     }
     let mut env = Env::new();
+    let bus = match bus_capabilities {
+        Some(capabilities) => Some(Bus::start_with(&env.root, capabilities)?),
+        None => None,
+    };
     let api = StandIn::start(&env.root, "gemini.py");
     let home = env.root.join("gemini-home");
-    let vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
+    let mut vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
+    if let Some(bus) = &bus {
+        let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
+        vars.push(on_bus.clone());
+        env.env.push(on_bus);
+    }
     env.start_server(&vars);
     // orchestra builds each session's Gemini home from the person's: the sandboxed one.
     env.env
@@ -55,6 +75,7 @@ fn start() -> Option<Gemini> {
         api,
         gemini: gemini.expect("checked above"),
         home,
+        bus,
     })
 }
 
@@ -197,6 +218,44 @@ fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
     assert!(!session_home.exists());
     assert!(chats(&g.home) >= 1);
     assert!(g.home.join(".gemini/GEMINI.md").is_file());
+}
+
+/// Gemini's ToolPermission hook says it waits, with what it asks in its details: the
+/// notification names the file, said from the worktree.
+#[test]
+fn a_waiting_gemini_notification_names_the_file_it_asks_to_write() {
+    let Some(g) = start_on_bus(&["body"]) else {
+        return;
+    };
+    let bus = g.bus.as_ref().expect("started with a bus");
+    let wt = g.env.worktree_path("files");
+    let file = wt.join("notes").join("new.txt");
+    g.dispatch(
+        "files",
+        &format!("[[write: {} | hello]]", file.to_string_lossy()),
+    );
+    g.wait_screen("files", "Apply this change?");
+    g.reaches("files", "waiting", Duration::from_secs(10));
+    let waiting = |n: &serde_json::Value| {
+        n["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("files is waiting"))
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || bus.notes().iter().any(waiting)),
+        "no waiting notification: {:?}",
+        bus.notes()
+    );
+    let notes = bus.notes();
+    let body = notes.iter().find(|n| waiting(n)).expect("found above")["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        body.starts_with("files wants to write notes/new.txt (in "),
+        "{body:?}\nevents: {}",
+        g.events("files")
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ mod kill;
 mod labels;
 mod list;
 mod manifest;
+mod markup;
 mod matrix;
 mod merge;
 mod notify;
