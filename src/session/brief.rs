@@ -55,10 +55,13 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
     record_if_gone(ctx, session, result)
 }
 
+/// How many times Enter is pressed again for a briefing left in the input box.
+const RESUBMITS: usize = 3;
+
 /// A busy machine can make an agent drop an Enter pressed right after the text arrived:
 /// the text then sits in the input box. Seen there (no menu and no running turn the key
-/// could answer or interrupt, as the kind's screen rules read it), Enter is pressed once
-/// more.
+/// could answer or interrupt, as the kind's screen rules read it), Enter is pressed again,
+/// a few times at most.
 fn submit_if_still_typed(
     rules: &Rules,
     kind: &str,
@@ -66,32 +69,39 @@ fn submit_if_still_typed(
     pane: &OwnedPane,
     text: &str,
 ) -> Result<(), Error> {
+    for _ in 0..RESUBMITS {
+        let started = std::time::Instant::now();
+        while started.elapsed() < RESUBMIT_AFTER {
+            std::thread::sleep(Duration::from_millis(250));
+            if !still_typed(rules, kind, &tmux.capture_pane(pane.pane(), 0)?, text)? {
+                return Ok(());
+            }
+        }
+        let screen = tmux.capture_pane(pane.pane(), 0)?;
+        let busy = rules
+            .classify(kind, &screen)
+            .is_ok_and(|v| v.state == AgentState::Busy);
+        if !still_typed(rules, kind, &screen, text)? || menu::parse(&screen).is_some() || busy {
+            return Ok(());
+        }
+        tmux.press(pane, &[Key::Enter])?;
+    }
+    Ok(())
+}
+
+/// Whether `text` still sits in the input box on `screen`: its end is in what the kind's
+/// rules read as typed (which may run on into a footer where no border ends the box, as
+/// gemini's), or the CLI shows it folded as pasted text.
+fn still_typed(rules: &Rules, kind: &str, screen: &str, text: &str) -> Result<bool, Error> {
     let tail: String = {
         let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
         chars[chars.len().saturating_sub(20)..].iter().collect()
     };
-    let still_typed = |screen: &str| -> Result<bool, Error> {
-        let typed = rules
-            .typed_input(kind, screen)
-            .map_err(|e| Error::BadInput(e.to_string()))?
-            .unwrap_or_default();
-        Ok(!typed.is_empty() && (typed.contains("[Pastedtext") || typed.ends_with(&tail)))
-    };
-    let started = std::time::Instant::now();
-    while started.elapsed() < RESUBMIT_AFTER {
-        std::thread::sleep(Duration::from_millis(250));
-        if !still_typed(&tmux.capture_pane(pane.pane(), 0)?)? {
-            return Ok(());
-        }
-    }
-    let screen = tmux.capture_pane(pane.pane(), 0)?;
-    let busy = rules
-        .classify(kind, &screen)
-        .is_ok_and(|v| v.state == AgentState::Busy);
-    if still_typed(&screen)? && menu::parse(&screen).is_none() && !busy {
-        tmux.press(pane, &[Key::Enter])?;
-    }
-    Ok(())
+    let typed = rules
+        .typed_input(kind, screen)
+        .map_err(|e| Error::BadInput(e.to_string()))?
+        .unwrap_or_default();
+    Ok(!typed.is_empty() && (typed.contains("[Pastedtext") || typed.contains(&tail)))
 }
 
 fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path::PathBuf, Error> {
@@ -102,4 +112,46 @@ fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path:
     crate::paths::write_private(&path, text)
         .map_err(Error::io(format!("writing {}", path.display())))?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// gemini 0.61.0 on a loaded machine: a briefing left in the input box above the
+    /// footer, no border between them.
+    const GEMINI_LEFT_TYPED: &str = "\
+ > [[bash: touch approved.txt]] [[after: it ran]]
+
+\u{2726} it ran
+
+────────────────────────────────────────────────────────────────────────────────
+ Shift+Tab to accept edits
+
+ > [[bash: touch denied.txt]]
+
+
+ workspace (/directory)                  branch            sandbox       /model
+ /tmp/orchtIrKu6/repo.worktrees/tools    session/tools     no sandbox      Auto
+";
+
+    #[test]
+    fn a_briefing_left_in_geminis_input_box_is_seen_there_and_not_once_sent() {
+        let rules = Rules::built_in();
+        let text = "[[bash: touch denied.txt]]";
+        assert!(still_typed(&rules, "gemini", GEMINI_LEFT_TYPED, text).unwrap());
+        let sent = GEMINI_LEFT_TYPED.replace(
+            " > [[bash: touch denied.txt]]",
+            " >   Type your message or @path/to/file",
+        );
+        assert!(!still_typed(&rules, "gemini", &sent, text).unwrap());
+        // Text that was typed and sent before is history, not the box.
+        assert!(!still_typed(
+            &rules,
+            "gemini",
+            GEMINI_LEFT_TYPED,
+            "[[bash: touch approved.txt]] [[after: it ran]]"
+        )
+        .unwrap());
+    }
 }

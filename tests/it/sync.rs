@@ -102,7 +102,7 @@ fn sync_asks_every_session_and_merges_both_reports_into_context_md() {
     // how long the real CLI takes on a loaded machine is not this test's to say.
     let run = w
         .env
-        .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
+        .orchestra(&["sync", "--jobs", "2", "--timeout", "90s"])
         .ok();
     // Within sync_interval (default 6h) a --if-due run does nothing.
     let due = w.env.orchestra(&["sync", "--if-due"]).ok();
@@ -168,7 +168,7 @@ fn sync_asks_every_session_and_merges_both_reports_into_context_md() {
     )
     .unwrap();
     w.env
-        .orchestra(&["insights", "alpha", "--timeout", "20s"])
+        .orchestra(&["insights", "alpha", "--timeout", "90s"])
         .ok();
     let text = read(&context);
     assert!(text.contains("NEWER-INSIGHTS") && !text.contains("SUMMARY-OF-INSIGHTS"));
@@ -200,7 +200,7 @@ fn a_failing_session_is_reported_and_the_others_still_finish() {
     );
     std::fs::remove_dir_all(w.env.home.join("runs")).unwrap();
 
-    let run = w.env.orchestra(&["insights", "--timeout", "20s"]);
+    let run = w.env.orchestra(&["insights", "--timeout", "90s"]);
     assert_eq!(
         run.code, 1,
         "stdout:\n{}\nstderr:\n{}",
@@ -366,7 +366,7 @@ fn a_remote_session_answers_over_ssh_and_an_unreachable_host_is_skipped() {
             w.session("lost", &w.env.root.join("remote"), "host = 'down'"),
         ),
     );
-    let run = w.env.orchestra(&["insights", "--timeout", "20s"]);
+    let run = w.env.orchestra(&["insights", "--timeout", "90s"]);
     assert_eq!(
         run.code, 1,
         "stdout:\n{}\nstderr:\n{}",
@@ -433,7 +433,7 @@ fn sync_keeps_a_hand_written_context_md_byte_for_byte() {
     std::fs::write(&context, mine).unwrap();
 
     w.env
-        .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
+        .orchestra(&["sync", "--jobs", "2", "--timeout", "90s"])
         .ok();
     let text = read(&context);
     assert!(text.starts_with(mine), "{text}");
@@ -459,7 +459,7 @@ fn sync_keeps_a_hand_written_context_md_byte_for_byte() {
     }
     std::fs::remove_dir_all(w.env.home.join("runs")).unwrap();
     w.env
-        .orchestra(&["sync", "--jobs", "2", "--timeout", "20s"])
+        .orchestra(&["sync", "--jobs", "2", "--timeout", "90s"])
         .ok();
     let after = read(&context);
     assert!(

@@ -63,6 +63,22 @@ impl Claude {
         lines[lines.len().saturating_sub(9)..].join("\n")
     }
 
+    /// [`Self::bottom`] once it stopped changing: claude draws its turn's summary line
+    /// ("Brewed for 8s") a moment after its prompt is back.
+    fn settled_bottom(&self, label: &str) -> String {
+        let mut last = self.bottom(label);
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_secs(15) {
+            std::thread::sleep(Duration::from_millis(800));
+            let now = self.bottom(label);
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+        panic!("{label}'s screen never settled:\n{last}");
+    }
+
     fn idle(&self, label: &str) -> bool {
         let s = self.screen(label);
         s.lines().any(|l| l.trim_end() == "❯") && !s.contains("esc to interrupt")
@@ -85,7 +101,7 @@ fn approve_runs_the_command_and_deny_does_not() {
     assert!(wait_until(Duration::from_secs(20), || c.idle("perm")));
 
     // No menu: refused, nothing sent.
-    let before = c.bottom("perm");
+    let before = c.settled_bottom("perm");
     c.env.orchestra(&["approve", "perm"]).fails_with(1);
     assert_eq!(c.bottom("perm"), before);
 
@@ -206,7 +222,7 @@ fn briefings_are_refused_on_a_menu_and_on_an_exited_agent() {
     };
     c.dispatch("guard", "[[bash: touch x.txt]]");
     c.wait_screen("guard", "Do you want to proceed?");
-    let before = c.bottom("guard");
+    let before = c.settled_bottom("guard");
     let run = c.env.orchestra(&["brief", "guard", "1"]).fails_with(1);
     assert!(run.stderr.contains("menu"), "{}", run.stderr);
     assert_eq!(c.bottom("guard"), before, "nothing typed");
