@@ -419,6 +419,16 @@ impl Other {
             .count() as u64
     }
 
+    fn screen(&self, label: &str) -> String {
+        let s = self.env.session(label);
+        self.env.tmux(&[
+            "capture-pane",
+            "-p",
+            "-t",
+            s["pane"].as_str().unwrap_or_default(),
+        ])
+    }
+
     fn all_tokens(&self, label: &str) -> Tokens4 {
         let t = self.env.session(label)["tokens"].clone();
         let n = |k: &str| t[k].as_u64().unwrap_or(0);
@@ -644,7 +654,7 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
             "--agent",
             &w.agent,
             "--prompt",
-            "[[say: one]]",
+            "[[say: ANSWER-ONE]]",
         ])
         .ok();
     w.env.orchestra(&["cost"]).ok();
@@ -665,16 +675,22 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
         .to_string();
     assert_eq!(rows[0]["cost_usd"], Value::Null, "{rows:?}");
 
+    // The answer drawn first (the prompt shows the word once, the answer again): the CLI
+    // takes typed text once its turn is over on screen.
+    assert!(
+        wait_until(Duration::from_secs(30), || w
+            .screen("gm")
+            .matches("ANSWER-ONE")
+            .count()
+            >= 2),
+        "{}",
+        w.screen("gm")
+    );
     w.env.orchestra(&["brief", "gm", "[[say: two]]"]).ok();
     assert!(
         wait_until(Duration::from_secs(60), || w.replies() > n),
         "{}\n{}",
-        w.env.tmux(&[
-            "capture-pane",
-            "-p",
-            "-t",
-            w.env.session("gm")["pane"].as_str().unwrap()
-        ]),
+        w.screen("gm"),
         w.api.requests()
     );
     w.idle("gm");
