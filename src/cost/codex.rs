@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(next.usage[0].2.output, 1);
         // A total that went down counts whole; a cut line waits.
         let reset = count("2026-12-01", 3, 0, 1);
-        let again = read(reset[..reset.len() - 1].as_bytes(), &next.last);
+        let again = read(&reset.as_bytes()[..reset.len() - 1], &next.last);
         assert_eq!(
             again,
             Piece {
