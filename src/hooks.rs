@@ -226,7 +226,7 @@ pub fn codex_state_for(
 /// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
 /// as a turn of a thread of its own and ends while the person's turn still runs, so that
 /// one says nothing.
-fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
+pub fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
     if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
         return None;
     }

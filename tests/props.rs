@@ -1455,3 +1455,97 @@ proptest! {
         }
     }
 }
+
+/// A codex rollout line: a running total of tokens (sometimes the same again, sometimes
+/// smaller: a thread that counts anew), the turn's model, another entry, or junk.
+fn rollout_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u64..1000, 0u64..1000, 0u64..1000).prop_map(|(i, c, o)| {
+            serde_json::json!({"timestamp": "2026-11-30T20:53:18.475Z", "type": "event_msg",
+                "payload": {"type": "token_count", "info": {"total_token_usage": {
+                    "input_tokens": i, "cached_input_tokens": c, "output_tokens": o}}}})
+            .to_string()
+        }),
+        (0u8..3).prop_map(|m| {
+            serde_json::json!({"type": "turn_context", "payload": {"model": format!("gpt-{m}")}})
+                .to_string()
+        }),
+        Just(r#"{"type":"response_item","payload":{"type":"message"}}"#.to_string()),
+        "[^\n]{0,40}",
+    ]
+}
+
+/// A Gemini CLI chat record line: a model message with tokens (sometimes the same message
+/// again, as the CLI writes it again whole), one without, another entry, or junk.
+fn chat_line() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0u8..4, 0u64..1000, 0u64..1000, 0u64..100, 0u64..100).prop_map(|(id, i, o, c, t)| {
+            serde_json::json!({"id": format!("m{id}"), "timestamp": "2026-11-30T20:53:32.960Z",
+                "type": "gemini", "model": "gemini-x",
+                "tokens": {"input": i, "output": o, "cached": c, "thoughts": t, "tool": 0}})
+            .to_string()
+        }),
+        Just(r#"{"id":"m9","type":"gemini","content":"x"}"#.to_string()),
+        Just(r#"{"$set":{"lastUpdated":"2026-11-30T20:53:32.964Z"}}"#.to_string()),
+        "[^\n]{0,40}",
+    ]
+}
+
+fn usage_sum(usage: &[(String, String, orchestra::state::Tokens)]) -> orchestra::state::Tokens {
+    usage
+        .iter()
+        .fold(orchestra::state::Tokens::default(), |mut t, (_, _, u)| {
+            t.add(u);
+            t
+        })
+}
+
+proptest! {
+    /// codex's rollout reader never panics on any bytes, stops at a line's end, and reading
+    /// a rollout in two pieces (cut anywhere, read again from the mark) sums as one read.
+    #[test]
+    fn a_codex_rollout_read_in_two_pieces_sums_as_one_read(
+        lines in proptest::collection::vec(rollout_line(), 0..12),
+        noise in proptest::collection::vec(any::<u8>(), 0..64),
+        cut in 0usize..2000,
+    ) {
+        use orchestra::cost::codex::{read, Seen};
+        let _ = read(&noise, &Seen::default());
+        let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let bytes = log.as_bytes();
+        let whole = read(bytes, &Seen::default());
+        prop_assert_eq!(whole.consumed, bytes.len());
+        let cut = cut.min(bytes.len());
+        let first = read(&bytes[..cut], &Seen::default());
+        prop_assert!(first.consumed == 0 || bytes[first.consumed - 1] == b'\n');
+        let second = read(&bytes[first.consumed..], &first.last);
+        let mut two = usage_sum(&first.usage);
+        two.add(&usage_sum(&second.usage));
+        prop_assert_eq!(two, usage_sum(&whole.usage));
+        prop_assert_eq!(second.last, whole.last);
+    }
+
+    /// The Gemini CLI's chat record reader: the same, and a message counts once.
+    #[test]
+    fn a_gemini_chat_record_read_in_two_pieces_sums_as_one_read(
+        lines in proptest::collection::vec(chat_line(), 0..12),
+        noise in proptest::collection::vec(any::<u8>(), 0..64),
+        cut in 0usize..2000,
+    ) {
+        use orchestra::cost::gemini::{read, Seen};
+        let _ = read(&noise, &Seen::default());
+        let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let bytes = log.as_bytes();
+        let whole = read(bytes, &Seen::default());
+        prop_assert_eq!(whole.consumed, bytes.len());
+        let cut = cut.min(bytes.len());
+        let first = read(&bytes[..cut], &Seen::default());
+        prop_assert!(first.consumed == 0 || bytes[first.consumed - 1] == b'\n');
+        let second = read(&bytes[first.consumed..], &first.last);
+        let mut two = usage_sum(&first.usage);
+        two.add(&usage_sum(&second.usage));
+        prop_assert_eq!(two, usage_sum(&whole.usage));
+        // Counted once: reading it all again from the end's mark adds nothing.
+        prop_assert!(read(bytes, &whole.last).usage.is_empty());
+    }
+}

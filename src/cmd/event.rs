@@ -89,6 +89,8 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
             }
         }
     }
+    // codex and gemini name their conversation only in their hooks: its log is found by it.
+    crate::cost::note_conversation(&store, &session, &args.event, &hook)?;
     let Some(state) = state else {
         return Ok(());
     };

@@ -173,7 +173,7 @@ pub fn read(bytes: &[u8], last: &Counted) -> Piece {
     piece
 }
 
-fn add(usage: &mut Vec<(String, String, Tokens)>, model: &str, day: &str, t: Tokens) {
+pub(super) fn add(usage: &mut Vec<(String, String, Tokens)>, model: &str, day: &str, t: Tokens) {
     match usage.iter_mut().find(|(m, d, _)| m == model && d == day) {
         Some((_, _, sum)) => sum.add(&t),
         None => usage.push((model.to_string(), day.to_string(), t)),

@@ -1,10 +1,13 @@
-//! What each claude session costs: its conversation logs read incrementally (log.rs),
-//! summed per model and day into the record, priced by the table in force (prices.rs),
-//! and rolled up by what became of the work (merged, archived, killed, live).
+//! What each session costs: its agent's own logs read incrementally (claude's
+//! conversation logs: log.rs; codex's rollouts: codex.rs; the Gemini CLI's chat records:
+//! gemini.rs), summed per model and day into the record, priced by the table in force
+//! (prices.rs), and rolled up by what became of the work (merged, archived, killed, live).
 //!
-//! Only claude sessions on this machine have a cost: the logs of a remote session lie on
-//! its host, and the other agents write no usage this reads.
+//! Only claude, codex and gemini sessions on this machine have a cost: the logs of a
+//! remote session lie on its host, and aider writes no usage this reads.
 
+pub mod codex;
+pub mod gemini;
 pub mod log;
 pub mod prices;
 
@@ -33,9 +36,49 @@ pub fn claude_config_dir() -> Option<PathBuf> {
     }
 }
 
-/// Whether orchestra can read this session's usage: a claude agent on this machine.
+/// Whether orchestra can read this session's usage: a claude, codex or gemini agent on
+/// this machine (aider's usage is written nowhere this reads).
 pub fn has_logs(s: &Session) -> bool {
-    s.host.is_none() && s.agent_kind == AgentKind::Claude
+    s.host.is_none()
+        && matches!(
+            s.agent_kind,
+            AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini
+        )
+}
+
+/// What kind of log a file is, so it is read by the right reader.
+#[derive(Clone, Copy)]
+enum Format {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+/// Remembers the conversation an agent's hook names, so its log can be found: codex's
+/// thread (its `notify` payload's `thread-id`, at the end of each of the person's turns)
+/// and the Gemini CLI's session (`session_id`, at its start and at each prompt). Claude's
+/// is its recorded uuid, remembered by [`refresh`].
+pub fn note_conversation(
+    store: &Store,
+    s: &Session,
+    event: &str,
+    hook: &serde_json::Value,
+) -> Result<(), StateError> {
+    let field = match (s.agent_kind, event) {
+        // Not the title codex asks for in a thread of its own, which leaves no rollout.
+        (AgentKind::Codex, crate::agent::CODEX_NOTIFY_EVENT)
+            if crate::hooks::codex_notify_state(hook).is_some() =>
+        {
+            "thread-id"
+        }
+        (AgentKind::Gemini, "SessionStart" | "BeforeAgent") => "session_id",
+        _ => return Ok(()),
+    };
+    match hook.get(field).and_then(|v| v.as_str()) {
+        // Only an id of the usual form: it is matched against file names.
+        Some(id) if crate::agent::is_conversation_id(id) => store.add_conversation(&s.id, id),
+        _ => Ok(()),
+    }
 }
 
 /// Reads what was added to the logs of `sessions` since the last read and records it
@@ -43,41 +86,83 @@ pub fn has_logs(s: &Session) -> bool {
 /// tick may do this). A log that is missing, unreadable or cut short counts nothing and
 /// is no error.
 pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
-    let Some(config) = claude_config_dir() else {
-        return Ok(());
-    };
     let sessions: Vec<&Session> = sessions.iter().filter(|s| has_logs(s)).collect();
     if sessions.is_empty() {
         return Ok(());
     }
+    let claude = claude_config_dir();
+    let codex = codex::codex_home();
+    let home = store.home_dir();
     let mut conversations = store.all_conversations()?;
     let marks = store.log_marks()?;
     let mut reads = Vec::new();
     for s in sessions {
         let known = conversations.entry(s.id.clone()).or_default();
-        if let Some(uuid) = s.agent_uuid.as_deref().filter(|u| !u.is_empty()) {
-            if !known.iter().any(|k| k == uuid) {
-                store.add_conversation(&s.id, uuid)?;
-                known.push(uuid.to_string());
+        if s.agent_kind == AgentKind::Claude {
+            if let Some(uuid) = s.agent_uuid.as_deref().filter(|u| !u.is_empty()) {
+                if !known.iter().any(|k| k == uuid) {
+                    store.add_conversation(&s.id, uuid)?;
+                    known.push(uuid.to_string());
+                }
             }
         }
-        for uuid in known.iter() {
-            for file in log::log_files(&config, &s.worktree, uuid) {
-                let key = file.to_string_lossy().into_owned();
-                let mark = marks.get(&key).cloned().unwrap_or_default();
-                if let Some(read) = read_log(&s.id, &file, key, &mark) {
-                    reads.push(read);
-                }
+        if known.is_empty() {
+            continue;
+        }
+        let files: Vec<(PathBuf, Format)> = match s.agent_kind {
+            AgentKind::Claude => match &claude {
+                Some(config) => known
+                    .iter()
+                    .flat_map(|uuid| log::log_files(config, &s.worktree, uuid))
+                    .map(|f| (f, Format::Claude))
+                    .collect(),
+                None => Vec::new(),
+            },
+            AgentKind::Codex => match &codex {
+                Some(codex) => known
+                    .iter()
+                    .filter_map(|thread| {
+                        // Found once, the rollout's mark names it: no search again.
+                        let suffix = format!("-{thread}.jsonl");
+                        marks
+                            .keys()
+                            .find(|k| k.ends_with(&suffix))
+                            .map(PathBuf::from)
+                            .or_else(|| codex::rollout(codex, thread))
+                    })
+                    .map(|f| (f, Format::Codex))
+                    .collect(),
+                None => Vec::new(),
+            },
+            AgentKind::Gemini => match home {
+                // Its home is the session's own (the one its hooks are in).
+                Some(home) => gemini::chat_files(
+                    &crate::paths::session_dir(home, &s.id).join(crate::agent::gemini::HOME_DIR),
+                    &s.worktree,
+                    known,
+                )
+                .into_iter()
+                .map(|f| (f, Format::Gemini))
+                .collect(),
+                None => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        for (file, format) in files {
+            let key = file.to_string_lossy().into_owned();
+            let mark = marks.get(&key).cloned().unwrap_or_default();
+            if let Some(read) = read_log(&s.id, &file, format, key, &mark) {
+                reads.push(read);
             }
         }
     }
     store.record_log_reads(&reads)
 }
 
-fn read_log(id: &str, file: &Path, key: String, mark: &LogMark) -> Option<LogRead> {
+fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) -> Option<LogRead> {
     let mut f = std::fs::File::open(file).ok()?;
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    // claude only appends: a log shorter than the mark was replaced, and what was
+    // The agents only append: a log shorter than the mark was replaced, and what was
     // counted from it stays counted.
     if len <= mark.offset {
         return None;
@@ -85,19 +170,34 @@ fn read_log(id: &str, file: &Path, key: String, mark: &LogMark) -> Option<LogRea
     f.seek(SeekFrom::Start(mark.offset)).ok()?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).ok()?;
-    let last = serde_json::from_str::<log::Counted>(&mark.last).unwrap_or_default();
-    let piece = log::read(&bytes, &last);
-    if piece.consumed == 0 {
+    let (consumed, usage, last) = match format {
+        Format::Claude => {
+            let last = serde_json::from_str::<log::Counted>(&mark.last).unwrap_or_default();
+            let p = log::read(&bytes, &last);
+            (p.consumed, p.usage, serde_json::to_string(&p.last))
+        }
+        Format::Codex => {
+            let last = serde_json::from_str::<codex::Seen>(&mark.last).unwrap_or_default();
+            let p = codex::read(&bytes, &last);
+            (p.consumed, p.usage, serde_json::to_string(&p.last))
+        }
+        Format::Gemini => {
+            let last = serde_json::from_str::<gemini::Seen>(&mark.last).unwrap_or_default();
+            let p = gemini::read(&bytes, &last);
+            (p.consumed, p.usage, serde_json::to_string(&p.last))
+        }
+    };
+    if consumed == 0 {
         return None;
     }
     Some(LogRead {
         session_id: id.to_string(),
         path: key,
         mark: LogMark {
-            offset: mark.offset + piece.consumed as u64,
-            last: serde_json::to_string(&piece.last).unwrap_or_default(),
+            offset: mark.offset + consumed as u64,
+            last: last.unwrap_or_default(),
         },
-        usage: piece.usage,
+        usage,
     })
 }
 

@@ -31,6 +31,17 @@ impl Price {
         }
     }
 
+    /// OpenAI's and Google's way: a cache read has a price of its own, writing the cache
+    /// costs what the input does (no write fee).
+    const fn cached(input: f64, output: f64, cache_read: f64) -> Price {
+        Price {
+            input,
+            output,
+            cache_write: input,
+            cache_read,
+        }
+    }
+
     pub fn cost(&self, t: &Tokens) -> f64 {
         (t.input as f64 * self.input
             + t.output as f64 * self.output
@@ -55,6 +66,27 @@ const BUILT_IN: &[(&str, Price)] = &[
     ("claude-haiku-4-5", Price::of(1.0, 5.0)),
     ("claude-3-5-haiku", Price::of(0.8, 4.0)),
     ("claude-3-haiku", Price::of(0.25, 1.25)),
+    // OpenAI's list prices (openai.com/api/pricing, as of 2025-11), the standard tier (not
+    // batch, flex or priority, which the rollout does not tell apart); cached input at its
+    // own rate. Names are matched with and without a trailing `-YYYY-MM-DD`.
+    ("gpt-5.1", Price::cached(1.25, 10.0, 0.125)),
+    ("gpt-5.1-codex", Price::cached(1.25, 10.0, 0.125)),
+    ("gpt-5.1-codex-mini", Price::cached(0.25, 2.0, 0.025)),
+    ("gpt-5", Price::cached(1.25, 10.0, 0.125)),
+    ("gpt-5-codex", Price::cached(1.25, 10.0, 0.125)),
+    ("gpt-5-mini", Price::cached(0.25, 2.0, 0.025)),
+    ("gpt-5-nano", Price::cached(0.05, 0.4, 0.005)),
+    ("gpt-4.1", Price::cached(2.0, 8.0, 0.5)),
+    ("gpt-4.1-mini", Price::cached(0.4, 1.6, 0.1)),
+    ("o3", Price::cached(2.0, 8.0, 0.5)),
+    ("o4-mini", Price::cached(1.1, 4.4, 0.275)),
+    // Google's list prices for the Gemini API (ai.google.dev/pricing, as of 2025-11), the
+    // paid tier's text rates for prompts up to 200K tokens (2.5 Pro's dearer rate above
+    // that is not told apart: the chat record does not say the prompt's size); implicit
+    // cache reads at their own rate, no storage fee counted.
+    ("gemini-2.5-pro", Price::cached(1.25, 10.0, 0.125)),
+    ("gemini-2.5-flash", Price::cached(0.3, 2.5, 0.03)),
+    ("gemini-2.5-flash-lite", Price::cached(0.1, 0.4, 0.01)),
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -136,13 +168,20 @@ impl Prices {
         Ok(prices)
     }
 
-    /// The price of `model`, by its name or its name without a `-YYYYMMDD` date.
+    /// The price of `model`, by its name or its name without a `-YYYYMMDD` (Anthropic's)
+    /// or `-YYYY-MM-DD` (OpenAI's) date.
     pub fn get(&self, model: &str) -> Option<Price> {
         if let Some(p) = self.table.get(model) {
             return Some(*p);
         }
+        let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
         let (base, date) = model.rsplit_once('-')?;
-        if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) {
+        if digits(date, 8) {
+            return self.table.get(base).copied();
+        }
+        let mut parts = model.rsplitn(4, '-');
+        let (day, month, year, base) = (parts.next()?, parts.next()?, parts.next()?, parts.next()?);
+        if digits(day, 2) && digits(month, 2) && digits(year, 4) {
             self.table.get(base).copied()
         } else {
             None
@@ -164,6 +203,18 @@ mod tests {
         assert!(p.get("claude-sonnet-4-5").is_some());
         assert_eq!(p.get("claude-opus-5-5"), None);
         assert_eq!(p.get("gpt-4"), None);
+        assert_eq!(p.get("gpt-5-2025-08-07"), p.get("gpt-5"));
+        assert!(p.get("gpt-5").is_some());
+        assert_eq!(p.get("gemini-2.5-pro-preview-06-05"), None);
+        assert_eq!(p.get("stand-in"), None);
+        // Cached input at OpenAI's own rate, no fee for writing the cache.
+        let gpt = p.get("gpt-5").unwrap().cost(&Tokens {
+            input: 1_000_000,
+            output: 1_000_000,
+            cache_creation: 0,
+            cache_read: 1_000_000,
+        });
+        assert!((gpt - (1.25 + 10.0 + 0.125)).abs() < 1e-9, "{gpt}");
         let t = Tokens {
             input: 1_000_000,
             output: 1_000_000,

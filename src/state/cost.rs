@@ -74,6 +74,11 @@ fn to_u64(n: i64) -> u64 {
 }
 
 impl Store {
+    /// The orchestra home this record lies in (where the sessions' own folders are).
+    pub fn home_dir(&self) -> Option<&std::path::Path> {
+        self.path.parent()
+    }
+
     /// Remembers that session `id` had conversation `uuid` (again is nothing).
     pub fn add_conversation(&self, id: &str, uuid: &str) -> Result<(), StateError> {
         self.conn

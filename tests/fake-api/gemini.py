@@ -319,7 +319,15 @@ def response(model, reply, body, final=True):
     out = {"candidates": [candidate], "modelVersion": model, "responseId": uuid.uuid4().hex[:20]}
     if final:
         candidate["finishReason"] = "STOP"
-        out["usageMetadata"] = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+        # Known numbers (tests/it/cost.rs sums them): a 10-token prompt, 4 of it cached; 5
+        # tokens of answer and 2 of thinking (the API counts those apart from the answer).
+        out["usageMetadata"] = {
+            "promptTokenCount": 10,
+            "cachedContentTokenCount": 4,
+            "candidatesTokenCount": 5,
+            "thoughtsTokenCount": 2,
+            "totalTokenCount": 17,
+        }
     return out
 
 

@@ -361,10 +361,12 @@ def response(request, reply, items, status):
         "model": request.get("model") or "stand-in",
         "output": items,
         "usage": {
+            # Known numbers (tests/it/cost.rs sums them): 10 in, 4 of them read from the
+            # prompt cache; 5 out, 2 of them reasoning.
             "input_tokens": 10,
-            "input_tokens_details": {"cached_tokens": 0},
+            "input_tokens_details": {"cached_tokens": 4},
             "output_tokens": 5,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 2},
             "total_tokens": 15,
         },
     }
