@@ -31,6 +31,7 @@ mod manifest;
 mod matrix;
 mod merge;
 mod notify;
+mod openssh;
 mod plugin;
 mod radar;
 mod remote;
