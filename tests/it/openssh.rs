@@ -159,7 +159,10 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
     // The socket lives in the home's ssh folder, private.
     let ssh_dir = env.home.join("ssh");
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&ssh_dir).expect("ssh dir").permissions().mode();
+    let mode = std::fs::metadata(&ssh_dir)
+        .expect("ssh dir")
+        .permissions()
+        .mode();
     assert_eq!(mode & 0o777, 0o700);
 
     env.orchestra(&["up"]).ok();
@@ -212,8 +215,7 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
 
     let closed = env.orchestra(&["connect", "gpu", "--close"]).ok();
     assert!(closed.stdout.contains("gpu: closed"), "{}", closed.stdout);
-    env.orchestra(&["connect", "gpu", "--check"])
-        .fails_with(1);
+    env.orchestra(&["connect", "gpu", "--check"]).fails_with(1);
 }
 
 #[test]
@@ -280,7 +282,8 @@ fn a_master_gone_mid_run_is_not_connected_at_once_and_nothing_waits() {
     );
     let tail = bounded(&["tail", "pipeline"], 1);
     assert!(
-        tail.stderr.contains("not connected — orchestra connect gpu"),
+        tail.stderr
+            .contains("not connected — orchestra connect gpu"),
         "{}",
         tail.stderr
     );
@@ -357,6 +360,28 @@ fn a_host_reached_only_through_a_jump_host() {
     env.orchestra(&["brief", "pipeline", "through the jump"])
         .ok();
     assert!(tail_shows(&env, "through the jump"));
+    // A multi-line briefing travels on the exec's stdin (tmux's paste buffer).
+    env.orchestra(&["brief", "pipeline", "line one\nline two"])
+        .ok();
+    assert!(tail_shows(&env, "line two"));
+    // attach (inside tmux) opens `ssh -t` over the master in a window here.
+    env.start_server(&[]);
+    let mut cmd = env.orchestra_command(&env.repo, &["attach", "pipeline"]);
+    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
+    let run = Run::from(cmd.output().expect("attach")).ok();
+    let window = run
+        .stdout
+        .split_whitespace()
+        .last()
+        .expect("the window")
+        .to_string();
+    assert!(
+        wait_until(Duration::from_secs(15), || env
+            .tmux(&["capture-pane", "-p", "-t", &window])
+            .contains("through the jump")),
+        "{}",
+        env.tmux(&["capture-pane", "-p", "-t", &window])
+    );
     let jump_log = std::fs::read_to_string(jump.dir.join("sshd.log")).unwrap_or_default();
     assert!(
         jump_log.contains(&format!("target 127.0.0.1 port {}", inner.port)),
@@ -402,9 +427,9 @@ fn a_login_that_asks_is_answered_once_at_connect_and_never_by_a_status_job() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     // Every orchestra run has the askpass at hand: only `connect` may use it.
-    env.env.push(("SSH_ASKPASS".into(), askpass.display().to_string()));
     env.env
-        .push(("SSH_ASKPASS_REQUIRE".into(), "force".into()));
+        .push(("SSH_ASKPASS".into(), askpass.display().to_string()));
+    env.env.push(("SSH_ASKPASS_REQUIRE".into(), "force".into()));
     let asks = || {
         std::fs::read_to_string(&asked)
             .unwrap_or_default()
@@ -439,7 +464,10 @@ fn a_login_that_asks_is_answered_once_at_connect_and_never_by_a_status_job() {
         assert!(status.contains("reachable"), "{status}");
     }
     let line = env.orchestra(&["status-line"]).ok().stdout;
-    assert!(line.contains("gpu") && !line.contains("not connected"), "{line}");
+    assert!(
+        line.contains("gpu") && !line.contains("not connected"),
+        "{line}"
+    );
     assert_eq!(asks(), 1, "status jobs rode the master without asking");
     assert_eq!(logins(&sshd), 1);
 
