@@ -460,6 +460,11 @@ pub struct EventArgs {
     /// notification): wait for the screen to show what, and record it.
     #[arg(long, hide = true)]
     pub settle: bool,
+    /// Called on a remote host for a claude session of another machine's orchestra: keep
+    /// the hook's word in $ORCHESTRA_HOME/remote-states/<session>.json, which that
+    /// orchestra's remote refresh reads (`orchestra hosts install` sets this up).
+    #[arg(long, requires = "from_hook")]
+    pub remote: bool,
 }
 
 #[derive(Debug, Args)]
@@ -613,6 +618,15 @@ pub enum HostsCommand {
         #[arg(long, value_name = "SHA256:…")]
         fingerprint: Option<String>,
     },
+    /// Copy this orchestra to host NAME (~/.local/bin/orchestra) when its OS and
+    /// architecture match (`uname -sm`), and check its --version: from then on its claude
+    /// sessions' states come from their hooks ("hook-exact"), not only their screens.
+    Install {
+        name: String,
+        /// Copy even when the host already runs this version.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -667,6 +681,14 @@ pub struct NotifyArgs {
     /// The command to run when there is no notification bus; title and body are appended.
     #[arg(long, value_name = "CMD")]
     pub fallback_cmd: Option<String>,
+    /// The waiting session this tells of: where the bus shows actions, offer Approve, Deny
+    /// and Open, and wait (`@orchestra-notify-wait`) to act on the one chosen.
+    #[arg(long, value_name = "ID", requires = "event")]
+    pub session: Option<String>,
+    /// The session's change of state (event seq) the actions are for: an action acts only
+    /// while it is still the session's newest.
+    #[arg(long, value_name = "SEQ", requires = "session")]
+    pub event: Option<i64>,
 }
 
 #[derive(Debug, Args)]

@@ -618,6 +618,7 @@ pub fn refresh(
     // Costs only when asked for (`@orchestra-status-cost on`, `@orchestra-budget`): reading
     // the agents' logs opens the record on every tick.
     let status_cost = snap.option("@orchestra-status-cost") == Some("on");
+    let mut levels = std::collections::HashMap::new();
     let budget = snap
         .option("@orchestra-budget")
         .and_then(crate::cost::parse_budget);
@@ -633,6 +634,7 @@ pub fn refresh(
         for crossed in &w.crossed {
             notify::spawn(&crossed.note(), &fallback);
         }
+        levels = w.levels;
         if status_cost && w.total.tokens.total() > 0 {
             outcome.summary = [outcome.summary.clone(), crate::cost::status_text(&w.total)]
                 .into_iter()
@@ -640,6 +642,24 @@ pub fn refresh(
                 .collect::<Vec<_>>()
                 .join(" ");
         }
+    }
+    // Budget marks on the badges, written only where they differ: none without a budget.
+    let marks: Vec<(WindowId, String, String)> = ours
+        .iter()
+        .filter_map(|pane| {
+            let mark = budget_mark(levels.get(&pane.orchestra_id).copied().unwrap_or(0));
+            (pane.orchestra_budget != mark).then(|| {
+                (
+                    pane.window.clone(),
+                    "@orchestra_budget".to_string(),
+                    mark.to_string(),
+                )
+            })
+        })
+        .collect();
+    if !marks.is_empty() {
+        tmux.set_window_options(&marks)?;
+        outcome.tmux_calls += 1;
     }
     outcome.rows = ours
         .iter()
@@ -787,10 +807,24 @@ pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &F
         _ => Vec::new(),
     };
     if viewers.is_empty() {
-        notify::spawn(&note, fallback);
+        if t.kind == TransitionKind::State && t.new == AgentState::Waiting.as_str() {
+            notify::spawn_waiting(&note, fallback, &t.session.id, t.event);
+        } else {
+            notify::spawn(&note, fallback);
+        }
     }
     for (tmux, client) in viewers {
         let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));
+    }
+}
+
+/// The badge's mark for a session at `level` % of `@orchestra-budget`: a person sees a
+/// session getting dear before it is, and one past its budget plainly; it never stops it.
+pub fn budget_mark(level: u8) -> &'static str {
+    match level {
+        100.. => "$!",
+        80.. => "$",
+        _ => "",
     }
 }
 
@@ -891,6 +925,10 @@ pub struct HostSeen {
     pub latency_ms: i64,
     pub counts: BTreeMap<String, usize>,
     pub rows: Vec<HealthRow>,
+    /// What a person should know though the host answered: its orchestra
+    /// (`hosts install`) is another version than this one.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 fn remote_cache_path(home: &Path) -> PathBuf {
@@ -921,14 +959,19 @@ pub struct HostOutcome {
 
 /// Refreshes the sessions of one remote host through `tmux` (an SSH transport): ONE
 /// exec lists the panes and captures every session's screen (`if-shell` inside the same
-/// call); screens are classified and what changed is recorded. Remote agents have no
-/// hooks (they would call an orchestra on the host), so the screen is the word.
+/// call); screens are classified and what changed is recorded. `words` gives, once that
+/// exec has answered, the hook words of the sessions whose hooks call the host's own
+/// orchestra (`hosts install`, read by the same exec), on this machine's clock: those
+/// are recorded as the hook's,
+/// and their screens speak as a local session's do — once the window printed since the
+/// word and the word's grace is over. For the others the screen is the word.
 pub fn refresh_host(
     home: &Path,
     host: &str,
     tmux: &Tmux,
     sessions: &[Session],
     rules: &Rules,
+    words: impl FnOnce() -> crate::remote_hooks::HostWords,
 ) -> Result<HostOutcome, HealthError> {
     let now_us = now_micros();
     let now_s = now_us / 1_000_000;
@@ -938,6 +981,7 @@ pub fn refresh_host(
         .map(|p| (p, 0))
         .collect();
     let snap = tmux.snapshot(&[], &recapture)?;
+    let crate::remote_hooks::HostWords { words, offset_secs } = words();
     let panes: Vec<Pane> = snap.as_ref().map(|s| s.panes.clone()).unwrap_or_default();
     let screens: HashMap<PaneId, String> = snap
         .map(|s| s.screens.into_iter().collect())
@@ -985,8 +1029,37 @@ pub fn refresh_host(
             },
         };
         let mut current = s.clone();
+        // The hook's word first, at its own time: newer than what is recorded, it wins.
+        let word = words
+            .get(&s.id)
+            .and_then(|w| Some((w, w.agent_state()?)))
+            .filter(|_| pane.is_some_and(|p| !p.dead));
+        if let Some((w, state)) = word.filter(|(w, _)| w.at > current.state_at) {
+            if let Some(t) = opened(&mut store, home)?.apply_state(
+                &s.id,
+                state,
+                w.at,
+                StateSource::Hook,
+                &w.event,
+            )? {
+                outcome.transitions.push(t);
+            }
+            if let Some(now) = opened(&mut store, home)?.session_by_id(&s.id)? {
+                current = now;
+            }
+        }
+        // A hooked session's screen speaks only about what the window printed after the
+        // recorded word, once a fresh word's grace is over (as a local one's).
+        let verdict = verdict.filter(|(_, source, _)| {
+            word.is_none()
+                || *source != StateSource::Screen
+                || (!said_lately(&current, now_us)
+                    && pane.is_some_and(|p| {
+                        p.window_activity + offset_secs >= current.state_at / 1_000_000
+                    }))
+        });
         if let Some((state, source, detail)) = verdict {
-            if state != s.state {
+            if state != current.state {
                 if let Some(t) =
                     opened(&mut store, home)?.apply_state(&s.id, state, now_us, source, &detail)?
                 {

@@ -26,6 +26,7 @@ pub mod process;
 pub mod prompts;
 pub mod radar;
 pub mod remote;
+pub mod remote_hooks;
 pub mod report;
 pub mod session;
 pub mod state;

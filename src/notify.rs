@@ -2,8 +2,16 @@
 //! child process (`orchestra notify …`), so whoever records a transition — a hook, the
 //! status line — never waits for a bus. Without a bus the fallbacks are the command in
 //! `@orchestra-notify-cmd`, then tmux `display-message`; failing all, silence.
+//!
+//! A waiting session's notification offers actions (Approve, Deny, Open) where the
+//! notification server shows them: its detached sender stays to wait for one, bounded
+//! (`@orchestra-notify-wait`, 15 minutes by default), and closes the notification when it
+//! gives up. What an action does is the caller's: this module only shows and waits.
 
-use std::time::Duration;
+use std::future::Future;
+use std::sync::Arc;
+use std::task::{Poll, Wake, Waker};
+use std::time::{Duration, Instant};
 
 use crate::process::Run;
 
@@ -50,6 +58,24 @@ pub struct Fallback {
 /// Starts a detached `orchestra notify` for `note` and returns at once. Never fails:
 /// a notification that cannot be sent is not the caller's problem.
 pub fn spawn(note: &Note, fallback: &Fallback) {
+    spawn_self_detached(&notify_args(note, fallback), &[]);
+}
+
+/// [`spawn`] for a session waiting for a person: where the bus shows actions, the detached
+/// sender offers them and stays to act on the one chosen, as long as the session's newest
+/// change of state is still `event` (the transition to waiting this note tells of).
+pub fn spawn_waiting(note: &Note, fallback: &Fallback, session: &str, event: i64) {
+    let mut args = notify_args(note, fallback);
+    args.extend([
+        "--session".to_string(),
+        session.to_string(),
+        "--event".into(),
+        event.to_string(),
+    ]);
+    spawn_self_detached(&args, &[]);
+}
+
+fn notify_args(note: &Note, fallback: &Fallback) -> Vec<String> {
     let mut args = vec![
         "notify".to_string(),
         "--title".into(),
@@ -63,7 +89,7 @@ pub fn spawn(note: &Note, fallback: &Fallback) {
     if let Some(s) = &fallback.tmux_socket {
         args.extend(["--socket".to_string(), s.clone()]);
     }
-    spawn_self_detached(&args, &[]);
+    args
 }
 
 /// Starts this very binary with `args` in the background and returns at once: no
@@ -119,13 +145,17 @@ pub fn send(note: &Note, fallback: &Fallback) -> &'static str {
     "none"
 }
 
-fn send_dbus(note: &Note) -> bool {
-    // No session bus to be found: do not let zbus go looking for one.
+/// Whether a session bus is there to be found; without one zbus must not go looking.
+fn bus_reachable() -> bool {
     let runtime_bus = std::env::var_os("XDG_RUNTIME_DIR")
         .map(|d| std::path::Path::new(&d).join("bus").exists())
         .unwrap_or(false);
     let address = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").filter(|a| !a.is_empty());
-    if address.is_none() && !runtime_bus {
+    address.is_some() || runtime_bus
+}
+
+fn send_dbus(note: &Note) -> bool {
+    if !bus_reachable() {
         return false;
     }
     notify_rust::Notification::new()
@@ -135,6 +165,124 @@ fn send_dbus(note: &Note) -> bool {
         .timeout(notify_rust::Timeout::from(Duration::from_secs(10)))
         .show()
         .is_ok()
+}
+
+/// What a person can do from a waiting session's notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Approve,
+    Deny,
+    Open,
+}
+
+impl Action {
+    /// The key the bus reports back (the label is what the person sees).
+    pub fn key(self) -> &'static str {
+        match self {
+            Action::Approve => "approve",
+            Action::Deny => "deny",
+            Action::Open => "open",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Action::Approve => "Approve",
+            Action::Deny => "Deny",
+            Action::Open => "Open",
+        }
+    }
+
+    fn from_key(key: &str) -> Option<Action> {
+        [Action::Approve, Action::Deny, Action::Open]
+            .into_iter()
+            .find(|a| a.key() == key)
+    }
+}
+
+/// How long a notification's actions are waited for unless `@orchestra-notify-wait` says.
+pub const ACTION_WAIT: Duration = Duration::from_secs(15 * 60);
+
+/// What became of a notification shown with actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    Chose(Action),
+    /// Closed by the person or the server, or answered with no action of ours.
+    Dismissed,
+    /// Nothing chosen within the bound: the notification was closed.
+    GaveUp,
+}
+
+/// Whether the bus's notification server shows actions (its capabilities say "actions").
+pub fn offers_actions() -> bool {
+    bus_reachable()
+        && notify_rust::get_capabilities()
+            .map(|caps| caps.iter().any(|c| c == "actions"))
+            .unwrap_or(false)
+}
+
+/// Shows `note` with `actions` and waits up to `bound` for the person to choose one; at
+/// the bound the notification is closed. `None`: it could not be shown.
+pub fn show_and_wait(note: &Note, actions: &[Action], bound: Duration) -> Option<Waited> {
+    let mut notification = notify_rust::Notification::new();
+    notification
+        .appname("orchestra")
+        .summary(&note.title)
+        .body(&note.body)
+        // The server keeps it until the bound, when it is closed here.
+        .timeout(notify_rust::Timeout::Never);
+    for action in actions {
+        notification.action(action.key(), action.label());
+    }
+    let handle = notification.show().ok()?;
+    let deadline = Instant::now() + bound;
+    let mut chosen = None;
+    let waited = block_on_until(
+        handle.wait_for_action_async(|response| {
+            if let notify_rust::NotificationResponse::Action(key) = response {
+                chosen = Action::from_key(key);
+            }
+        }),
+        deadline,
+    );
+    let outcome = match waited {
+        Some(()) => chosen.map_or(Waited::Dismissed, Waited::Chose),
+        None => Waited::GaveUp,
+    };
+    if outcome != Waited::Dismissed {
+        // Acted on or given up: not to be pressed again (a server may keep a notification
+        // after an action). Bounded too: a bus that stopped answering must not keep this
+        // process.
+        let _ = block_on_until(handle.close_async(), Instant::now() + CLOSE_WAIT);
+    }
+    Some(outcome)
+}
+
+/// How long closing a notification may take.
+const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+/// Drives `future` on this thread until it is ready or `deadline` passes (`None`). The bus
+/// connection does its reading on threads of its own, which wake this one.
+fn block_on_until<F: Future>(future: F, deadline: Instant) -> Option<F::Output> {
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return Some(value);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return None;
+        }
+        std::thread::park_timeout(left);
+    }
 }
 
 #[cfg(test)]
@@ -152,5 +300,22 @@ mod tests {
         assert_eq!(cut.chars().count(), 80);
         assert!(cut.ends_with('…'));
         assert_eq!(one_line("  ", 80), "");
+    }
+
+    #[test]
+    fn a_future_not_ready_by_its_deadline_gives_up_and_a_ready_one_answers() {
+        let never = std::future::pending::<()>();
+        let started = Instant::now();
+        assert_eq!(
+            block_on_until(never, Instant::now() + Duration::from_millis(200)),
+            None
+        );
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        assert_eq!(
+            block_on_until(async { 7 }, Instant::now() + Duration::from_secs(1)),
+            Some(7)
+        );
+        assert_eq!(Action::from_key("deny"), Some(Action::Deny));
+        assert_eq!(Action::from_key("default"), None);
     }
 }

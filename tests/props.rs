@@ -1,6 +1,7 @@
 //! Generated hostile input for every parser that reads text orchestra does not control:
 //! orchestra.toml, known_hosts and ~/.ssh/config, labels and titles, captured screens (and
-//! agents.toml rules), menus on screen, and the JSON Claude Code hooks send. Each must give
+//! agents.toml rules), menus on screen, the JSON Claude Code hooks send, and what a host
+//! prints before the remote refresh's probe marker. Each must give
 //! a value or a clear error, never a panic. Pure code through the library crate; the hook
 //! JSON also through the real binary, since `event --from-hook` reads it from stdin.
 //!
@@ -1372,5 +1373,32 @@ proptest! {
         let mut two = sum(&first.usage);
         two.add(&sum(&second.usage));
         prop_assert_eq!(two, sum(&whole.usage));
+    }
+}
+
+proptest! {
+    /// What a host prints before the marker of the remote refresh's probe never makes the
+    /// parse panic, never leaks into tmux's part, and names words by one-word ids;
+    /// a platform check of any `uname -sm` text names a target or agrees.
+    #[test]
+    fn a_hosts_probe_output_splits_at_its_marker_whatever_precedes_it(
+        head in any_text(),
+        tail in any_text(),
+        uname in hostile_text(),
+    ) {
+        use orchestra::remote_hooks::{parse_probe, platform_mismatch};
+        let marker = "orchestra-probe-0123";
+        let head = head.replace(marker, "");
+        let (_, whole) = parse_probe(&head, marker);
+        prop_assert_eq!(whole, head.as_str());
+        let text = format!("{head}\n{marker}\n{tail}");
+        let (probe, rest) = parse_probe(&text, marker);
+        prop_assert_eq!(rest, tail.as_str());
+        for id in probe.words.keys() {
+            prop_assert!(!id.contains(' ') && !id.contains('\n'));
+        }
+        if let Some(why) = platform_mismatch("gpu", &uname) {
+            prop_assert!(why.starts_with("gpu is ") && why.contains("build one for"));
+        }
     }
 }

@@ -264,6 +264,25 @@ const CLAUDE_HOOKS: &[(&str, (u32, u32, u32))] = &[
 /// every 2.x release has.
 pub fn claude_settings(orchestra: &Path, version: Option<(u32, u32, u32)>) -> serde_json::Value {
     let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
+    claude_hooks(version, |event| format!("{exe} event --from-hook {event}"))
+}
+
+/// The settings of a claude session on a remote host: the same hooks (those every 2.x
+/// release has: the host's claude release is not asked), calling the host's orchestra
+/// at `orchestra` with `--remote`. A binary removed or replaced by one that does not know
+/// `--remote` must not block the agent or print into its screen, so the command says
+/// nothing and exits 0 whatever happens.
+pub fn claude_remote_settings(orchestra: &str) -> serde_json::Value {
+    let exe = shell_words::quote(orchestra).into_owned();
+    claude_hooks(None, |event| {
+        format!("{exe} event --from-hook --remote {event} >/dev/null 2>&1 || true")
+    })
+}
+
+fn claude_hooks(
+    version: Option<(u32, u32, u32)>,
+    command: impl Fn(&str) -> String,
+) -> serde_json::Value {
     let mut hooks = serde_json::Map::new();
     for (event, since) in CLAUDE_HOOKS {
         let known = match version {
@@ -277,7 +296,7 @@ pub fn claude_settings(orchestra: &Path, version: Option<(u32, u32, u32)>) -> se
             event.to_string(),
             serde_json::json!([{ "hooks": [{
                 "type": "command",
-                "command": format!("{exe} event --from-hook {event}"),
+                "command": command(event),
                 "timeout": 10
             }]}]),
         );

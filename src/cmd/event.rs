@@ -62,6 +62,18 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     } else {
         serde_json::Value::Null
     };
+    if args.remote {
+        // A session of another machine's orchestra: no row here, only its word.
+        let Some(state) = crate::hooks::state_of(AgentKind::Claude, &args.event, &hook)? else {
+            return Ok(());
+        };
+        let word = crate::remote_hooks::HookWord {
+            state: state.to_string(),
+            at,
+            event: args.event.clone(),
+        };
+        return crate::remote_hooks::record_word(&ctx.home, &id, &word);
+    }
     let store = ctx.store()?;
     let session = store
         .session_by_id(&id)?

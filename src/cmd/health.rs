@@ -22,12 +22,10 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
         return Ok(());
     }
     health_table(&outcome, &cost_cells(ctx)?, out);
-    for host in remote.hosts.iter().filter(|h| h.error.is_some()) {
-        out.line(format!(
-            "{}: {}",
-            host.name,
-            host.error.as_deref().unwrap_or_default()
-        ));
+    for host in &remote.hosts {
+        for said in host.error.iter().chain(&host.note) {
+            out.line(format!("{}: {said}", host.name));
+        }
     }
     Ok(())
 }

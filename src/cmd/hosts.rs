@@ -1,4 +1,4 @@
-//! `orchestra hosts check|trust`: the manifest's SSH hosts.
+//! `orchestra hosts check|trust|install`: the manifest's SSH hosts.
 
 use std::io::{BufRead, IsTerminal};
 use std::time::Instant;
@@ -7,6 +7,7 @@ use crate::cli::{HostsArgs, HostsCommand};
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
 use crate::remote::known_hosts::Verdict;
+use crate::remote_hooks::Installed;
 use crate::session::{host_spec, load_manifest};
 
 pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -104,6 +105,25 @@ pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(),
                 scan.fingerprint(),
                 scan.known_hosts.display()
             ));
+            Ok(())
+        }
+        HostsCommand::Install { name, force } => {
+            named(name)?;
+            let spec = host_spec(&manifest, name)?;
+            let exe = std::env::current_exe()
+                .map_err(Error::io("finding this orchestra binary to copy"))?;
+            let conn = crate::remote::connect(&spec)?;
+            let at = format!("~/{}", crate::remote_hooks::REMOTE_BIN);
+            match crate::remote_hooks::install(&conn, &exe, *force)? {
+                Installed::AlreadyThere { version } => out.line(format!(
+                    "{name}: {version} is already at {at}: nothing copied (--force copies it again)"
+                )),
+                Installed::Copied { version, bytes } => out.line(format!(
+                    "{name}: installed {version} at {at} ({} MiB); its claude sessions started \
+                     by `up` from now on get hooks",
+                    bytes.div_ceil(1 << 20)
+                )),
+            }
             Ok(())
         }
     }

@@ -15,6 +15,8 @@ pub struct ListRow {
     pub label: String,
     pub status: String,
     pub state: String,
+    /// Who said the state last (hook, screen, approve, activity, tmux; empty: nobody yet).
+    pub state_source: String,
     pub branch: String,
     pub worktree: String,
     pub repo: String,
@@ -48,6 +50,7 @@ impl ListRow {
             label: s.label.clone(),
             status: s.status.to_string(),
             state: s.state.to_string(),
+            state_source: s.state_source.to_string(),
             branch: s.branch.clone(),
             worktree: s.worktree.clone(),
             repo: s.repo.clone(),

@@ -110,8 +110,6 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         args.include_uncommitted,
         out,
     )?;
-    // `done_on_merge`: the session's task moves to done; a failure is only reported.
-    crate::tasks::work::after_merge(ctx, &repo, &session, out);
     Ok(())
 }
 

@@ -74,6 +74,9 @@ fn run_remote(ctx: &Context, args: &RefreshArgs, out: &mut Output<'_>) -> Result
             )),
             Some(e) => out.line(format!("{}: {e}", host.name)),
         }
+        if let Some(note) = &host.note {
+            out.line(format!("{}: {note}", host.name));
+        }
     }
     for line in ran {
         out.line(format!("ran {line}"));

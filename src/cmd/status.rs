@@ -133,6 +133,9 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
             Some(e) => out.line(format!("{}: {e}", host.name)),
             None => out.line(format!("{}: answered in {} ms", host.name, host.latency_ms)),
         }
+        if let Some(note) = &host.note {
+            out.line(format!("{}: {note}", host.name));
+        }
     }
     Ok(())
 }

@@ -23,6 +23,8 @@ const HOOK_SLOT: &str = "4242";
 const BADGE: &str = "#{?@orchestra_state, #{@orchestra_state},}";
 /// The conflict radar's badge (`⚠2`), after the state's.
 const CONFLICTS_BADGE: &str = "#{?@orchestra_conflicts, #{@orchestra_conflicts},}";
+/// The budget's mark (`$` at 80 %, `$!` past `@orchestra-budget`), after the others.
+const BUDGET_BADGE: &str = "#{?@orchestra_budget, #{@orchestra_budget},}";
 
 const OPTIONS: &[&str] = &[
     "status-left",
@@ -135,6 +137,7 @@ fn init(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
             for (option, badge) in [
                 ("@orchestra_state", BADGE),
                 ("@orchestra_conflicts", CONFLICTS_BADGE),
+                ("@orchestra_budget", BUDGET_BADGE),
             ] {
                 if !value.contains(option) {
                     value.push_str(badge);

@@ -268,6 +268,8 @@ pub fn parse_budget(text: &str) -> Option<f64> {
 pub struct Watch {
     pub total: Cost,
     pub crossed: Vec<Crossed>,
+    /// Each priced session's mark now (session id → 0, 80 or 100 % of the budget).
+    pub levels: std::collections::HashMap<String, u8>,
 }
 
 /// A session whose cost crossed 80 % or 100 % of its budget.
@@ -327,6 +329,7 @@ pub fn watch(
         } else {
             0
         };
+        w.levels.insert(s.id.clone(), level);
         if level > store.budget_level(&s.id, budget)? {
             store.set_budget_level(&s.id, budget, level)?;
             w.crossed.push(Crossed {

@@ -4,16 +4,19 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::deps::RemoteArtifact;
 use crate::error::Error;
 use crate::health;
 use crate::notify::Fallback;
+use crate::remote_hooks::Probe;
 use crate::session::host_spec;
 use crate::state::{Session, Transition};
-use crate::tmux::Tmux;
+use crate::tmux::{Tmux, TmuxError, Transport};
 
 /// The remote hosts' part of the status line, from the cache only: a refresh that is due
 /// starts in a detached process (unless one runs), so a slow or dead host never delays
@@ -214,6 +217,7 @@ fn recorded(host: &str, sessions: &[Session], answered_ms: i64) -> health::HostS
             .iter()
             .map(|s| health::HealthRow::recorded(s, now_us))
             .collect(),
+        note: None,
     }
 }
 
@@ -229,18 +233,36 @@ fn refresh_one_host(
 ) -> (health::HostSeen, Vec<Transition>, Vec<RemoteArtifact>) {
     let mut seen = recorded(&spec.name, sessions, answered_ms);
     let started = Instant::now();
+    let probe: Arc<Mutex<Option<Probe>>> = Arc::default();
     let result = (|| -> Result<(health::HostOutcome, Vec<RemoteArtifact>), Error> {
         let conn = crate::remote::connect(spec)?;
+        // Claude sessions may have hooks calling the host's orchestra: their words, and
+        // that binary's version, come with the list-and-capture exec.
+        let hooked: Vec<String> = sessions
+            .iter()
+            .filter(|s| s.agent_kind == AgentKind::Claude)
+            .map(|s| s.id.clone())
+            .collect();
         let tmux = Tmux::with_transport(
-            Box::new(crate::remote::RemoteTmux::new(
-                conn.clone(),
-                spec.identity.clone(),
-            )),
+            Box::new(Probing {
+                plain: crate::remote::RemoteTmux::new(conn.clone(), spec.identity.clone()),
+                conn: conn.clone(),
+                hooked: Mutex::new(Some(hooked)),
+                probe: probe.clone(),
+            }),
             false,
         );
         let rules =
             crate::agent::rules::Rules::load(home).map_err(|e| Error::BadInput(e.to_string()))?;
-        let outcome = health::refresh_host(home, &spec.name, &tmux, sessions, &rules)?;
+        let words = || {
+            let now_us = health::now_micros();
+            probe
+                .lock()
+                .ok()
+                .and_then(|p| p.as_ref().map(|p| p.trusted_words(now_us)))
+                .unwrap_or_default()
+        };
+        let outcome = health::refresh_host(home, &spec.name, &tmux, sessions, &rules, words)?;
         let paths: Vec<String> = wanted.iter().map(|a| a.path.clone()).collect();
         // An artifact not seen now is looked for again on the next refresh.
         let found = conn
@@ -263,6 +285,10 @@ fn refresh_one_host(
             seen.latency_ms = started.elapsed().as_millis() as i64;
             seen.counts = outcome.counts;
             seen.rows = outcome.rows;
+            seen.note = probe
+                .lock()
+                .ok()
+                .and_then(|p| p.as_ref().and_then(|p| p.skew(&spec.name)));
             (seen, outcome.transitions, found)
         }
         Err(e) => {
@@ -274,6 +300,55 @@ fn refresh_one_host(
             seen.error = Some(e.to_string());
             (seen, Vec::new(), Vec::new())
         }
+    }
+}
+
+/// tmux on a host whose first call (the refresh's list-and-capture) also runs the
+/// [`crate::remote_hooks`] probe, in the same exec before tmux, and keeps what it said;
+/// every later call is a plain one.
+struct Probing {
+    plain: crate::remote::RemoteTmux,
+    conn: crate::remote::Connection,
+    /// The sessions whose words to read; taken by the first call.
+    hooked: Mutex<Option<Vec<String>>>,
+    probe: Arc<Mutex<Option<Probe>>>,
+}
+
+impl Transport for Probing {
+    fn tmux(&self, args: &[String]) -> Result<String, TmuxError> {
+        self.tmux_with_input(args, None)
+    }
+
+    fn tmux_with_input(&self, args: &[String], input: Option<&[u8]>) -> Result<String, TmuxError> {
+        let hooked = self.hooked.lock().ok().and_then(|mut h| h.take());
+        let Some(hooked) = hooked else {
+            return self.plain.tmux_with_input(args, input);
+        };
+        let marker = format!("orchestra-probe-{}", uuid::Uuid::new_v4().simple());
+        let command = crate::remote_hooks::probe_command(&hooked, &marker, args);
+        let out = self
+            .conn
+            .exec(&command, input, None)
+            .map_err(|e| TmuxError::Remote(e.to_string()))?;
+        let (probe, tmux_out) = crate::remote_hooks::parse_probe(&out.stdout, &marker);
+        if let Ok(mut slot) = self.probe.lock() {
+            *slot = Some(probe);
+        }
+        match out.status {
+            0 => Ok(tmux_out.to_string()),
+            127 => Err(TmuxError::Failed {
+                command: args.first().cloned().unwrap_or_default(),
+                message: format!("tmux is not installed on host {}", self.conn.name),
+            }),
+            _ => Err(TmuxError::Failed {
+                command: args.first().cloned().unwrap_or_default(),
+                message: out.stderr.trim().to_string(),
+            }),
+        }
+    }
+
+    fn command_prefix(&self) -> Vec<String> {
+        self.plain.command_prefix()
     }
 }
 

@@ -177,6 +177,7 @@ impl World {
             "window_activity" => p.activity.to_string(),
             "@orchestra_id" => p.orchestra_id.clone(),
             "@orchestra_state" => p.badge.clone(),
+            "@orchestra_budget" => String::new(),
             "pane_current_command" => p.command.clone(),
             _ => String::new(),
         }

@@ -95,13 +95,22 @@ pub fn up_one(
             }
         }
     } else {
-        // The hooks would call an orchestra on the host: its state comes from its screen.
+        // On a host: claude's hooks call the host's own orchestra when `hosts install` put
+        // this version there; otherwise (and for other kinds) the screen tells its state.
         let mut argv = command;
+        let mut env = agent_env(ctx, &session);
         if kind == AgentKind::Claude {
             let flag = if resume { "--resume" } else { "--session-id" };
             argv.extend([flag.to_string(), agent_uuid]);
+            if let Some(host) = &spec.host {
+                if let Some(hooks) = remote_claude_hooks(plan, host, &id, out) {
+                    argv.extend(["--settings".to_string(), hooks.settings]);
+                    env.retain(|(k, _)| k != "ORCHESTRA_HOME");
+                    env.push(("ORCHESTRA_HOME".to_string(), hooks.home));
+                }
+            }
         }
-        (argv, agent_env(ctx, &session))
+        (argv, env)
     };
     if let Some(snippet) = spec.env.as_deref().filter(|e| !e.trim().is_empty()) {
         // The snippet is the user's own shell text; the agent's argv stays argv.
@@ -167,6 +176,34 @@ pub fn up_one(
         created.window,
         if owns { " (created)" } else { "" }
     ))
+}
+
+/// Hook settings for claude session `id` on `host`, written there, when the host runs
+/// this orchestra; `None` (with a note when something is off) leaves it to its screen.
+fn remote_claude_hooks(
+    plan: &Plan,
+    host: &str,
+    id: &str,
+    out: &mut dyn Report,
+) -> Option<crate::remote_hooks::SessionHooks> {
+    use crate::remote_hooks::Prepared;
+    let prepared = crate::session::host_spec(&plan.manifest, host)
+        .and_then(|spec| Ok(crate::remote::connect(&spec)?))
+        .and_then(|conn| crate::remote_hooks::prepare_claude_session(&conn, id));
+    match prepared {
+        Ok(Prepared::Hooks(hooks)) => Some(hooks),
+        Ok(Prepared::NotInstalled) => None,
+        Ok(Prepared::Skew(version)) => {
+            out.note(crate::remote_hooks::skew_message(host, &version));
+            None
+        }
+        Err(e) => {
+            out.note(format!(
+                "{host}: no hooks ({e}): its states come from screens"
+            ));
+            None
+        }
+    }
 }
 
 /// The manifest's agent command plus the session's own arguments.
@@ -270,5 +307,24 @@ fn close_and_forget(
     crate::cost::close(store, session, crate::cost::DOWN)?;
     store.delete_session(session, why)?;
     let _ = std::fs::remove_dir_all(session_dir(&ctx.home, &session.id));
+    forget_on_host(session);
     Ok(())
+}
+
+/// A remote claude session's hook settings and last word, taken off its host (best
+/// effort: what is left is a few bytes no refresh reads again).
+fn forget_on_host(session: &Session) {
+    let (Some(host), Some(manifest)) = (&session.host, &session.manifest) else {
+        return;
+    };
+    if session.agent_kind != AgentKind::Claude {
+        return;
+    }
+    let conn = crate::manifest::load(std::path::Path::new(manifest))
+        .map_err(Error::from)
+        .and_then(|m| crate::session::host_spec(&m, host))
+        .and_then(|spec| Ok(crate::remote::connect(&spec)?));
+    if let Ok(conn) = conn {
+        crate::remote_hooks::forget_session(&conn, &session.id);
+    }
 }

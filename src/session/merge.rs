@@ -317,6 +317,9 @@ pub fn finish_teardown(
     fault::point("merge");
     store.change_status(session, Status::Merged, &format!("merged into {target}"))?;
     fault::point("merge");
+    // Inside the teardown the journal covers, so a merge killed before its task moved
+    // leaves doctor to move it (moving a Done task to Done again changes nothing).
+    crate::tasks::work::after_merge(store, repo, session, out);
     let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
     Ok(())
 }

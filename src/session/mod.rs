@@ -20,6 +20,7 @@ pub mod create;
 pub mod launch;
 pub mod manifest;
 pub mod merge;
+pub mod notified;
 pub mod prepare;
 pub mod remove;
 pub mod restart;

@@ -230,6 +230,9 @@ pub struct Transition {
     pub kind: TransitionKind,
     pub old: String,
     pub new: String,
+    /// The event's `seq`: names this very change (a notification's actions act only while
+    /// the session's newest change is still the one they were offered for).
+    pub event: i64,
 }
 
 pub struct Store {
@@ -484,7 +487,7 @@ impl Store {
         )
         .map_err(|e| self.err(e))?;
         let transition = if current.state != state {
-            insert_event(
+            let event = insert_event(
                 &tx,
                 self.retention,
                 &current,
@@ -498,6 +501,7 @@ impl Store {
                 old: current.state.to_string(),
                 new: state.to_string(),
                 kind: TransitionKind::State,
+                event,
                 session: Session {
                     state,
                     state_at: at,
@@ -529,7 +533,7 @@ impl Store {
         if changed == 0 {
             return Ok(None);
         }
-        insert_event(
+        let event = insert_event(
             &tx,
             self.retention,
             s,
@@ -544,6 +548,7 @@ impl Store {
             old: s.status.to_string(),
             new: status.to_string(),
             kind: TransitionKind::Status,
+            event,
             session: Session {
                 status,
                 ..s.clone()
@@ -733,7 +738,21 @@ impl Store {
         new: &str,
         detail: &str,
     ) -> Result<(), StateError> {
-        insert_event(&self.conn, self.retention, s, kind, old, new, detail).map_err(|e| self.err(e))
+        insert_event(&self.conn, self.retention, s, kind, old, new, detail)
+            .map(|_| ())
+            .map_err(|e| self.err(e))
+    }
+
+    /// The `seq` of session `id`'s newest change of state (the event a [`Transition`] of
+    /// kind state names); `None` before its first.
+    pub fn last_state_event(&self, id: &str) -> Result<Option<i64>, StateError> {
+        self.conn
+            .query_row(
+                "SELECT max(seq) FROM events WHERE session_id = ?1 AND kind = 'state'",
+                params![id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
     }
 
     /// The newest `limit` events (of one repo, and one label, when given), oldest first.
@@ -792,7 +811,8 @@ pub struct Event {
     pub detail: Option<String>,
 }
 
-/// Records one event, and prunes the events older than `retention` seconds when that is due.
+/// Records one event (returning its `seq`), and prunes the events older than `retention`
+/// seconds when that is due.
 fn insert_event(
     conn: &Connection,
     retention: Option<i64>,
@@ -801,17 +821,18 @@ fn insert_event(
     old: &str,
     new: &str,
     detail: &str,
-) -> rusqlite::Result<()> {
+) -> rusqlite::Result<i64> {
     let at = now();
     conn.execute(
         "INSERT INTO events (at, session_id, label, repo, kind, old, new, detail) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         params![at, s.id, s.label, s.repo, kind, old, new, detail],
     )?;
-    match retention {
-        Some(keep) => prune_events(conn, at, keep),
-        None => Ok(()),
+    let seq = conn.last_insert_rowid();
+    if let Some(keep) = retention {
+        prune_events(conn, at, keep)?;
     }
+    Ok(seq)
 }
 
 /// Deletes the events older than `keep` seconds, once the oldest is older than that by a

@@ -157,12 +157,12 @@ pub fn orchestrator_words(
 /// After `session` merged: its task moves to done when `done_on_merge` asks for it. A
 /// failure is reported and never undoes or blocks the merge.
 pub fn after_merge(
-    ctx: &Context,
+    store: &crate::state::Store,
     repo: &Repo,
     session: &crate::state::Session,
     out: &mut dyn Report,
 ) {
-    let task = match ctx.store().and_then(|s| Ok(s.session_task(&session.id)?)) {
+    let task = match store.session_task(&session.id) {
         Ok(Some(task)) => task,
         Ok(None) => return,
         Err(e) => {

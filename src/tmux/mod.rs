@@ -185,7 +185,7 @@ impl Snapshot {
     }
 }
 
-const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_activity}\t#{@orchestra_id}\t#{@orchestra_state}\t#{pane_current_command}\t#{session_name}";
+const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_activity}\t#{@orchestra_id}\t#{@orchestra_state}\t#{@orchestra_budget}\t#{pane_current_command}\t#{session_name}";
 
 /// [`PANE_FORMAT`] with the pane's command asked only of windows that showed output at or
 /// after `since` (empty for the others). The command is the one costly field of a listing
@@ -205,8 +205,8 @@ fn pane_format_commands_since(since: i64) -> String {
 fn parse_panes(out: &str) -> Vec<Pane> {
     out.lines()
         .filter_map(|line| {
-            let f: Vec<&str> = line.splitn(8, '\t').collect();
-            let [pane, window, dead, activity, id, state, command, session] = f[..] else {
+            let f: Vec<&str> = line.splitn(9, '\t').collect();
+            let [pane, window, dead, activity, id, state, budget, command, session] = f[..] else {
                 return None;
             };
             Some(Pane {
@@ -216,6 +216,7 @@ fn parse_panes(out: &str) -> Vec<Pane> {
                 window_activity: activity.parse().unwrap_or(0),
                 orchestra_id: id.into(),
                 orchestra_state: state.into(),
+                orchestra_budget: budget.into(),
                 current_command: command.into(),
                 session_name: session.into(),
             })
@@ -245,6 +246,8 @@ pub struct Pane {
     pub window_activity: i64,
     pub orchestra_id: String,
     pub orchestra_state: String,
+    /// The window's budget mark (`@orchestra_budget`: "$" at 80 %, "$!" over budget).
+    pub orchestra_budget: String,
 }
 
 pub struct Tmux {
@@ -594,6 +597,23 @@ impl Tmux {
         }
         args.extend(strings(&["-t", &format!("{session}:{window}")]));
         self.run(&args).map(|_| ())
+    }
+
+    /// Shows the window of the agent's pane on `client`, if the pane is still ours (checked
+    /// in the same call); [`TmuxError::NotOurs`] if not.
+    pub fn switch_client_if_ours(
+        &self,
+        client: &str,
+        owned: &OwnedPane,
+        session: &str,
+        window: &WindowId,
+    ) -> Result<(), TmuxError> {
+        let action = format!(
+            "switch-client -c {} -t {}",
+            command_quote(client),
+            command_quote(&format!("{session}:{window}"))
+        );
+        self.guarded(owned, &[], None, &action, "")
     }
 
     /// A global option's value; `None` when unset (or no server runs).

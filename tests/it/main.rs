@@ -35,6 +35,7 @@ mod openssh;
 mod plugin;
 mod radar;
 mod remote;
+mod remote_hooks;
 mod screens;
 mod setup;
 mod status;

@@ -30,6 +30,8 @@ fn a_transition_sends_one_notification_on_the_bus() {
     );
     let notes = bus.notes();
     assert_eq!(notes[0]["app"], "orchestra");
+    // This server shows no actions: none are offered.
+    assert_eq!(notes[0]["actions"], serde_json::json!([]), "{notes:?}");
     assert!(
         notes[0]["summary"].as_str().unwrap().contains("notified"),
         "{notes:?}"
@@ -194,10 +196,22 @@ fn the_event_endpoint_never_fails_a_hook_and_ignores_sub_agents() {
 /// A real claude (against the stand-in) in manual-approval mode on a private bus: the
 /// tmux server, so every hook, talks to `bus`.
 fn claude_on_bus(label: &str) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
+    claude_on(label, Bus::start)
+}
+
+/// [`claude_on_bus`] whose notification server shows actions.
+fn claude_on_actions_bus(label: &str) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
+    claude_on(label, Bus::with_actions)
+}
+
+fn claude_on(
+    label: &str,
+    bus: fn(&std::path::Path) -> Option<Bus>,
+) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
     let env = Env::new();
     let wt = env.worktree_path(label);
     let world = crate::harness::ClaudeWorld::start(&env, &[&wt])?;
-    let bus = Bus::start(&env.root)?;
+    let bus = bus(&env.root)?;
     let mut vars = world.env.clone();
     vars.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
     env.start_server(&vars);
@@ -349,4 +363,410 @@ fn a_state_the_screen_found_is_quiet_when_seen_too() {
         notes[0]["summary"].as_str().unwrap().contains("elsewhere"),
         "{notes:?}"
     );
+}
+
+/// The notification telling that `label` waits, once it reached the bus.
+#[track_caller]
+fn waiting_note(bus: &Bus, label: &str) -> serde_json::Value {
+    let wanted = format!("{label} is waiting");
+    let found = || {
+        bus.notes()
+            .into_iter()
+            .find(|n| n["summary"].as_str().unwrap_or("").contains(&wanted))
+    };
+    assert!(
+        wait_until(Duration::from_secs(15), || found().is_some()),
+        "no waiting notification for {label}: {:?}",
+        bus.notes()
+    );
+    found().unwrap()
+}
+
+const ALL_ACTIONS: [&str; 6] = ["approve", "Approve", "deny", "Deny", "open", "Open"];
+
+#[track_caller]
+fn screen(env: &Env, label: &str) -> String {
+    let pane = env.session(label)["pane"].as_str().unwrap().to_string();
+    env.tmux(&["capture-pane", "-p", "-t", &pane])
+}
+
+#[test]
+fn approve_on_a_waiting_notification_runs_the_tool() {
+    let Some((env, world, bus)) = claude_on_actions_bus("approved") else {
+        return;
+    };
+    dispatch_claude(
+        &env,
+        &world,
+        "approved",
+        "[[bash: touch approved-by-action]]",
+    );
+    waits_for_approval(&env, "approved");
+    let note = waiting_note(&bus, "approved");
+    assert_eq!(note["actions"], serde_json::json!(ALL_ACTIONS), "{note}");
+    assert!(note["body"]
+        .as_str()
+        .unwrap()
+        .contains("approved wants to run: touch approved-by-action"));
+    let made = env.worktree_path("approved").join("approved-by-action");
+    assert!(!made.exists(), "nothing ran before the person said so");
+
+    bus.press(note["id"].as_u64().unwrap(), "approve");
+    assert!(
+        wait_until(Duration::from_secs(30), || made.exists()),
+        "the approved command did not run:\n{}",
+        screen(&env, "approved")
+    );
+    // An approval needs no follow-up: the one notification is all the bus got.
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(bus.notes().len(), 1, "{:?}", bus.notes());
+}
+
+#[test]
+fn deny_on_a_waiting_notification_does_not_run_the_tool() {
+    let Some((env, world, bus)) = claude_on_actions_bus("denied") else {
+        return;
+    };
+    dispatch_claude(&env, &world, "denied", "[[bash: touch denied-by-action]]");
+    waits_for_approval(&env, "denied");
+    let note = waiting_note(&bus, "denied");
+    bus.press(note["id"].as_u64().unwrap(), "deny");
+    assert!(
+        wait_until(Duration::from_secs(20), || !screen(&env, "denied")
+            .contains("Do you want to proceed?")),
+        "the menu stayed:\n{}",
+        screen(&env, "denied")
+    );
+    // Long enough for an approved `touch` to have run.
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        !env.worktree_path("denied")
+            .join("denied-by-action")
+            .exists(),
+        "a denied command ran:\n{}",
+        screen(&env, "denied")
+    );
+}
+
+/// The menu was answered by hand before the person got to the notification: its Approve
+/// finds nothing it was offered for, sends nothing, and a follow-up notification says so.
+#[test]
+fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
+    let Some((env, world, bus)) = claude_on_actions_bus("late") else {
+        return;
+    };
+    dispatch_claude(&env, &world, "late", "[[bash: touch late-by-action]]");
+    waits_for_approval(&env, "late");
+    let note = waiting_note(&bus, "late");
+    env.orchestra(&["deny", "late"]).ok();
+    assert!(wait_until(Duration::from_secs(20), || !screen(
+        &env, "late"
+    )
+    .contains("Do you want to proceed?")));
+    // What a key would change: the conversation (the notices below it come and go on
+    // their own), the input line, the requests the model got.
+    let conversation = |screen: &str| {
+        let lines: Vec<&str> = screen.lines().collect();
+        let end = lines
+            .iter()
+            .position(|l| l.contains("Interrupted"))
+            .expect("the denied call's line");
+        lines[..=end].join("\n")
+    };
+    let input_line = |screen: &str| {
+        screen
+            .lines()
+            .skip_while(|l| !l.starts_with('─'))
+            .nth(1)
+            .map(|l| l.trim_end().to_string())
+    };
+    assert!(wait_until(Duration::from_secs(20), || screen(&env, "late")
+        .contains("Interrupted")));
+    let before = screen(&env, "late");
+    let requests = world.api.requests_json().len();
+    bus.press(note["id"].as_u64().unwrap(), "approve");
+    let said = || {
+        bus.notes().into_iter().find(|n| {
+            n["summary"]
+                .as_str()
+                .unwrap_or("")
+                .contains("late Approve: not done")
+        })
+    };
+    assert!(
+        wait_until(Duration::from_secs(15), || said().is_some()),
+        "no follow-up said the action came late: {:?}",
+        bus.notes()
+    );
+    let said = said().unwrap();
+    assert!(
+        said["body"].as_str().unwrap().contains("nothing sent"),
+        "{said}"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(!env.worktree_path("late").join("late-by-action").exists());
+    let after = screen(&env, "late");
+    assert_eq!(
+        conversation(&after),
+        conversation(&before),
+        "a key reached the pane"
+    );
+    assert_eq!(
+        input_line(&after),
+        input_line(&before),
+        "a key reached the pane"
+    );
+    assert_eq!(
+        world.api.requests_json().len(),
+        requests,
+        "the model heard from the pane"
+    );
+}
+
+/// A waiting session on a bus that shows actions, and a person attached, looking at
+/// another window.
+fn shell_waiting_on_actions_bus(label: &str) -> Option<(Env, Bus, crate::harness::Person)> {
+    let mut env = Env::new();
+    let bus = Bus::with_actions(&env.root)?;
+    env.start_server(&[]);
+    env.dispatch_shell(label).ok();
+    env.env
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
+    let person = crate::harness::Person::attach(&env);
+    Some((env, bus, person))
+}
+
+fn client_window(env: &Env) -> String {
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    env.tmux(&["display-message", "-p", "-c", client.trim(), "#{window_id}"])
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn open_on_a_waiting_notification_shows_the_window_on_the_client() {
+    let Some((env, bus, _person)) = shell_waiting_on_actions_bus("opened") else {
+        return;
+    };
+    let window = env.session("opened")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let other = env
+        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+        .lines()
+        .find(|w| *w != window)
+        .expect("the server's first window")
+        .to_string();
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    env.tmux(&["switch-client", "-c", client.trim(), "-t", &other]);
+    assert_eq!(client_window(&env), other);
+
+    let id = session_id(&env, "opened");
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    let note = waiting_note(&bus, "opened");
+    assert_eq!(note["actions"], serde_json::json!(ALL_ACTIONS), "{note}");
+    bus.press(note["id"].as_u64().unwrap(), "open");
+    assert!(
+        wait_until(Duration::from_secs(10), || client_window(&env) == window),
+        "the client still shows {}",
+        client_window(&env)
+    );
+}
+
+/// The sender waits for an action no longer than `@orchestra-notify-wait`, then closes its
+/// notification; `off` offers no actions at all.
+#[test]
+fn an_unanswered_notification_is_closed_at_the_bound() {
+    let Some((env, bus, _person)) = shell_waiting_on_actions_bus("bounded") else {
+        return;
+    };
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    let first = env
+        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    env.tmux(&["switch-client", "-c", client.trim(), "-t", &first]);
+    env.tmux(&["set-option", "-g", "@orchestra-notify-wait", "3s"]);
+    let id = session_id(&env, "bounded");
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    let note = waiting_note(&bus, "bounded");
+    let nid = note["id"].as_u64().unwrap();
+    assert_eq!(note["actions"], serde_json::json!(ALL_ACTIONS), "{note}");
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!bus.closed().contains(&nid), "closed before its bound");
+    assert!(
+        wait_until(Duration::from_secs(10), || bus.closed().contains(&nid)),
+        "the notification was never closed"
+    );
+
+    env.tmux(&["set-option", "-g", "@orchestra-notify-wait", "off"]);
+    env.orchestra(&["event", "--session", &id, "idle"]).ok();
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    assert!(wait_until(Duration::from_secs(10), || bus.notes().len() == 2));
+    assert_eq!(bus.notes()[1]["actions"], serde_json::json!([]));
+}
+
+/// A later question on screen is not the one a notification was offered for: the
+/// session waited again since (a newer change of state), so its Approve presses nothing,
+/// though a menu is on screen right then.
+#[test]
+fn an_action_for_an_earlier_wait_presses_nothing_on_a_later_menu() {
+    let Some((env, bus, _person)) = shell_waiting_on_actions_bus("moved-on") else {
+        return;
+    };
+    let pane = env.session("moved-on")["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A menu as claude draws one, left on screen by a program that reads keys.
+    env.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "-l",
+        "clear; printf 'Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\n\\nEsc to cancel\\n'; cat >/dev/null",
+    ]);
+    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    assert!(wait_until(Duration::from_secs(10), || env
+        .tmux(&["capture-pane", "-p", "-t", &pane])
+        .trim_end()
+        .ends_with("Esc to cancel")));
+    let before = env.tmux(&["capture-pane", "-p", "-t", &pane]);
+    let id = session_id(&env, "moved-on");
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    let first = waiting_note(&bus, "moved-on");
+    env.orchestra(&["event", "--session", &id, "busy"]).ok();
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    assert!(wait_until(Duration::from_secs(10), || bus.notes().len() == 2));
+
+    bus.press(first["id"].as_u64().unwrap(), "approve");
+    let said = || {
+        bus.notes().into_iter().find(|n| {
+            n["summary"]
+                .as_str()
+                .unwrap_or("")
+                .contains("moved-on Approve: not done")
+        })
+    };
+    assert!(
+        wait_until(Duration::from_secs(15), || said().is_some()),
+        "no follow-up: {:?}",
+        bus.notes()
+    );
+    assert!(
+        said().unwrap()["body"]
+            .as_str()
+            .unwrap()
+            .contains("no longer waiting on what the notification asked"),
+        "{:?}",
+        said()
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        env.tmux(&["capture-pane", "-p", "-t", &pane]),
+        before,
+        "a key reached the pane"
+    );
+}
+
+/// `@orchestra-budget` marks the window's badge: `$` from 80 %, `$!` past the budget,
+/// nothing below or without a budget; the agent runs on either way.
+#[test]
+fn a_session_near_or_over_its_budget_carries_a_mark_on_its_badge() {
+    let mut env = Env::new();
+    let wt = env.worktree_path("dear");
+    let Some(world) = crate::harness::ClaudeWorld::start(&env, &[&wt]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    // orchestra finds claude's logs where claude does: $CLAUDE_CONFIG_DIR, else ~/.claude.
+    let home = world
+        .env
+        .iter()
+        .find(|(k, _)| k == "HOME")
+        .map(|(_, v)| std::path::PathBuf::from(v))
+        .expect("the sandboxed HOME");
+    env.env.push((
+        "CLAUDE_CONFIG_DIR".into(),
+        home.join(".claude").to_string_lossy().into(),
+    ));
+    // No bus: the budget's notifications are not what this test looks at.
+    env.env
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
+    env.env.push((
+        "XDG_RUNTIME_DIR".into(),
+        env.root.join("no-runtime").to_string_lossy().into_owned(),
+    ));
+    env.orchestra(&["tmux", "init"]).ok();
+    let agent = shell_words::quote(&world.claude.to_string_lossy()).into_owned();
+    env.orchestra(&[
+        "dispatch",
+        "dear",
+        "--agent",
+        &agent,
+        "--prompt",
+        "[[say: one]]",
+    ])
+    .ok();
+    assert!(wait_until(Duration::from_secs(60), || env.session("dear")
+        ["state"]
+        == "idle"));
+    let model = || {
+        let run = env.orchestra(&["cost", "--json"]).ok();
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+        rows.first()
+            .and_then(|r| r["models"][0]["model"].as_str())
+            .map(str::to_string)
+    };
+    assert!(wait_until(Duration::from_secs(20), || model().is_some()));
+    std::fs::write(
+        env.home.join("prices.toml"),
+        format!(
+            "[models.\"{}\"]\ninput = 2.0\noutput = 10.0\ncache_write = 4.0\ncache_read = 1.0\n",
+            model().unwrap()
+        ),
+    )
+    .unwrap();
+    let usd = env.session("dear")["cost_usd"].as_f64().expect("priced");
+    assert!(usd > 0.0);
+    let window = env.session("dear")["window"].as_str().unwrap().to_string();
+    let after = |budget: Option<f64>| {
+        match budget {
+            Some(b) => env.tmux(&["set-option", "-g", "@orchestra-budget", &format!("{b}")]),
+            None => env.tmux(&["set-option", "-gu", "@orchestra-budget"]),
+        };
+        env.orchestra(&["refresh"]).ok();
+        let mark = env.tmux(&[
+            "show-options",
+            "-w",
+            "-v",
+            "-t",
+            &window,
+            "@orchestra_budget",
+        ]);
+        let shown = env.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &window,
+            "#{E:window-status-format}",
+        ]);
+        (mark.trim().to_string(), shown.trim().to_string())
+    };
+    let (mark, shown) = after(Some(usd / 0.9));
+    assert_eq!(mark, "$");
+    assert!(shown.ends_with("idle $"), "{shown}");
+    let (mark, shown) = after(Some(usd * 0.5));
+    assert_eq!(mark, "$!");
+    assert!(shown.ends_with("idle $!"), "{shown}");
+    // A budget raised past the cost takes the mark off; so does no budget at all.
+    assert_eq!(after(Some(usd * 100.0)).0, "");
+    assert_eq!(after(Some(usd * 0.5)).0, "$!");
+    let (mark, shown) = after(None);
+    assert_eq!(mark, "");
+    assert!(shown.ends_with("idle"), "{shown}");
+    assert_eq!(env.session("dear")["status"], "running");
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
 
 /// A test world with an sshd and an orchestra whose HOME holds the test's ~/.ssh.
-fn world() -> Option<(Env, Sshd)> {
+pub(crate) fn world() -> Option<(Env, Sshd)> {
     let mut env = Env::new();
     let sshd = Sshd::start(&env)?;
     env.env
@@ -17,7 +17,7 @@ fn world() -> Option<(Env, Sshd)> {
     Some((env, sshd))
 }
 
-fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
+pub(crate) fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
     let text = format!(
         "[orchestrator]\nagent = {agent}\npoll_interval = 1\n\n\
          [hosts.gpu]\naddress = {}\nidentity = '{}'\n\n{session}",
@@ -45,7 +45,7 @@ fn toml_string(s: &str) -> String {
     format!("'{s}'")
 }
 
-fn remote_folder(env: &Env, name: &str) -> PathBuf {
+pub(crate) fn remote_folder(env: &Env, name: &str) -> PathBuf {
     let p = env.root.join(name);
     std::fs::create_dir_all(&p).expect("remote folder");
     p
@@ -283,8 +283,11 @@ fn a_closed_port_never_slows_the_status_line() {
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(seen.contains("gpu unreachable"), "{seen}");
+    // A status line that waited on the host would take its connect timeout (3 s, the
+    // default); half of it is far above a loaded machine's noise. How fast the status line
+    // is, is bench/remote.sh's to measure.
     assert!(
-        slowest < Duration::from_millis(100),
+        slowest < remote_connect_timeout() / 2,
         "a status line took {slowest:?}"
     );
     // What is shown gets older, and says so.
@@ -332,6 +335,24 @@ fn a_broken_manifest_starts_nothing() {
     assert!(run.stderr.contains("no manifest"), "{}", run.stderr);
 }
 
+/// Session `pipeline` on host gpu running the claude of `world` in `folder` (`more`: further
+/// TOML lines), asking before it runs a tool. What claude needs to reach the fake API
+/// travels in the manifest's env snippet.
+pub(crate) fn claude_session(world: &ClaudeWorld, folder: &std::path::Path, more: &str) -> String {
+    let exports: Vec<String> = world
+        .env
+        .iter()
+        .filter(|(k, _)| k != "TMUX_TMPDIR")
+        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
+        .collect();
+    format!(
+        "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n{more}\
+         agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
+        folder.display(),
+        exports.join("\n")
+    )
+}
+
 /// The state `orchestra status --json` gives `label` (a live remote refresh each time).
 fn remote_state(env: &Env, label: &str) -> String {
     let out = env.orchestra(&["status", "--json"]).ok().stdout;
@@ -350,23 +371,11 @@ fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
         return;
     };
     sshd.trust();
-    // What claude needs to reach the fake API travels in the manifest's env snippet.
-    let exports: Vec<String> = world
-        .env
-        .iter()
-        .filter(|(k, _)| k != "TMUX_TMPDIR")
-        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
-        .collect();
     write_manifest(
         &env,
         &sshd,
         &world.claude.to_string_lossy(),
-        &format!(
-            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\ntmux = \"claude_pipeline\"\n\
-             agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
-            folder.display(),
-            exports.join("\n")
-        ),
+        &claude_session(&world, &folder, "tmux = \"claude_pipeline\"\n"),
     );
     env.orchestra(&["up"]).ok();
     let ready = |env: &Env| {
@@ -759,4 +768,9 @@ fn a_remote_has_dependency_is_looked_for_by_the_remote_refresh_never_by_the_stat
     );
     drop(blackhole);
     env.orchestra(&["down"]).ok();
+}
+
+/// The connect timeout of a host whose manifest does not set one.
+fn remote_connect_timeout() -> Duration {
+    Duration::from_secs(3)
 }

@@ -1,5 +1,6 @@
 //! A private D-Bus session bus (`dbus-daemon`), with a small python3-dbus stand-in owning
-//! org.freedesktop.Notifications that logs every Notify call.
+//! org.freedesktop.Notifications that logs every Notify and CloseNotification call and,
+//! when it advertises "actions", lets a test press a notification's button.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,7 +20,17 @@ pub struct Bus {
 impl Bus {
     /// `None` (a reported skip) without dbus-daemon or python3-dbus, except on CI.
     pub fn start(root: &Path) -> Option<Bus> {
+        Bus::start_with(root, &["body"])
+    }
+
+    /// A bus whose notification server shows actions (its capabilities say "actions").
+    pub fn with_actions(root: &Path) -> Option<Bus> {
+        Bus::start_with(root, &["body", "actions"])
+    }
+
+    fn start_with(root: &Path, capabilities: &[&str]) -> Option<Bus> {
         let have = Path::new("/usr/bin/dbus-daemon").exists()
+            && Path::new("/usr/bin/dbus-send").exists()
             && Command::new("/usr/bin/python3")
                 .args(["-c", "import dbus, gi"])
                 .status()
@@ -48,6 +59,7 @@ impl Bus {
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/notify-listener.py"))
             .arg(&log)
             .arg(&ready)
+            .arg(capabilities.join(","))
             .env("DBUS_SESSION_BUS_ADDRESS", &address)
             .spawn()
             .expect("listener");
@@ -70,6 +82,56 @@ impl Bus {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
+    }
+}
+
+impl Bus {
+    /// The ids of the notifications closed so far (CloseNotification calls).
+    pub fn closed(&self) -> Vec<u64> {
+        let mut path = self.log.clone().into_os_string();
+        path.push(".closed");
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    }
+
+    /// The person presses the button `key` of notification `id`. The sender hears it only
+    /// once it listens, which it starts just after the notification shows (a person is
+    /// never that quick; a test is): pressed again until the sender closes the notification,
+    /// as it does on hearing an action.
+    #[track_caller]
+    pub fn press(&self, id: u64, key: &str) {
+        let heard = wait_until(Duration::from_secs(20), || {
+            let ok = Command::new("/usr/bin/dbus-send")
+                .args([
+                    "--session",
+                    "--type=method_call",
+                    "--print-reply",
+                    "--dest=org.freedesktop.Notifications",
+                    "/org/freedesktop/Notifications",
+                    "org.orchestra.Test.Invoke",
+                    &format!("uint32:{id}"),
+                    &format!("string:{key}"),
+                ])
+                .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+                .stdout(Stdio::null())
+                .status()
+                .map(|s| s.success())
+                .unwrap_or(false);
+            assert!(ok, "dbus-send could not reach the stand-in");
+            std::thread::sleep(Duration::from_millis(200));
+            self.closed().contains(&id)
+        });
+        assert!(
+            heard,
+            "the notification's sender never heard {key:?} on {id}"
+        );
     }
 }
 

@@ -168,6 +168,29 @@ impl Sshd {
         Run::from(out)
     }
 
+    /// The remote side's HOME (where `hosts install` puts ~/.local/bin/orchestra).
+    pub fn remote_home(&self) -> PathBuf {
+        self.dir
+            .parent()
+            .expect("the sshd folder is in the test's root")
+            .join("remote-home")
+    }
+
+    /// Puts `dir` first on the PATH of every later login (its key's `environment=`), so a
+    /// stand-in program there is what the remote side runs.
+    pub fn prepend_remote_path(&self, dir: &Path) {
+        let keys = self.dir.join("authorized_keys");
+        let line = std::fs::read_to_string(&keys).expect("authorized_keys");
+        std::fs::write(
+            &keys,
+            format!(
+                "environment=\"PATH={}:/usr/local/bin:/usr/bin:/bin\",{line}",
+                dir.display()
+            ),
+        )
+        .expect("authorized_keys");
+    }
+
     /// Stops the server: its port closes.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {

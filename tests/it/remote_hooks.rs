@@ -1,0 +1,289 @@
+//! Hook-exact remote states over a real `sshd` on 127.0.0.1 (the harness's: throwaway
+//! keys, the remote side's own HOME and TMUX_TMPDIR): `hosts install` copies this very
+//! binary to the "remote" ~/.local/bin, a remote claude (the real CLI against the
+//! stand-in API) then says its states through hooks calling that copy, and its screen
+//! takes over when the copy is gone or another version.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
+use crate::remote::{claude_session, remote_folder, write_manifest};
+
+/// The remote tests' world, its host key trusted.
+fn world() -> Option<(Env, Sshd)> {
+    let (env, sshd) = crate::remote::world()?;
+    sshd.trust();
+    Some((env, sshd))
+}
+
+fn remote_bin(sshd: &Sshd) -> PathBuf {
+    sshd.remote_home().join(".local/bin/orchestra")
+}
+
+/// `label`'s state and who said it, after a live refresh (`status` refreshes each host).
+fn said(env: &Env, label: &str) -> (String, String) {
+    env.orchestra(&["status", "--json"]).ok();
+    let s = env.session(label);
+    (
+        s["state"].as_str().unwrap_or_default().to_string(),
+        s["state_source"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).expect("script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_without_the_binary()
+{
+    let Some((env, sshd)) = world() else { return };
+    let project = remote_folder(&env, "remote-project");
+    let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
+        return;
+    };
+    write_manifest(
+        &env,
+        &sshd,
+        &world.claude.to_string_lossy(),
+        &claude_session(&world, &project, ""),
+    );
+    let installed = env.orchestra(&["hosts", "install", "gpu"]).ok();
+    assert!(
+        installed
+            .stdout
+            .contains("gpu: installed orchestra 0.1.0 at ~/.local/bin/orchestra"),
+        "{}",
+        installed.stdout
+    );
+    let bin = remote_bin(&sshd);
+    let mode = std::fs::metadata(&bin)
+        .expect("copied")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    assert_eq!(
+        std::fs::read(&bin).expect("copy"),
+        std::fs::read(crate::harness::bin()).expect("this binary"),
+        "the copy is this binary, byte for byte"
+    );
+    // Idempotent: the same version is not copied again.
+    let before = std::fs::metadata(&bin).unwrap().modified().unwrap();
+    let again = env.orchestra(&["hosts", "install", "gpu"]).ok();
+    assert!(again.stdout.contains("already"), "{}", again.stdout);
+    assert_eq!(std::fs::metadata(&bin).unwrap().modified().unwrap(), before);
+
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stderr.is_empty(), "{}", up.stderr);
+    let id = env.session("pipeline")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let remote_state_home = sshd.remote_home().join(".local/state/orchestra");
+    let settings = remote_state_home.join(format!("sessions/{id}/settings.json"));
+    let text = std::fs::read_to_string(&settings).expect("hook settings on the host");
+    assert!(
+        text.contains(&format!(
+            "{} event --from-hook --remote Stop",
+            remote_bin(&sshd).display()
+        )),
+        "{text}"
+    );
+    let tail = |n: &str| env.orchestra(&["tail", "pipeline", n]).stdout;
+    assert!(
+        wait_until(Duration::from_secs(30), || tail("40")
+            .lines()
+            .any(|l| l.trim_end() == "❯" || l.starts_with("❯ "))),
+        "claude never drew its prompt:\n{}",
+        tail("40")
+    );
+    env.orchestra(&["brief", "pipeline", "[[bash: touch made-remotely.txt]]"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("waiting".into(), "hook".into())),
+        "never waiting by the hook: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail("30")
+    );
+    // The word was left on the host, by the host's orchestra.
+    let word = remote_state_home.join(format!("remote-states/{id}.json"));
+    assert!(word.is_file(), "no word at {}", word.display());
+    assert!(!project.join("made-remotely.txt").exists());
+    env.orchestra(&["approve", "pipeline"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("idle".into(), "hook".into())),
+        "never idle by the hook: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail("30")
+    );
+    assert!(project.join("made-remotely.txt").exists());
+    // The words and the version came with the panes and screens: a refresh whose badges
+    // are unchanged is one exec (sshd says each command it starts).
+    let execs = || {
+        std::fs::read_to_string(sshd.dir.join("sshd.log"))
+            .unwrap_or_default()
+            .matches("Starting session: command")
+            .count()
+    };
+    env.orchestra(&["refresh", "--remote"]).ok();
+    let before = execs();
+    env.orchestra(&["refresh", "--remote"]).ok();
+    assert_eq!(execs() - before, 1, "one exec per refresh");
+    let health = env.orchestra(&["health"]).ok().stdout;
+    let row = health
+        .lines()
+        .find(|l| l.contains("pipeline"))
+        .unwrap_or_else(|| panic!("{health}"));
+    assert!(row.contains("hook"), "SAID BY hook: {row}");
+
+    // Without the host's binary the hooks say nothing (and never block claude): the
+    // screen tells the states again.
+    std::fs::remove_file(remote_bin(&sshd)).expect("remove the remote binary");
+    env.orchestra(&["brief", "pipeline", "[[bash: touch second.txt]]"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("waiting".into(), "screen".into())),
+        "never waiting by the screen: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail("30")
+    );
+    env.orchestra(&["approve", "pipeline"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("idle".into(), "screen".into())),
+        "never idle by the screen: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail("30")
+    );
+    assert!(project.join("second.txt").exists());
+    let screen = tail("40");
+    assert!(!screen.contains("hook error"), "{screen}");
+
+    env.orchestra(&["down"]).ok();
+    assert!(
+        !settings.exists(),
+        "down takes the session's settings off the host"
+    );
+}
+
+#[test]
+fn a_host_of_another_architecture_is_refused_naming_what_to_build() {
+    let Some((env, sshd)) = world() else { return };
+    write_manifest(&env, &sshd, "cat", "");
+    // A stand-in `uname`, first on the remote PATH: this machine cannot become another
+    // architecture, so the host pretends to be one.
+    let fake = remote_folder(&env, "fake-uname");
+    let other = if std::env::consts::ARCH == "aarch64" {
+        "x86_64"
+    } else {
+        "aarch64"
+    };
+    write_script(
+        &fake.join("uname"),
+        &format!("#!/bin/sh\necho 'Linux {other}'\n"),
+    );
+    sshd.prepend_remote_path(&fake);
+    let refused = env.orchestra(&["hosts", "install", "gpu"]).fails_with(1);
+    assert_eq!(
+        refused.stderr.trim().lines().count(),
+        1,
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains(&format!(
+            "gpu is Linux {other}; this orchestra is Linux {}: build one for \
+             {other}-unknown-linux-gnu and copy it to ~/.local/bin/orchestra",
+            std::env::consts::ARCH
+        )),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !sshd.remote_home().join(".local/bin").exists(),
+        "nothing copied"
+    );
+}
+
+#[test]
+fn an_unknown_host_name_is_bad_input_and_copies_nothing() {
+    let Some((env, sshd)) = world() else { return };
+    write_manifest(&env, &sshd, "cat", "");
+    let refused = env.orchestra(&["hosts", "install", "nope"]).fails_with(2);
+    assert_eq!(
+        refused.stderr.trim().lines().count(),
+        1,
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("\"nope\" is not a [hosts.*] entry"),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !sshd.remote_home().join(".local").exists(),
+        "nothing copied"
+    );
+}
+
+#[test]
+fn version_skew_is_reported_and_the_screen_keeps_telling() {
+    let Some((env, sshd)) = world() else { return };
+    let project = remote_folder(&env, "p");
+    // A program named claude (so `up` treats it as claude) that is only `cat`: enough to
+    // see which settings it gets, with no CLI to start.
+    let claude = project.join("claude");
+    write_script(&claude, "#!/bin/sh\nexec cat\n");
+    write_manifest(
+        &env,
+        &sshd,
+        &claude.to_string_lossy(),
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            project.display()
+        ),
+    );
+    env.orchestra(&["hosts", "install", "gpu"]).ok();
+    // The host's binary is replaced by one of another version.
+    write_script(&remote_bin(&sshd), "#!/bin/sh\necho 'orchestra 0.0.1'\n");
+    let skew = "gpu runs orchestra 0.0.1, this is orchestra 0.1.0: its states come from \
+                screens (orchestra hosts install gpu --force)";
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stderr.contains(skew), "{}", up.stderr);
+    let start = |sshd: &Sshd| {
+        sshd.remote_tmux(&["list-panes", "-a", "-F", "#{pane_start_command}"])
+            .ok()
+            .stdout
+    };
+    assert!(!start(&sshd).contains("--settings"), "{}", start(&sshd));
+    let status = env.orchestra(&["status"]).ok().stdout;
+    assert!(status.contains(&format!("gpu: {skew}")), "{status}");
+    let row = status
+        .lines()
+        .find(|l| l.starts_with("pipeline"))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        row.contains("reachable") && row.contains("running"),
+        "{row}"
+    );
+    let health = env.orchestra(&["health"]).ok().stdout;
+    assert!(health.contains(skew), "{health}");
+
+    // Installing again (no --force needed: the versions differ) settles it; the next up
+    // gets the hooks.
+    env.orchestra(&["hosts", "install", "gpu"]).ok();
+    let status = env.orchestra(&["status"]).ok().stdout;
+    assert!(!status.contains("runs orchestra"), "{status}");
+    env.orchestra(&["down"]).ok();
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stderr.is_empty(), "{}", up.stderr);
+    assert!(start(&sshd).contains("--settings"), "{}", start(&sshd));
+    env.orchestra(&["down"]).ok();
+}
