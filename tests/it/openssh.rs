@@ -550,3 +550,34 @@ fn hostile_hosts_and_bad_transports_are_refused_and_nothing_is_made() {
     assert_eq!(logins(&sshd), 0);
     assert!(sshd.remote_tmux(&["list-sessions"]).code != 0);
 }
+
+/// `hosts install` sends this binary on the exec's stdin: over the master as over libssh2.
+#[test]
+fn hosts_install_copies_this_binary_over_the_master() {
+    let Some((env, sshd)) = world() else { return };
+    let config = ssh_config(&env, &sshd, "");
+    let folder = remote_folder(&env, "p");
+    write_manifest(
+        &env,
+        &sshd.address(),
+        Some(&sshd.user_key),
+        &config,
+        "cat",
+        &cat_session(&folder),
+    );
+    connect(&env).ok();
+    let installed = env.orchestra(&["hosts", "install", "gpu"]).ok();
+    assert!(
+        installed.stdout.contains("gpu: installed orchestra"),
+        "{}",
+        installed.stdout
+    );
+    let copy = sshd.remote_home().join(".local/bin/orchestra");
+    assert_eq!(
+        std::fs::read(&copy).expect("copied"),
+        std::fs::read(crate::harness::bin()).expect("this binary"),
+        "the copy is this binary, byte for byte"
+    );
+    assert_eq!(logins(&sshd), 1, "the copy rode the master");
+    env.orchestra(&["connect", "gpu", "--close"]).ok();
+}
