@@ -72,6 +72,12 @@ fn parse(spec: &HostSpec) -> Result<(Option<String>, String, Option<u16>), Remot
     })
 }
 
+/// A path as ssh reads it where it expands `%` tokens (ControlPath, IdentityFile,
+/// UserKnownHostsFile): a `%` in a folder name stays itself.
+fn ssh_path(path: &Path) -> String {
+    path.display().to_string().replace('%', "%%")
+}
+
 impl Master {
     /// The master `spec` would ride, under `home` (nothing is made yet).
     pub fn new(home: &Path, spec: &HostSpec) -> Result<Master, RemoteError> {
@@ -90,7 +96,7 @@ impl Master {
     /// Options every `ssh` of this host takes: the socket, the config file, and host keys
     /// checked by OpenSSH against the file orchestra checks them against.
     fn common(&self) -> Vec<String> {
-        let mut argv = vec!["-S".to_string(), self.socket.display().to_string()];
+        let mut argv = vec!["-S".to_string(), ssh_path(&self.socket)];
         if let Some(config) = &self.config {
             argv.push("-F".into());
             argv.push(config.display().to_string());
@@ -99,7 +105,10 @@ impl Master {
             "-o".into(),
             "StrictHostKeyChecking=yes".into(),
             "-o".into(),
-            format!("UserKnownHostsFile={}", super::known_hosts_path().display()),
+            format!(
+                "UserKnownHostsFile={}",
+                ssh_path(&super::known_hosts_path())
+            ),
         ]);
         argv
     }
@@ -189,7 +198,7 @@ impl Master {
         argv.extend(self.common());
         if let Some(identity) = &self.identity {
             argv.push("-i".into());
-            argv.push(identity.display().to_string());
+            argv.push(ssh_path(identity));
         }
         argv.extend(self.destination());
         // It waits for a person (a code, a passphrase), hence a person's deadline; as the
@@ -346,5 +355,13 @@ mod tests {
         assert!(argv.windows(2).any(|w| w == ["-p", "2222"]));
         assert!(argv.windows(2).any(|w| w == ["-l", "me"]));
         assert!(argv.contains(&"StrictHostKeyChecking=yes".to_string()));
+    }
+
+    #[test]
+    fn a_percent_in_a_path_is_not_an_ssh_token() {
+        let master = Master::new(Path::new("/h/50%h"), &spec("gpu")).unwrap();
+        let argv = master.ssh_argv(&["tmux".into()]);
+        let socket = &argv[argv.iter().position(|a| a == "-S").unwrap() + 1];
+        assert!(socket.starts_with("/h/50%%h/ssh/"), "{socket}");
     }
 }

@@ -3,7 +3,8 @@
 //! rides it for every call (up, status, brief, approve, tail, down) without logging in
 //! again; a master that goes away mid-run is `not connected`, at once and without a
 //! prompt; a host reached only through a jump host; a login that asks something,
-//! answered once at connect; hostile host names.
+//! answered once at connect; `hosts install` (this binary on the exec's stdin) over the
+//! master; hostile host names and transports.
 //!
 //! OpenSSH reads ~/.ssh of the account (getpwuid), never $HOME, so each test names its
 //! own ssh_config file through the host's `ssh_config` (passed as `-F`): nothing of this
