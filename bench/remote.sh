@@ -3,6 +3,9 @@
 # `orchestra refresh --remote` (one SSH connection, one exec for the whole host) against
 # the per-window way of a shell poller: one `ssh host tmux capture-pane` per window, with
 # a fresh connection each time and with OpenSSH connection sharing (ControlMaster).
+# Then the openssh transport (`transport = "openssh"`, a master `orchestra connect` opened):
+# one refresh over the master against one `ssh` per window over the same master (target:
+# <= 0.5x at 8 windows, and flat in windows).
 # Side by side in one run, at 8 and 32 windows; medians and ratios.
 #
 #   bench/remote.sh [RUNS]      (default 5)
@@ -10,11 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 cargo build --release --quiet
-bin=$PWD/target/release/orchestra
+bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
 work=$(mktemp -d /tmp/orchestra-bench-remote.XXXXXX)
 cleanup() {
   [ -f "$work/sshd.pid" ] && kill "$(cat "$work/sshd.pid")" 2>/dev/null || true
   ssh -S "$work/cm" -O exit x 2>/dev/null || true
+  for s in "$work"/state/ssh/*; do [ -S "$s" ] && ssh -S "$s" -O exit x 2>/dev/null; done || true
   TMUX_TMPDIR=$work/remote-tmux tmux kill-server 2>/dev/null || true
   rm -rf "$work"
 }
@@ -54,9 +58,9 @@ ns() { date +%s%N; }
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ssh_opts=(-p "$port" -i "$work/userkey" -o BatchMode=yes -o UserKnownHostsFile="$work/home/.ssh/known_hosts")
 
-manifest() { # manifest N
+manifest() { # manifest N [TRANSPORT]
   {
-    printf '[orchestrator]\nagent = "cat"\n\n[hosts.gpu]\naddress = "%s@127.0.0.1:%s"\nidentity = "%s"\n\n' "$user" "$port" "$work/userkey"
+    printf '[orchestrator]\nagent = "cat"\n\n[hosts.gpu]\naddress = "%s@127.0.0.1:%s"\nidentity = "%s"\ntransport = "%s"\n\n' "$user" "$port" "$work/userkey" "${2:-ssh2}"
     for i in $(seq 1 "$1"); do
       printf '[sessions.w%s]\nhost = "gpu"\npath = "%s"\ntmux = "bench"\n\n' "$i" "$work/project"
     done
@@ -88,3 +92,31 @@ for n in 8 32; do
     "$(awk -v a="$s" -v b="$o" 'BEGIN{printf "%.1f", a/b}')"
   (cd "$repo" && "$bin" down --wait 1 >/dev/null)
 done
+
+# The openssh transport: every call rides the master `orchestra connect` opened, as does
+# the per-window poller (its socket, `-o ControlMaster=no`).
+manifest 8 openssh
+(cd "$repo" && "$bin" connect gpu --persist 10m >/dev/null)
+master=$(ls -d "$ORCHESTRA_HOME"/ssh/*)
+per_window_master() {
+  for p in $(panes); do
+    ssh "${ssh_opts[@]}" -S "$master" -o ControlMaster=no "$user@127.0.0.1" tmux capture-pane -p -t "$p" >/dev/null
+  done
+}
+printf '\nopenssh transport (one master):\n'
+printf '%-8s %22s %14s %7s\n' windows "ssh per window (master)" orchestra ratio
+for n in 8 32; do
+  manifest "$n" openssh
+  (cd "$repo" && "$bin" up >/dev/null)
+  "$bin" refresh --remote >/dev/null
+  per=(); ours=()
+  for _ in $(seq 1 "$runs"); do
+    t0=$(ns); per_window_master; t1=$(ns); "$bin" refresh --remote >/dev/null; t2=$(ns)
+    per+=($(( (t1 - t0) / 1000 ))); ours+=($(( (t2 - t1) / 1000 )))
+  done
+  p=$(median "${per[@]}"); o=$(median "${ours[@]}")
+  printf '%-8s %20sms %12sms %6sx\n' "$n" $((p / 1000)) $((o / 1000)) \
+    "$(awk -v a="$o" -v b="$p" 'BEGIN{printf "%.2f", a/b}')"
+  (cd "$repo" && "$bin" down --wait 1 >/dev/null)
+done
+(cd "$repo" && "$bin" connect gpu --close >/dev/null)

@@ -143,6 +143,10 @@ pub enum Command {
     /// The manifest's SSH hosts: `hosts check` connects to each; `hosts trust NAME` adds
     /// the key a host shows to ~/.ssh/known_hosts (never replaces a changed one).
     Hosts(HostsArgs),
+    /// Open an OpenSSH master connection to HOST (a [hosts.*] name, or user@host[:port])
+    /// on this terminal: answer its prompts (password, one-time code, passphrase, jump
+    /// host) once; hosts with transport = "openssh" ride it, without ever prompting.
+    Connect(ConnectArgs),
     /// Convert the config.yaml of the multi-host orchestrator orchestra replaces into an
     /// orchestra.toml: hosts (`user@server`), sessions, dependencies. What has no place in
     /// orchestra is kept as a comment and listed on stderr.
@@ -623,6 +627,24 @@ pub enum HostsCommand {
         #[arg(long)]
         force: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectArgs {
+    /// A [hosts.*] name of the manifest, or user@host[:port].
+    #[arg(value_name = "HOST")]
+    pub host: String,
+    /// How long the connection stays open after its last use ("4h", "30m").
+    #[arg(long, default_value = "4h", value_name = "DURATION")]
+    pub persist: String,
+    /// Exit 0 if the connection is open, 1 if not; open nothing.
+    #[arg(long, conflicts_with = "close")]
+    pub check: bool,
+    /// Close the connection.
+    #[arg(long)]
+    pub close: bool,
+    #[command(flatten)]
+    pub manifest: ManifestArg,
 }
 
 #[derive(Debug, Args)]

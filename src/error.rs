@@ -174,7 +174,9 @@ impl From<HealthError> for Error {
 impl From<RemoteError> for Error {
     fn from(e: RemoteError) -> Error {
         let class = match e {
-            RemoteError::BadAddress { .. } => Class::BadInput,
+            RemoteError::BadAddress { .. } | RemoteError::SocketPathTooLong { .. } => {
+                Class::BadInput
+            }
             _ => Class::Failed,
         };
         Error::Remote(Box::new(e), class)

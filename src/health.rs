@@ -927,6 +927,9 @@ pub struct HostSeen {
     pub reachable: bool,
     /// Why it could not be refreshed (unreachable, key refused, tmux failed).
     pub error: Option<String>,
+    /// An openssh host whose master connection is gone: `error` says what to run.
+    #[serde(default)]
+    pub not_connected: bool,
     /// When it last answered (ms since the epoch); 0 never.
     pub answered_ms: i64,
     /// Round trip of the refresh call.
@@ -1118,7 +1121,13 @@ pub fn remote_summary(cache: &RemoteCache, now_ms: i64) -> String {
     let mut parts = Vec::new();
     for host in &cache.hosts {
         let mut text = String::new();
-        if host.reachable {
+        if host.not_connected {
+            text.push_str(&format!(
+                "#[fg=red,bold]{} {}#[default]",
+                host.name,
+                host.error.as_deref().unwrap_or("not connected")
+            ));
+        } else if host.reachable {
             text.push_str(&format!("#[fg=cyan]{}#[default]", host.name));
             for (state, symbol, style) in SUMMARY {
                 if let Some(n) = host.counts.get(*state).filter(|n| **n > 0) {

@@ -75,6 +75,12 @@ pub struct Host {
     pub connect_timeout: Option<String>,
     /// How long one command on the host may take. Default 5 s.
     pub command_timeout: Option<String>,
+    /// `ssh2` (libssh2, by key; the default) or `openssh` (over the master connection
+    /// `orchestra connect NAME` opens).
+    #[serde(default)]
+    pub transport: crate::remote::TransportKind,
+    /// An ssh_config(5) file OpenSSH reads instead of ~/.ssh/config (openssh only).
+    pub ssh_config: Option<String>,
 }
 
 impl Host {
@@ -390,6 +396,14 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
                     format!("hosts.{name}.{key} {value:?} is not a duration such as \"3s\" or \"500ms\""),
                 ));
             }
+        }
+        if host.ssh_config.is_some() && host.transport != crate::remote::TransportKind::OpenSsh {
+            return Err(err(
+                locate_key(text, &header, "ssh_config"),
+                format!(
+                    "hosts.{name}.ssh_config is read by OpenSSH only: add transport = \"openssh\""
+                ),
+            ));
         }
         if let Err(e) = crate::remote::config::parse_address(&host.address) {
             return Err(err(

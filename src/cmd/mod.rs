@@ -5,6 +5,7 @@ pub mod approve;
 pub mod brief;
 pub mod classify;
 pub mod conflicts;
+pub mod connect;
 pub mod cost;
 pub mod deps;
 pub mod dispatch;
@@ -89,6 +90,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Attach(args) => status::attach(ctx, args, out),
         Command::Collect(args) => status::collect(ctx, args, out),
         Command::Hosts(args) => hosts::run(ctx, args, out),
+        Command::Connect(args) => connect::run(ctx, args, out),
         Command::Import(args) => import::run(args, out),
         Command::Insights(args) => sync::run(ctx, args, sync::Kind::Insights, out),
         Command::Dream(args) => sync::run(ctx, args, sync::Kind::Dream, out),

@@ -22,6 +22,8 @@ struct StatusRow {
     state: String,
     status: String,
     reachable: bool,
+    /// An openssh host with no live master (`orchestra connect HOST`).
+    not_connected: bool,
     /// What went wrong reaching the host.
     error: Option<String>,
     /// The folder it works in.
@@ -68,6 +70,7 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
             state: row.map_or_else(|| s.state.to_string(), |r| r.state.clone()),
             status: row.map_or_else(|| s.status.to_string(), |r| r.status.clone()),
             reachable: host.is_none_or(|h| h.reachable && h.error.is_none()),
+            not_connected: host.is_some_and(|h| h.not_connected),
             error: host.and_then(|h| h.error.clone()),
             path: s.worktree.clone(),
         });
@@ -84,6 +87,7 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
                 state: "-".into(),
                 status: "down".into(),
                 reachable: true,
+                not_connected: false,
                 error: None,
                 path: spec.path.clone(),
             });
@@ -110,6 +114,7 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
                 match (&r.error, r.reachable) {
                     (None, true) if r.host == "local" => "-".into(),
                     (None, true) => "reachable".into(),
+                    (_, false) if r.not_connected => "NOT CONNECTED".into(),
                     (_, false) => "UNREACHABLE".into(),
                     (Some(_), true) => "ERROR".into(),
                 },

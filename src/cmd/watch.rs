@@ -22,10 +22,16 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
             // last one found, and starts the next when it is due.
             let _ = health::remote::status_part(ctx);
             let _ = crate::radar::run::status_part(ctx, outcome.radar_every);
-            if let Some(remote) = health::load_remote_cache(&ctx.home) {
-                add_remote_rows(&mut outcome, &remote);
-            }
+            let remote = health::load_remote_cache(&ctx.home).unwrap_or_default();
+            add_remote_rows(&mut outcome, &remote);
             health_table(&outcome, &cost_cells(ctx)?, &mut buffer);
+            // A host's rows show what was recorded; why it was not read is said under them
+            // (`not connected — orchestra connect gpu`).
+            for host in &remote.hosts {
+                if let Some(error) = &host.error {
+                    buffer.line(format!("{}: {error}", host.name));
+                }
+            }
             conflicts_table(ctx, &mut buffer)?;
         }
         let now = chrono::Local::now().format("%H:%M:%S");

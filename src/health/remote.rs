@@ -209,6 +209,7 @@ fn recorded(host: &str, sessions: &[Session], answered_ms: i64) -> health::HostS
         name: host.to_string(),
         reachable: false,
         error: None,
+        not_connected: false,
         answered_ms,
         latency_ms: 0,
         counts: BTreeMap::new(),
@@ -292,6 +293,10 @@ fn refresh_one_host(
         }
         Err(e) => {
             seen.reachable = !matches!(&e, Error::Remote(r, _) if r.is_unreachable());
+            seen.not_connected = matches!(
+                &e,
+                Error::Remote(r, _) if matches!(**r, crate::remote::RemoteError::NotConnected { .. })
+            );
             seen.error = Some(e.to_string());
             (seen, Vec::new(), Vec::new())
         }

@@ -3,10 +3,13 @@
 //! authentication tries the configured identity, then the ssh agent, then the default
 //! keys; `~/.ssh/config` decides where a host really is. [`RemoteTmux`] carries tmux
 //! commands over one SSH channel per call, so the tmux module's batching serves remote
-//! hosts exactly as local ones.
+//! hosts exactly as local ones. A host with `transport = "openssh"` is reached through
+//! an OpenSSH master connection instead (openssh.rs: `ssh` run through process.rs); both
+//! give the same [`Connection::exec`].
 
 pub mod config;
 pub mod known_hosts;
+pub mod openssh;
 
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -33,6 +36,20 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// How long closing a channel after a failed command may wait for the host.
 const CLEANUP_GRACE: Duration = Duration::from_millis(500);
 
+/// ssh's exit status for its own failure (and the status an exec reports when it has none).
+pub const SSH_FAILED: i32 = 255;
+
+/// How orchestra reaches a host (the manifest's `transport`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportKind {
+    /// libssh2 in this process, logging in by key (the default).
+    #[default]
+    Ssh2,
+    /// `ssh` over a master connection `orchestra connect` opened.
+    OpenSsh,
+}
+
 /// A host as the manifest names it.
 #[derive(Debug, Clone)]
 pub struct HostSpec {
@@ -43,6 +60,25 @@ pub struct HostSpec {
     pub identity: Option<PathBuf>,
     pub connect_timeout: Duration,
     pub command_timeout: Duration,
+    pub transport: TransportKind,
+    /// The ssh_config(5) file OpenSSH reads instead of ~/.ssh/config (openssh only).
+    pub ssh_config: Option<PathBuf>,
+}
+
+impl HostSpec {
+    /// A host named by its address alone (`connect user@host`): reached through OpenSSH
+    /// with its own defaults.
+    pub fn for_address(address: &str) -> HostSpec {
+        HostSpec {
+            name: address.to_string(),
+            address: address.to_string(),
+            identity: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            command_timeout: DEFAULT_COMMAND_TIMEOUT,
+            transport: TransportKind::OpenSsh,
+            ssh_config: None,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +119,19 @@ pub enum RemoteError {
         what: String,
         message: String,
     },
+    /// An openssh host whose master connection does not answer.
+    #[error("not connected — orchestra connect {host}")]
+    NotConnected { host: String },
+    #[error(
+        "the master connection's socket {} is {length} bytes, more than a Unix socket \
+         path holds ({limit} with ssh's temporary suffix): set a shorter ORCHESTRA_HOME",
+        path.display()
+    )]
+    SocketPathTooLong {
+        path: PathBuf,
+        length: usize,
+        limit: usize,
+    },
     #[error("cannot write {path}: {source}")]
     KnownHostsWrite {
         path: PathBuf,
@@ -95,7 +144,9 @@ impl RemoteError {
     pub fn is_unreachable(&self) -> bool {
         matches!(
             self,
-            RemoteError::Unreachable { .. } | RemoteError::Timeout { .. }
+            RemoteError::Unreachable { .. }
+                | RemoteError::Timeout { .. }
+                | RemoteError::NotConnected { .. }
         )
     }
 }
@@ -136,13 +187,22 @@ impl Scan {
     }
 }
 
-/// An authenticated connection to a host. Clones share the one SSH session.
+/// An authenticated connection to a host, whichever its transport. Clones share the one
+/// SSH session (or master).
 #[derive(Clone)]
 pub struct Connection {
     pub name: String,
-    pub target: Target,
-    session: ssh2::Session,
+    link: Link,
     command_timeout: Duration,
+}
+
+#[derive(Clone)]
+enum Link {
+    Ssh2 {
+        target: Target,
+        session: ssh2::Session,
+    },
+    OpenSsh(openssh::Master),
 }
 
 fn user_home() -> PathBuf {
@@ -296,8 +356,27 @@ pub fn scan(spec: &HostSpec) -> Result<Scan, RemoteError> {
     })
 }
 
-/// Connects, checks the host key and logs in.
+/// Connects, checks the host key and logs in; for an openssh host, finds its master
+/// connection answering (never logs in itself: that is `orchestra connect`).
 pub fn connect(spec: &HostSpec) -> Result<Connection, RemoteError> {
+    if spec.transport == TransportKind::OpenSsh {
+        let home = crate::paths::orchestra_home().map_err(|e| RemoteError::Ssh {
+            host: spec.name.clone(),
+            what: "finding the master connection".into(),
+            message: e.to_string(),
+        })?;
+        let master = openssh::Master::new(&home, spec)?;
+        if !master.is_live(spec.connect_timeout) {
+            return Err(RemoteError::NotConnected {
+                host: spec.name.clone(),
+            });
+        }
+        return Ok(Connection {
+            name: spec.name.clone(),
+            link: Link::OpenSsh(master),
+            command_timeout: spec.command_timeout,
+        });
+    }
     let scan = scan(spec)?;
     match &scan.verdict {
         Verdict::Known => {}
@@ -331,8 +410,10 @@ pub fn connect(spec: &HostSpec) -> Result<Connection, RemoteError> {
     scan.session.set_timeout(millis(spec.command_timeout));
     Ok(Connection {
         name: spec.name.clone(),
-        target: scan.target,
-        session: scan.session,
+        link: Link::Ssh2 {
+            target: scan.target,
+            session: scan.session,
+        },
         command_timeout: spec.command_timeout,
     })
 }
@@ -500,19 +581,24 @@ impl Connection {
         timeout: Option<Duration>,
     ) -> Result<ExecOutput, RemoteError> {
         let timeout = timeout.unwrap_or(self.command_timeout);
+        let session = match &self.link {
+            Link::OpenSsh(master) => return master.exec(command, input, timeout),
+            Link::Ssh2 { session, .. } => session,
+        };
         let deadline = Instant::now() + timeout;
-        let result = self.exec_until(command, input, deadline, timeout);
+        let result = self.exec_until(session, command, input, deadline, timeout);
         if result.is_err() {
             // The failed channel went within the deadline; whatever follows on this
             // session (another exec, closing it) may wait on the host only briefly.
-            self.session.set_blocking(true);
-            self.session.set_timeout(millis(CLEANUP_GRACE));
+            session.set_blocking(true);
+            session.set_timeout(millis(CLEANUP_GRACE));
         }
         result
     }
 
     fn exec_until(
         &self,
+        session: &ssh2::Session,
         command: &str,
         input: Option<&[u8]>,
         deadline: Instant,
@@ -529,8 +615,8 @@ impl Connection {
             if left.is_zero() {
                 return Err(timed_out(what));
             }
-            self.session.set_blocking(true);
-            self.session.set_timeout(millis(left));
+            session.set_blocking(true);
+            session.set_timeout(millis(left));
             Ok(())
         };
         let fail = |what: &str| {
@@ -558,8 +644,7 @@ impl Connection {
             }
         };
         arm("opening a channel")?;
-        let mut channel = self
-            .session
+        let mut channel = session
             .channel_session()
             .map_err(fail("opening a channel"))?;
         arm("running a command")?;
@@ -591,7 +676,7 @@ impl Connection {
             Ok(())
         };
         loop {
-            self.session.set_blocking(false);
+            session.set_blocking(false);
             let mut progressed = false;
             for id in 0..2 {
                 loop {
@@ -621,8 +706,8 @@ impl Connection {
             if progressed {
                 continue;
             }
-            self.session.set_blocking(true);
-            self.session.set_timeout(millis(left.min(WAIT_SLICE)));
+            session.set_blocking(true);
+            session.set_timeout(millis(left.min(WAIT_SLICE)));
             match channel.read(&mut buffer) {
                 Ok(0) => {
                     // stdout ended; what is left (stderr, the close) comes at once, but a
@@ -735,11 +820,13 @@ impl Transport for RemoteTmux {
     }
 
     fn command_prefix(&self) -> Vec<String> {
-        Connection::ssh_argv(
-            &self.conn.target,
-            self.identity.as_deref(),
-            &["tmux".into()],
-        )
+        let tmux = ["tmux".to_string()];
+        match &self.conn.link {
+            Link::Ssh2 { target, .. } => {
+                Connection::ssh_argv(target, self.identity.as_deref(), &tmux)
+            }
+            Link::OpenSsh(master) => master.ssh_argv(&tmux),
+        }
     }
 }
 

@@ -192,6 +192,11 @@ pub fn host_spec(manifest: &Manifest, name: &str) -> Result<HostSpec, Error> {
             .map(|i| crate::remote::config::expand_home(i, &home)),
         connect_timeout: host.connect_timeout(),
         command_timeout: host.command_timeout(),
+        transport: host.transport,
+        ssh_config: host
+            .ssh_config
+            .as_deref()
+            .map(|c| crate::remote::config::expand_home(c, &home)),
     })
 }
 

@@ -32,6 +32,7 @@ mod markup;
 mod matrix;
 mod merge;
 mod notify;
+mod openssh;
 mod plugin;
 mod radar;
 mod remote;

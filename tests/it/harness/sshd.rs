@@ -55,18 +55,28 @@ fn keygen(path: &Path) -> String {
 impl Sshd {
     /// `None` (a reported skip) without sshd, except on CI where that fails.
     pub fn start(env: &Env) -> Option<Sshd> {
+        Sshd::start_named(env, "sshd", "")
+    }
+
+    /// A server of its own folders (`NAME`, `NAME-home`, …; "sshd" is the one of
+    /// [`Sshd::start`]), with `extra` sshd_config lines put first (where they win).
+    pub fn start_named(env: &Env, name: &str, extra: &str) -> Option<Sshd> {
         let sshd = sshd_bin();
         if !require("sshd (openssh-server)", sshd.is_some())
             || !require("ssh-keygen", which("ssh-keygen").is_some())
         {
             return None;
         }
-        let dir = env.root.join("sshd");
-        let home = env.root.join("ssh-home");
-        let remote_tmux_tmpdir = env.root.join("remote-tmux");
+        let named = |default: &str, suffix: &str| match name {
+            "sshd" => env.root.join(default),
+            _ => env.root.join(format!("{name}{suffix}")),
+        };
+        let dir = env.root.join(name);
+        let home = named("ssh-home", "-home");
+        let remote_tmux_tmpdir = named("remote-tmux", "-tmux");
         // The remote side's HOME: its login shell reads no rc file of this machine's user
         // (whose rc files may be slow, or wait on a lock).
-        let remote_home = env.root.join("remote-home");
+        let remote_home = named("remote-home", "-remote-home");
         for d in [&dir, &home.join(".ssh"), &remote_tmux_tmpdir, &remote_home] {
             std::fs::create_dir_all(d).expect("sshd dirs");
         }
@@ -87,7 +97,7 @@ impl Sshd {
         std::fs::write(
             dir.join("sshd_config"),
             format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nAuthorizedKeysFile {ak}\n\
+                "{extra}Port {port}\nListenAddress 127.0.0.1\nHostKey {hk}\nAuthorizedKeysFile {ak}\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                  PermitUserEnvironment yes\nStrictModes no\nUsePAM no\nPidFile {pid}\n\
                  PermitRootLogin prohibit-password\nLogLevel VERBOSE\n",
