@@ -105,14 +105,8 @@ pub struct Seen {
     pub total: Raw,
 }
 
-/// What a piece of a rollout held: bytes of whole lines read, usage (model, day, tokens),
-/// and where it stopped.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Piece {
-    pub consumed: usize,
-    pub usage: Vec<(String, String, Tokens)>,
-    pub last: Seen,
-}
+/// What a piece of this log held (its mark: [`Seen`]).
+pub type Piece = super::Piece<Seen>;
 
 #[derive(Deserialize)]
 struct Line {
@@ -140,15 +134,10 @@ struct Info {
 /// smaller than the last (a thread that counts anew) counts whole. A last line without its
 /// newline is left for the next read; other lines count nothing.
 pub fn read(bytes: &[u8], last: &Seen) -> Piece {
-    let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut piece = Piece {
-        consumed,
-        usage: Vec::new(),
-        last: last.clone(),
-    };
-    for raw in bytes[..consumed].split(|&b| b == b'\n') {
+    let (mut piece, lines) = Piece::start(bytes, last);
+    for raw in lines {
         // Most lines are messages and tool output, often long: only two kinds matter.
-        if !contains(raw, b"\"turn_context\"") && !contains(raw, b"\"token_count\"") {
+        if !super::contains(raw, b"\"turn_context\"") && !super::contains(raw, b"\"token_count\"") {
             continue;
         }
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {
@@ -196,10 +185,6 @@ pub fn read(bytes: &[u8], last: &Seen) -> Piece {
         super::log::add(&mut piece.usage, &model, &day, tokens);
     }
     piece
-}
-
-pub(super) fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
 }
 
 #[cfg(test)]

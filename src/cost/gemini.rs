@@ -87,12 +87,8 @@ pub struct Seen {
 /// How many counted ids a mark keeps: the CLI writes again only the message it is at.
 const KEEP: usize = 32;
 
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Piece {
-    pub consumed: usize,
-    pub usage: Vec<(String, String, Tokens)>,
-    pub last: Seen,
-}
+/// What a piece of this log held (its mark: [`Seen`]).
+pub type Piece = super::Piece<Seen>;
 
 #[derive(Deserialize)]
 struct Line {
@@ -123,14 +119,9 @@ struct Counts {
 /// prompt, as cache read the cached part, as output the answer and the thinking (both are
 /// billed as output). A last line without its newline is left for the next read.
 pub fn read(bytes: &[u8], last: &Seen) -> Piece {
-    let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut piece = Piece {
-        consumed,
-        usage: Vec::new(),
-        last: last.clone(),
-    };
-    for raw in bytes[..consumed].split(|&b| b == b'\n') {
-        if !super::codex::contains(raw, b"\"tokens\"") {
+    let (mut piece, lines) = Piece::start(bytes, last);
+    for raw in lines {
+        if !super::contains(raw, b"\"tokens\"") {
             continue;
         }
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {

@@ -64,14 +64,8 @@ pub struct Counted {
     pub tokens: Tokens,
 }
 
-/// What a piece of a log held: how many bytes of whole lines were read, the usage found
-/// (model, day, tokens) and the last message counted.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Piece {
-    pub consumed: usize,
-    pub usage: Vec<(String, String, Tokens)>,
-    pub last: Counted,
-}
+/// What a piece of this log held (its mark: [`Counted`]).
+pub type Piece = super::Piece<Counted>;
 
 #[derive(Deserialize)]
 struct Line {
@@ -105,13 +99,8 @@ struct ApiUsage {
 /// that is not JSON, or not an assistant message with usage, counts nothing. claude's
 /// own `<synthetic>` messages (errors it shows as replies) used no tokens.
 pub fn read(bytes: &[u8], last: &Counted) -> Piece {
-    let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let mut piece = Piece {
-        consumed,
-        usage: Vec::new(),
-        last: last.clone(),
-    };
-    for raw in bytes[..consumed].split(|&b| b == b'\n') {
+    let (mut piece, lines) = Piece::start(bytes, last);
+    for raw in lines {
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {
             continue;
         };

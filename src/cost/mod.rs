@@ -19,6 +19,49 @@ use serde::Serialize;
 
 use crate::agent::AgentKind;
 use crate::state::{LogMark, LogRead, Session, StateError, Status, Store, Tokens};
+
+/// What a piece of a log held: how many bytes of whole lines were read, the usage found
+/// (model, day, tokens) and where the read stopped (`M`: each log's own mark).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Piece<M> {
+    pub consumed: usize,
+    pub usage: Vec<(String, String, Tokens)>,
+    pub last: M,
+}
+
+impl<M: Clone> Piece<M> {
+    /// A read of `bytes` from mark `last`, nothing counted yet, and its whole lines: a
+    /// last line without its newline is left for the next read.
+    pub fn start<'a>(bytes: &'a [u8], last: &M) -> (Piece<M>, impl Iterator<Item = &'a [u8]>) {
+        let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let piece = Piece {
+            consumed,
+            usage: Vec::new(),
+            last: last.clone(),
+        };
+        (piece, bytes[..consumed].split(|&b| b == b'\n'))
+    }
+}
+
+/// Whether `needle` is in `hay`: a cheap look before a long line is parsed as JSON.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `read` of `bytes` from the mark stored as JSON text (a mark that does not parse is a
+/// read from nothing counted), its own mark given back as JSON text.
+fn read_from_mark<M>(bytes: &[u8], mark: &str, read: fn(&[u8], &M) -> Piece<M>) -> Piece<String>
+where
+    M: Default + serde::de::DeserializeOwned + Serialize,
+{
+    let last = serde_json::from_str::<M>(mark).unwrap_or_default();
+    let piece = read(bytes, &last);
+    Piece {
+        consumed: piece.consumed,
+        usage: piece.usage,
+        last: serde_json::to_string(&piece.last).unwrap_or_default(),
+    }
+}
 pub use prices::{Prices, PricesError};
 
 /// The outcome a killed session's cost is filed under when its branch kept unmerged work
@@ -170,22 +213,14 @@ fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) 
     f.seek(SeekFrom::Start(mark.offset)).ok()?;
     let mut bytes = Vec::new();
     f.read_to_end(&mut bytes).ok()?;
-    let (consumed, usage, last) = match format {
-        Format::Claude => {
-            let last = serde_json::from_str::<log::Counted>(&mark.last).unwrap_or_default();
-            let p = log::read(&bytes, &last);
-            (p.consumed, p.usage, serde_json::to_string(&p.last))
-        }
-        Format::Codex => {
-            let last = serde_json::from_str::<codex::Seen>(&mark.last).unwrap_or_default();
-            let p = codex::read(&bytes, &last);
-            (p.consumed, p.usage, serde_json::to_string(&p.last))
-        }
-        Format::Gemini => {
-            let last = serde_json::from_str::<gemini::Seen>(&mark.last).unwrap_or_default();
-            let p = gemini::read(&bytes, &last);
-            (p.consumed, p.usage, serde_json::to_string(&p.last))
-        }
+    let Piece {
+        consumed,
+        usage,
+        last,
+    } = match format {
+        Format::Claude => read_from_mark(&bytes, &mark.last, log::read),
+        Format::Codex => read_from_mark(&bytes, &mark.last, codex::read),
+        Format::Gemini => read_from_mark(&bytes, &mark.last, gemini::read),
     };
     if consumed == 0 {
         return None;
@@ -195,7 +230,7 @@ fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) 
         path: key,
         mark: LogMark {
             offset: mark.offset + consumed as u64,
-            last: last.unwrap_or_default(),
+            last,
         },
         usage,
     })
