@@ -62,6 +62,7 @@ pub enum RulesError {
 struct KindSpec {
     turn_marker: Option<String>,
     border: Option<String>,
+    input_end: Option<String>,
     #[serde(default)]
     replace: bool,
     #[serde(default)]
@@ -115,6 +116,7 @@ struct Rule {
 struct KindRules {
     turn_marker: Option<(String, String)>,
     border: Option<(String, String)>,
+    input_end: Option<(String, String)>,
     /// (file the rule came from, rule)
     rules: Vec<(String, RuleSpec)>,
     asks: Vec<(String, AskSpec)>,
@@ -125,6 +127,7 @@ struct KindRules {
 struct Compiled {
     turn_marker: Option<Regex>,
     border: Option<Regex>,
+    input_end: Option<Regex>,
     rules: Vec<Rule>,
     /// (what is done, the pattern whose `what` names it)
     asks: Vec<(String, Regex)>,
@@ -233,6 +236,9 @@ impl Rules {
             if let Some(b) = spec.border {
                 entry.border = Some((file.to_string(), b));
             }
+            if let Some(e) = spec.input_end {
+                entry.input_end = Some((file.to_string(), e));
+            }
         }
         Ok(())
     }
@@ -243,7 +249,7 @@ impl Rules {
 
     /// What sits in `kind`'s input box on `screen`, whitespace removed (a long line wraps
     /// there): the lines from the last input line (`turn_marker`) down to the next border
-    /// or blank line, without the marker itself. `None` when no input line shows or the kind has none.
+    /// or `input_end` line (where no border closes the box), without the marker itself. `None` when no input line shows or the kind has none.
     pub fn typed_input(&self, kind: &str, screen: &str) -> Result<Option<String>, RulesError> {
         let Some(k) = self.kinds.get(kind) else {
             return Ok(None);
@@ -257,13 +263,15 @@ impl Rules {
             return Ok(None);
         };
         let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
+        let ends_input =
+            |l: &str| is_border(l) || k.input_end.as_ref().is_some_and(|e| e.is_match(l));
         let first = marker.replace(lines[start], "").into_owned();
         let text = std::iter::once(first.as_str())
             .chain(
                 lines[start + 1..]
                     .iter()
                     .copied()
-                    .take_while(|l| !is_border(l)),
+                    .take_while(|l| !ends_input(l)),
             )
             .flat_map(str::chars)
             .filter(|c| !c.is_whitespace())
@@ -442,6 +450,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
     Ok(Compiled {
         turn_marker: marker("turn_marker", &k.turn_marker)?,
         border: marker("border", &k.border)?,
+        input_end: marker("input_end", &k.input_end)?,
         rules,
         asks,
     })

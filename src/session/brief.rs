@@ -59,9 +59,10 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
 const RESUBMITS: usize = 3;
 
 /// A busy machine can make an agent drop an Enter pressed right after the text arrived:
-/// the text then sits in the input box. Seen there (no menu and no running turn the key
-/// could answer or interrupt, as the kind's screen rules read it), Enter is pressed again,
-/// a few times at most.
+/// the text then sits in the input box. Seen there (no menu or question and no running
+/// turn the key could answer or interrupt, as the kind's screen rules read it), Enter is
+/// pressed again; again after that only while the screen stays exactly as it was when the
+/// key was pressed (the key was dropped, not taken: an agent at work draws).
 fn submit_if_still_typed(
     rules: &Rules,
     kind: &str,
@@ -69,6 +70,7 @@ fn submit_if_still_typed(
     pane: &OwnedPane,
     text: &str,
 ) -> Result<(), Error> {
+    let mut pressed_on: Option<String> = None;
     for _ in 0..RESUBMITS {
         let started = std::time::Instant::now();
         while started.elapsed() < RESUBMIT_AFTER {
@@ -81,17 +83,22 @@ fn submit_if_still_typed(
         let busy = rules
             .classify(kind, &screen)
             .is_ok_and(|v| v.state == AgentState::Busy);
-        if !still_typed(rules, kind, &screen, text)? || menu::parse(&screen).is_some() || busy {
+        let changed = pressed_on.as_ref().is_some_and(|before| *before != screen);
+        if changed
+            || busy
+            || !still_typed(rules, kind, &screen, text)?
+            || menu::asking(&screen).is_some()
+        {
             return Ok(());
         }
         tmux.press(pane, &[Key::Enter])?;
+        pressed_on = Some(screen);
     }
     Ok(())
 }
 
-/// Whether `text` still sits in the input box on `screen`: its end is in what the kind's
-/// rules read as typed (which may run on into a footer where no border ends the box, as
-/// gemini's), or the CLI shows it folded as pasted text.
+/// Whether `text` still sits in the input box on `screen`: what the kind's rules read as
+/// typed ends with it, or the CLI shows it folded as pasted text.
 fn still_typed(rules: &Rules, kind: &str, screen: &str, text: &str) -> Result<bool, Error> {
     let tail: String = {
         let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -101,7 +108,7 @@ fn still_typed(rules: &Rules, kind: &str, screen: &str, text: &str) -> Result<bo
         .typed_input(kind, screen)
         .map_err(|e| Error::BadInput(e.to_string()))?
         .unwrap_or_default();
-    Ok(!typed.is_empty() && (typed.contains("[Pastedtext") || typed.contains(&tail)))
+    Ok(!typed.is_empty() && (typed.contains("[Pastedtext") || typed.ends_with(&tail)))
 }
 
 fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path::PathBuf, Error> {
@@ -145,6 +152,15 @@ mod tests {
             " >   Type your message or @path/to/file",
         );
         assert!(!still_typed(&rules, "gemini", &sent, text).unwrap());
+        // aider's echo of a sent prompt, its question under it: sent, not typed.
+        let aider = "> [[bash: touch denied.txt]] [[say: Making another.]]\n\ntouch denied.txt\nRun shell command? (Y)es/(N)o/(D)on't ask again [Yes]:";
+        assert!(!still_typed(
+            &rules,
+            "aider",
+            aider,
+            "[[bash: touch denied.txt]] [[say: Making another.]]"
+        )
+        .unwrap());
         // Text that was typed and sent before is history, not the box.
         assert!(!still_typed(
             &rules,
