@@ -45,9 +45,11 @@ need_cmd git git
 need_cmd python3 python3
 need_cmd npm npm
 need_cmd node nodejs
-# Remote hosts: a real sshd on loopback (and ssh-keygen for its throwaway keys).
+# Remote hosts: a real sshd on loopback, ssh-keygen for its throwaway keys, and the
+# OpenSSH client for `transport = "openssh"` hosts (orchestra connect).
 [ -x /usr/sbin/sshd ] || apt_install openssh-server
 need_cmd ssh-keygen openssh-client
+need_cmd ssh openssh-client
 # The ssh2 crate builds OpenSSL from source (vendored): it needs perl and make.
 need_cmd perl perl
 need_cmd make make
