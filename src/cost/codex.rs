@@ -170,12 +170,7 @@ pub fn read(bytes: &[u8], last: &Seen) -> Piece {
         if tokens.total() == 0 {
             continue;
         }
-        let day: String = line
-            .timestamp
-            .unwrap_or_default()
-            .chars()
-            .take(10)
-            .collect();
+        let day = super::day_of(line.timestamp.as_deref());
         let model = if piece.last.model.is_empty() {
             // A rollout read from a mark made before any turn_context: codex names no model.
             "codex".to_string()

@@ -142,12 +142,7 @@ pub fn read(bytes: &[u8], last: &Seen) -> Piece {
             cache_creation: 0,
             cache_read: t.cached,
         };
-        let day: String = line
-            .timestamp
-            .unwrap_or_default()
-            .chars()
-            .take(10)
-            .collect();
+        let day = super::day_of(line.timestamp.as_deref());
         let model = line
             .model
             .filter(|m| !m.is_empty())

@@ -124,12 +124,7 @@ pub fn read(bytes: &[u8], last: &Counted) -> Piece {
             cache_read: usage.cache_read_input_tokens,
         };
         let id = message.id.unwrap_or_default();
-        let day: String = line
-            .timestamp
-            .unwrap_or_default()
-            .chars()
-            .take(10)
-            .collect();
+        let day = super::day_of(line.timestamp.as_deref());
         if !id.is_empty() && id == piece.last.id {
             // The same message again: count only what it grew by (a kind never shrinks
             // in a later line; if one did, the larger number stands).

@@ -43,6 +43,11 @@ impl<M: Clone> Piece<M> {
     }
 }
 
+/// The day (`YYYY-MM-DD`) of a log line's RFC 3339 timestamp; empty without one.
+fn day_of(timestamp: Option<&str>) -> String {
+    timestamp.unwrap_or_default().chars().take(10).collect()
+}
+
 /// Whether `needle` is in `hay`: a cheap look before a long line is parsed as JSON.
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
