@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::remote::Connection;
+use crate::remote::{Connection, HostSpec};
 use crate::state::AgentState;
 
 /// Where `hosts install` puts the binary, from the host user's HOME.
@@ -106,12 +106,17 @@ pub enum Installed {
     Copied { version: String, bytes: usize },
 }
 
-/// Installs `exe` (this binary) on the host at `~/.local/bin/orchestra` unless that
+/// Installs `exe` (this binary) on host `spec` at `~/.local/bin/orchestra` unless that
 /// already says this version (`force` copies anyway): checks `uname -sm` first, copies
 /// through the exec channel's stdin into a temporary file renamed over the old one (a
 /// hook running the old binary meanwhile never sees half a file), then asks the copy for
 /// its `--version`.
-pub fn install(conn: &Connection, exe: &Path, force: bool) -> Result<Installed, Error> {
+pub fn install(spec: &HostSpec, exe: &Path, force: bool) -> Result<Installed, Error> {
+    let conn = crate::remote::connect(spec)?;
+    install_over(&conn, exe, force)
+}
+
+fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed, Error> {
     let ours = this_version();
     let probe = conn.exec(
         &sh(&format!(

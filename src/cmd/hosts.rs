@@ -112,9 +112,8 @@ pub fn run(_ctx: &Context, args: &HostsArgs, out: &mut Output<'_>) -> Result<(),
             let spec = host_spec(&manifest, name)?;
             let exe = std::env::current_exe()
                 .map_err(Error::io("finding this orchestra binary to copy"))?;
-            let conn = crate::remote::connect(&spec)?;
             let at = format!("~/{}", crate::remote_hooks::REMOTE_BIN);
-            match crate::remote_hooks::install(&conn, &exe, *force)? {
+            match crate::remote_hooks::install(&spec, &exe, *force)? {
                 Installed::AlreadyThere { version } => out.line(format!(
                     "{name}: {version} is already at {at}: nothing copied (--force copies it again)"
                 )),
