@@ -196,15 +196,10 @@ fn a_codex_session_is_busy_then_idle_when_its_notify_says_the_turn_ended() {
         "[[slow: 8]] [[say: one two three four five six seven eight nine ten]]",
     );
     // Told by its program name: a codex session, its notify wired on its command line.
-    let pid = c.env.tmux(&[
-        "display-message",
-        "-p",
-        "-t",
-        &c.pane("talker"),
-        "#{pane_pid}",
-    ]);
-    let cmdline = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap_or_default();
-    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+    let cmdline = c
+        .env
+        .pane_proc(&c.pane("talker"), "cmdline")
+        .replace('\n', " ");
     assert!(
         cmdline.contains("-c notify=[") && cmdline.contains("codex-notify"),
         "{cmdline}"

@@ -655,11 +655,15 @@ fn a_kill_during_setup_stops_the_setup_and_its_teardown_still_runs() {
     );
     shell_agent(&env, "midway", "true", &[]).ok();
     let pid_file = env.root.join("setup.pid");
-    assert!(wait_until(Duration::from_secs(10), || pid_file.exists()));
-    let pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_string();
+    // The shell makes the file before it writes its pid there.
+    let written = || {
+        std::fs::read_to_string(&pid_file)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| t.parse::<u32>().is_ok())
+    };
+    assert!(wait_until(Duration::from_secs(10), || written().is_some()));
+    let pid = written().unwrap_or_default();
     assert!(Path::new(&format!("/proc/{pid}")).exists());
     let run = env.orchestra(&["kill", "midway"]).ok();
     assert!(

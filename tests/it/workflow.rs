@@ -199,11 +199,10 @@ fn restart_brings_an_exited_agent_back_with_its_conversation() {
         .tmux(&["display-message", "-p", "-t", &pane, "#{pane_dead}"])
         .trim()
         == "0"));
-    let pid = env.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
-    let cmdline = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap();
-    let argv: Vec<String> = cmdline
-        .split(|b| *b == 0)
-        .map(|a| String::from_utf8_lossy(a).into_owned())
+    let argv: Vec<String> = env
+        .pane_proc(&pane, "cmdline")
+        .lines()
+        .map(str::to_string)
         .collect();
     assert!(argv.iter().any(|a| a == "--resume"), "{argv:?}");
     // A new prompt continues the same conversation: the API sees the first answer again.
@@ -266,11 +265,9 @@ fn launch_starts_the_orchestrator_with_its_prompt_and_promote_registers_a_pane()
 
     // --resume continues that conversation: the new agent runs with --resume <its uuid>.
     let argv_of = |pane: &str| -> Vec<String> {
-        let pid = env.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
-        std::fs::read(format!("/proc/{}/cmdline", pid.trim()))
-            .unwrap()
-            .split(|b| *b == 0)
-            .map(|a| String::from_utf8_lossy(a).into_owned())
+        env.pane_proc(pane, "cmdline")
+            .lines()
+            .map(str::to_string)
             .collect()
     };
     let first = argv_of(&pane);

@@ -248,7 +248,13 @@ impl Env {
             .as_str()
             .expect("a pane")
             .to_string();
-        let pid = self.tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"]);
+        self.pane_proc(&pane, file)
+    }
+
+    /// `/proc/PID/<file>` of the process in pane `pane` (`%N`), once it has exec'd its
+    /// program, its NULs as newlines.
+    pub fn pane_proc(&self, pane: &str, file: &str) -> String {
+        let pid = self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
         let proc_dir = format!("/proc/{}", pid.trim());
         // Until the pane's process has exec'd its program, /proc shows the tmux server it
         // was forked from (its cmdline, its environment).
