@@ -4,6 +4,8 @@
 //! its `when` comes true). There is no daemon: whoever notices a change first — a hook
 //! event, a status tick, `done`, `status`, a remote refresh — calls [`wake`].
 
+pub mod edges;
+
 use std::path::{Path, PathBuf};
 
 use crate::context::Context;

@@ -22,6 +22,7 @@ pub mod lock;
 pub mod manifest;
 pub mod notify;
 pub mod paths;
+pub mod plugin;
 pub mod process;
 pub mod prompts;
 pub mod radar;

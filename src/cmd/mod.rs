@@ -46,7 +46,6 @@ use crate::git::Repo;
 pub use crate::paths::short_list;
 // cmd/sync.rs still names these here.
 pub use crate::session::{host_spec, load_manifest};
-use crate::tmux::Tmux;
 
 /// Runs one parsed command. The one way in: `main.rs` calls it, and so does the tmux
 /// menu, which runs a command by its arguments as the command line would.
@@ -223,49 +222,7 @@ pub fn run_in_popup(
         .skip(1)
         .filter(|a| a != "--popup")
         .collect();
-    popup_orchestra(ctx, client, cwd, title, &args)
-}
-
-/// Runs this orchestra with `args` in a tmux popup on `client` (else the most recently
-/// active client), with this process's ORCHESTRA_HOME and tmux server. The command is
-/// shell words: display-popup hands it to the shell unexpanded, and no tmux parser reads it.
-pub fn popup_orchestra(
-    ctx: &Context,
-    client: Option<&str>,
-    cwd: &Path,
-    title: &str,
-    args: &[impl AsRef<str>],
-) -> Result<(), Error> {
-    let tmux = ctx.tmux();
-    let client = resolve_client(&tmux, client)?;
-    let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
-    let mut words = vec![
-        "env".to_string(),
-        format!("ORCHESTRA_HOME={}", ctx.home.display()),
-    ];
-    if let Some(socket) = &ctx.server.socket {
-        words.push(format!("ORCHESTRA_TMUX_SOCKET={}", socket.display()));
-    }
-    words.push(exe.to_string_lossy().into_owned());
-    words.extend(args.iter().map(|a| a.as_ref().to_string()));
-    let command = shell_words::join(&words);
-    // display-popup takes a title from tmux 3.3 on.
-    let titled = tmux
-        .check_version()
-        .map(|v| crate::tmux::parse_version(&v).is_none_or(|v| v >= (3, 3)))
-        .unwrap_or(true);
-    tmux.popup(&client, cwd, if titled { title } else { "" }, &command)?;
-    Ok(())
-}
-
-/// `client`, else the attached client that was active most recently.
-pub fn resolve_client(tmux: &Tmux, client: Option<&str>) -> Result<String, Error> {
-    match client {
-        Some(c) => Ok(c.to_string()),
-        None => tmux
-            .most_recent_client()?
-            .ok_or_else(|| Error::Refused("no tmux client is attached to show it on".into())),
-    }
+    crate::plugin::popup_orchestra(ctx, client, cwd, title, &args)
 }
 
 /// The radar's pairs: SESSION WITH PATHS SINCE.

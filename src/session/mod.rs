@@ -24,6 +24,7 @@ pub mod notified;
 pub mod prepare;
 pub mod remove;
 pub mod restart;
+pub mod view;
 
 /// The live session `label` of `repo`, or bad input naming what exists.
 pub fn find_session(store: &Store, repo: &Repo, label: &str) -> Result<Session, Error> {

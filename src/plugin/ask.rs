@@ -1,0 +1,87 @@
+//! What a menu's popup asks on its own terminal (src/term.rs), never through a tmux
+//! prompt: a dispatch's title and task, a brief's text.
+
+use crate::context::Context;
+use crate::error::Error;
+use crate::git::Repo;
+use crate::term::Terminal;
+
+fn terminal_error(e: std::io::Error) -> Error {
+    Error::Io {
+        context: "reading the popup's terminal".into(),
+        source: e,
+    }
+}
+
+/// A dispatch asked for: a free label made from the title, and the task typed (none when
+/// left empty). Holds the popup's terminal raw until it is dropped, so a Ctrl-C while the
+/// dispatch runs is a byte, not a signal that would stop it half-way.
+pub struct Dispatch {
+    pub label: String,
+    pub task: Option<String>,
+    _term: Terminal,
+}
+
+/// Asks for a title (until it makes a free label of `repo`) and a task; `None` when the
+/// person cancels. The terminal says "dispatching" before this returns.
+pub fn dispatch(ctx: &Context, repo: &Repo) -> Result<Option<Dispatch>, Error> {
+    let mut term = Terminal::open().map_err(terminal_error)?;
+    term.say(format!(
+        "Dispatch an agent in {}",
+        repo.main_worktree().display()
+    ));
+    let label = loop {
+        let title = term
+            .ask("title: ", "Enter: next · Esc: cancel", false)
+            .map_err(terminal_error)?;
+        let Some(title) = title.filter(|t| !t.trim().is_empty()) else {
+            return Ok(None);
+        };
+        let label = crate::label::slug(&title)
+            .map_err(Error::from)
+            .and_then(|slug| crate::session::free_label(ctx, repo, &slug));
+        match label {
+            Ok(label) => break label,
+            Err(e) => term.say(format!("{e}: try another title")),
+        }
+    };
+    term.say(format!("label: {label}"));
+    let Some(task) = term
+        .ask(
+            "task: ",
+            "Enter: dispatch · Ctrl-J: new line · Esc: cancel",
+            true,
+        )
+        .map_err(terminal_error)?
+    else {
+        return Ok(None);
+    };
+    term.show(&format!("dispatching {label}…"))
+        .map_err(terminal_error)?;
+    Ok(Some(Dispatch {
+        label,
+        task: Some(task).filter(|t| !t.trim().is_empty()),
+        _term: term,
+    }))
+}
+
+/// Asks for the text to brief the session `id` with and types it in; what was done, or
+/// `None` when the person typed nothing.
+pub fn brief(ctx: &Context, id: Option<&str>) -> Result<Option<String>, Error> {
+    let session = super::menu::menu_session(ctx, id)?;
+    let mut term = Terminal::open().map_err(terminal_error)?;
+    let text = term
+        .ask(
+            &format!("brief {}: ", session.label),
+            "Enter: send · Ctrl-J: new line · Esc: cancel",
+            true,
+        )
+        .map_err(terminal_error)?;
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    term.show("sending…").map_err(terminal_error)?;
+    // The text as typed: brief_one, not `brief`, which would read `@FILE`.
+    crate::session::brief::brief_one(ctx, &session, &text, false)?;
+    Ok(Some(format!("briefed {}", session.label)))
+}
