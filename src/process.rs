@@ -54,9 +54,8 @@ impl ProcessError {
     }
 }
 
-/// The lint's one door to `std::process::Command`, for the two callers that cannot use
-/// [`Run`]: an `exec` that replaces this process (nothing is left to wait), and a caller
-/// that runs its child under its own deadline loop (sync's agent runs).
+/// The lint's one door to `std::process::Command`, for what cannot use [`Run`]: an
+/// `exec` that replaces this process (nothing is left to wait), and tests' own setup.
 #[allow(clippy::disallowed_methods)]
 pub fn command(program: impl AsRef<OsStr>) -> std::process::Command {
     std::process::Command::new(program)

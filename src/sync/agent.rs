@@ -1,14 +1,12 @@
 //! One agent run: a prompt on the agent's stdin, its report on stdout; here (a child
 //! process) or on a session's host (over SSH), bounded by the run's deadline.
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::plan::{Place, Target};
 use super::Deadline;
+use crate::process::{ProcessError, Run, OUTPUT_CAP};
 use crate::remote::{HostSpec, RemoteError};
 
 /// Why an agent run gave no report, and what it printed.
@@ -130,12 +128,10 @@ fn run_remote(
     }
 }
 
-/// How long to wait for the last output after the agent exits: a grandchild that kept
-/// the pipe open must not hold the whole command.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
-
 /// Runs `argv` in `dir` (after the `env` snippet, through `sh`, when there is one), with
-/// `prompt` on stdin; kills it when the deadline passes.
+/// `prompt` on stdin, through process.rs: killed when the deadline passes, stopped past
+/// its output cap. No process group of its own: a Ctrl-C in the terminal must stop the
+/// agents too (and several run at once, so none can be the terminal's foreground job).
 pub(super) fn run_local(
     argv: &[String],
     env: Option<&str>,
@@ -146,110 +142,47 @@ pub(super) fn run_local(
     let Some(program) = argv.first() else {
         return Err(Failure::new("no agent command".into()));
     };
-    let mut cmd = match env {
-        Some(env) => {
-            let mut c = crate::process::command("sh");
-            c.arg("-c").arg(format!("{env}\nexec \"$@\"")).arg("sh");
-            c.args(argv);
-            c
-        }
-        None => {
-            let mut c = crate::process::command(program);
-            c.args(&argv[1..]);
-            c
-        }
+    let run = match env {
+        Some(env) => Run::new("sh", deadline.limit)
+            .arg("-c")
+            .arg(format!("{env}\nexec \"$@\""))
+            .arg("sh")
+            .args(argv),
+        None => Run::new(program, deadline.limit).args(&argv[1..]),
     };
-    // No process group of its own: a Ctrl-C in the terminal must stop the agents too.
-    cmd.current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| Failure::new(format!("cannot start {program}: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let input = prompt.as_bytes().to_vec();
-        // A thread of its own: a prompt larger than the pipe buffer would otherwise block
-        // us while the agent blocks writing output we are not reading yet.
-        std::thread::spawn(move || {
-            use std::io::Write;
-            let _ = stdin.write_all(&input);
-        });
-    }
-    let stdout = Drain::start(child.stdout.take());
-    let stderr = Drain::start(child.stderr.take());
-    let until = Instant::now() + deadline.limit;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if Instant::now() >= until => {
-                stop(&mut child);
-                break None;
+    let output = run
+        .cwd(dir)
+        .input(prompt)
+        .finish()
+        .map_err(|e| match e {
+            ProcessError::Spawn { source, .. } => {
+                Failure::new(format!("cannot start {program}: {source}"))
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-            Err(e) => {
-                stop(&mut child);
-                return Err(Failure::new(format!("waiting for {program}: {e}")));
-            }
-        }
-    };
-    let (stdout, stderr) = (stdout.finish(), stderr.finish());
-    match status {
-        Some(status) => judge(status.code(), stdout, stderr),
+            other => Failure::new(other.to_string()),
+        })?;
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    match output.status {
         None => Err(Failure {
             reason: format!("timed out after {}", deadline.shown),
             detail: stderr,
         }),
-    }
-}
-
-fn stop(child: &mut Child) {
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// A pipe read to its end on a thread of its own.
-struct Drain {
-    text: Arc<Mutex<Vec<u8>>>,
-    done: mpsc::Receiver<()>,
-}
-
-impl Drain {
-    fn start(pipe: Option<impl Read + Send + 'static>) -> Drain {
-        let text = Arc::new(Mutex::new(Vec::new()));
-        let (tx, done) = mpsc::channel();
-        if let Some(mut pipe) = pipe {
-            let text = Arc::clone(&text);
-            std::thread::spawn(move || {
-                let mut chunk = [0u8; 8192];
-                loop {
-                    match pipe.read(&mut chunk) {
-                        Ok(0) => break,
-                        Ok(n) => text
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .extend_from_slice(&chunk[..n]),
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => break,
-                    }
-                }
-                let _ = tx.send(());
-            });
-        }
-        Drain { text, done }
-    }
-
-    /// What was read: all of it, or what came within the grace time.
-    fn finish(self) -> String {
-        let _ = self.done.recv_timeout(DRAIN_GRACE);
-        let text = self.text.lock().unwrap_or_else(|e| e.into_inner());
-        String::from_utf8_lossy(&text).into_owned()
+        Some(_) if output.truncated => Err(Failure {
+            reason: ProcessError::TooMuchOutput {
+                program: program.clone(),
+                cap: OUTPUT_CAP,
+            }
+            .to_string(),
+            detail: stderr,
+        }),
+        Some(status) => judge(status.code(), stdout, stderr),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn the_remote_command_quotes_every_word_and_stops_on_a_bad_folder() {
