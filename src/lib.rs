@@ -18,6 +18,8 @@ pub mod health;
 pub mod hooks;
 pub mod import;
 pub mod label;
+#[cfg(test)]
+mod layering;
 pub mod lock;
 pub mod manifest;
 pub mod notify;

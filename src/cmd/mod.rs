@@ -44,8 +44,6 @@ pub use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 pub use crate::paths::short_list;
-// cmd/sync.rs still names these here.
-pub use crate::session::{host_spec, load_manifest};
 
 /// Runs one parsed command. The one way in: `main.rs` calls it, and so does the tmux
 /// menu, which runs a command by its arguments as the command line would.
@@ -113,22 +111,33 @@ pub fn pick_task(
         dispatch: args.dispatch,
     };
     crate::tasks::work::pick(ctx, repo, &wanted, |label, prompt| {
-        let dispatch = crate::cli::DispatchArgs {
-            label: label.to_string(),
-            repo: crate::cli::RepoArg {
-                repo: Some(repo.main_worktree().to_path_buf()),
-            },
-            prompt: Some(prompt),
-            prompt_file: None,
-            base: None,
-            agent: args.agent.clone(),
-            kind: None,
-            no_hooks: false,
-            after: Vec::new(),
-            from_upstream: false,
-            wait_setup: false,
-        };
-        run(ctx, &Command::Dispatch(dispatch), out)
+        let dispatch = dispatch_command(label, repo, Some(prompt), args.agent.clone());
+        run(ctx, &dispatch, out)
+    })
+}
+
+/// `orchestra dispatch LABEL --repo REPO` with `prompt` and `--agent`, as a person would
+/// type it (what the menu and `tasks pick --dispatch` run).
+pub fn dispatch_command(
+    label: &str,
+    repo: &Repo,
+    prompt: Option<String>,
+    agent: Option<String>,
+) -> Command {
+    Command::Dispatch(crate::cli::DispatchArgs {
+        label: label.to_string(),
+        repo: crate::cli::RepoArg {
+            repo: Some(repo.main_worktree().to_path_buf()),
+        },
+        prompt,
+        prompt_file: None,
+        base: None,
+        agent,
+        kind: None,
+        no_hooks: false,
+        after: Vec::new(),
+        from_upstream: false,
+        wait_setup: false,
     })
 }
 
@@ -320,142 +329,5 @@ pub fn health_table(
         &rows,
     ) {
         out.line(line);
-    }
-}
-
-#[cfg(test)]
-mod layering {
-    //! The rule ARCHITECTURE.md states, checked on the sources: no command module names
-    //! another (they share only what this file offers: the router, rendering and argument
-    //! helpers), and nothing outside `cmd/` and `main.rs` names `cmd` at all.
-
-    use std::path::{Path, PathBuf};
-
-    /// The command modules: every `src/cmd/*.rs` but this one.
-    fn command_modules(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .filter_map(|e| {
-                let path = e.unwrap().path();
-                let stem = path.file_stem()?.to_str()?.to_string();
-                (path.extension()? == "rs" && stem != "mod").then_some(stem)
-            })
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// The code of `text`, comment lines left out (docs may name a command).
-    fn code(text: &str) -> impl Iterator<Item = (usize, &str)> {
-        text.lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim_start().starts_with("//"))
-            .map(|(i, l)| (i + 1, l))
-    }
-
-    /// The command modules other than `own` that `text` names through `cmd::` or
-    /// `super::`, single or in a `{…}` group: "line: name".
-    fn other_commands(text: &str, own: &str, modules: &[String]) -> Vec<String> {
-        let mut found = Vec::new();
-        for (n, line) in code(text) {
-            for prefix in ["cmd::", "super::"] {
-                for (at, _) in line.match_indices(prefix) {
-                    // `orchestra::cmd::` and `crate::cmd::` alike; not `foo_cmd::`.
-                    let before = line[..at].chars().last();
-                    if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                        continue;
-                    }
-                    let rest = &line[at + prefix.len()..];
-                    let names: Vec<&str> = match rest.strip_prefix('{') {
-                        Some(group) => group
-                            .split('}')
-                            .next()
-                            .unwrap_or_default()
-                            .split(',')
-                            .map(|item| item.trim().split("::").next().unwrap_or_default())
-                            .collect(),
-                        None => vec![rest
-                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                            .next()
-                            .unwrap_or_default()],
-                    };
-                    for name in names {
-                        if name != own && modules.iter().any(|m| m == name) {
-                            found.push(format!("{n}: {name}"));
-                        }
-                    }
-                }
-            }
-        }
-        found
-    }
-
-    fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                rust_files(&path, into);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                into.push(path);
-            }
-        }
-    }
-
-    #[test]
-    fn the_check_sees_a_command_naming_another() {
-        let modules = ["dispatch".to_string(), "deps".to_string()];
-        let text = "use crate::cmd::{open_repo, deps, Context};\n\
-                    // crate::cmd::deps::run in a comment is fine\n\
-                    let x = super::dispatch::run(ctx);\n\
-                    let y = orchestra::cmd::deps::wake();\n\
-                    use crate::cmd::{human_age, Output};\n\
-                    let z = tmux_cmd::run();";
-        assert_eq!(
-            other_commands(text, "kill", &modules),
-            ["1: deps", "3: dispatch", "4: deps"]
-        );
-        assert_eq!(other_commands(text, "deps", &modules), ["3: dispatch"]);
-    }
-
-    #[test]
-    fn no_command_module_names_another() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
-        let modules = command_modules(&dir);
-        assert!(modules.iter().any(|m| m == "dispatch"), "{modules:?}");
-        let mut broken = Vec::new();
-        for own in &modules {
-            let text = std::fs::read_to_string(dir.join(format!("{own}.rs"))).unwrap();
-            for hit in other_commands(&text, own, &modules) {
-                broken.push(format!("src/cmd/{own}.rs:{hit}"));
-            }
-        }
-        assert!(
-            broken.is_empty(),
-            "command modules naming another (move the shared part to a domain module): {broken:#?}"
-        );
-    }
-
-    #[test]
-    fn nothing_outside_cmd_and_main_names_cmd() {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut files = Vec::new();
-        rust_files(&src, &mut files);
-        let mut broken = Vec::new();
-        for file in files {
-            let relative = file.strip_prefix(&src).unwrap();
-            if relative.starts_with("cmd") || relative == Path::new("main.rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&file).unwrap();
-            for (n, line) in code(&text) {
-                if line.contains("crate::cmd") || line.contains("orchestra::cmd") {
-                    broken.push(format!("src/{}:{n}", relative.display()));
-                }
-            }
-        }
-        assert!(
-            broken.is_empty(),
-            "domain code naming cmd (commands call modules, never the other way): {broken:#?}"
-        );
     }
 }

@@ -22,13 +22,13 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
     }
     let repo = crate::cmd::open_repo(args.manifest.repo.as_deref())?;
     let (manifest_path, manifest) =
-        crate::cmd::load_manifest(&repo, args.manifest.config.as_deref(), true)?.ok_or_else(
+        crate::session::load_manifest(&repo, args.manifest.config.as_deref(), true)?.ok_or_else(
             || Error::BadInput("no manifest (write orchestra.toml, or pass --config FILE)".into()),
         )?;
     let hosts = manifest
         .hosts
         .keys()
-        .map(|name| Ok((name.clone(), crate::cmd::host_spec(&manifest, name)?)))
+        .map(|name| Ok((name.clone(), crate::session::host_spec(&manifest, name)?)))
         .collect::<Result<_, Error>>()?;
     let plan = crate::sync::plan(Request {
         home: &ctx.home,

@@ -5,10 +5,12 @@
 use std::path::Path;
 
 use crate::cli::{
-    ApproveArgs, Command, ConflictsArgs, DenyArgs, DispatchArgs, KillArgs, ManifestArg,
-    PickArgs, RepoArg, StatusArgs, TmuxArgs, TmuxCommand,
+    ApproveArgs, Command, ConflictsArgs, DenyArgs, KillArgs, ManifestArg, PickArgs, RepoArg,
+    StatusArgs, TmuxArgs, TmuxCommand,
 };
-use crate::cmd::{open_repo, pick_task, quietly, run as run_command, Context, Output};
+use crate::cmd::{
+    dispatch_command, open_repo, pick_task, quietly, run as run_command, Context, Output,
+};
 use crate::error::Error;
 use crate::plugin::menu::{Chosen, SessionCommand};
 
@@ -158,22 +160,8 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
     let Some(asked) = crate::plugin::ask::dispatch(ctx, &repo)? else {
         return Ok(None);
     };
-    let args = DispatchArgs {
-        label: asked.label.clone(),
-        repo: RepoArg {
-            repo: Some(repo.main_worktree().to_path_buf()),
-        },
-        prompt: asked.task.clone(),
-        prompt_file: None,
-        base: None,
-        agent: None,
-        kind: None,
-        no_hooks: false,
-        after: Vec::new(),
-        from_upstream: false,
-        wait_setup: false,
-    };
-    quietly(|quiet| run_command(ctx, &Command::Dispatch(args), quiet))?;
+    let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), None);
+    quietly(|quiet| run_command(ctx, &dispatch, quiet))?;
     Ok(Some(format!("dispatched {}", asked.label)))
 }
 

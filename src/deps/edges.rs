@@ -20,9 +20,7 @@ pub fn add(
     let (d, u) = (&dependent.label, &upstream.label);
     match store.add_dependency(&dependent.id, upstream, artifact)? {
         Ok(()) => Ok(()),
-        Err(EdgeRefusal::SelfEdge) => {
-            Err(Error::BadInput(format!("{d} cannot wait for itself")))
-        }
+        Err(EdgeRefusal::SelfEdge) => Err(Error::BadInput(format!("{d} cannot wait for itself"))),
         Err(EdgeRefusal::Duplicate) => Err(Error::BadInput(format!(
             "{d} already waits for {u}: {artifact}"
         ))),

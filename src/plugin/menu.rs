@@ -186,7 +186,13 @@ pub fn choose(
         }
         "watch" => {
             let cwd = client_folder(&tmux, client)?.unwrap_or_else(|| "/".into());
-            popup_orchestra(ctx, Some(client), Path::new(&cwd), " dashboard ", &["watch"])?;
+            popup_orchestra(
+                ctx,
+                Some(client),
+                Path::new(&cwd),
+                " dashboard ",
+                &["watch"],
+            )?;
             return Ok(Chosen::Shown);
         }
         _ => {}

@@ -150,16 +150,12 @@ pub(super) fn run_local(
             .args(argv),
         None => Run::new(program, deadline.limit).args(&argv[1..]),
     };
-    let output = run
-        .cwd(dir)
-        .input(prompt)
-        .finish()
-        .map_err(|e| match e {
-            ProcessError::Spawn { source, .. } => {
-                Failure::new(format!("cannot start {program}: {source}"))
-            }
-            other => Failure::new(other.to_string()),
-        })?;
+    let output = run.cwd(dir).input(prompt).finish().map_err(|e| match e {
+        ProcessError::Spawn { source, .. } => {
+            Failure::new(format!("cannot start {program}: {source}"))
+        }
+        other => Failure::new(other.to_string()),
+    })?;
     let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
     let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
     match output.status {

@@ -1,0 +1,138 @@
+//! The rule ARCHITECTURE.md states, checked on the sources: no command module names
+//! another (they share only what `cmd/mod.rs` offers: the router, rendering and argument
+//! helpers), and nothing outside `cmd/` and `main.rs` names `cmd` at all. It lives
+//! outside `cmd/` so that its own examples of a broken rule are not read as commands.
+
+use std::path::{Path, PathBuf};
+
+/// The command modules: every `src/cmd/*.rs` but `mod.rs`.
+fn command_modules(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let path = e.unwrap().path();
+            let stem = path.file_stem()?.to_str()?.to_string();
+            (path.extension()? == "rs" && stem != "mod").then_some(stem)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The code of `text`, comment lines left out (docs may name a command).
+fn code(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .map(|(i, l)| (i + 1, l))
+}
+
+/// The command modules other than `own` that `text` names through `cmd::` or
+/// `super::`, single or in a `{…}` group: "line: name".
+fn other_commands(text: &str, own: &str, modules: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in code(text) {
+        for prefix in ["cmd::", "super::"] {
+            for (at, _) in line.match_indices(prefix) {
+                // `orchestra::cmd::` and `crate::cmd::` alike; not `foo_cmd::`.
+                let before = line[..at].chars().last();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                    continue;
+                }
+                let rest = &line[at + prefix.len()..];
+                let names: Vec<&str> = match rest.strip_prefix('{') {
+                    Some(group) => group
+                        .split('}')
+                        .next()
+                        .unwrap_or_default()
+                        .split(',')
+                        .map(|item| item.trim().split("::").next().unwrap_or_default())
+                        .collect(),
+                    None => vec![rest
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or_default()],
+                };
+                for name in names {
+                    if name != own && modules.iter().any(|m| m == name) {
+                        found.push(format!("{n}: {name}"));
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, into);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            into.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_check_sees_a_command_naming_another() {
+    let modules = ["dispatch".to_string(), "deps".to_string()];
+    let text = "use crate::cmd::{open_repo, deps, Context};\n\
+                // crate::cmd::deps::run in a comment is fine\n\
+                let x = super::dispatch::run(ctx);\n\
+                let y = orchestra::cmd::deps::wake();\n\
+                use crate::cmd::{human_age, Output};\n\
+                let z = tmux_cmd::run();";
+    assert_eq!(
+        other_commands(text, "kill", &modules),
+        ["1: deps", "3: dispatch", "4: deps"]
+    );
+    assert_eq!(other_commands(text, "deps", &modules), ["3: dispatch"]);
+}
+
+#[test]
+fn no_command_module_names_another() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cmd");
+    let modules = command_modules(&dir);
+    assert!(modules.iter().any(|m| m == "dispatch"), "{modules:?}");
+    let mut broken = Vec::new();
+    for own in &modules {
+        let text = std::fs::read_to_string(dir.join(format!("{own}.rs"))).unwrap();
+        for hit in other_commands(&text, own, &modules) {
+            broken.push(format!("src/cmd/{own}.rs:{hit}"));
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "command modules naming another (move the shared part to a domain module): {broken:#?}"
+    );
+}
+
+#[test]
+fn nothing_outside_cmd_and_main_names_cmd() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut broken = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(&src).unwrap();
+        // This file names `cmd` in its examples of a broken rule.
+        if relative.starts_with("cmd")
+            || relative == Path::new("main.rs")
+            || relative == Path::new("layering.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in code(&text) {
+            if line.contains("crate::cmd") || line.contains("orchestra::cmd") {
+                broken.push(format!("src/{}:{n}", relative.display()));
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "domain code naming cmd (commands call modules, never the other way): {broken:#?}"
+    );
+}
