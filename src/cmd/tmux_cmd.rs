@@ -129,7 +129,7 @@ fn ask(
 ) -> Result<(), Error> {
     let result = match what {
         "dispatch" => ask_dispatch(ctx, repo),
-        "brief" => crate::plugin::ask::brief(ctx, session),
+        "brief" => crate::plugin::ask::brief_dialog(ctx, session),
         "status" => {
             let args = StatusArgs {
                 manifest: ManifestArg {
@@ -157,7 +157,7 @@ fn ask(
 fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Error> {
     let repo = open_repo(repo)?;
     // The popup's terminal stays raw (held by `asked`) until the dispatch is done.
-    let Some(asked) = crate::plugin::ask::dispatch(ctx, &repo)? else {
+    let Some(asked) = crate::plugin::ask::dispatch_dialog(ctx, &repo)? else {
         return Ok(None);
     };
     let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), None);

@@ -24,7 +24,7 @@ pub struct Dispatch {
 
 /// Asks for a title (until it makes a free label of `repo`) and a task; `None` when the
 /// person cancels. The terminal says "dispatching" before this returns.
-pub fn dispatch(ctx: &Context, repo: &Repo) -> Result<Option<Dispatch>, Error> {
+pub fn dispatch_dialog(ctx: &Context, repo: &Repo) -> Result<Option<Dispatch>, Error> {
     let mut term = Terminal::open().map_err(terminal_error)?;
     term.say(format!(
         "Dispatch an agent in {}",
@@ -67,7 +67,7 @@ pub fn dispatch(ctx: &Context, repo: &Repo) -> Result<Option<Dispatch>, Error> {
 
 /// Asks for the text to brief the session `id` with and types it in; what was done, or
 /// `None` when the person typed nothing.
-pub fn brief(ctx: &Context, id: Option<&str>) -> Result<Option<String>, Error> {
+pub fn brief_dialog(ctx: &Context, id: Option<&str>) -> Result<Option<String>, Error> {
     let session = super::menu::menu_session(ctx, id)?;
     let mut term = Terminal::open().map_err(terminal_error)?;
     let text = term
