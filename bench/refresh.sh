@@ -17,7 +17,11 @@ if [ -z "$bin" ]; then
 fi
 work=$(mktemp -d /tmp/orchestra-bench-refresh.XXXXXX)
 sock=$work/tmux.sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
+cleanup() {
+  tmux -S "$sock" kill-server 2>/dev/null || true
+  tmux -S "$work/small/tmux.sock" kill-server 2>/dev/null || true
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 real_tmux=$(command -v tmux)
@@ -49,7 +53,9 @@ per_pane_way() {
 # orchestra: every screen captured and classified). "orch quiet": the same windows with no
 # output since the last tick (the common case), against the same per-pane script.
 # (tmux resumes a stopped pane, so quiet is made with a flag file, not SIGSTOP.)
-agent="sh -c 'while :; do [ -e $work/quiet ] || echo working; sleep 0.2; done'"
+# A quiet agent looks for the flag once a second, not five times: a real idle agent sleeps
+# on its input, and 64 pollers would tax the tmux server the refresh is measured against.
+agent="sh -c 'while :; do if [ -e $work/quiet ]; then sleep 1; else echo working; sleep 0.2; fi; done'"
 have=0
 # "quiet/8": a quiet refresh at this size against the one at 8 windows (target <= 1.2x).
 quiet8=
@@ -74,11 +80,37 @@ for n in 8 32 64; do
   quiet_t=()
   for _ in $(seq 1 "$runs"); do t0=$(ns); "$bin" refresh >/dev/null; t1=$(ns); quiet_t+=($(( (t1 - t0) / 1000 ))); done
   rm -f "$work/quiet"
+  sleep 1.2
   mt=$(median "${theirs[@]}"); mo=$(median "${ours[@]}"); mq=$(median "${quiet_t[@]}")
   quiet8=${quiet8:-$mq}
   awk -v n="$n" -v t="$mt" -v o="$mo" -v qt="$mq" -v q8="$quiet8" -v q="$quiet" -v s="$fresh" \
     'BEGIN { printf "%-8d %9.1f ms %9.1f ms %6.1fx %9.1f ms %6.1fx %7.2fx %12d %12d\n", n, t/1000, o/1000, t/o, qt/1000, t/qt, qt/q8, q, s }'
 done
+
+# Quiet 64 against quiet 8 side by side: a second world of 8 windows (its own home, repo and
+# tmux server), both quiet, refreshed alternately; the figure is the median of each pair's
+# own ratio, so load that drifts during the run hits both sides alike (target <= 1.2x).
+small=$work/small
+mkdir -p "$small"
+git init -q -b main "$small/repo"
+git -C "$small/repo" -c user.name=b -c user.email=b@localhost commit -q --allow-empty -m init
+in_small() { ORCHESTRA_HOME=$small/home ORCHESTRA_TMUX_SOCKET=$small/tmux.sock "$@"; }
+tmux -S "$small/tmux.sock" -f /dev/null new-session -d -s bench
+for i in $(seq 1 8); do
+  (cd "$small/repo" && in_small "$bin" dispatch "s$i" --agent "$agent" --kind generic >/dev/null)
+done
+touch "$work/quiet"
+sleep 1.2
+for _ in 1 2; do "$bin" refresh >/dev/null; in_small "$bin" refresh >/dev/null; sleep 1.1; done
+pairs=()
+for _ in $(seq 1 $((runs * 3))); do
+  t0=$(ns); in_small "$bin" refresh >/dev/null; t1=$(ns); "$bin" refresh >/dev/null; t2=$(ns)
+  pairs+=($(( (t2 - t1) * 1000 / (t1 - t0) )))
+done
+rm -f "$work/quiet"
+tmux -S "$small/tmux.sock" kill-server 2>/dev/null || true
+awk -v r="$(median "${pairs[@]}")" -v n=$((runs * 3)) \
+  'BEGIN { printf "quiet refresh, 64 windows against 8, alternating (%d pairs): %.2fx (target <= 1.2x)\n", n, r/1000 }'
 
 # The hook endpoint: one `orchestra event` (database write + badge), median of runs.
 id=$("$bin" list --repo "$repo" --json | awk -F'"' '/"id"/ {print $4; exit}')
