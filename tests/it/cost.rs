@@ -9,11 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::codex::CODEX_VERSION;
-use crate::gemini::{gemini_bin, GEMINI_VERSION};
-use crate::harness::{
-    agent_cli, agent_home, git_in, require, wait_until, which, ClaudeWorld, Env, StandIn,
-};
+use crate::harness::{git_in, wait_until, AgentCli, AgentWorld, ClaudeWorld, Env};
 
 /// The stand-in's usage per reply.
 const INPUT: u64 = 10;
@@ -95,24 +91,13 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
         return;
     };
     env.start_server(&world.env);
-    let home = world
-        .env
-        .iter()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| PathBuf::from(v))
-        .expect("the sandboxed HOME");
     // orchestra finds claude's logs where claude does: $CLAUDE_CONFIG_DIR, else ~/.claude.
-    let config = home.join(".claude");
+    let config = world.home().join(".claude");
     env.env
         .push(("CLAUDE_CONFIG_DIR".into(), config.to_string_lossy().into()));
     let claude = world.claude.to_string_lossy().into_owned();
     // No notification bus: notifications go to @orchestra-notify-cmd.
-    env.env
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
-    env.env.push((
-        "XDG_RUNTIME_DIR".into(),
-        env.root.join("no-runtime").to_string_lossy().into_owned(),
-    ));
+    env.without_bus();
 
     env.orchestra(&[
         "dispatch",
@@ -242,23 +227,7 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
     );
 
     // @orchestra-budget: a notification at 80 % and at 100 %, each once; the agent runs on.
-    let script = env.root.join("notify.sh");
-    let notes = env.root.join("notify.log");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
-            notes.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    env.tmux(&[
-        "set-option",
-        "-g",
-        "@orchestra-notify-cmd",
-        script.to_str().unwrap(),
-    ]);
+    let notes = env.notes_to_file();
     let lines = || std::fs::read_to_string(&notes).unwrap_or_default();
     let budget = alpha_usd / 0.9;
     env.tmux(&[
@@ -374,65 +343,32 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
 
 /// A world with another agent CLI against its stand-in: codex (openai.py) or gemini
 /// (gemini.py), in a sandboxed home; orchestra's own commands see that home too.
-struct Other {
-    env: Env,
-    api: StandIn,
-    agent: String,
+struct Other(AgentWorld);
+
+impl std::ops::Deref for Other {
+    type Target = AgentWorld;
+
+    fn deref(&self) -> &AgentWorld {
+        &self.0
+    }
 }
 
 fn codex_world(label: &str) -> Option<Other> {
-    let codex = agent_cli(
-        "ORCHESTRA_TEST_CODEX",
-        &format!(
-            "codex-{CODEX_VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-        ),
-    );
-    if !require(&format!("the codex CLI {CODEX_VERSION}"), codex.is_some())
-        || !require("python3", which("python3").is_some())
-    {
-        return None;
-    }
-    let mut env = Env::new();
-    let api = StandIn::start(&env.root, "openai.py");
-    let worktree = env.worktree_path(label);
-    let vars = agent_home(
-        &env,
-        "codex_home.py",
-        &env.root.join("codex-home"),
-        api.port,
-        &[&worktree],
-    );
-    env.start_server(&vars);
+    let mut world = AgentWorld::start(
+        AgentCli::codex(),
+        |env| vec![env.worktree_path(label)],
+        None,
+    )?;
     // orchestra finds codex's rollouts where codex writes them: $CODEX_HOME.
-    env.env
-        .extend(vars.into_iter().filter(|(k, _)| k == "CODEX_HOME"));
-    let agent = format!(
-        "{} --no-daemon --ask-for-approval on-request --sandbox read-only",
-        shell_words::quote(&codex.expect("checked above").to_string_lossy())
-    );
-    Some(Other { env, api, agent })
+    world.share("CODEX_HOME");
+    Some(Other(world))
 }
 
 fn gemini_world() -> Option<Other> {
-    let gemini = gemini_bin();
-    if !require(
-        &format!("the gemini CLI {GEMINI_VERSION}"),
-        gemini.is_some(),
-    ) || !require("python3", which("python3").is_some())
-        || !require("node", which("node").is_some())
-    {
-        return None;
-    }
-    let mut env = Env::new();
-    let api = StandIn::start(&env.root, "gemini.py");
-    let home = env.root.join("gemini-home");
-    let vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
-    env.start_server(&vars);
+    let mut world = AgentWorld::start(AgentCli::gemini(), |_| Vec::new(), None)?;
     // orchestra builds each session's Gemini home from the person's: the sandboxed one.
-    env.env
-        .push(("HOME".into(), home.to_string_lossy().into_owned()));
-    let agent = shell_words::quote(&gemini.expect("checked above").to_string_lossy()).into_owned();
-    Some(Other { env, api, agent })
+    world.share("HOME");
+    Some(Other(world))
 }
 
 impl Other {
@@ -444,16 +380,6 @@ impl Other {
             .iter()
             .filter(|r| matches!(r["turn"].as_str(), Some("prompt" | "tool-result" | "again")))
             .count() as u64
-    }
-
-    fn screen(&self, label: &str) -> String {
-        let s = self.env.session(label);
-        self.env.tmux(&[
-            "capture-pane",
-            "-p",
-            "-t",
-            s["pane"].as_str().unwrap_or_default(),
-        ])
     }
 
     fn all_tokens(&self, label: &str) -> Tokens4 {
@@ -469,15 +395,9 @@ impl Other {
 
     /// Ticks until `label` is idle (gemini's hooks and codex's notify say it at once; a
     /// tick is the fallback).
+    #[track_caller]
     fn idle(&self, label: &str) {
-        assert!(
-            wait_until(Duration::from_secs(60), || {
-                self.env.orchestra(&["refresh"]).ok();
-                self.env.session(label)["state"] == "idle"
-            }),
-            "{label} never became idle: {}",
-            self.env.session(label)
-        );
+        self.reaches(label, "idle", Duration::from_secs(60));
     }
 
     /// Waits until `label`'s tokens are `want` (read by list --json, which reads on from
@@ -578,16 +498,7 @@ fn codex_cost_is_read_from_its_rollout_incrementally() {
         cache_read: 4,
         cache_creation: 0,
     };
-    w.env
-        .orchestra(&[
-            "dispatch",
-            "cx",
-            "--agent",
-            &w.agent,
-            "--prompt",
-            "[[say: one]]",
-        ])
-        .ok();
+    w.dispatch("cx", "[[say: one]]");
     // Before codex has said its thread (the end of the first turn) there is no log to read:
     // no error, and no cost (unknown, not zero).
     w.env.orchestra(&["cost"]).ok();
@@ -691,16 +602,7 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
         cache_read: 4,
         cache_creation: 0,
     };
-    w.env
-        .orchestra(&[
-            "dispatch",
-            "gm",
-            "--agent",
-            &w.agent,
-            "--prompt",
-            "[[say: ANSWER-ONE]]",
-        ])
-        .ok();
+    w.dispatch("gm", "[[say: ANSWER-ONE]]");
     w.env.orchestra(&["cost"]).ok();
     assert!(
         wait_until(Duration::from_secs(60), || w.replies() >= 1),

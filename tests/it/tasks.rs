@@ -3,14 +3,17 @@
 //! real API needs an account and the network) with real tmux, git and, where the prompt
 //! matters, the real claude.
 
-use std::io::{Read, Seek};
+use std::ffi::OsStr;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::harness::{fake_api_dir, git_in, require, wait_until, which, ClaudeWorld, Env, Person};
+use crate::harness::{
+    git_in, require, stand_in_passes_its_own_tests, wait_until, which, ClaudeWorld, Env, Person,
+    StandIn,
+};
 
 const TOKEN: &str = "ntn_s3cr3t_0rch3stra_t0k3n";
 const PROJECTS: &str = "11111111-1111-1111-1111-111111111111";
@@ -33,9 +36,7 @@ const FLAKY: &str = "bbbbbbbb-0000-0000-0000-000000000006";
 
 /// The Notion stand-in on a free loopback port, its world given as JSON.
 struct Notion {
-    child: Child,
-    port: u16,
-    log: PathBuf,
+    api: StandIn,
 }
 
 impl Notion {
@@ -45,46 +46,18 @@ impl Notion {
         }
         let file = env.root.join("notion-world.json");
         std::fs::write(&file, world.to_string()).expect("write the world");
-        let port_file = env.root.join("notion.port");
-        let log = env.root.join("notion.jsonl");
-        let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("notion.py"))
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .arg("--world")
-            .arg(&file)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the Notion stand-in (python3)");
-        let mut exited = None;
-        let listening = wait_until(Duration::from_secs(10), || {
-            exited = child.try_wait().ok().flatten();
-            port_file.exists() || exited.is_some()
-        });
-        assert!(
-            listening && exited.is_none(),
-            "the Notion stand-in did not start ({exited:?})"
-        );
-        let port = std::fs::read_to_string(&port_file)
-            .expect("port file")
-            .trim()
-            .parse()
-            .expect("port number");
-        Some(Notion { child, port, log })
+        let args = [OsStr::new("--world"), file.as_os_str()];
+        let api = StandIn::start_with(&env.root, "notion.py", &args);
+        Some(Notion { api })
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.api.url()
     }
 
     /// Every request so far: {"method", "path", "auth", "version", "body"}.
     fn requests(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        self.api.requests_json()
     }
 
     fn patches(&self) -> Vec<(String, Value)> {
@@ -98,13 +71,6 @@ impl Notion {
                 )
             })
             .collect()
-    }
-}
-
-impl Drop for Notion {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -889,34 +855,7 @@ fn the_menu_offers_tasks_only_with_a_source_and_dispatches_the_one_chosen() {
 /// The stand-in's own tests (filters, pagination, faults, the wire) run with the suite.
 #[test]
 fn the_notion_stand_in_passes_its_own_tests() {
-    if !require("python3", which("python3").is_some()) {
-        return;
-    }
-    // A file, not a pipe: a full pipe would stall the child past its deadline.
-    let report = tempfile::tempfile().expect("temp file");
-    let mut child = Command::new("python3")
-        .arg(fake_api_dir().join("test_notion.py"))
-        .stdout(report.try_clone().expect("temp file"))
-        .stderr(report.try_clone().expect("temp file"))
-        .spawn()
-        .expect("run python3");
-    let mut status = None;
-    let finished = wait_until(Duration::from_secs(120), || {
-        status = child.try_wait().expect("wait for python3");
-        status.is_some()
-    });
-    if !finished {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let mut text = String::new();
-    let mut report = report;
-    report.rewind().expect("rewind");
-    report.read_to_string(&mut text).expect("read the report");
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "tests/fake-api/test_notion.py failed (or ran past 120 s):\n{text}"
-    );
+    stand_in_passes_its_own_tests("test_notion.py");
 }
 
 /// A merge killed after it landed but before its task moved: `doctor --fix` finishes the

@@ -2,6 +2,7 @@
 //! server on a socket of its own; orchestra run in it; and the end of everything the test
 //! started there.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -68,6 +69,24 @@ impl Env {
         cmd
     }
 
+    /// [`Env::orchestra`] with `input` on its stdin.
+    pub fn orchestra_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+        let mut child = self
+            .orchestra_command(&self.repo, args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run orchestra");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write orchestra's stdin");
+        Run::from(child.wait_with_output().expect("run orchestra"))
+    }
+
     /// [`Env::orchestra`] under `umask` (set by `sh`, as a login shell would).
     pub fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
         let mut cmd = Command::new("sh");
@@ -95,6 +114,43 @@ impl Env {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+    }
+
+    /// orchestra runs with no notification bus in reach (none named, none at the usual
+    /// place): notifications go to `@orchestra-notify-cmd`, if any.
+    pub fn without_bus(&mut self) {
+        self.env
+            .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
+        let runtime = self.root.join("no-runtime");
+        self.env.push((
+            "XDG_RUNTIME_DIR".into(),
+            runtime.to_string_lossy().into_owned(),
+        ));
+    }
+
+    /// Makes `@orchestra-notify-cmd` (on the running server) a script that appends a line
+    /// `title|body` to a file for each notification; returns that file.
+    pub fn notes_to_file(&self) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let script = self.root.join("notify.sh");
+        let log = self.root.join("notify.log");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
+                log.display()
+            ),
+        )
+        .expect("write the notify script");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .expect("chmod the notify script");
+        self.tmux(&[
+            "set-option",
+            "-g",
+            "@orchestra-notify-cmd",
+            &script.to_string_lossy(),
+        ]);
+        log
     }
 
     /// Starts this test's tmux server with a session `harness` (so it outlives the
