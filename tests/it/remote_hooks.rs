@@ -8,15 +8,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
-use crate::remote::{claude_session, remote_folder, write_manifest};
-
-/// The remote tests' world, its host key trusted.
-fn world() -> Option<(Env, Sshd)> {
-    let (env, sshd) = crate::remote::world()?;
-    sshd.trust();
-    Some((env, sshd))
-}
+use crate::harness::{
+    remote_folder, trusted_sshd_world as world, wait_until, ClaudeWorld, Env, Sshd,
+};
+use crate::remote::{claude_session, write_manifest};
 
 fn remote_bin(sshd: &Sshd) -> PathBuf {
     sshd.remote_home().join(".local/bin/orchestra")

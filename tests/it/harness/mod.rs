@@ -40,7 +40,10 @@ pub use run::Run;
 #[allow(unused_imports)]
 pub use sessions::Change;
 #[allow(unused_imports)]
-pub use sshd::{sshd_bin, Sshd};
+pub use sshd::{
+    remote_claude_runs_an_approved_command, remote_folder, remote_state, sshd_bin, sshd_world,
+    trusted_sshd_world, Sshd,
+};
 
 pub fn on_ci() -> bool {
     std::env::var("CI")
