@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::harness::{git_in, wait_until, AgentCli, AgentWorld, ClaudeWorld, Env};
+use crate::harness::{commit_file, wait_until, AgentCli, AgentWorld, ClaudeWorld, Env};
 
 /// The stand-in's usage per reply.
 const INPUT: u64 = 10;
@@ -269,9 +269,7 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
     assert!(line.contains(&format!("${alpha_usd:.4}")), "{line}");
 
     // alpha's work merged; beta killed with unmerged work (archived).
-    std::fs::write(wa.join("a.txt"), "a\n").unwrap();
-    git_in(&wa, &["add", "a.txt"]);
-    git_in(&wa, &["commit", "-qm", "a"]);
+    commit_file(&wa, "a.txt", "a\n", "a");
     env.orchestra(&["merge", "alpha", "--yes"]).ok();
     env.orchestra(&[
         "dispatch",
@@ -293,9 +291,7 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
         "{:?}",
         tokens(&env, "beta")
     );
-    std::fs::write(wb.join("b.txt"), "b\n").unwrap();
-    git_in(&wb, &["add", "b.txt"]);
-    git_in(&wb, &["commit", "-qm", "b"]);
+    commit_file(&wb, "b.txt", "b\n", "b");
     env.orchestra(&["kill", "beta"]).ok();
 
     let outcomes = cost_json(&env, &["--by", "outcome"]);

@@ -259,12 +259,7 @@ fn a_person_looking_at_another_window_gets_the_notification() {
         .as_str()
         .unwrap()
         .to_string();
-    let other = env
-        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
-        .lines()
-        .find(|w| *w != window)
-        .expect("the server's first window")
-        .to_string();
+    let other = other_window(&env, &window);
     show_on_client(&env, &other);
     waits_for_approval(&env, "unseen");
     assert!(
@@ -467,6 +462,15 @@ fn shell_waiting_on_actions_bus(label: &str) -> Option<(Env, Bus, crate::harness
     Some((env, bus, person))
 }
 
+/// A window of the server other than `window`.
+fn other_window(env: &Env, window: &str) -> String {
+    env.tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+        .lines()
+        .find(|w| *w != window)
+        .expect("the server's first window")
+        .to_string()
+}
+
 /// The attached client shows `window`.
 fn show_on_client(env: &Env, window: &str) {
     let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
@@ -489,12 +493,7 @@ fn open_on_a_waiting_notification_shows_the_window_on_the_client() {
         .as_str()
         .unwrap()
         .to_string();
-    let other = env
-        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
-        .lines()
-        .find(|w| *w != window)
-        .expect("the server's first window")
-        .to_string();
+    let other = other_window(&env, &window);
     show_on_client(&env, &other);
     assert_eq!(client_window(&env), other);
 

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::harness::{
-    remote_claude_runs_an_approved_command, remote_folder, trusted_sshd_world as world, wait_until,
-    ClaudeWorld, Env, Run, Sshd,
+    attach_here_shows, remote_claude_runs_an_approved_command, remote_folder,
+    trusted_sshd_world as world, wait_until, ClaudeWorld, Env, Run, Sshd,
 };
 
 /// The test's ssh_config: keys checked against the test's known_hosts (for the jump
@@ -308,22 +308,7 @@ fn a_host_reached_only_through_a_jump_host() {
     assert!(tail_shows(&env, "line two"));
     // attach (inside tmux) opens `ssh -t` over the master in a window here.
     env.start_server(&[]);
-    let mut cmd = env.orchestra_command(&env.repo, &["attach", "pipeline"]);
-    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
-    let run = Run::from(cmd.output().expect("attach")).ok();
-    let window = run
-        .stdout
-        .split_whitespace()
-        .last()
-        .expect("the window")
-        .to_string();
-    assert!(
-        wait_until(Duration::from_secs(15), || env
-            .tmux(&["capture-pane", "-p", "-t", &window])
-            .contains("through the jump")),
-        "{}",
-        env.tmux(&["capture-pane", "-p", "-t", &window])
-    );
+    attach_here_shows(&env, "pipeline", "through the jump");
     let jump_log = std::fs::read_to_string(jump.dir.join("sshd.log")).unwrap_or_default();
     assert!(
         jump_log.contains(&format!("target 127.0.0.1 port {}", inner.port)),

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::harness::{
-    remote_claude_runs_an_approved_command, remote_folder, sshd_world, trusted_sshd_world,
-    wait_until, ClaudeWorld, Env, Sshd,
+    attach_here_shows, remote_claude_runs_an_approved_command, remote_folder, sshd_world,
+    trusted_sshd_world, wait_until, ClaudeWorld, Env, Sshd,
 };
 
 pub(crate) fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
@@ -386,23 +386,7 @@ fn attach_inside_tmux_opens_the_remote_session_in_a_window_here() {
     env.orchestra(&["up"]).ok();
     env.orchestra(&["brief", "pipeline", "seen-through-ssh"])
         .ok();
-    let mut cmd = env.orchestra_command(&env.repo, &["attach", "pipeline"]);
-    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
-    let run = crate::harness::Run::from(cmd.output().expect("attach"));
-    let run = run.ok();
-    let window = run
-        .stdout
-        .split_whitespace()
-        .last()
-        .expect("the window")
-        .to_string();
-    assert!(
-        wait_until(Duration::from_secs(15), || env
-            .tmux(&["capture-pane", "-p", "-t", &window])
-            .contains("seen-through-ssh")),
-        "{}",
-        env.tmux(&["capture-pane", "-p", "-t", &window])
-    );
+    attach_here_shows(&env, "pipeline", "seen-through-ssh");
 }
 
 #[test]

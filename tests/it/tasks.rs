@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::harness::{
-    git_in, require, stand_in_passes_its_own_tests, wait_until, which, ClaudeWorld, Env, Person,
-    StandIn,
+    commit_file, git_in, require, stand_in_passes_its_own_tests, wait_until, which, ClaudeWorld,
+    Env, Person, StandIn,
 };
 
 const TOKEN: &str = "ntn_s3cr3t_0rch3stra_t0k3n";
@@ -130,9 +130,7 @@ fn workspace() -> Value {
 fn configure(env: &mut Env, notion: &Notion, tasks: &str, extra: &str) {
     write_manifest(
         env,
-        &format!(
-            "[tasks]\nsource = \"notion\"\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{tasks}\"\n{extra}"
-        ),
+        &tasks_toml(tasks, &format!("source = \"notion\"\n{extra}")),
     );
     private_home(env);
     env.env.push(("NOTION_API_URL".into(), notion.url()));
@@ -218,9 +216,9 @@ fn tasks_lists_the_projects_open_tasks_across_pages_filtered_by_notion() {
     // The project named by its page id instead: no title lookup.
     write_manifest(
         &env,
-        &format!(
-            "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{TASKS}\"\nproject = \"{}\"\n",
-            OTHER_PROJECT.replace('-', "")
+        &tasks_toml(
+            TASKS,
+            &format!("project = \"{}\"\n", OTHER_PROJECT.replace('-', "")),
         ),
     );
     let before = notion.requests().len();
@@ -330,9 +328,7 @@ fn pick_dispatch_starts_a_session_on_the_task_and_a_merge_closes_it() {
 
     // Its work merged: the task is Done.
     let wt = env.worktree_path(label);
-    std::fs::write(wt.join("login.txt"), "fixed\n").unwrap();
-    git_in(&wt, &["add", "login.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "fix the login"]);
+    commit_file(&wt, "login.txt", "fixed\n", "fix the login");
     let merged = env.orchestra(&["merge", label, "--yes"]).ok();
     assert!(
         merged.stdout.contains(&format!("task {LOGIN} is Done now")),
@@ -350,25 +346,11 @@ fn pick_dispatch_starts_a_session_on_the_task_and_a_merge_closes_it() {
     // A close that fails is reported and the merge stands.
     write_manifest(
         &env,
-        &format!(
-            "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{TASKS}\"\nproject = \"elsewhere\"\ndone_on_merge = true\n"
-        ),
+        &tasks_toml(TASKS, "project = \"elsewhere\"\ndone_on_merge = true\n"),
     );
-    env.orchestra(&[
-        "tasks",
-        "pick",
-        FLAKY,
-        "--dispatch",
-        "--agent",
-        "cat",
-        "--label",
-        "flaky",
-    ])
-    .ok();
+    pick_to_cat(&env, FLAKY, "flaky");
     let wt = env.worktree_path("flaky");
-    std::fs::write(wt.join("flaky.txt"), "x\n").unwrap();
-    git_in(&wt, &["add", "flaky.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "flaky"]);
+    commit_file(&wt, "flaky.txt", "x\n", "flaky");
     let merged = env.orchestra(&["merge", "flaky", "--yes"]).ok();
     assert!(
         merged.stderr.contains("flaky is merged, but its task") && merged.stderr.contains("500"),
@@ -545,9 +527,7 @@ fn without_a_task_source_nothing_asks_notion_anything() {
     env.dispatch_shell("plain").ok();
     env.orchestra(&["list", "--json"]).ok();
     let wt = env.worktree_path("plain");
-    std::fs::write(wt.join("p.txt"), "p\n").unwrap();
-    git_in(&wt, &["add", "p.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "p"]);
+    commit_file(&wt, "p.txt", "p\n", "p");
     env.orchestra(&["merge", "plain", "--yes"]).ok();
     let refused = env.orchestra(&["tasks"]).fails_with(2);
     assert!(
@@ -565,12 +545,7 @@ fn the_token_from_claudes_config_is_used_and_never_printed_or_written() {
     let Some(notion) = Notion::start(&env, &workspace()) else {
         return;
     };
-    write_manifest(
-        &env,
-        &format!(
-            "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{TASKS}\"\ndone_on_merge = true\n"
-        ),
-    );
+    write_manifest(&env, &tasks_toml(TASKS, "done_on_merge = true\n"));
     let home = private_home(&mut env);
     env.env.push(("NOTION_API_URL".into(), notion.url()));
     // Claude Code's config: this project's Notion MCP server with the token in its headers.
@@ -601,9 +576,7 @@ fn the_token_from_claudes_config_is_used_and_never_printed_or_written() {
     run(&["list", "--json"]).ok();
     run(&["launch", "--agent", "bash"]).ok();
     let wt = env.worktree_path("fix-the-login-redirect");
-    std::fs::write(wt.join("l.txt"), "l\n").unwrap();
-    git_in(&wt, &["add", "l.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "l"]);
+    commit_file(&wt, "l.txt", "l\n", "l");
     run(&["merge", "fix-the-login-redirect", "--yes"]).ok();
     assert!(notion.requests().iter().all(|r| r["auth"] == "ok"));
     assert_eq!(notion.patches().len(), 2, "picked, then closed");
@@ -756,6 +729,23 @@ fn refusals_name_what_to_fix_and_rate_limits_are_waited_for() {
     assert!(none.stderr.contains("no Notion token"), "{}", none.stderr);
 }
 
+/// `tasks pick <task> --dispatch` to a session `label` running `cat` (which shows what it
+/// was given).
+fn pick_to_cat(env: &Env, task: &str, label: &str) {
+    env.orchestra(&[
+        "tasks",
+        "pick",
+        task,
+        "--dispatch",
+        "--agent",
+        "cat",
+        "--label",
+        label,
+    ])
+    .ok();
+}
+
+/// `[tasks]` naming the projects and `tasks` data sources, then `extra` lines.
 fn tasks_toml(tasks: &str, extra: &str) -> String {
     format!(
         "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{tasks}\"\n{extra}"
@@ -869,21 +859,9 @@ fn doctor_finishing_a_killed_merge_closes_its_task() {
     };
     configure(&mut env, &notion, TASKS, "done_on_merge = true\n");
     env.start_server(&[]);
-    env.orchestra(&[
-        "tasks",
-        "pick",
-        DOCS,
-        "--dispatch",
-        "--agent",
-        "cat",
-        "--label",
-        "docs",
-    ])
-    .ok();
+    pick_to_cat(&env, DOCS, "docs");
     let wt = env.worktree_path("docs");
-    std::fs::write(wt.join("docs.txt"), "written\n").unwrap();
-    git_in(&wt, &["add", "docs.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "write the docs"]);
+    commit_file(&wt, "docs.txt", "written\n", "write the docs");
     let before = env.git(&["rev-parse", "main"]);
     let done = json!({"properties": {"Status": {"status": {"name": "Done"}}}});
     let closed = || notion.patches().iter().any(|(_, body)| *body == done);

@@ -451,6 +451,13 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Writes `file` in `dir` (a worktree) with `text` and commits it there as `message`.
+pub fn commit_file(dir: &Path, file: &str, text: &str, message: &str) {
+    std::fs::write(dir.join(file), text).expect("write the file to commit");
+    git_in(dir, &["add", file]);
+    git_in(dir, &["commit", "-q", "-m", message]);
+}
+
 fn init_repo(repo: &Path) {
     std::fs::create_dir_all(repo).expect("repo dir");
     git_in(repo, &["init", "-q", "-b", "main"]);

@@ -34,15 +34,15 @@ pub use agents::{
 pub use cli::Cli;
 pub use dbus::Bus;
 #[allow(unused_imports)]
-pub use env::{end_processes_of, git_in, shell_dispatch, Env};
+pub use env::{commit_file, end_processes_of, git_in, shell_dispatch, Env};
 pub use person::Person;
 pub use run::Run;
 #[allow(unused_imports)]
 pub use sessions::Change;
 #[allow(unused_imports)]
 pub use sshd::{
-    remote_claude_runs_an_approved_command, remote_folder, remote_state, sshd_bin, sshd_world,
-    trusted_sshd_world, Sshd,
+    attach_here_shows, remote_claude_runs_an_approved_command, remote_folder, remote_state,
+    sshd_bin, sshd_world, trusted_sshd_world, Sshd,
 };
 
 pub fn on_ci() -> bool {

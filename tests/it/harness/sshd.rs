@@ -289,3 +289,24 @@ pub fn remote_claude_runs_an_approved_command(env: &Env, folder: &Path) {
         tail("30")
     );
 }
+
+/// `orchestra attach <label>` as run inside tmux (this test's server, started) opens the
+/// remote session in a window here; that window comes to show `text`.
+pub fn attach_here_shows(env: &Env, label: &str, text: &str) {
+    let mut cmd = env.orchestra_command(&env.repo, &["attach", label]);
+    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
+    let run = Run::from(cmd.output().expect("attach")).ok();
+    let window = run
+        .stdout
+        .split_whitespace()
+        .last()
+        .expect("the window")
+        .to_string();
+    assert!(
+        wait_until(Duration::from_secs(15), || env
+            .tmux(&["capture-pane", "-p", "-t", &window])
+            .contains(text)),
+        "{}",
+        env.tmux(&["capture-pane", "-p", "-t", &window])
+    );
+}
