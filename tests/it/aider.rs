@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::harness::{
-    screen_fixture, screen_fixtures, stand_in_passes_its_own_tests, wait_until, AgentCli,
+    git_in, screen_fixture, screen_fixtures, stand_in_passes_its_own_tests, wait_until, AgentCli,
     AgentWorld, Env, AIDER_VERSION,
 };
 
@@ -30,6 +30,22 @@ fn start_world(bus_capabilities: Option<&[&str]>) -> Option<AgentWorld> {
     Some(world)
 }
 
+/// `label`'s turn under way (aider's spinner on screen) reads busy; its end comes from
+/// aider's notifications command, not from a tick.
+#[track_caller]
+fn busy_then_idle_by_its_notification(a: &AgentWorld, label: &str) {
+    a.wait_screen(label, "Waiting for");
+    a.reaches(label, "busy", SLOW);
+    a.said_without_ticks(label, "idle", SLOW);
+    let changes = a.state_changes(label);
+    assert!(
+        changes
+            .last()
+            .is_some_and(|c| c.new == "idle" && c.detail == "aider-notification: prompt"),
+        "{changes:?}"
+    );
+}
+
 #[test]
 fn a_dispatched_aider_is_busy_then_idle_by_its_notification() {
     let Some(a) = start() else { return };
@@ -39,17 +55,7 @@ fn a_dispatched_aider_is_busy_then_idle_by_its_notification() {
         "Tell me about it,\nover several seconds. [[slow: 8]] [[say: one two three four five six seven eight]]",
     );
     let wt = a.env.worktree_path("talk");
-    a.wait_screen("talk", "Waiting for");
-    a.reaches("talk", "busy", SLOW);
-    // The turn's end comes from aider's notifications command, not from a tick.
-    a.said_without_ticks("talk", "idle", SLOW);
-    let changes = a.state_changes("talk");
-    assert!(
-        changes
-            .last()
-            .is_some_and(|c| c.new == "idle" && c.detail == "aider-notification: prompt"),
-        "{changes:?}"
-    );
+    busy_then_idle_by_its_notification(&a, "talk");
     let prompts: Vec<serde_json::Value> = a
         .api
         .requests_json()
@@ -68,7 +74,7 @@ fn a_dispatched_aider_is_busy_then_idle_by_its_notification() {
         "{last}"
     );
     // aider's history files live in the session's folder: the worktree is as the branch has it.
-    let status = crate::harness::git_in(&wt, &["status", "--porcelain", "--ignored"]);
+    let status = git_in(&wt, &["status", "--porcelain", "--ignored"]);
     assert_eq!(status, "", "aider left files in the worktree");
 }
 
@@ -221,7 +227,7 @@ fn a_manifest_aider_is_idle_by_its_notification_after_up_and_restart() {
     let Some(a) = start() else { return };
     let folder = a.env.root.join("aider-folder");
     std::fs::create_dir_all(&folder).unwrap();
-    crate::harness::git_in(&folder, &["init", "-q"]);
+    git_in(&folder, &["init", "-q"]);
     a.env.write_agent_manifest(
         &a.agent,
         "helper",
@@ -246,19 +252,9 @@ fn a_manifest_aider_is_idle_by_its_notification_after_up_and_restart() {
         "helper",
         "[[slow: 6]] [[say: one two three four five six seven eight]]",
     );
-    a.wait_screen("helper", "Waiting for");
-    a.reaches("helper", "busy", SLOW);
-    // The turn's end comes from aider's notifications command, not from a tick.
-    a.said_without_ticks("helper", "idle", SLOW);
-    let changes = a.state_changes("helper");
-    assert!(
-        changes
-            .last()
-            .is_some_and(|c| c.new == "idle" && c.detail == "aider-notification: prompt"),
-        "{changes:?}"
-    );
+    busy_then_idle_by_its_notification(&a, "helper");
     // Its history files went to the session's folder, not the person's.
-    let status = crate::harness::git_in(&folder, &["status", "--porcelain", "--ignored"]);
+    let status = git_in(&folder, &["status", "--porcelain", "--ignored"]);
     assert_eq!(status, "", "aider left files in the folder");
 
     a.env.orchestra(&["restart", "helper"]).ok();

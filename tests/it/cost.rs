@@ -396,6 +396,22 @@ impl Other {
         self.reaches(label, "idle", Duration::from_secs(60));
     }
 
+    /// Waits for a reply past the first `before` (a turn of `label`) and `label` idle
+    /// again, then for its tokens to be `per` a reply so far; returns the replies.
+    #[track_caller]
+    fn turn_counted(&self, label: &str, before: u64, per: Tokens4) -> u64 {
+        assert!(
+            wait_until(Duration::from_secs(60), || self.replies() > before),
+            "no reply:\n{}\n{}",
+            self.screen(label),
+            self.api.requests()
+        );
+        self.idle(label);
+        let n = self.replies();
+        self.tokens_become(label, per.times(n));
+        n
+    }
+
     /// Waits until `label`'s tokens are `want` (read by list --json, which reads on from
     /// the marks), and says what they were if never.
     #[track_caller]
@@ -498,14 +514,7 @@ fn codex_cost_is_read_from_its_rollout_incrementally() {
     // Before codex has said its thread (the end of the first turn) there is no log to read:
     // no error, and no cost (unknown, not zero).
     w.env.orchestra(&["cost"]).ok();
-    assert!(
-        wait_until(Duration::from_secs(60), || w.replies() >= 1),
-        "no reply: {}",
-        w.api.requests()
-    );
-    w.idle("cx");
-    let n = w.replies();
-    w.tokens_become("cx", per.times(n));
+    let n = w.turn_counted("cx", 0, per);
     let s = w.env.session("cx");
     // The stand-in's model has no list price: tokens, and a cost that is unknown.
     assert_eq!(s["cost_usd"], Value::Null, "{s}");
@@ -515,11 +524,8 @@ fn codex_cost_is_read_from_its_rollout_incrementally() {
     assert_eq!(rows[0]["cost_usd"], Value::Null);
 
     // A second turn appended to the same rollout: read on from the mark, nothing twice.
-    w.env.orchestra(&["brief", "cx", "[[say: two]]"]).ok();
-    assert!(wait_until(Duration::from_secs(60), || w.replies() > n));
-    w.idle("cx");
-    let n = w.replies();
-    w.tokens_become("cx", per.times(n));
+    w.brief("cx", "[[say: two]]");
+    let n = w.turn_counted("cx", n, per);
 
     // A token_count codex is still writing waits for its newline; once whole, what the
     // thread's total grew by counts, to the turn's model.
@@ -600,14 +606,7 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
     };
     w.dispatch("gm", "[[say: ANSWER-ONE]]");
     w.env.orchestra(&["cost"]).ok();
-    assert!(
-        wait_until(Duration::from_secs(60), || w.replies() >= 1),
-        "no reply: {}",
-        w.api.requests()
-    );
-    w.idle("gm");
-    let n = w.replies();
-    w.tokens_become("gm", per.times(n));
+    let n = w.turn_counted("gm", 0, per);
     let s = w.env.session("gm");
     assert_eq!(s["cost_usd"], Value::Null, "{s}");
     let rows = cost_json(&w.env, &[]);
@@ -630,16 +629,8 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
     );
     // A brief typed just after a turn is sent even when gemini drops its first Enter
     // (brief presses it again while the text stays in the input box).
-    w.env.orchestra(&["brief", "gm", "[[say: two]]"]).ok();
-    assert!(
-        wait_until(Duration::from_secs(60), || w.replies() > n),
-        "{}\n{}",
-        w.screen("gm"),
-        w.api.requests()
-    );
-    w.idle("gm");
-    let n = w.replies();
-    w.tokens_become("gm", per.times(n));
+    w.brief("gm", "[[say: two]]");
+    let n = w.turn_counted("gm", n, per);
 
     // The record lies in the session's own Gemini home.
     let id = s["id"].as_str().unwrap().to_string();

@@ -28,6 +28,17 @@ fn start_world(bus_capabilities: Option<&[&str]>) -> Option<AgentWorld> {
     Some(world)
 }
 
+/// With no tick in between, `label` reads busy then idle: its BeforeAgent and AfterAgent
+/// hooks said so.
+#[track_caller]
+fn busy_then_idle_by_its_hooks(g: &AgentWorld, label: &str) {
+    g.said_without_ticks(label, "busy", Duration::from_secs(60));
+    g.said_without_ticks(label, "idle", Duration::from_secs(60));
+    let events = g.changes_text(label);
+    assert!(events.contains(">busy:BeforeAgent"), "{events}");
+    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
+}
+
 #[test]
 fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
     let Some(g) = start() else { return };
@@ -43,12 +54,8 @@ fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
         "[[slow: 10]] [[say: one two three four five six seven eight nine ten]]",
     );
     // No tick in between: the hooks alone say busy, then idle.
-    g.said_without_ticks("gem", "busy", Duration::from_secs(60));
-    g.said_without_ticks("gem", "idle", Duration::from_secs(60));
+    busy_then_idle_by_its_hooks(&g, "gem");
     g.wait_screen("gem", "one two three four five six seven eight nine ten");
-    let events = g.changes_text("gem");
-    assert!(events.contains(">busy:BeforeAgent"), "{events}");
-    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
     let requests = g.api.requests();
     assert!(requests.contains("\"turn\": \"prompt\""), "{requests}");
     // The hooks live in the session's own Gemini home, which reads the person's files
@@ -243,11 +250,7 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
         "[[slow: 8]] [[say: one two three four five six seven eight nine ten]]",
     );
     // No tick in between: the hooks alone say busy, then idle.
-    g.said_without_ticks("gem", "busy", Duration::from_secs(60));
-    g.said_without_ticks("gem", "idle", Duration::from_secs(60));
-    let events = g.changes_text("gem");
-    assert!(events.contains(">busy:BeforeAgent"), "{events}");
-    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
+    busy_then_idle_by_its_hooks(&g, "gem");
     let settings = std::fs::read_to_string(g.home.join(".gemini/settings.json")).unwrap();
     assert!(!settings.contains("orchestra"), "{settings}");
 
