@@ -386,17 +386,9 @@ fn pick_dispatch_gives_the_real_claude_the_task_as_its_prompt() {
             "Document the tasks flow\\n\\nExplain tasks pick in the docs 9d4b"
         )),
         "the model never got the task; screen:\n{}",
-        env.tmux(&[
-            "capture-pane",
-            "-p",
-            "-t",
-            session["pane"].as_str().unwrap()
-        ])
+        env.screen(label)
     );
-    let pane = session["pane"].as_str().unwrap();
-    assert!(wait_until(Duration::from_secs(30), || env
-        .tmux(&["capture-pane", "-p", "-t", pane])
-        .contains("documenting 41c8")));
+    env.wait_screen(label, "documenting 41c8", Duration::from_secs(30));
     assert_eq!(notion.patches().len(), 1);
 }
 
