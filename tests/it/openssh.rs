@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{
     attach_here_shows, remote_claude_runs_an_approved_command, remote_folder,
-    trusted_sshd_world as world, wait_until, ClaudeWorld, Env, Run, Sshd,
+    trusted_sshd_world as world, wait_until, write_script, ClaudeWorld, Env, Run, Sshd,
 };
 
 /// The test's ssh_config: keys checked against the test's known_hosts (for the jump
@@ -343,16 +343,13 @@ fn a_login_that_asks_is_answered_once_at_connect_and_never_by_a_status_job() {
     assert!(keygen.success());
     let asked = env.root.join("asked.log");
     let askpass = env.root.join("askpass.sh");
-    std::fs::write(
+    write_script(
         &askpass,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$1\" >> '{}'\necho 'correct horse'\n",
             asked.display()
         ),
-    )
-    .expect("askpass");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     // Every orchestra run has the askpass at hand: only `connect` may use it.
     env.env
         .push(("SSH_ASKPASS".into(), askpass.display().to_string()));

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{
     attach_here_shows, remote_claude_runs_an_approved_command, remote_folder, sshd_world,
-    trusted_sshd_world, wait_until, ClaudeWorld, Env, Sshd,
+    trusted_sshd_world, wait_until, write_script, ClaudeWorld, Env, Sshd,
 };
 
 pub(crate) fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
@@ -526,9 +526,9 @@ fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_a
     let switch = env.root.join("slow-mode");
     let real_tmux = crate::harness::which("tmux").expect("tmux");
     let script = bin.join("tmux");
-    std::fs::write(
+    write_script(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\n\
              case \"$(cat '{switch}' 2>/dev/null)\" in\n\
              drip) i=0; while [ $i -lt 300 ]; do printf x; sleep 0.1; i=$((i+1)); done; exit 0 ;;\n\
@@ -538,10 +538,7 @@ fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_a
             switch = switch.display(),
             real = real_tmux.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let slow = other_login(&env, &sshd, "slow", &bin);
     let good_folder = remote_folder(&env, "good");
     let slow_folder = remote_folder(&env, "slow");

@@ -5,11 +5,11 @@
 //! takes over when the copy is gone or another version.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::harness::{
-    remote_folder, trusted_sshd_world as world, wait_until, ClaudeWorld, Env, Sshd,
+    remote_folder, trusted_sshd_world as world, wait_until, write_script, ClaudeWorld, Env, Sshd,
 };
 use crate::remote::{claude_session, write_manifest};
 
@@ -25,11 +25,6 @@ fn said(env: &Env, label: &str) -> (String, String) {
         s["state"].as_str().unwrap_or_default().to_string(),
         s["state_source"].as_str().unwrap_or_default().to_string(),
     )
-}
-
-fn write_script(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 #[test]

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::harness::{
-    commit_file, git_in, require, stand_in_passes_its_own_tests, wait_until, which, ClaudeWorld,
-    Env, Person, StandIn,
+    commit_file, git_in, require, stand_in_passes_its_own_tests, wait_until, which, write_script,
+    ClaudeWorld, Env, Person, StandIn,
 };
 
 const TOKEN: &str = "ntn_s3cr3t_0rch3stra_t0k3n";
@@ -454,15 +454,13 @@ fn launch_puts_the_tasks_on_the_command_line_and_starts_without_them_when_notion
     // A program named like claude is launched as claude; it writes down its arguments.
     let args_file = env.root.join("args.txt");
     let stub = env.root.join("claude-stub");
-    std::fs::write(
+    write_script(
         &stub,
-        format!(
+        &format!(
             "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\nexec sleep 600\n",
             shell_words::quote(&args_file.to_string_lossy())
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let agent = stub.to_string_lossy().into_owned();
     env.orchestra(&["launch", "--agent", &agent]).ok();
     assert!(wait_until(Duration::from_secs(10), || args_file.exists()));

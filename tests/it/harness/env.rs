@@ -131,19 +131,15 @@ impl Env {
     /// Makes `@orchestra-notify-cmd` (on the running server) a script that appends a line
     /// `title|body` to a file for each notification; returns that file.
     pub fn notes_to_file(&self) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
         let script = self.root.join("notify.sh");
         let log = self.root.join("notify.log");
-        std::fs::write(
+        write_script(
             &script,
-            format!(
+            &format!(
                 "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
                 log.display()
             ),
-        )
-        .expect("write the notify script");
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-            .expect("chmod the notify script");
+        );
         self.tmux(&[
             "set-option",
             "-g",
@@ -449,6 +445,14 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Writes an executable script `path` with `text`.
+pub fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
 }
 
 /// Writes `file` in `dir` (a worktree) with `text` and commits it there as `message`.

@@ -34,7 +34,7 @@ pub use agents::{
 pub use cli::Cli;
 pub use dbus::Bus;
 #[allow(unused_imports)]
-pub use env::{commit_file, end_processes_of, git_in, shell_dispatch, Env};
+pub use env::{commit_file, end_processes_of, git_in, shell_dispatch, write_script, Env};
 pub use person::Person;
 pub use run::Run;
 #[allow(unused_imports)]
