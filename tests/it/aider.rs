@@ -85,12 +85,10 @@ fn a_waiting_aider_notification_names_the_command_on_its_screen() {
     let Some(a) = start_on_bus(&["body"]) else {
         return;
     };
-    let bus = a.bus.as_ref().expect("started with a bus");
     a.dispatch("ask", "[[bash: touch asked.txt]] [[say: Making it.]]");
     a.wait_screen("ask", "Run shell command?");
     a.said_without_ticks("ask", "waiting", SLOW);
-    let note = bus.wait_note("ask is waiting", Duration::from_secs(10));
-    let body = note["body"].as_str().unwrap_or_default();
+    let body = a.waiting_note("ask");
     assert!(
         body.starts_with("ask wants to run: touch asked.txt (in "),
         "{body:?}\n{}",

@@ -96,12 +96,10 @@ fn a_waiting_codex_notification_names_the_command_on_its_screen() {
     let Some(c) = start_on_bus("asks", &["body", "body-markup"]) else {
         return;
     };
-    let bus = c.bus.as_ref().expect("started with a bus");
     c.dispatch("asks", "[[bash: echo 'a && b <x>']]");
     c.wait_screen("asks", "Would you like to run the following command?");
     c.reaches("asks", "waiting", secs(15));
-    let note = bus.wait_note("asks is waiting", Duration::from_secs(10));
-    let body = note["body"].as_str().unwrap_or_default();
+    let body = c.waiting_note("asks");
     assert!(
         body.starts_with("asks wants to run: echo 'a &amp;&amp; b &lt;x&gt;' (in "),
         "{body:?}\n{}",

@@ -96,7 +96,6 @@ fn a_waiting_gemini_notification_names_the_file_it_asks_to_write() {
     let Some(g) = start_on_bus(&["body"]) else {
         return;
     };
-    let bus = g.bus.as_ref().expect("started with a bus");
     let wt = g.env.worktree_path("files");
     let file = wt.join("notes").join("new.txt");
     g.dispatch(
@@ -105,8 +104,7 @@ fn a_waiting_gemini_notification_names_the_file_it_asks_to_write() {
     );
     g.wait_screen("files", "Apply this change?");
     g.reaches("files", "waiting", Duration::from_secs(10));
-    let note = bus.wait_note("files is waiting", Duration::from_secs(10));
-    let body = note["body"].as_str().unwrap_or_default();
+    let body = g.waiting_note("files");
     assert!(
         body.starts_with("files wants to write notes/new.txt (in "),
         "{body:?}\nevents: {}",

@@ -377,6 +377,15 @@ impl AgentWorld {
             .ok();
     }
 
+    /// The body of the notification that says `label` is waiting, once it reached this
+    /// world's bus (within 10 s).
+    #[track_caller]
+    pub fn waiting_note(&self, label: &str) -> String {
+        let bus = self.bus.as_ref().expect("a world started with a bus");
+        let note = bus.wait_note(&format!("{label} is waiting"), Duration::from_secs(10));
+        note["body"].as_str().unwrap_or_default().to_string()
+    }
+
     /// [`Env::wait_screen`] for as long as this CLI may take.
     #[track_caller]
     pub fn wait_screen(&self, label: &str, text: &str) {
