@@ -151,16 +151,11 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
     assert_eq!(mode & 0o777, 0o700);
 
     env.orchestra(&["up"]).ok();
-    sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-        .ok();
+    assert!(sshd.has_session("claude_pipeline"));
     remote_claude_runs_an_approved_command(&env, &folder);
     let down = env.orchestra(&["down"]).ok();
     assert!(down.stdout.contains("pipeline: down"), "{}", down.stdout);
-    assert!(
-        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-            .code
-            != 0
-    );
+    assert!(!sshd.has_session("claude_pipeline"));
     // Every call above rode the one login `connect` made.
     assert_eq!(logins(&sshd), 1, "one login, at connect");
 

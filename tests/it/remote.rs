@@ -72,8 +72,7 @@ fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
         env.session("pipeline")["id"].as_str().unwrap()
     );
     // The session is on the remote side's server, not on this test's local one.
-    sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-        .ok();
+    assert!(sshd.has_session("claude_pipeline"));
     assert!(
         env.tmux_try(&["has-session", "-t", "=claude_pipeline"])
             .code
@@ -115,11 +114,7 @@ fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
 
     let down = env.orchestra(&["down"]).ok();
     assert!(down.stdout.contains("pipeline: down"), "{}", down.stdout);
-    assert!(
-        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-            .code
-            != 0
-    );
+    assert!(!sshd.has_session("claude_pipeline"));
     assert!(env.list_json().is_empty());
     assert!(folder.exists(), "down never deletes the folder");
 }
@@ -368,11 +363,7 @@ fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
         "the agent left by its own /exit: {}",
         down.stdout
     );
-    assert!(
-        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-            .code
-            != 0
-    );
+    assert!(!sshd.has_session("claude_pipeline"));
 }
 
 #[test]

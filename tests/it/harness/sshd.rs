@@ -168,6 +168,13 @@ impl Sshd {
         Run::from(out)
     }
 
+    /// Whether the remote side's tmux has a session named exactly `name`.
+    pub fn has_session(&self, name: &str) -> bool {
+        self.remote_tmux(&["has-session", "-t", &format!("={name}")])
+            .code
+            == 0
+    }
+
     /// The remote side's HOME (where `hosts install` puts ~/.local/bin/orchestra).
     pub fn remote_home(&self) -> PathBuf {
         self.dir
