@@ -7,37 +7,17 @@
 //! `--no-daemon` (the shared background server copies the whole 300 MB CLI into
 //! CODEX_HOME) and manual approvals (`-a on-request -s read-only`).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::harness::{
-    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Bus, Env, StandIn,
+    screen_fixture, screen_fixtures, stand_in_passes_its_own_tests, wait_until, AgentCli,
+    AgentWorld, Env, CODEX_VERSION,
 };
-
-pub const CODEX_VERSION: &str = "0.171.0";
-
-/// The real `codex` binary: `$ORCHESTRA_TEST_CODEX`, else the pinned release in the test
-/// cache that tests/run.sh fills.
-fn codex_bin() -> Option<PathBuf> {
-    agent_cli("ORCHESTRA_TEST_CODEX", &format!(
-        "codex-{CODEX_VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-    ))
-}
-
-/// A tmux server whose environment runs codex against the stand-in, and orchestra on it.
-struct Codex {
-    env: Env,
-    codex: PathBuf,
-    api: StandIn,
-    /// A notification bus its tmux server and orchestra reach, where a test asked for one.
-    bus: Option<Bus>,
-}
 
 /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
 /// `trusted`: the worktree of `label` is trusted in codex's config (else codex asks).
-fn start(label: &str, trusted: bool) -> Option<Codex> {
+fn start(label: &str, trusted: bool) -> Option<AgentWorld> {
     start_trusting(|env| {
         if trusted {
             vec![env.worktree_path(label)]
@@ -48,142 +28,26 @@ fn start(label: &str, trusted: bool) -> Option<Codex> {
 }
 
 /// The world of [`start`], with the folders `trust` names trusted in codex's config.
-fn start_trusting(trust: impl FnOnce(&Env) -> Vec<PathBuf>) -> Option<Codex> {
+fn start_trusting(trust: impl FnOnce(&Env) -> Vec<PathBuf>) -> Option<AgentWorld> {
     start_world(trust, None)
 }
 
 /// [`start`] (trusted) with a notification bus whose server says it has `capabilities`.
-fn start_on_bus(label: &str, capabilities: &[&str]) -> Option<Codex> {
+fn start_on_bus(label: &str, capabilities: &[&str]) -> Option<AgentWorld> {
     start_world(|env| vec![env.worktree_path(label)], Some(capabilities))
 }
 
 fn start_world(
     trust: impl FnOnce(&Env) -> Vec<PathBuf>,
     bus_capabilities: Option<&[&str]>,
-) -> Option<Codex> {
-    let codex = codex_bin();
-    if !require(&format!("the codex CLI {CODEX_VERSION}"), codex.is_some())
-        || !require("python3", which("python3").is_some())
-    {
-        return None;
-    }
-    let mut env = Env::new();
-    let bus = match bus_capabilities {
-        Some(capabilities) => Some(Bus::start_with(&env.root, capabilities)?),
-        None => None,
-    };
-    let api = StandIn::start(&env.root, "openai.py");
-    let trust = trust(&env);
-    let trust: Vec<&Path> = trust.iter().map(PathBuf::as_path).collect();
-    let mut vars = agent_home(
-        &env,
-        "codex_home.py",
-        &env.root.join("codex-home"),
-        api.port,
-        &trust,
-    );
-    if let Some(bus) = &bus {
-        let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
-        vars.push(on_bus.clone());
-        env.env.push(on_bus);
-    }
-    env.start_server(&vars);
-    Some(Codex {
-        env,
-        codex: codex.expect("checked above"),
-        api,
-        bus,
-    })
+) -> Option<AgentWorld> {
+    let mut world = AgentWorld::start(AgentCli::codex(), trust, bus_capabilities)?;
+    world.patience = Duration::from_secs(40);
+    Some(world)
 }
 
-impl Codex {
-    fn agent(&self) -> String {
-        format!(
-            "{} --no-daemon --ask-for-approval on-request --sandbox read-only",
-            shell_words::quote(&self.codex.to_string_lossy())
-        )
-    }
-
-    fn dispatch(&self, label: &str, prompt: &str) {
-        self.env
-            .orchestra(&[
-                "dispatch",
-                label,
-                "--agent",
-                &self.agent(),
-                "--prompt",
-                prompt,
-            ])
-            .ok();
-    }
-
-    fn pane(&self, label: &str) -> String {
-        self.env.session(label)["pane"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-
-    fn screen(&self, label: &str) -> String {
-        self.env
-            .tmux(&["capture-pane", "-p", "-t", &self.pane(label)])
-    }
-
-    #[track_caller]
-    fn wait_screen(&self, label: &str, text: &str) {
-        assert!(
-            wait_until(Duration::from_secs(40), || self
-                .screen(label)
-                .contains(text)),
-            "{text:?} never showed:\n{}",
-            self.screen(label)
-        );
-    }
-
-    fn state(&self, label: &str) -> String {
-        self.env.session(label)["state"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Ticks until `label` is in `state` (or `limit` passes).
-    fn ticks_until(&self, label: &str, state: &str, limit: Duration) -> bool {
-        wait_until(limit, || {
-            self.env.orchestra(&["refresh"]).ok();
-            self.state(label) == state
-        })
-    }
-
-    /// The state changes of `label`, oldest first: (new state, detail).
-    fn transitions(&self, label: &str) -> Vec<(String, String)> {
-        let run = self
-            .env
-            .orchestra(&["events", label, "--json", "-n", "200"])
-            .ok();
-        let events: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
-        events
-            .iter()
-            .filter(|e| e["kind"] == "state")
-            .map(|e| {
-                (
-                    e["new"].as_str().unwrap_or_default().to_string(),
-                    e["detail"].as_str().unwrap_or_default().to_string(),
-                )
-            })
-            .collect()
-    }
-}
-
-#[track_caller]
-fn assert_state_within(c: &Codex, label: &str, state: &str, secs: u64) {
-    assert!(
-        c.ticks_until(label, state, Duration::from_secs(secs)),
-        "{label} never {state} (is {}); transitions {:?}:\n{}",
-        c.state(label),
-        c.transitions(label),
-        c.screen(label)
-    );
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
 }
 
 #[test]
@@ -205,32 +69,24 @@ fn a_codex_session_is_busy_then_idle_when_its_notify_says_the_turn_ended() {
         "{cmdline}"
     );
     // The answer streams for 8 s: the screen says busy meanwhile.
-    assert_state_within(&c, "talker", "busy", 20);
+    c.reaches("talker", "busy", secs(20));
     c.wait_screen("talker", "nine ten");
     // The end of the turn comes from codex's notify (exact), not a later screen.
-    assert!(
-        wait_until(Duration::from_secs(20), || c.state("talker") == "idle"),
-        "never idle: {:?}\n{}",
-        c.transitions("talker"),
-        c.screen("talker")
-    );
-    let changes = c.transitions("talker");
-    let (last, detail) = changes.last().unwrap();
-    assert_eq!(last, "idle");
-    assert!(detail.contains("codex-notify"), "{changes:?}");
+    c.said_without_ticks("talker", "idle", secs(20));
+    let changes = c.state_changes("talker");
+    let last = changes.last().unwrap();
+    assert_eq!(last.new, "idle");
+    assert!(last.detail.contains("codex-notify"), "{changes:?}");
     // The stand-in got the prompt as codex's own prompt, not typed keys.
     assert!(c.api.requests().contains("nine ten"));
     // A second turn, typed: busy then idle again.
-    c.env
-        .orchestra(&[
-            "brief",
-            "talker",
-            "[[slow: 8]] [[say: eleven twelve thirteen fourteen]]",
-        ])
-        .ok();
-    assert_state_within(&c, "talker", "busy", 20);
+    c.brief(
+        "talker",
+        "[[slow: 8]] [[say: eleven twelve thirteen fourteen]]",
+    );
+    c.reaches("talker", "busy", secs(20));
     c.wait_screen("talker", "fourteen");
-    assert!(wait_until(Duration::from_secs(20), || c.state("talker") == "idle"));
+    c.said_without_ticks("talker", "idle", secs(20));
 }
 
 /// codex has no hook for its approvals: the screen says it waits, and the notification
@@ -240,23 +96,10 @@ fn a_waiting_codex_notification_names_the_command_on_its_screen() {
     let Some(c) = start_on_bus("asks", &["body", "body-markup"]) else {
         return;
     };
-    let bus = c.bus.as_ref().expect("started with a bus");
     c.dispatch("asks", "[[bash: echo 'a && b <x>']]");
     c.wait_screen("asks", "Would you like to run the following command?");
-    assert_state_within(&c, "asks", "waiting", 15);
-    let waiting = |n: &serde_json::Value| {
-        n["summary"]
-            .as_str()
-            .is_some_and(|s| s.contains("asks is waiting"))
-    };
-    assert!(
-        wait_until(Duration::from_secs(10), || bus.notes().iter().any(waiting)),
-        "no waiting notification: {:?}",
-        bus.notes()
-    );
-    let notes = bus.notes();
-    let note = notes.iter().find(|n| waiting(n)).expect("found above");
-    let body = note["body"].as_str().unwrap_or_default();
+    c.reaches("asks", "waiting", secs(15));
+    let body = c.waiting_note("asks");
     assert!(
         body.starts_with("asks wants to run: echo 'a &amp;&amp; b &lt;x&gt;' (in "),
         "{body:?}\n{}",
@@ -270,7 +113,7 @@ fn codex_approvals_wait_and_approve_runs_the_command_and_deny_does_not() {
     let wt = c.env.worktree_path("perm");
     c.dispatch("perm", "[[bash: touch approved.txt]] [[after: it is made]]");
     c.wait_screen("perm", "Would you like to run the following command?");
-    assert_state_within(&c, "perm", "waiting", 15);
+    c.reaches("perm", "waiting", secs(15));
     let run = c.env.orchestra(&["approve", "perm"]).ok();
     assert!(run.stdout.contains("Yes, proceed"), "{}", run.stdout);
     assert!(
@@ -279,30 +122,26 @@ fn codex_approvals_wait_and_approve_runs_the_command_and_deny_does_not() {
         c.screen("perm")
     );
     c.wait_screen("perm", "it is made");
-    assert_state_within(&c, "perm", "idle", 20);
+    c.reaches("perm", "idle", secs(20));
 
     // No menu: refused, nothing sent.
     c.env.orchestra(&["approve", "perm"]).fails_with(1);
 
     // Deny: codex's "No, and tell Codex what to do differently"; the command never runs.
-    c.env
-        .orchestra(&["brief", "perm", "[[bash: touch denied.txt]]"])
-        .ok();
+    c.brief("perm", "[[bash: touch denied.txt]]");
     c.wait_screen("perm", "touch denied.txt");
     c.wait_screen("perm", "Press enter to confirm");
-    assert_state_within(&c, "perm", "waiting", 15);
+    c.reaches("perm", "waiting", secs(15));
     let run = c.env.orchestra(&["deny", "perm"]).ok();
     assert!(run.stdout.contains("No, and tell Codex"), "{}", run.stdout);
-    assert_state_within(&c, "perm", "idle", 20);
+    c.reaches("perm", "idle", secs(20));
     std::thread::sleep(Duration::from_millis(500));
     assert!(!wt.join("denied.txt").exists(), "{}", c.screen("perm"));
 
     // A file write asks too; --always picks "don't ask again for these files".
-    c.env
-        .orchestra(&["brief", "perm", "[[write: written.txt | hello]]"])
-        .ok();
+    c.brief("perm", "[[write: written.txt | hello]]");
     c.wait_screen("perm", "Would you like to make the following edits?");
-    assert_state_within(&c, "perm", "waiting", 15);
+    c.reaches("perm", "waiting", secs(15));
     let run = c.env.orchestra(&["approve", "perm", "--always"]).ok();
     assert!(run.stdout.contains("don't ask again"), "{}", run.stdout);
     assert!(
@@ -314,7 +153,7 @@ fn codex_approvals_wait_and_approve_runs_the_command_and_deny_does_not() {
         std::fs::read_to_string(wt.join("written.txt")).unwrap(),
         "hello\n"
     );
-    assert_state_within(&c, "perm", "idle", 20);
+    c.reaches("perm", "idle", secs(20));
 }
 
 #[test]
@@ -324,15 +163,13 @@ fn a_failing_api_makes_a_codex_session_error_and_quit_makes_it_exited() {
     };
     c.dispatch("broken", "[[error: 400]]");
     c.wait_screen("broken", "scripted error 400");
-    assert_state_within(&c, "broken", "error", 20);
+    c.reaches("broken", "error", secs(20));
     // A good turn after it: idle again.
-    c.env
-        .orchestra(&["brief", "broken", "[[say: recovered]]"])
-        .ok();
+    c.brief("broken", "[[say: recovered]]");
     c.wait_screen("broken", "recovered");
-    assert_state_within(&c, "broken", "idle", 20);
-    c.env.orchestra(&["brief", "broken", "/quit"]).ok();
-    assert_state_within(&c, "broken", "exited", 20);
+    c.reaches("broken", "idle", secs(20));
+    c.brief("broken", "/quit");
+    c.reaches("broken", "exited", secs(20));
 }
 
 #[test]
@@ -354,7 +191,7 @@ fn a_codex_manifest_session_reports_its_turns_by_its_notify_after_up_and_restart
     };
     let folder = c.env.root.join("codex-folder");
     c.env.write_agent_manifest(
-        &c.agent(),
+        &c.agent,
         "coder",
         &folder,
         "export ORCHESTRA_TEST_SNIPPET=reached",
@@ -382,18 +219,15 @@ fn a_codex_manifest_session_reports_its_turns_by_its_notify_after_up_and_restart
             "[[slow: 6]] [[say: alpha beta gamma delta]]",
         ])
         .ok();
-    assert_state_within(&c, "coder", "busy", 30);
+    c.reaches("coder", "busy", secs(30));
     c.wait_screen("coder", "gamma delta");
     // No tick: only codex's notify can say the turn ended.
+    c.said_without_ticks("coder", "idle", secs(20));
+    let changes = c.state_changes("coder");
     assert!(
-        wait_until(Duration::from_secs(20), || c.state("coder") == "idle"),
-        "never idle: {:?}\n{}",
-        c.transitions("coder"),
-        c.screen("coder")
+        changes.last().unwrap().detail.contains("codex-notify"),
+        "{changes:?}"
     );
-    let changes = c.transitions("coder");
-    let (_, detail) = changes.last().unwrap();
-    assert!(detail.contains("codex-notify"), "{changes:?}");
 
     c.env.orchestra(&["restart", "coder"]).ok();
     let new_id = c.env.session("coder")["id"].as_str().unwrap().to_string();
@@ -407,36 +241,13 @@ fn a_codex_manifest_session_reports_its_turns_by_its_notify_after_up_and_restart
 }
 
 fn classify(env: &Env, input: &[u8]) -> String {
-    let mut child = Command::new(bin())
-        .args(["classify", "--kind", "codex"])
-        .env("ORCHESTRA_HOME", &env.home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    env.classify("codex", input).0
 }
 
 #[test]
 fn every_real_codex_screen_is_classified_as_its_name_says() {
     let env = Env::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/screens/codex")
-        .join(CODEX_VERSION);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "ansi")))
-        .collect();
-    files.sort();
+    let files = screen_fixtures("codex", CODEX_VERSION);
     let mut states: Vec<String> = Vec::new();
     let mut wrong = Vec::new();
     for file in &files {
@@ -459,41 +270,11 @@ fn every_real_codex_screen_is_classified_as_its_name_says() {
 
 #[test]
 fn the_openai_stand_in_passes_its_own_tests() {
-    if !require("python3", which("python3").is_some()) {
-        return;
-    }
-    // A file, not a pipe: a full pipe would stall the child past its deadline.
-    let report = tempfile::NamedTempFile::new().expect("temp file");
-    let mut child = Command::new("python3")
-        .arg(fake_api_dir().join("test_openai.py"))
-        .stdout(report.reopen().expect("temp file"))
-        .stderr(report.reopen().expect("temp file"))
-        .spawn()
-        .expect("run python3");
-    let mut status = None;
-    let finished = wait_until(Duration::from_secs(120), || {
-        status = child.try_wait().expect("wait for python3");
-        status.is_some()
-    });
-    if !finished {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let text = std::fs::read_to_string(report.path()).unwrap_or_default();
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "tests/fake-api/test_openai.py failed (or ran past 120 s):\n{text}"
-    );
+    stand_in_passes_its_own_tests("test_openai.py");
 }
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/screens/codex")
-            .join(CODEX_VERSION)
-            .join(name),
-    )
-    .unwrap()
+    screen_fixture("codex", CODEX_VERSION, name)
 }
 
 #[test]

@@ -9,11 +9,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::codex::CODEX_VERSION;
-use crate::gemini::{gemini_bin, GEMINI_VERSION};
-use crate::harness::{
-    agent_cli, agent_home, git_in, require, wait_until, which, ClaudeWorld, Env, StandIn,
-};
+use crate::harness::{commit_file, wait_until, AgentCli, AgentWorld, ClaudeWorld, Env};
 
 /// The stand-in's usage per reply.
 const INPUT: u64 = 10;
@@ -95,24 +91,13 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
         return;
     };
     env.start_server(&world.env);
-    let home = world
-        .env
-        .iter()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| PathBuf::from(v))
-        .expect("the sandboxed HOME");
     // orchestra finds claude's logs where claude does: $CLAUDE_CONFIG_DIR, else ~/.claude.
-    let config = home.join(".claude");
+    let config = world.home().join(".claude");
     env.env
         .push(("CLAUDE_CONFIG_DIR".into(), config.to_string_lossy().into()));
     let claude = world.claude.to_string_lossy().into_owned();
     // No notification bus: notifications go to @orchestra-notify-cmd.
-    env.env
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
-    env.env.push((
-        "XDG_RUNTIME_DIR".into(),
-        env.root.join("no-runtime").to_string_lossy().into_owned(),
-    ));
+    env.without_bus();
 
     env.orchestra(&[
         "dispatch",
@@ -242,23 +227,7 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
     );
 
     // @orchestra-budget: a notification at 80 % and at 100 %, each once; the agent runs on.
-    let script = env.root.join("notify.sh");
-    let notes = env.root.join("notify.log");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
-            notes.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    env.tmux(&[
-        "set-option",
-        "-g",
-        "@orchestra-notify-cmd",
-        script.to_str().unwrap(),
-    ]);
+    let notes = env.notes_to_file();
     let lines = || std::fs::read_to_string(&notes).unwrap_or_default();
     let budget = alpha_usd / 0.9;
     env.tmux(&[
@@ -300,9 +269,7 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
     assert!(line.contains(&format!("${alpha_usd:.4}")), "{line}");
 
     // alpha's work merged; beta killed with unmerged work (archived).
-    std::fs::write(wa.join("a.txt"), "a\n").unwrap();
-    git_in(&wa, &["add", "a.txt"]);
-    git_in(&wa, &["commit", "-qm", "a"]);
+    commit_file(&wa, "a.txt", "a\n", "a");
     env.orchestra(&["merge", "alpha", "--yes"]).ok();
     env.orchestra(&[
         "dispatch",
@@ -324,9 +291,7 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
         "{:?}",
         tokens(&env, "beta")
     );
-    std::fs::write(wb.join("b.txt"), "b\n").unwrap();
-    git_in(&wb, &["add", "b.txt"]);
-    git_in(&wb, &["commit", "-qm", "b"]);
+    commit_file(&wb, "b.txt", "b\n", "b");
     env.orchestra(&["kill", "beta"]).ok();
 
     let outcomes = cost_json(&env, &["--by", "outcome"]);
@@ -374,65 +339,32 @@ fn cost_sums_real_claude_logs_incrementally_follows_clear_and_rolls_up_by_outcom
 
 /// A world with another agent CLI against its stand-in: codex (openai.py) or gemini
 /// (gemini.py), in a sandboxed home; orchestra's own commands see that home too.
-struct Other {
-    env: Env,
-    api: StandIn,
-    agent: String,
+struct Other(AgentWorld);
+
+impl std::ops::Deref for Other {
+    type Target = AgentWorld;
+
+    fn deref(&self) -> &AgentWorld {
+        &self.0
+    }
 }
 
 fn codex_world(label: &str) -> Option<Other> {
-    let codex = agent_cli(
-        "ORCHESTRA_TEST_CODEX",
-        &format!(
-            "codex-{CODEX_VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
-        ),
-    );
-    if !require(&format!("the codex CLI {CODEX_VERSION}"), codex.is_some())
-        || !require("python3", which("python3").is_some())
-    {
-        return None;
-    }
-    let mut env = Env::new();
-    let api = StandIn::start(&env.root, "openai.py");
-    let worktree = env.worktree_path(label);
-    let vars = agent_home(
-        &env,
-        "codex_home.py",
-        &env.root.join("codex-home"),
-        api.port,
-        &[&worktree],
-    );
-    env.start_server(&vars);
+    let mut world = AgentWorld::start(
+        AgentCli::codex(),
+        |env| vec![env.worktree_path(label)],
+        None,
+    )?;
     // orchestra finds codex's rollouts where codex writes them: $CODEX_HOME.
-    env.env
-        .extend(vars.into_iter().filter(|(k, _)| k == "CODEX_HOME"));
-    let agent = format!(
-        "{} --no-daemon --ask-for-approval on-request --sandbox read-only",
-        shell_words::quote(&codex.expect("checked above").to_string_lossy())
-    );
-    Some(Other { env, api, agent })
+    world.share("CODEX_HOME");
+    Some(Other(world))
 }
 
 fn gemini_world() -> Option<Other> {
-    let gemini = gemini_bin();
-    if !require(
-        &format!("the gemini CLI {GEMINI_VERSION}"),
-        gemini.is_some(),
-    ) || !require("python3", which("python3").is_some())
-        || !require("node", which("node").is_some())
-    {
-        return None;
-    }
-    let mut env = Env::new();
-    let api = StandIn::start(&env.root, "gemini.py");
-    let home = env.root.join("gemini-home");
-    let vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
-    env.start_server(&vars);
+    let mut world = AgentWorld::start(AgentCli::gemini(), |_| Vec::new(), None)?;
     // orchestra builds each session's Gemini home from the person's: the sandboxed one.
-    env.env
-        .push(("HOME".into(), home.to_string_lossy().into_owned()));
-    let agent = shell_words::quote(&gemini.expect("checked above").to_string_lossy()).into_owned();
-    Some(Other { env, api, agent })
+    world.share("HOME");
+    Some(Other(world))
 }
 
 impl Other {
@@ -444,16 +376,6 @@ impl Other {
             .iter()
             .filter(|r| matches!(r["turn"].as_str(), Some("prompt" | "tool-result" | "again")))
             .count() as u64
-    }
-
-    fn screen(&self, label: &str) -> String {
-        let s = self.env.session(label);
-        self.env.tmux(&[
-            "capture-pane",
-            "-p",
-            "-t",
-            s["pane"].as_str().unwrap_or_default(),
-        ])
     }
 
     fn all_tokens(&self, label: &str) -> Tokens4 {
@@ -469,15 +391,25 @@ impl Other {
 
     /// Ticks until `label` is idle (gemini's hooks and codex's notify say it at once; a
     /// tick is the fallback).
+    #[track_caller]
     fn idle(&self, label: &str) {
+        self.reaches(label, "idle", Duration::from_secs(60));
+    }
+
+    /// Waits for a reply past the first `before` (a turn of `label`) and `label` idle
+    /// again, then for its tokens to be `per` a reply so far; returns the replies.
+    #[track_caller]
+    fn turn_counted(&self, label: &str, before: u64, per: Tokens4) -> u64 {
         assert!(
-            wait_until(Duration::from_secs(60), || {
-                self.env.orchestra(&["refresh"]).ok();
-                self.env.session(label)["state"] == "idle"
-            }),
-            "{label} never became idle: {}",
-            self.env.session(label)
+            wait_until(Duration::from_secs(60), || self.replies() > before),
+            "no reply:\n{}\n{}",
+            self.screen(label),
+            self.api.requests()
         );
+        self.idle(label);
+        let n = self.replies();
+        self.tokens_become(label, per.times(n));
+        n
     }
 
     /// Waits until `label`'s tokens are `want` (read by list --json, which reads on from
@@ -578,27 +510,11 @@ fn codex_cost_is_read_from_its_rollout_incrementally() {
         cache_read: 4,
         cache_creation: 0,
     };
-    w.env
-        .orchestra(&[
-            "dispatch",
-            "cx",
-            "--agent",
-            &w.agent,
-            "--prompt",
-            "[[say: one]]",
-        ])
-        .ok();
+    w.dispatch("cx", "[[say: one]]");
     // Before codex has said its thread (the end of the first turn) there is no log to read:
     // no error, and no cost (unknown, not zero).
     w.env.orchestra(&["cost"]).ok();
-    assert!(
-        wait_until(Duration::from_secs(60), || w.replies() >= 1),
-        "no reply: {}",
-        w.api.requests()
-    );
-    w.idle("cx");
-    let n = w.replies();
-    w.tokens_become("cx", per.times(n));
+    let n = w.turn_counted("cx", 0, per);
     let s = w.env.session("cx");
     // The stand-in's model has no list price: tokens, and a cost that is unknown.
     assert_eq!(s["cost_usd"], Value::Null, "{s}");
@@ -608,11 +524,8 @@ fn codex_cost_is_read_from_its_rollout_incrementally() {
     assert_eq!(rows[0]["cost_usd"], Value::Null);
 
     // A second turn appended to the same rollout: read on from the mark, nothing twice.
-    w.env.orchestra(&["brief", "cx", "[[say: two]]"]).ok();
-    assert!(wait_until(Duration::from_secs(60), || w.replies() > n));
-    w.idle("cx");
-    let n = w.replies();
-    w.tokens_become("cx", per.times(n));
+    w.brief("cx", "[[say: two]]");
+    let n = w.turn_counted("cx", n, per);
 
     // A token_count codex is still writing waits for its newline; once whole, what the
     // thread's total grew by counts, to the turn's model.
@@ -691,25 +604,9 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
         cache_read: 4,
         cache_creation: 0,
     };
-    w.env
-        .orchestra(&[
-            "dispatch",
-            "gm",
-            "--agent",
-            &w.agent,
-            "--prompt",
-            "[[say: ANSWER-ONE]]",
-        ])
-        .ok();
+    w.dispatch("gm", "[[say: ANSWER-ONE]]");
     w.env.orchestra(&["cost"]).ok();
-    assert!(
-        wait_until(Duration::from_secs(60), || w.replies() >= 1),
-        "no reply: {}",
-        w.api.requests()
-    );
-    w.idle("gm");
-    let n = w.replies();
-    w.tokens_become("gm", per.times(n));
+    let n = w.turn_counted("gm", 0, per);
     let s = w.env.session("gm");
     assert_eq!(s["cost_usd"], Value::Null, "{s}");
     let rows = cost_json(&w.env, &[]);
@@ -732,16 +629,8 @@ fn gemini_cost_is_read_from_its_chat_record_incrementally() {
     );
     // A brief typed just after a turn is sent even when gemini drops its first Enter
     // (brief presses it again while the text stays in the input box).
-    w.env.orchestra(&["brief", "gm", "[[say: two]]"]).ok();
-    assert!(
-        wait_until(Duration::from_secs(60), || w.replies() > n),
-        "{}\n{}",
-        w.screen("gm"),
-        w.api.requests()
-    );
-    w.idle("gm");
-    let n = w.replies();
-    w.tokens_become("gm", per.times(n));
+    w.brief("gm", "[[say: two]]");
+    let n = w.turn_counted("gm", n, per);
 
     // The record lies in the session's own Gemini home.
     let id = s["id"].as_str().unwrap().to_string();

@@ -3,158 +3,40 @@
 //! (gemini_home.py). States come from its hooks (a Gemini home of the session's own) and
 //! its screens; approve/deny answer its real menus.
 
-use std::io::{Read, Seek, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::harness::{
-    agent_cli, agent_home, bin, fake_api_dir, require, wait_until, which, Bus, Env, StandIn,
+    screen_fixture, screen_fixtures, stand_in_passes_its_own_tests, wait_until, AgentCli,
+    AgentWorld, Env, GEMINI_VERSION,
 };
 
-pub const GEMINI_VERSION: &str = "0.61.0";
-
-/// The real `gemini` CLI: `$ORCHESTRA_TEST_GEMINI`, else the pinned release in the test
-/// cache that tests/run.sh fills (its `gemini` link: the name tells orchestra the kind).
-pub fn gemini_bin() -> Option<PathBuf> {
-    agent_cli(
-        "ORCHESTRA_TEST_GEMINI",
-        &format!("gemini-{GEMINI_VERSION}/node_modules/.bin/gemini"),
-    )
-}
-
-/// A test's world with gemini in it: the CLI, the stand-in, a sandboxed HOME, and a tmux
-/// server whose environment reaches them.
-struct Gemini {
-    env: Env,
-    api: StandIn,
-    gemini: PathBuf,
-    home: PathBuf,
-    /// A notification bus its tmux server and orchestra reach, where a test asked for one.
-    bus: Option<Bus>,
-}
-
-fn start() -> Option<Gemini> {
+fn start() -> Option<AgentWorld> {
     start_world(None)
 }
 
 /// [`start`] with a notification bus whose server says it has `capabilities`.
-fn start_on_bus(capabilities: &[&str]) -> Option<Gemini> {
+fn start_on_bus(capabilities: &[&str]) -> Option<AgentWorld> {
     start_world(Some(capabilities))
 }
 
-fn start_world(bus_capabilities: Option<&[&str]>) -> Option<Gemini> {
-    let gemini = gemini_bin();
-    if !require(
-        &format!("the gemini CLI {GEMINI_VERSION}"),
-        gemini.is_some(),
-    ) || !require("python3", which("python3").is_some())
-        || !require("node", which("node").is_some())
-    {
-        return None;
-    }
-    let mut env = Env::new();
-    let bus = match bus_capabilities {
-        Some(capabilities) => Some(Bus::start_with(&env.root, capabilities)?),
-        None => None,
-    };
-    let api = StandIn::start(&env.root, "gemini.py");
-    let home = env.root.join("gemini-home");
-    let mut vars = agent_home(&env, "gemini_home.py", &home, api.port, &[]);
-    if let Some(bus) = &bus {
-        let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
-        vars.push(on_bus.clone());
-        env.env.push(on_bus);
-    }
-    env.start_server(&vars);
+fn start_world(bus_capabilities: Option<&[&str]>) -> Option<AgentWorld> {
+    let mut world = AgentWorld::start(AgentCli::gemini(), |_| Vec::new(), bus_capabilities)?;
+    world.patience = Duration::from_secs(60);
     // orchestra builds each session's Gemini home from the person's: the sandboxed one.
-    env.env
-        .push(("HOME".into(), home.to_string_lossy().into_owned()));
-    Some(Gemini {
-        env,
-        api,
-        gemini: gemini.expect("checked above"),
-        home,
-        bus,
-    })
+    world.share("HOME");
+    Some(world)
 }
 
-impl Gemini {
-    fn dispatch(&self, label: &str, prompt: &str) {
-        self.env
-            .orchestra(&[
-                "dispatch",
-                label,
-                "--agent",
-                &shell_words::quote(&self.gemini.to_string_lossy()),
-                "--prompt",
-                prompt,
-            ])
-            .ok();
-    }
-
-    fn pane(&self, label: &str) -> String {
-        self.env.session(label)["pane"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-
-    fn screen(&self, label: &str) -> String {
-        self.env
-            .tmux(&["capture-pane", "-p", "-t", &self.pane(label)])
-    }
-
-    fn state(&self, label: &str) -> String {
-        self.env.session(label)["state"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-
-    /// Ticks until `label` is in `state`; says what it saw if it never got there.
-    #[track_caller]
-    fn reaches(&self, label: &str, state: &str, limit: Duration) {
-        let reached = wait_until(limit, || {
-            self.env.orchestra(&["refresh"]).ok();
-            self.state(label) == state
-        });
-        assert!(
-            reached,
-            "{label} never became {state} (it is {}):\n{}\nevents: {}",
-            self.state(label),
-            self.screen(label),
-            self.events(label)
-        );
-    }
-
-    /// The state changes recorded for `label`: `old>new:detail` (the detail names the hook
-    /// event, or the screen rule, that said it).
-    fn events(&self, label: &str) -> String {
-        let run = self.env.orchestra(&["events", label, "--json"]).ok();
-        let events: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
-        events
-            .iter()
-            .filter(|e| e["kind"] == "state")
-            .map(|e| format!("{}>{}:{}", e["old"], e["new"], e["detail"]).replace('"', ""))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-
-    #[track_caller]
-    fn wait_screen(&self, label: &str, text: &str) {
-        assert!(
-            wait_until(Duration::from_secs(60), || self
-                .screen(label)
-                .contains(text)),
-            "{text:?} never showed:\n{}",
-            self.screen(label)
-        );
-    }
-
-    fn brief(&self, label: &str, text: &str) {
-        self.env.orchestra(&["brief", label, text]).ok();
-    }
+/// With no tick in between, `label` reads busy then idle: its BeforeAgent and AfterAgent
+/// hooks said so.
+#[track_caller]
+fn busy_then_idle_by_its_hooks(g: &AgentWorld, label: &str) {
+    g.said_without_ticks(label, "busy", Duration::from_secs(60));
+    g.said_without_ticks(label, "idle", Duration::from_secs(60));
+    let events = g.changes_text(label);
+    assert!(events.contains(">busy:BeforeAgent"), "{events}");
+    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
 }
 
 #[test]
@@ -172,21 +54,8 @@ fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
         "[[slow: 10]] [[say: one two three four five six seven eight nine ten]]",
     );
     // No tick in between: the hooks alone say busy, then idle.
-    assert!(
-        wait_until(Duration::from_secs(60), || g.state("gem") == "busy"),
-        "never busy:\n{}\nevents: {}",
-        g.screen("gem"),
-        g.events("gem")
-    );
-    assert!(
-        wait_until(Duration::from_secs(60), || g.state("gem") == "idle"),
-        "never idle:\n{}",
-        g.screen("gem")
-    );
+    busy_then_idle_by_its_hooks(&g, "gem");
     g.wait_screen("gem", "one two three four five six seven eight nine ten");
-    let events = g.events("gem");
-    assert!(events.contains(">busy:BeforeAgent"), "{events}");
-    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
     let requests = g.api.requests();
     assert!(requests.contains("\"turn\": \"prompt\""), "{requests}");
     // The hooks live in the session's own Gemini home, which reads the person's files
@@ -227,7 +96,6 @@ fn a_waiting_gemini_notification_names_the_file_it_asks_to_write() {
     let Some(g) = start_on_bus(&["body"]) else {
         return;
     };
-    let bus = g.bus.as_ref().expect("started with a bus");
     let wt = g.env.worktree_path("files");
     let file = wt.join("notes").join("new.txt");
     g.dispatch(
@@ -236,25 +104,11 @@ fn a_waiting_gemini_notification_names_the_file_it_asks_to_write() {
     );
     g.wait_screen("files", "Apply this change?");
     g.reaches("files", "waiting", Duration::from_secs(10));
-    let waiting = |n: &serde_json::Value| {
-        n["summary"]
-            .as_str()
-            .is_some_and(|s| s.contains("files is waiting"))
-    };
-    assert!(
-        wait_until(Duration::from_secs(10), || bus.notes().iter().any(waiting)),
-        "no waiting notification: {:?}",
-        bus.notes()
-    );
-    let notes = bus.notes();
-    let body = notes.iter().find(|n| waiting(n)).expect("found above")["body"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let body = g.waiting_note("files");
     assert!(
         body.starts_with("files wants to write notes/new.txt (in "),
         "{body:?}\nevents: {}",
-        g.events("files")
+        g.changes_text("files")
     );
 }
 
@@ -275,7 +129,7 @@ fn gemini_approvals_wait_and_approve_runs_the_command_deny_does_not() {
     );
     g.wait_screen("tools", "it ran");
     g.reaches("tools", "idle", Duration::from_secs(30));
-    let events = g.events("tools");
+    let events = g.changes_text("tools");
     assert!(events.contains(">waiting:Notification"), "{events}");
 
     g.brief("tools", "[[bash: touch denied.txt]]");
@@ -316,7 +170,7 @@ fn a_gemini_api_error_reads_as_error() {
     g.wait_screen("broken", "API Error");
     // AfterAgent said idle; the screen's API error wins after the hook's grace.
     g.reaches("broken", "error", Duration::from_secs(30));
-    let events = g.events("broken");
+    let events = g.changes_text("broken");
     assert!(events.contains(">error:api-error"), "{events}");
 }
 
@@ -329,7 +183,7 @@ fn with_no_hooks_gemini_is_read_from_its_screen() {
             "plain",
             "--no-hooks",
             "--agent",
-            &shell_words::quote(&g.gemini.to_string_lossy()),
+            &g.agent,
             "--prompt",
             "[[say: no hooks here]]",
         ])
@@ -337,7 +191,7 @@ fn with_no_hooks_gemini_is_read_from_its_screen() {
     g.wait_screen("plain", "no hooks here");
     // Its screen alone tells its state.
     g.reaches("plain", "idle", Duration::from_secs(30));
-    let events = g.events("plain");
+    let events = g.changes_text("plain");
     assert!(!events.contains("AfterAgent"), "{events}");
     let id = g.env.session("plain")["id"].as_str().unwrap().to_string();
     assert!(!g
@@ -363,9 +217,8 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
         serde_json::json!({ folder.to_string_lossy(): "TRUST_FOLDER" }).to_string(),
     )
     .unwrap();
-    let agent = shell_words::quote(&g.gemini.to_string_lossy()).into_owned();
     g.env.write_agent_manifest(
-        &agent,
+        &g.agent,
         "gem",
         &folder,
         "export ORCHESTRA_TEST_SNIPPET=reached",
@@ -389,31 +242,13 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
     g.wait_screen("gem", "Type your message");
     // Text typed while gemini still runs its SessionStart hook can stay in the input box
     // (seen under load): brief once that hook has said idle.
-    assert!(
-        wait_until(Duration::from_secs(30), || g.state("gem") == "idle"),
-        "SessionStart never said idle: {}",
-        g.events("gem")
-    );
+    g.said_without_ticks("gem", "idle", Duration::from_secs(30));
     g.brief(
         "gem",
         "[[slow: 8]] [[say: one two three four five six seven eight nine ten]]",
     );
     // No tick in between: the hooks alone say busy, then idle.
-    assert!(
-        wait_until(Duration::from_secs(60), || g.state("gem") == "busy"),
-        "never busy:\n{}\nevents: {}",
-        g.screen("gem"),
-        g.events("gem")
-    );
-    assert!(
-        wait_until(Duration::from_secs(60), || g.state("gem") == "idle"),
-        "never idle:\n{}\nevents: {}",
-        g.screen("gem"),
-        g.events("gem")
-    );
-    let events = g.events("gem");
-    assert!(events.contains(">busy:BeforeAgent"), "{events}");
-    assert!(events.contains("busy>idle:AfterAgent"), "{events}");
+    busy_then_idle_by_its_hooks(&g, "gem");
     let settings = std::fs::read_to_string(g.home.join(".gemini/settings.json")).unwrap();
     assert!(!settings.contains("orchestra"), "{settings}");
 
@@ -439,37 +274,14 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
     assert!(g.home.join(".gemini/trustedFolders.json").is_file());
 }
 
-fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/screens/gemini")
-        .join(GEMINI_VERSION);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "ansi")))
-        .collect();
-    files.sort();
-    files
-}
-
 fn classify(env: &Env, screen: &[u8]) -> String {
-    let mut child = Command::new(bin())
-        .args(["classify", "--kind", "gemini"])
-        .env("ORCHESTRA_HOME", &env.home)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(screen).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
+    env.classify("gemini", screen).0
 }
 
 #[test]
 fn every_gemini_screen_is_classified_as_its_name_says() {
     let env = Env::new();
-    let files = fixtures();
+    let files = screen_fixtures("gemini", GEMINI_VERSION);
     assert!(files.len() >= 30, "fixtures missing: {files:?}");
     let mut wrong = Vec::new();
     for file in &files {
@@ -486,15 +298,7 @@ fn every_gemini_screen_is_classified_as_its_name_says() {
 #[test]
 fn gemini_busy_lines_read_without_their_spinner_or_cut_short() {
     let env = Env::new();
-    let fixture = |name: &str| {
-        std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures/screens/gemini")
-                .join(GEMINI_VERSION)
-                .join(name),
-        )
-        .unwrap()
-    };
+    let fixture = |name: &str| screen_fixture("gemini", GEMINI_VERSION, name);
     let busy = fixture("busy-streaming.txt");
     let spinner = busy
         .lines()
@@ -522,32 +326,5 @@ fn gemini_busy_lines_read_without_their_spinner_or_cut_short() {
 
 #[test]
 fn the_gemini_api_stand_in_passes_its_own_tests() {
-    if !require("python3", which("python3").is_some()) {
-        return;
-    }
-    // A file, not a pipe: a full pipe would stall the child past its deadline.
-    let report = tempfile::tempfile().expect("temp file");
-    let mut child = Command::new("python3")
-        .arg(fake_api_dir().join("test_gemini.py"))
-        .stdout(report.try_clone().expect("temp file"))
-        .stderr(report.try_clone().expect("temp file"))
-        .spawn()
-        .expect("run python3");
-    let mut status = None;
-    let finished = wait_until(Duration::from_secs(120), || {
-        status = child.try_wait().expect("wait for python3");
-        status.is_some()
-    });
-    if !finished {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let mut text = String::new();
-    let mut report = report;
-    report.rewind().expect("rewind");
-    report.read_to_string(&mut text).expect("read the report");
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "tests/fake-api/test_gemini.py failed (or ran past 120 s):\n{text}"
-    );
+    stand_in_passes_its_own_tests("test_gemini.py");
 }

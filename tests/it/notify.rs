@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::harness::{wait_until, Bus, Env};
+use crate::harness::{wait_until, AgentCli, Bus, ClaudeWorld, Env};
 
 fn session_id(env: &Env, label: &str) -> String {
     env.session(label)["id"].as_str().unwrap().to_string()
@@ -78,39 +78,14 @@ fn without_a_bus_the_fallback_command_runs_and_nothing_fails() {
     env.start_server(&[]);
     env.dispatch_shell("quiet").ok();
     let id = session_id(&env, "quiet");
-    env.env
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
-    env.env.push((
-        "XDG_RUNTIME_DIR".into(),
-        env.root.join("no-runtime").to_string_lossy().into_owned(),
-    ));
+    env.without_bus();
 
     // No bus, no command, no client: silent success.
     let run = env.orchestra(&["event", "--session", &id, "waiting"]).ok();
     assert!(run.stderr.is_empty(), "{}", run.stderr);
 
     // @orchestra-notify-cmd gets title and body as arguments.
-    let script = env.root.join("notify.sh");
-    let out = env.root.join("notify.out");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> {}\n",
-            out.display()
-        ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    env.tmux(&[
-        "set-option",
-        "-g",
-        "@orchestra-notify-cmd",
-        script.to_str().unwrap(),
-    ]);
+    let out = env.notes_to_file();
     env.orchestra(&["event", "--session", &id, "exited"]).ok();
     assert!(
         wait_until(Duration::from_secs(10), || out.exists()),
@@ -195,22 +170,22 @@ fn the_event_endpoint_never_fails_a_hook_and_ignores_sub_agents() {
 
 /// A real claude (against the stand-in) in manual-approval mode on a private bus: the
 /// tmux server, so every hook, talks to `bus`.
-fn claude_on_bus(label: &str) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
+fn claude_on_bus(label: &str) -> Option<(Env, ClaudeWorld, Bus)> {
     claude_on(label, Bus::start)
 }
 
 /// [`claude_on_bus`] whose notification server shows actions.
-fn claude_on_actions_bus(label: &str) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
+fn claude_on_actions_bus(label: &str) -> Option<(Env, ClaudeWorld, Bus)> {
     claude_on(label, Bus::with_actions)
 }
 
 fn claude_on(
     label: &str,
     bus: fn(&std::path::Path) -> Option<Bus>,
-) -> Option<(Env, crate::harness::ClaudeWorld, Bus)> {
+) -> Option<(Env, ClaudeWorld, Bus)> {
     let env = Env::new();
     let wt = env.worktree_path(label);
-    let world = crate::harness::ClaudeWorld::start(&env, &[&wt])?;
+    let world = ClaudeWorld::start(&env, &[&wt])?;
     let bus = bus(&env.root)?;
     let mut vars = world.env.clone();
     vars.push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
@@ -218,27 +193,15 @@ fn claude_on(
     Some((env, world, bus))
 }
 
-fn dispatch_claude(env: &Env, world: &crate::harness::ClaudeWorld, label: &str, prompt: &str) {
-    let agent = format!(
-        "{} --permission-mode default",
-        shell_words::quote(&world.claude.to_string_lossy())
-    );
+fn dispatch_claude(env: &Env, world: &ClaudeWorld, label: &str, prompt: &str) {
+    let agent = AgentCli::claude("--permission-mode default").command(&world.claude);
     env.orchestra(&["dispatch", label, "--agent", &agent, "--prompt", prompt])
         .ok();
 }
 
 fn waits_for_approval(env: &Env, label: &str) {
-    let pane = env.session(label)["pane"].as_str().unwrap().to_string();
-    assert!(
-        wait_until(Duration::from_secs(40), || env
-            .tmux(&["capture-pane", "-p", "-t", &pane])
-            .contains("Do you want to proceed?")),
-        "no approval menu:\n{}",
-        env.tmux(&["capture-pane", "-p", "-t", &pane])
-    );
-    assert!(wait_until(Duration::from_secs(10), || env.session(label)
-        ["state"]
-        == "waiting"));
+    env.wait_screen(label, "Do you want to proceed?", Duration::from_secs(40));
+    env.said_without_ticks(label, "waiting", Duration::from_secs(10));
 }
 
 #[test]
@@ -276,8 +239,7 @@ fn a_person_looking_at_the_window_gets_a_tmux_message_not_a_notification() {
     dispatch_claude(&env, &world, "seen", "[[bash: touch seen#{session_name}]]");
     let window = env.session("seen")["window"].as_str().unwrap().to_string();
     // The client's current session shows the agent's window.
-    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
-    env.tmux(&["switch-client", "-c", client.trim(), "-t", &window]);
+    show_on_client(&env, &window);
     waits_for_approval(&env, "seen");
     // `#{…}` shown as typed: the message is never a tmux format.
     person.wait_to_see("seen wants to run: touch seen#{session_name}");
@@ -297,14 +259,8 @@ fn a_person_looking_at_another_window_gets_the_notification() {
         .as_str()
         .unwrap()
         .to_string();
-    let other = env
-        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
-        .lines()
-        .find(|w| *w != window)
-        .expect("the server's first window")
-        .to_string();
-    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
-    env.tmux(&["switch-client", "-c", client.trim(), "-t", &other]);
+    let other = other_window(&env, &window);
+    show_on_client(&env, &other);
     waits_for_approval(&env, "unseen");
     assert!(
         wait_until(Duration::from_secs(10), || !bus.notes().is_empty()),
@@ -345,8 +301,7 @@ fn a_state_the_screen_found_is_quiet_when_seen_too() {
         .as_str()
         .unwrap()
         .to_string();
-    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
-    env.tmux(&["switch-client", "-c", client.trim(), "-t", &window]);
+    show_on_client(&env, &window);
     std::thread::sleep(Duration::from_millis(300));
     env.orchestra(&["refresh"]).ok();
     assert_eq!(env.session("looked-at")["state"], "exited");
@@ -368,27 +323,10 @@ fn a_state_the_screen_found_is_quiet_when_seen_too() {
 /// The notification telling that `label` waits, once it reached the bus.
 #[track_caller]
 fn waiting_note(bus: &Bus, label: &str) -> serde_json::Value {
-    let wanted = format!("{label} is waiting");
-    let found = || {
-        bus.notes()
-            .into_iter()
-            .find(|n| n["summary"].as_str().unwrap_or("").contains(&wanted))
-    };
-    assert!(
-        wait_until(Duration::from_secs(15), || found().is_some()),
-        "no waiting notification for {label}: {:?}",
-        bus.notes()
-    );
-    found().unwrap()
+    bus.wait_note(&format!("{label} is waiting"), Duration::from_secs(15))
 }
 
 const ALL_ACTIONS: [&str; 6] = ["approve", "Approve", "deny", "Deny", "open", "Open"];
-
-#[track_caller]
-fn screen(env: &Env, label: &str) -> String {
-    let pane = env.session(label)["pane"].as_str().unwrap().to_string();
-    env.tmux(&["capture-pane", "-p", "-t", &pane])
-}
 
 #[test]
 fn approve_on_a_waiting_notification_runs_the_tool() {
@@ -415,7 +353,7 @@ fn approve_on_a_waiting_notification_runs_the_tool() {
     assert!(
         wait_until(Duration::from_secs(30), || made.exists()),
         "the approved command did not run:\n{}",
-        screen(&env, "approved")
+        env.screen("approved")
     );
     // An approval needs no follow-up: the one notification is all the bus got.
     std::thread::sleep(Duration::from_secs(1));
@@ -432,10 +370,11 @@ fn deny_on_a_waiting_notification_does_not_run_the_tool() {
     let note = waiting_note(&bus, "denied");
     bus.press(note["id"].as_u64().unwrap(), "deny");
     assert!(
-        wait_until(Duration::from_secs(20), || !screen(&env, "denied")
+        wait_until(Duration::from_secs(20), || !env
+            .screen("denied")
             .contains("Do you want to proceed?")),
         "the menu stayed:\n{}",
-        screen(&env, "denied")
+        env.screen("denied")
     );
     // Long enough for an approved `touch` to have run.
     std::thread::sleep(Duration::from_secs(3));
@@ -444,7 +383,7 @@ fn deny_on_a_waiting_notification_does_not_run_the_tool() {
             .join("denied-by-action")
             .exists(),
         "a denied command ran:\n{}",
-        screen(&env, "denied")
+        env.screen("denied")
     );
 }
 
@@ -459,10 +398,9 @@ fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
     waits_for_approval(&env, "late");
     let note = waiting_note(&bus, "late");
     env.orchestra(&["deny", "late"]).ok();
-    assert!(wait_until(Duration::from_secs(20), || !screen(
-        &env, "late"
-    )
-    .contains("Do you want to proceed?")));
+    assert!(wait_until(Duration::from_secs(20), || !env
+        .screen("late")
+        .contains("Do you want to proceed?")));
     // What a key would change: the conversation (the notices below it come and go on
     // their own), the input line, the requests the model got.
     let conversation = |screen: &str| {
@@ -480,32 +418,20 @@ fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
             .nth(1)
             .map(|l| l.trim_end().to_string())
     };
-    assert!(wait_until(Duration::from_secs(20), || screen(&env, "late")
+    assert!(wait_until(Duration::from_secs(20), || env
+        .screen("late")
         .contains("Interrupted")));
-    let before = screen(&env, "late");
+    let before = env.screen("late");
     let requests = world.api.requests_json().len();
     bus.press(note["id"].as_u64().unwrap(), "approve");
-    let said = || {
-        bus.notes().into_iter().find(|n| {
-            n["summary"]
-                .as_str()
-                .unwrap_or("")
-                .contains("late Approve: not done")
-        })
-    };
-    assert!(
-        wait_until(Duration::from_secs(15), || said().is_some()),
-        "no follow-up said the action came late: {:?}",
-        bus.notes()
-    );
-    let said = said().unwrap();
+    let said = bus.wait_note("late Approve: not done", Duration::from_secs(15));
     assert!(
         said["body"].as_str().unwrap().contains("nothing sent"),
         "{said}"
     );
     std::thread::sleep(Duration::from_secs(3));
     assert!(!env.worktree_path("late").join("late-by-action").exists());
-    let after = screen(&env, "late");
+    let after = env.screen("late");
     assert_eq!(
         conversation(&after),
         conversation(&before),
@@ -536,6 +462,21 @@ fn shell_waiting_on_actions_bus(label: &str) -> Option<(Env, Bus, crate::harness
     Some((env, bus, person))
 }
 
+/// A window of the server other than `window`.
+fn other_window(env: &Env, window: &str) -> String {
+    env.tmux(&["list-windows", "-a", "-F", "#{window_id}"])
+        .lines()
+        .find(|w| *w != window)
+        .expect("the server's first window")
+        .to_string()
+}
+
+/// The attached client shows `window`.
+fn show_on_client(env: &Env, window: &str) {
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    env.tmux(&["switch-client", "-c", client.trim(), "-t", window]);
+}
+
 fn client_window(env: &Env) -> String {
     let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
     env.tmux(&["display-message", "-p", "-c", client.trim(), "#{window_id}"])
@@ -552,14 +493,8 @@ fn open_on_a_waiting_notification_shows_the_window_on_the_client() {
         .as_str()
         .unwrap()
         .to_string();
-    let other = env
-        .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
-        .lines()
-        .find(|w| *w != window)
-        .expect("the server's first window")
-        .to_string();
-    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
-    env.tmux(&["switch-client", "-c", client.trim(), "-t", &other]);
+    let other = other_window(&env, &window);
+    show_on_client(&env, &other);
     assert_eq!(client_window(&env), other);
 
     let id = session_id(&env, "opened");
@@ -581,14 +516,13 @@ fn an_unanswered_notification_is_closed_at_the_bound() {
     let Some((env, bus, _person)) = shell_waiting_on_actions_bus("bounded") else {
         return;
     };
-    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
     let first = env
         .tmux(&["list-windows", "-a", "-F", "#{window_id}"])
         .lines()
         .next()
         .unwrap()
         .to_string();
-    env.tmux(&["switch-client", "-c", client.trim(), "-t", &first]);
+    show_on_client(&env, &first);
     env.tmux(&["set-option", "-g", "@orchestra-notify-wait", "3s"]);
     let id = session_id(&env, "bounded");
     env.orchestra(&["event", "--session", &id, "waiting"]).ok();
@@ -643,26 +577,13 @@ fn an_action_for_an_earlier_wait_presses_nothing_on_a_later_menu() {
     assert!(wait_until(Duration::from_secs(10), || bus.notes().len() == 2));
 
     bus.press(first["id"].as_u64().unwrap(), "approve");
-    let said = || {
-        bus.notes().into_iter().find(|n| {
-            n["summary"]
-                .as_str()
-                .unwrap_or("")
-                .contains("moved-on Approve: not done")
-        })
-    };
+    let said = bus.wait_note("moved-on Approve: not done", Duration::from_secs(15));
     assert!(
-        wait_until(Duration::from_secs(15), || said().is_some()),
-        "no follow-up: {:?}",
-        bus.notes()
-    );
-    assert!(
-        said().unwrap()["body"]
+        said["body"]
             .as_str()
             .unwrap()
             .contains("no longer waiting on what the notification asked"),
-        "{:?}",
-        said()
+        "{said}"
     );
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
@@ -678,28 +599,17 @@ fn an_action_for_an_earlier_wait_presses_nothing_on_a_later_menu() {
 fn a_session_near_or_over_its_budget_carries_a_mark_on_its_badge() {
     let mut env = Env::new();
     let wt = env.worktree_path("dear");
-    let Some(world) = crate::harness::ClaudeWorld::start(&env, &[&wt]) else {
+    let Some(world) = ClaudeWorld::start(&env, &[&wt]) else {
         return;
     };
     env.start_server(&world.env);
     // orchestra finds claude's logs where claude does: $CLAUDE_CONFIG_DIR, else ~/.claude.
-    let home = world
-        .env
-        .iter()
-        .find(|(k, _)| k == "HOME")
-        .map(|(_, v)| std::path::PathBuf::from(v))
-        .expect("the sandboxed HOME");
     env.env.push((
         "CLAUDE_CONFIG_DIR".into(),
-        home.join(".claude").to_string_lossy().into(),
+        world.home().join(".claude").to_string_lossy().into(),
     ));
     // No bus: the budget's notifications are not what this test looks at.
-    env.env
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
-    env.env.push((
-        "XDG_RUNTIME_DIR".into(),
-        env.root.join("no-runtime").to_string_lossy().into_owned(),
-    ));
+    env.without_bus();
     env.orchestra(&["tmux", "init"]).ok();
     let agent = shell_words::quote(&world.claude.to_string_lossy()).into_owned();
     env.orchestra(&[

@@ -13,19 +13,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::harness::{wait_until, ClaudeWorld, Env, Run, Sshd};
-
-/// A test world with an sshd and an orchestra whose HOME holds the test's ~/.ssh (the
-/// known_hosts orchestra and OpenSSH both check keys against).
-fn world() -> Option<(Env, Sshd)> {
-    let mut env = Env::new();
-    let sshd = Sshd::start(&env)?;
-    env.env
-        .push(("HOME".into(), sshd.home.to_string_lossy().into_owned()));
-    env.env.push(("SSH_AUTH_SOCK".into(), String::new()));
-    sshd.trust();
-    Some((env, sshd))
-}
+use crate::harness::{
+    attach_here_shows, remote_claude_runs_an_approved_command, remote_folder,
+    trusted_sshd_world as world, wait_until, write_script, ClaudeWorld, Env, Run, Sshd,
+};
 
 /// The test's ssh_config: keys checked against the test's known_hosts (for the jump
 /// host's own ssh too), only the keys named, then `extra`.
@@ -67,17 +58,26 @@ fn write_manifest(
     .expect("manifest");
 }
 
+/// orchestra.toml with host gpu at `sshd` over openssh (the test's ssh_config) and one
+/// session running `cat` there.
+fn cat_over_openssh(env: &Env, sshd: &Sshd) {
+    let config = ssh_config(env, sshd, "");
+    let folder = remote_folder(env, "p");
+    write_manifest(
+        env,
+        &sshd.address(),
+        Some(&sshd.user_key),
+        &config,
+        "cat",
+        &cat_session(&folder),
+    );
+}
+
 fn cat_session(folder: &Path) -> String {
     format!(
         "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\ntmux = \"claude_pipeline\"\n",
         folder.display()
     )
-}
-
-fn remote_folder(env: &Env, name: &str) -> PathBuf {
-    let p = env.root.join(name);
-    std::fs::create_dir_all(&p).expect("remote folder");
-    p
 }
 
 /// How many logins `sshd` accepted: with a master, only the one of `connect`.
@@ -101,16 +101,6 @@ fn tail_shows(env: &Env, text: &str) -> bool {
     })
 }
 
-/// The state `orchestra status --json` gives `label` (a live remote refresh each time).
-fn remote_state(env: &Env, label: &str) -> String {
-    let out = env.orchestra(&["status", "--json"]).ok().stdout;
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("status --json");
-    rows.iter()
-        .find(|r| r["label"] == label)
-        .map(|r| r["state"].as_str().unwrap_or_default().to_string())
-        .unwrap_or_default()
-}
-
 #[test]
 fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
     let Some((env, sshd)) = world() else { return };
@@ -119,12 +109,6 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
         return;
     };
     let config = ssh_config(&env, &sshd, "");
-    let exports: Vec<String> = world
-        .env
-        .iter()
-        .filter(|(k, _)| k != "TMUX_TMPDIR")
-        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
-        .collect();
     write_manifest(
         &env,
         &sshd.address(),
@@ -135,7 +119,7 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
             "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\ntmux = \"claude_pipeline\"\n\
              agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
             folder.display(),
-            exports.join("\n")
+            world.exports().join("\n")
         ),
     );
     // No master yet: refused at once, nothing made on the host.
@@ -167,50 +151,11 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
     assert_eq!(mode & 0o777, 0o700);
 
     env.orchestra(&["up"]).ok();
-    sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-        .ok();
-    let ready = |env: &Env| {
-        env.orchestra(&["tail", "pipeline", "40"])
-            .stdout
-            .lines()
-            .any(|l| l.trim_end() == "❯" || l.starts_with("❯ "))
-    };
-    assert!(
-        wait_until(Duration::from_secs(30), || ready(&env)),
-        "claude never drew its prompt:\n{}",
-        env.orchestra(&["tail", "pipeline", "40"]).stdout
-    );
-    env.orchestra(&["brief", "pipeline", "[[bash: touch made-remotely.txt]]"])
-        .ok();
-    assert!(
-        wait_until(Duration::from_secs(30), || remote_state(&env, "pipeline")
-            == "waiting"),
-        "never waiting:\n{}",
-        env.orchestra(&["tail", "pipeline", "30"]).stdout
-    );
-    assert!(!folder.join("made-remotely.txt").exists());
-    let approved = env.orchestra(&["approve", "pipeline"]).ok();
-    assert!(approved.stdout.contains("Yes"), "{}", approved.stdout);
-    assert!(
-        wait_until(Duration::from_secs(20), || folder
-            .join("made-remotely.txt")
-            .exists()),
-        "{}",
-        env.orchestra(&["tail", "pipeline", "30"]).stdout
-    );
-    assert!(
-        wait_until(Duration::from_secs(30), || remote_state(&env, "pipeline")
-            == "idle"),
-        "{}",
-        env.orchestra(&["tail", "pipeline", "30"]).stdout
-    );
+    assert!(sshd.has_session("claude_pipeline"));
+    remote_claude_runs_an_approved_command(&env, &folder);
     let down = env.orchestra(&["down"]).ok();
     assert!(down.stdout.contains("pipeline: down"), "{}", down.stdout);
-    assert!(
-        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-            .code
-            != 0
-    );
+    assert!(!sshd.has_session("claude_pipeline"));
     // Every call above rode the one login `connect` made.
     assert_eq!(logins(&sshd), 1, "one login, at connect");
 
@@ -222,16 +167,7 @@ fn a_remote_claude_rides_the_master_up_brief_approve_tail_down() {
 #[test]
 fn a_master_gone_mid_run_is_not_connected_at_once_and_nothing_waits() {
     let Some((env, sshd)) = world() else { return };
-    let config = ssh_config(&env, &sshd, "");
-    let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd.address(),
-        Some(&sshd.user_key),
-        &config,
-        "cat",
-        &cat_session(&folder),
-    );
+    cat_over_openssh(&env, &sshd);
     connect(&env).ok();
     env.orchestra(&["up"]).ok();
     env.orchestra(&["brief", "pipeline", "before the cut"]).ok();
@@ -367,22 +303,7 @@ fn a_host_reached_only_through_a_jump_host() {
     assert!(tail_shows(&env, "line two"));
     // attach (inside tmux) opens `ssh -t` over the master in a window here.
     env.start_server(&[]);
-    let mut cmd = env.orchestra_command(&env.repo, &["attach", "pipeline"]);
-    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
-    let run = Run::from(cmd.output().expect("attach")).ok();
-    let window = run
-        .stdout
-        .split_whitespace()
-        .last()
-        .expect("the window")
-        .to_string();
-    assert!(
-        wait_until(Duration::from_secs(15), || env
-            .tmux(&["capture-pane", "-p", "-t", &window])
-            .contains("through the jump")),
-        "{}",
-        env.tmux(&["capture-pane", "-p", "-t", &window])
-    );
+    attach_here_shows(&env, "pipeline", "through the jump");
     let jump_log = std::fs::read_to_string(jump.dir.join("sshd.log")).unwrap_or_default();
     assert!(
         jump_log.contains(&format!("target 127.0.0.1 port {}", inner.port)),
@@ -417,16 +338,13 @@ fn a_login_that_asks_is_answered_once_at_connect_and_never_by_a_status_job() {
     assert!(keygen.success());
     let asked = env.root.join("asked.log");
     let askpass = env.root.join("askpass.sh");
-    std::fs::write(
+    write_script(
         &askpass,
-        format!(
+        &format!(
             "#!/bin/sh\necho \"$1\" >> '{}'\necho 'correct horse'\n",
             asked.display()
         ),
-    )
-    .expect("askpass");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&askpass, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    );
     // Every orchestra run has the askpass at hand: only `connect` may use it.
     env.env
         .push(("SSH_ASKPASS".into(), askpass.display().to_string()));
@@ -437,16 +355,7 @@ fn a_login_that_asks_is_answered_once_at_connect_and_never_by_a_status_job() {
             .lines()
             .count()
     };
-    let config = ssh_config(&env, &sshd, "");
-    let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd.address(),
-        Some(&sshd.user_key),
-        &config,
-        "cat",
-        &cat_session(&folder),
-    );
+    cat_over_openssh(&env, &sshd);
     // Before connect: refused, and nothing asked.
     env.orchestra(&["up"]).fails_with(1);
     assert_eq!(asks(), 0, "up asked for the passphrase");
@@ -508,16 +417,7 @@ fn hostile_hosts_and_bad_transports_are_refused_and_nothing_is_made() {
     assert!(!marker.exists());
     assert!(!env.home.join("ssh").exists(), "no socket folder was made");
 
-    let config = ssh_config(&env, &sshd, "");
-    let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd.address(),
-        Some(&sshd.user_key),
-        &config,
-        "cat",
-        &cat_session(&folder),
-    );
+    cat_over_openssh(&env, &sshd);
     let manifest = env.repo.join("orchestra.toml");
     let text = std::fs::read_to_string(&manifest).unwrap();
     std::fs::write(
@@ -556,16 +456,7 @@ fn hostile_hosts_and_bad_transports_are_refused_and_nothing_is_made() {
 #[test]
 fn hosts_install_copies_this_binary_over_the_master() {
     let Some((env, sshd)) = world() else { return };
-    let config = ssh_config(&env, &sshd, "");
-    let folder = remote_folder(&env, "p");
-    write_manifest(
-        &env,
-        &sshd.address(),
-        Some(&sshd.user_key),
-        &config,
-        "cat",
-        &cat_session(&folder),
-    );
+    cat_over_openssh(&env, &sshd);
     connect(&env).ok();
     let installed = env.orchestra(&["hosts", "install", "gpu"]).ok();
     assert!(

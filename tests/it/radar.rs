@@ -257,35 +257,6 @@ fn the_background_pass_reads_only_worktrees_that_may_have_changed() {
     assert_eq!(conflicts(&env), Vec::<serde_json::Value>::new());
 }
 
-/// A notification command that appends "title|body" to a file; the bus is out of reach,
-/// so orchestra falls back to it.
-fn notes_to_file(env: &mut Env) -> std::path::PathBuf {
-    env.env
-        .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
-    env.env.push((
-        "XDG_RUNTIME_DIR".into(),
-        env.root.join("no-runtime").to_string_lossy().into_owned(),
-    ));
-    let script = env.root.join("notify.sh");
-    let out = env.root.join("notes.txt");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
-            out.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    env.tmux(&[
-        "set-option",
-        "-g",
-        "@orchestra-notify-cmd",
-        script.to_str().unwrap(),
-    ]);
-    out
-}
-
 fn notes(path: &Path) -> Vec<String> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
@@ -298,7 +269,9 @@ fn notes(path: &Path) -> Vec<String> {
 fn a_new_pair_is_notified_once_until_it_clears_and_comes_back() {
     let mut env = Env::new();
     env.start_server(&[]);
-    let out = notes_to_file(&mut env);
+    // The bus out of reach: orchestra falls back to the notification command.
+    env.without_bus();
+    let out = env.notes_to_file();
     env.dispatch_shell("api").ok();
     env.dispatch_shell("auth").ok();
     commit(&env, "api", "README.md", "api\n");

@@ -5,17 +5,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
-
-/// A test world with an sshd and an orchestra whose HOME holds the test's ~/.ssh.
-pub(crate) fn world() -> Option<(Env, Sshd)> {
-    let mut env = Env::new();
-    let sshd = Sshd::start(&env)?;
-    env.env
-        .push(("HOME".into(), sshd.home.to_string_lossy().into_owned()));
-    env.env.push(("SSH_AUTH_SOCK".into(), String::new()));
-    Some((env, sshd))
-}
+use crate::harness::{
+    attach_here_shows, remote_claude_runs_an_approved_command, remote_folder, sshd_world,
+    trusted_sshd_world, wait_until, write_script, ClaudeWorld, Env, Sshd,
+};
 
 pub(crate) fn write_manifest(env: &Env, sshd: &Sshd, agent: &str, session: &str) {
     let text = format!(
@@ -45,16 +38,11 @@ fn toml_string(s: &str) -> String {
     format!("'{s}'")
 }
 
-pub(crate) fn remote_folder(env: &Env, name: &str) -> PathBuf {
-    let p = env.root.join(name);
-    std::fs::create_dir_all(&p).expect("remote folder");
-    p
-}
-
 #[test]
 fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
-    let Some((env, sshd)) = world() else { return };
-    sshd.trust();
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
     let folder = remote_folder(&env, "remote-project");
     write_manifest(
         &env,
@@ -84,8 +72,7 @@ fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
         env.session("pipeline")["id"].as_str().unwrap()
     );
     // The session is on the remote side's server, not on this test's local one.
-    sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-        .ok();
+    assert!(sshd.has_session("claude_pipeline"));
     assert!(
         env.tmux_try(&["has-session", "-t", "=claude_pipeline"])
             .code
@@ -127,19 +114,16 @@ fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
 
     let down = env.orchestra(&["down"]).ok();
     assert!(down.stdout.contains("pipeline: down"), "{}", down.stdout);
-    assert!(
-        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-            .code
-            != 0
-    );
+    assert!(!sshd.has_session("claude_pipeline"));
     assert!(env.list_json().is_empty());
     assert!(folder.exists(), "down never deletes the folder");
 }
 
 #[test]
 fn down_leaves_a_tmux_session_it_did_not_create() {
-    let Some((env, sshd)) = world() else { return };
-    sshd.trust();
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
     let folder = remote_folder(&env, "shared");
     sshd.remote_tmux(&["new-session", "-d", "-s", "mine", "sleep 600"])
         .ok();
@@ -169,7 +153,9 @@ fn down_leaves_a_tmux_session_it_did_not_create() {
 
 #[test]
 fn an_unknown_host_key_is_refused_until_trusted_by_fingerprint() {
-    let Some((env, sshd)) = world() else { return };
+    let Some((env, sshd)) = sshd_world() else {
+        return;
+    };
     let folder = remote_folder(&env, "p");
     cat_session(&env, &sshd, &folder);
     let refused = env.orchestra(&["up"]).fails_with(1);
@@ -212,7 +198,9 @@ fn an_unknown_host_key_is_refused_until_trusted_by_fingerprint() {
 
 #[test]
 fn a_changed_host_key_is_refused_loudly_and_never_replaced() {
-    let Some((env, sshd)) = world() else { return };
+    let Some((env, sshd)) = sshd_world() else {
+        return;
+    };
     let other = sshd.dir.join("otherkey");
     let out = std::process::Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
@@ -260,10 +248,9 @@ fn a_changed_host_key_is_refused_loudly_and_never_replaced() {
 
 #[test]
 fn a_closed_port_never_slows_the_status_line() {
-    let Some((env, mut sshd)) = world() else {
+    let Some((env, mut sshd)) = trusted_sshd_world() else {
         return;
     };
-    sshd.trust();
     let folder = remote_folder(&env, "p");
     cat_session(&env, &sshd, &folder);
     env.orchestra(&["up"]).ok();
@@ -339,33 +326,19 @@ fn a_broken_manifest_starts_nothing() {
 /// TOML lines), asking before it runs a tool. What claude needs to reach the fake API
 /// travels in the manifest's env snippet.
 pub(crate) fn claude_session(world: &ClaudeWorld, folder: &std::path::Path, more: &str) -> String {
-    let exports: Vec<String> = world
-        .env
-        .iter()
-        .filter(|(k, _)| k != "TMUX_TMPDIR")
-        .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
-        .collect();
     format!(
         "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n{more}\
          agent_args = \"--permission-mode default\"\nenv = '''{}'''\n",
         folder.display(),
-        exports.join("\n")
+        world.exports().join("\n")
     )
-}
-
-/// The state `orchestra status --json` gives `label` (a live remote refresh each time).
-fn remote_state(env: &Env, label: &str) -> String {
-    let out = env.orchestra(&["status", "--json"]).ok().stdout;
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("status --json");
-    rows.iter()
-        .find(|r| r["label"] == label)
-        .map(|r| r["state"].as_str().unwrap_or_default().to_string())
-        .unwrap_or_default()
 }
 
 #[test]
 fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
-    let Some((env, sshd)) = world() else { return };
+    let Some((env, sshd)) = sshd_world() else {
+        return;
+    };
     let folder = remote_folder(&env, "remote-project");
     let Some(world) = ClaudeWorld::start(&env, &[folder.as_path()]) else {
         return;
@@ -378,41 +351,7 @@ fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
         &claude_session(&world, &folder, "tmux = \"claude_pipeline\"\n"),
     );
     env.orchestra(&["up"]).ok();
-    let ready = |env: &Env| {
-        env.orchestra(&["tail", "pipeline", "40"])
-            .stdout
-            .lines()
-            .any(|l| l.trim_end() == "❯" || l.starts_with("❯ "))
-    };
-    assert!(
-        wait_until(Duration::from_secs(30), || ready(&env)),
-        "claude never drew its prompt:\n{}",
-        env.orchestra(&["tail", "pipeline", "40"]).stdout
-    );
-    env.orchestra(&["brief", "pipeline", "[[bash: touch made-remotely.txt]]"])
-        .ok();
-    assert!(
-        wait_until(Duration::from_secs(30), || remote_state(&env, "pipeline")
-            == "waiting"),
-        "never waiting:\n{}",
-        env.orchestra(&["tail", "pipeline", "30"]).stdout
-    );
-    assert!(!folder.join("made-remotely.txt").exists());
-    let approved = env.orchestra(&["approve", "pipeline"]).ok();
-    assert!(approved.stdout.contains("Yes"), "{}", approved.stdout);
-    assert!(
-        wait_until(Duration::from_secs(20), || folder
-            .join("made-remotely.txt")
-            .exists()),
-        "{}",
-        env.orchestra(&["tail", "pipeline", "30"]).stdout
-    );
-    assert!(
-        wait_until(Duration::from_secs(30), || remote_state(&env, "pipeline")
-            == "idle"),
-        "{}",
-        env.orchestra(&["tail", "pipeline", "30"]).stdout
-    );
+    remote_claude_runs_an_approved_command(&env, &folder);
     let health = env.orchestra(&["health"]).ok().stdout;
     assert!(
         health.contains("pipeline") && health.contains("gpu"),
@@ -424,48 +363,28 @@ fn a_remote_claude_is_briefed_approved_tailed_and_stopped() {
         "the agent left by its own /exit: {}",
         down.stdout
     );
-    assert!(
-        sshd.remote_tmux(&["has-session", "-t", "=claude_pipeline"])
-            .code
-            != 0
-    );
+    assert!(!sshd.has_session("claude_pipeline"));
 }
 
 #[test]
 fn attach_inside_tmux_opens_the_remote_session_in_a_window_here() {
-    let Some((env, sshd)) = world() else { return };
-    sshd.trust();
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
     env.start_server(&[]);
     let folder = remote_folder(&env, "p");
     cat_session(&env, &sshd, &folder);
     env.orchestra(&["up"]).ok();
     env.orchestra(&["brief", "pipeline", "seen-through-ssh"])
         .ok();
-    let mut cmd = env.orchestra_command(&env.repo, &["attach", "pipeline"]);
-    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
-    let run = crate::harness::Run::from(cmd.output().expect("attach"));
-    let run = run.ok();
-    let window = run
-        .stdout
-        .split_whitespace()
-        .last()
-        .expect("the window")
-        .to_string();
-    assert!(
-        wait_until(Duration::from_secs(15), || env
-            .tmux(&["capture-pane", "-p", "-t", &window])
-            .contains("seen-through-ssh")),
-        "{}",
-        env.tmux(&["capture-pane", "-p", "-t", &window])
-    );
+    attach_here_shows(&env, "pipeline", "seen-through-ssh");
 }
 
 #[test]
 fn logins_try_ssh_config_then_the_agent_then_the_default_keys() {
-    let Some((mut env, sshd)) = world() else {
+    let Some((mut env, sshd)) = trusted_sshd_world() else {
         return;
     };
-    sshd.trust();
     let folder = remote_folder(&env, "p");
     let session = format!(
         "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
@@ -588,8 +507,9 @@ fn status_rows(run: &crate::harness::Run) -> Vec<serde_json::Value> {
 
 #[test]
 fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_answer() {
-    let Some((env, sshd)) = world() else { return };
-    sshd.trust();
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
     // The misbehaving host's `tmux`: the real one until a mode is written to its switch
     // (so `up` works), then output a byte at a time for 30 s, or 100 MB at once.
     let bin = env.root.join("slow-bin");
@@ -597,9 +517,9 @@ fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_a
     let switch = env.root.join("slow-mode");
     let real_tmux = crate::harness::which("tmux").expect("tmux");
     let script = bin.join("tmux");
-    std::fs::write(
+    write_script(
         &script,
-        format!(
+        &format!(
             "#!/bin/sh\n\
              case \"$(cat '{switch}' 2>/dev/null)\" in\n\
              drip) i=0; while [ $i -lt 300 ]; do printf x; sleep 0.1; i=$((i+1)); done; exit 0 ;;\n\
@@ -609,10 +529,7 @@ fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_a
             switch = switch.display(),
             real = real_tmux.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let slow = other_login(&env, &sshd, "slow", &bin);
     let good_folder = remote_folder(&env, "good");
     let slow_folder = remote_folder(&env, "slow");
@@ -697,8 +614,9 @@ fn a_host_that_drips_or_floods_is_cut_off_by_its_deadline_and_the_others_still_a
 
 #[test]
 fn a_remote_has_dependency_is_looked_for_by_the_remote_refresh_never_by_the_status_line() {
-    let Some((env, sshd)) = world() else { return };
-    sshd.trust();
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
     env.start_server(&[]);
     let remote = remote_folder(&env, "remote-project");
     let here = remote_folder(&env, "here");

@@ -5,18 +5,13 @@
 //! takes over when the copy is gone or another version.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::harness::{wait_until, ClaudeWorld, Env, Sshd};
-use crate::remote::{claude_session, remote_folder, write_manifest};
-
-/// The remote tests' world, its host key trusted.
-fn world() -> Option<(Env, Sshd)> {
-    let (env, sshd) = crate::remote::world()?;
-    sshd.trust();
-    Some((env, sshd))
-}
+use crate::harness::{
+    remote_folder, trusted_sshd_world as world, wait_until, write_script, ClaudeWorld, Env, Sshd,
+};
+use crate::remote::{claude_session, write_manifest};
 
 fn remote_bin(sshd: &Sshd) -> PathBuf {
     sshd.remote_home().join(".local/bin/orchestra")
@@ -30,11 +25,6 @@ fn said(env: &Env, label: &str) -> (String, String) {
         s["state"].as_str().unwrap_or_default().to_string(),
         s["state_source"].as_str().unwrap_or_default().to_string(),
     )
-}
-
-fn write_script(path: &Path, text: &str) {
-    std::fs::write(path, text).expect("script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
 }
 
 #[test]

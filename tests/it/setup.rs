@@ -31,28 +31,7 @@ fn server_with_notify_log(env: &Env) -> std::path::PathBuf {
         ),
         ("DBUS_SESSION_BUS_ADDRESS".into(), String::new()),
     ]);
-    let script = env.root.join("notify.sh");
-    let log = env.root.join("notify.log");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
-            log.display()
-        ),
-    )
-    .unwrap();
-    std::process::Command::new("chmod")
-        .arg("+x")
-        .arg(&script)
-        .status()
-        .unwrap();
-    env.tmux(&[
-        "set-option",
-        "-g",
-        "@orchestra-notify-cmd",
-        script.to_str().unwrap(),
-    ]);
-    log
+    env.notes_to_file()
 }
 
 fn shell_agent(env: &Env, label: &str, prompt: &str, extra: &[&str]) -> Run {

@@ -3,86 +3,49 @@
 
 use std::time::Duration;
 
-use crate::harness::{wait_until, ClaudeWorld, Env};
+use crate::harness::{wait_until, AgentCli, AgentWorld, Env};
 
-struct Claude {
-    env: Env,
-    world: ClaudeWorld,
+/// A world for claude sessions in manual-approval mode; `trusted`: the worktree of `label`
+/// is trusted in claude's config (else claude asks).
+fn start(label: &str, trusted: bool) -> Option<AgentWorld> {
+    AgentWorld::start(
+        AgentCli::claude("--permission-mode default"),
+        |env| match trusted {
+            true => vec![env.worktree_path(label)],
+            false => Vec::new(),
+        },
+        None,
+    )
 }
 
-/// A dispatched claude session `label` in manual-approval mode, idle at its prompt.
-fn start(label: &str, trusted: bool) -> Option<Claude> {
-    let env = Env::new();
-    let wt = env.worktree_path(label);
-    let trust: Vec<&std::path::Path> = if trusted { vec![&wt] } else { vec![] };
-    let world = ClaudeWorld::start(&env, &trust)?;
-    env.start_server(&world.env);
-    Some(Claude { env, world })
+/// The bottom of the screen (the banner above it animates), without the footer: the CLI
+/// redraws its hints there by itself (" · ← for agents" comes and goes).
+fn bottom(c: &AgentWorld, label: &str) -> String {
+    let screen = c.screen(label);
+    let mut lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines.pop();
+    lines[lines.len().saturating_sub(9)..].join("\n")
 }
 
-impl Claude {
-    fn dispatch(&self, label: &str, prompt: &str) {
-        let agent = format!(
-            "{} --permission-mode default",
-            shell_words::quote(&self.world.claude.to_string_lossy())
-        );
-        self.env
-            .orchestra(&["dispatch", label, "--agent", &agent, "--prompt", prompt])
-            .ok();
-    }
-
-    fn pane(&self, label: &str) -> String {
-        self.env.session(label)["pane"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    }
-
-    fn screen(&self, label: &str) -> String {
-        self.env
-            .tmux(&["capture-pane", "-p", "-t", &self.pane(label)])
-    }
-
-    #[track_caller]
-    fn wait_screen(&self, label: &str, text: &str) {
-        assert!(
-            wait_until(Duration::from_secs(30), || self
-                .screen(label)
-                .contains(text)),
-            "{text:?} never showed:\n{}",
-            self.screen(label)
-        );
-    }
-
-    /// The bottom of the screen (the banner above it animates), without the footer: the CLI
-    /// redraws its hints there by itself (" · ← for agents" comes and goes).
-    fn bottom(&self, label: &str) -> String {
-        let screen = self.screen(label);
-        let mut lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
-        lines.pop();
-        lines[lines.len().saturating_sub(9)..].join("\n")
-    }
-
-    /// [`Self::bottom`] once it stopped changing: claude draws its turn's summary line
-    /// ("Brewed for 8s") a moment after its prompt is back.
-    fn settled_bottom(&self, label: &str) -> String {
-        let mut last = self.bottom(label);
-        let started = std::time::Instant::now();
-        while started.elapsed() < Duration::from_secs(15) {
-            std::thread::sleep(Duration::from_millis(800));
-            let now = self.bottom(label);
-            if now == last {
-                return now;
-            }
-            last = now;
+/// [`bottom`] once it stopped changing: claude draws its turn's summary line ("Brewed for
+/// 8s") a moment after its prompt is back.
+fn settled_bottom(c: &AgentWorld, label: &str) -> String {
+    let mut last = bottom(c, label);
+    let started = std::time::Instant::now();
+    while started.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(800));
+        let now = bottom(c, label);
+        if now == last {
+            return now;
         }
-        panic!("{label}'s screen never settled:\n{last}");
+        last = now;
     }
+    panic!("{label}'s screen never settled:\n{last}");
+}
 
-    fn idle(&self, label: &str) -> bool {
-        let s = self.screen(label);
-        s.lines().any(|l| l.trim_end() == "❯") && !s.contains("esc to interrupt")
-    }
+fn idle(c: &AgentWorld, label: &str) -> bool {
+    let s = c.screen(label);
+    s.lines().any(|l| l.trim_end() == "❯") && !s.contains("esc to interrupt")
 }
 
 #[test]
@@ -98,22 +61,20 @@ fn approve_runs_the_command_and_deny_does_not() {
         "{}",
         c.screen("perm")
     );
-    assert!(wait_until(Duration::from_secs(20), || c.idle("perm")));
+    assert!(wait_until(Duration::from_secs(20), || idle(&c, "perm")));
 
     // No menu: refused, nothing sent.
-    let before = c.settled_bottom("perm");
+    let before = settled_bottom(&c, "perm");
     c.env.orchestra(&["approve", "perm"]).fails_with(1);
-    assert_eq!(c.bottom("perm"), before);
+    assert_eq!(bottom(&c, "perm"), before);
 
     // Deny: the command does not run.
-    c.env
-        .orchestra(&["brief", "perm", "[[bash: touch denied.txt]]"])
-        .ok();
+    c.brief("perm", "[[bash: touch denied.txt]]");
     c.wait_screen("perm", "Do you want to proceed?");
     let run = c.env.orchestra(&["deny", "perm"]).ok();
     assert!(run.stdout.contains("No"), "{}", run.stdout);
     assert!(
-        wait_until(Duration::from_secs(20), || c.idle("perm")),
+        wait_until(Duration::from_secs(20), || idle(&c, "perm")),
         "{}",
         c.screen("perm")
     );
@@ -155,7 +116,7 @@ fn a_hostile_briefing_arrives_whole_and_nothing_runs_in_a_shell() {
     let wt = c.env.worktree_path("brief");
     c.dispatch("brief", "[[say: ready]]");
     c.wait_screen("brief", "ready");
-    assert!(wait_until(Duration::from_secs(20), || c.idle("brief")));
+    assert!(wait_until(Duration::from_secs(20), || idle(&c, "brief")));
 
     // One line with shell and tmux syntax in it.
     let short =
@@ -163,16 +124,15 @@ fn a_hostile_briefing_arrives_whole_and_nothing_runs_in_a_shell() {
     c.env.orchestra(&["brief", "brief", short]).ok();
     assert!(
         wait_until(Duration::from_secs(20), || c
-            .world
             .api
             .requests()
             .contains("end-7731")),
         "{}",
         c.screen("brief")
     );
-    let sent = last_user_text(&c.world.api.requests(), "end-7731");
+    let sent = last_user_text(&c.api.requests(), "end-7731");
     assert_eq!(sent, short);
-    assert!(wait_until(Duration::from_secs(20), || c.idle("brief")));
+    assert!(wait_until(Duration::from_secs(20), || idle(&c, "brief")));
 
     // 50 KB over many lines, from a file: one message, pasted.
     let mut long = String::from("BEGIN-5521 $(touch pwned3); rm -rf ~ ; C-c\n");
@@ -188,14 +148,13 @@ fn a_hostile_briefing_arrives_whole_and_nothing_runs_in_a_shell() {
         .ok();
     assert!(
         wait_until(Duration::from_secs(30), || c
-            .world
             .api
             .requests()
             .contains("END-5521")),
         "{}",
         c.screen("brief")
     );
-    let sent = last_user_text(&c.world.api.requests(), "END-5521");
+    let sent = last_user_text(&c.api.requests(), "END-5521");
     let inside = pasted_content(&sent);
     assert!(
         inside.trim_end() == long.trim_end(),
@@ -222,10 +181,10 @@ fn briefings_are_refused_on_a_menu_and_on_an_exited_agent() {
     };
     c.dispatch("guard", "[[bash: touch x.txt]]");
     c.wait_screen("guard", "Do you want to proceed?");
-    let before = c.settled_bottom("guard");
+    let before = settled_bottom(&c, "guard");
     let run = c.env.orchestra(&["brief", "guard", "1"]).fails_with(1);
     assert!(run.stderr.contains("menu"), "{}", run.stderr);
-    assert_eq!(c.bottom("guard"), before, "nothing typed");
+    assert_eq!(bottom(&c, "guard"), before, "nothing typed");
     c.env.orchestra(&["deny", "guard"]).ok();
     // The agent killed: the pane is dead.
     let pid = c.env.tmux(&[

@@ -3,14 +3,17 @@
 //! real API needs an account and the network) with real tmux, git and, where the prompt
 //! matters, the real claude.
 
-use std::io::{Read, Seek};
+use std::ffi::OsStr;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::harness::{fake_api_dir, git_in, require, wait_until, which, ClaudeWorld, Env, Person};
+use crate::harness::{
+    commit_file, git_in, require, stand_in_passes_its_own_tests, wait_until, which, write_script,
+    ClaudeWorld, Env, Person, StandIn,
+};
 
 const TOKEN: &str = "ntn_s3cr3t_0rch3stra_t0k3n";
 const PROJECTS: &str = "11111111-1111-1111-1111-111111111111";
@@ -33,9 +36,7 @@ const FLAKY: &str = "bbbbbbbb-0000-0000-0000-000000000006";
 
 /// The Notion stand-in on a free loopback port, its world given as JSON.
 struct Notion {
-    child: Child,
-    port: u16,
-    log: PathBuf,
+    api: StandIn,
 }
 
 impl Notion {
@@ -45,46 +46,18 @@ impl Notion {
         }
         let file = env.root.join("notion-world.json");
         std::fs::write(&file, world.to_string()).expect("write the world");
-        let port_file = env.root.join("notion.port");
-        let log = env.root.join("notion.jsonl");
-        let mut child = Command::new("python3")
-            .arg(fake_api_dir().join("notion.py"))
-            .args(["--port", "0", "--port-file"])
-            .arg(&port_file)
-            .arg("--log")
-            .arg(&log)
-            .arg("--world")
-            .arg(&file)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("start the Notion stand-in (python3)");
-        let mut exited = None;
-        let listening = wait_until(Duration::from_secs(10), || {
-            exited = child.try_wait().ok().flatten();
-            port_file.exists() || exited.is_some()
-        });
-        assert!(
-            listening && exited.is_none(),
-            "the Notion stand-in did not start ({exited:?})"
-        );
-        let port = std::fs::read_to_string(&port_file)
-            .expect("port file")
-            .trim()
-            .parse()
-            .expect("port number");
-        Some(Notion { child, port, log })
+        let args = [OsStr::new("--world"), file.as_os_str()];
+        let api = StandIn::start_with(&env.root, "notion.py", &args);
+        Some(Notion { api })
     }
 
     fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.api.url()
     }
 
     /// Every request so far: {"method", "path", "auth", "version", "body"}.
     fn requests(&self) -> Vec<Value> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        self.api.requests_json()
     }
 
     fn patches(&self) -> Vec<(String, Value)> {
@@ -98,13 +71,6 @@ impl Notion {
                 )
             })
             .collect()
-    }
-}
-
-impl Drop for Notion {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -164,9 +130,7 @@ fn workspace() -> Value {
 fn configure(env: &mut Env, notion: &Notion, tasks: &str, extra: &str) {
     write_manifest(
         env,
-        &format!(
-            "[tasks]\nsource = \"notion\"\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{tasks}\"\n{extra}"
-        ),
+        &tasks_toml(tasks, &format!("source = \"notion\"\n{extra}")),
     );
     private_home(env);
     env.env.push(("NOTION_API_URL".into(), notion.url()));
@@ -252,9 +216,9 @@ fn tasks_lists_the_projects_open_tasks_across_pages_filtered_by_notion() {
     // The project named by its page id instead: no title lookup.
     write_manifest(
         &env,
-        &format!(
-            "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{TASKS}\"\nproject = \"{}\"\n",
-            OTHER_PROJECT.replace('-', "")
+        &tasks_toml(
+            TASKS,
+            &format!("project = \"{}\"\n", OTHER_PROJECT.replace('-', "")),
         ),
     );
     let before = notion.requests().len();
@@ -364,9 +328,7 @@ fn pick_dispatch_starts_a_session_on_the_task_and_a_merge_closes_it() {
 
     // Its work merged: the task is Done.
     let wt = env.worktree_path(label);
-    std::fs::write(wt.join("login.txt"), "fixed\n").unwrap();
-    git_in(&wt, &["add", "login.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "fix the login"]);
+    commit_file(&wt, "login.txt", "fixed\n", "fix the login");
     let merged = env.orchestra(&["merge", label, "--yes"]).ok();
     assert!(
         merged.stdout.contains(&format!("task {LOGIN} is Done now")),
@@ -384,25 +346,11 @@ fn pick_dispatch_starts_a_session_on_the_task_and_a_merge_closes_it() {
     // A close that fails is reported and the merge stands.
     write_manifest(
         &env,
-        &format!(
-            "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{TASKS}\"\nproject = \"elsewhere\"\ndone_on_merge = true\n"
-        ),
+        &tasks_toml(TASKS, "project = \"elsewhere\"\ndone_on_merge = true\n"),
     );
-    env.orchestra(&[
-        "tasks",
-        "pick",
-        FLAKY,
-        "--dispatch",
-        "--agent",
-        "cat",
-        "--label",
-        "flaky",
-    ])
-    .ok();
+    pick_to_cat(&env, FLAKY, "flaky");
     let wt = env.worktree_path("flaky");
-    std::fs::write(wt.join("flaky.txt"), "x\n").unwrap();
-    git_in(&wt, &["add", "flaky.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "flaky"]);
+    commit_file(&wt, "flaky.txt", "x\n", "flaky");
     let merged = env.orchestra(&["merge", "flaky", "--yes"]).ok();
     assert!(
         merged.stderr.contains("flaky is merged, but its task") && merged.stderr.contains("500"),
@@ -438,17 +386,9 @@ fn pick_dispatch_gives_the_real_claude_the_task_as_its_prompt() {
             "Document the tasks flow\\n\\nExplain tasks pick in the docs 9d4b"
         )),
         "the model never got the task; screen:\n{}",
-        env.tmux(&[
-            "capture-pane",
-            "-p",
-            "-t",
-            session["pane"].as_str().unwrap()
-        ])
+        env.screen(label)
     );
-    let pane = session["pane"].as_str().unwrap();
-    assert!(wait_until(Duration::from_secs(30), || env
-        .tmux(&["capture-pane", "-p", "-t", pane])
-        .contains("documenting 41c8")));
+    env.wait_screen(label, "documenting 41c8", Duration::from_secs(30));
     assert_eq!(notion.patches().len(), 1);
 }
 
@@ -514,15 +454,13 @@ fn launch_puts_the_tasks_on_the_command_line_and_starts_without_them_when_notion
     // A program named like claude is launched as claude; it writes down its arguments.
     let args_file = env.root.join("args.txt");
     let stub = env.root.join("claude-stub");
-    std::fs::write(
+    write_script(
         &stub,
-        format!(
+        &format!(
             "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\nexec sleep 600\n",
             shell_words::quote(&args_file.to_string_lossy())
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let agent = stub.to_string_lossy().into_owned();
     env.orchestra(&["launch", "--agent", &agent]).ok();
     assert!(wait_until(Duration::from_secs(10), || args_file.exists()));
@@ -579,9 +517,7 @@ fn without_a_task_source_nothing_asks_notion_anything() {
     env.dispatch_shell("plain").ok();
     env.orchestra(&["list", "--json"]).ok();
     let wt = env.worktree_path("plain");
-    std::fs::write(wt.join("p.txt"), "p\n").unwrap();
-    git_in(&wt, &["add", "p.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "p"]);
+    commit_file(&wt, "p.txt", "p\n", "p");
     env.orchestra(&["merge", "plain", "--yes"]).ok();
     let refused = env.orchestra(&["tasks"]).fails_with(2);
     assert!(
@@ -599,12 +535,7 @@ fn the_token_from_claudes_config_is_used_and_never_printed_or_written() {
     let Some(notion) = Notion::start(&env, &workspace()) else {
         return;
     };
-    write_manifest(
-        &env,
-        &format!(
-            "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{TASKS}\"\ndone_on_merge = true\n"
-        ),
-    );
+    write_manifest(&env, &tasks_toml(TASKS, "done_on_merge = true\n"));
     let home = private_home(&mut env);
     env.env.push(("NOTION_API_URL".into(), notion.url()));
     // Claude Code's config: this project's Notion MCP server with the token in its headers.
@@ -635,9 +566,7 @@ fn the_token_from_claudes_config_is_used_and_never_printed_or_written() {
     run(&["list", "--json"]).ok();
     run(&["launch", "--agent", "bash"]).ok();
     let wt = env.worktree_path("fix-the-login-redirect");
-    std::fs::write(wt.join("l.txt"), "l\n").unwrap();
-    git_in(&wt, &["add", "l.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "l"]);
+    commit_file(&wt, "l.txt", "l\n", "l");
     run(&["merge", "fix-the-login-redirect", "--yes"]).ok();
     assert!(notion.requests().iter().all(|r| r["auth"] == "ok"));
     assert_eq!(notion.patches().len(), 2, "picked, then closed");
@@ -790,6 +719,23 @@ fn refusals_name_what_to_fix_and_rate_limits_are_waited_for() {
     assert!(none.stderr.contains("no Notion token"), "{}", none.stderr);
 }
 
+/// `tasks pick <task> --dispatch` to a session `label` running `cat` (which shows what it
+/// was given).
+fn pick_to_cat(env: &Env, task: &str, label: &str) {
+    env.orchestra(&[
+        "tasks",
+        "pick",
+        task,
+        "--dispatch",
+        "--agent",
+        "cat",
+        "--label",
+        label,
+    ])
+    .ok();
+}
+
+/// `[tasks]` naming the projects and `tasks` data sources, then `extra` lines.
 fn tasks_toml(tasks: &str, extra: &str) -> String {
     format!(
         "[tasks]\nprojects_data_source = \"{PROJECTS}\"\ntasks_data_source = \"{tasks}\"\n{extra}"
@@ -889,34 +835,7 @@ fn the_menu_offers_tasks_only_with_a_source_and_dispatches_the_one_chosen() {
 /// The stand-in's own tests (filters, pagination, faults, the wire) run with the suite.
 #[test]
 fn the_notion_stand_in_passes_its_own_tests() {
-    if !require("python3", which("python3").is_some()) {
-        return;
-    }
-    // A file, not a pipe: a full pipe would stall the child past its deadline.
-    let report = tempfile::tempfile().expect("temp file");
-    let mut child = Command::new("python3")
-        .arg(fake_api_dir().join("test_notion.py"))
-        .stdout(report.try_clone().expect("temp file"))
-        .stderr(report.try_clone().expect("temp file"))
-        .spawn()
-        .expect("run python3");
-    let mut status = None;
-    let finished = wait_until(Duration::from_secs(120), || {
-        status = child.try_wait().expect("wait for python3");
-        status.is_some()
-    });
-    if !finished {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    let mut text = String::new();
-    let mut report = report;
-    report.rewind().expect("rewind");
-    report.read_to_string(&mut text).expect("read the report");
-    assert!(
-        status.is_some_and(|s| s.success()),
-        "tests/fake-api/test_notion.py failed (or ran past 120 s):\n{text}"
-    );
+    stand_in_passes_its_own_tests("test_notion.py");
 }
 
 /// A merge killed after it landed but before its task moved: `doctor --fix` finishes the
@@ -930,21 +849,9 @@ fn doctor_finishing_a_killed_merge_closes_its_task() {
     };
     configure(&mut env, &notion, TASKS, "done_on_merge = true\n");
     env.start_server(&[]);
-    env.orchestra(&[
-        "tasks",
-        "pick",
-        DOCS,
-        "--dispatch",
-        "--agent",
-        "cat",
-        "--label",
-        "docs",
-    ])
-    .ok();
+    pick_to_cat(&env, DOCS, "docs");
     let wt = env.worktree_path("docs");
-    std::fs::write(wt.join("docs.txt"), "written\n").unwrap();
-    git_in(&wt, &["add", "docs.txt"]);
-    git_in(&wt, &["commit", "-q", "-m", "write the docs"]);
+    commit_file(&wt, "docs.txt", "written\n", "write the docs");
     let before = env.git(&["rev-parse", "main"]);
     let done = json!({"properties": {"Status": {"status": {"name": "Done"}}}});
     let closed = || notion.patches().iter().any(|(_, body)| *body == done);

@@ -1,11 +1,13 @@
-//! The agent stand-ins: the real `claude` CLI, and the scripted stand-in for the
-//! Anthropic API it talks to (tests/fake-api) in a sandboxed HOME.
+//! The agents: the real CLIs (claude, codex, gemini, aider), each against its scripted
+//! API stand-in (tests/fake-api) in a sandboxed HOME, and a test's world with one in it.
 
+use std::ffi::OsStr;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use super::{require, wait_until, which, Env};
+use super::{require, wait_until, which, Bus, Env};
 
 pub const CLAUDE_VERSION: &str = "2.1.332";
 
@@ -62,6 +64,11 @@ impl StandIn {
     /// Starts `script` with its port file and log in `dir` (named after the script, so
     /// several stand-ins can share a folder).
     pub fn start(dir: &Path, script: &str) -> StandIn {
+        StandIn::start_with(dir, script, &[])
+    }
+
+    /// [`StandIn::start`] with `args` after the stand-in's own.
+    pub fn start_with(dir: &Path, script: &str, args: &[&OsStr]) -> StandIn {
         let stem = script.trim_end_matches(".py");
         let port_file = dir.join(format!("{stem}.port"));
         let log = dir.join(format!("{stem}-requests.jsonl"));
@@ -71,6 +78,7 @@ impl StandIn {
             .arg(&port_file)
             .arg("--log")
             .arg(&log)
+            .args(args)
             .stdout(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| panic!("start the API stand-in {script} (python3): {e}"));
@@ -89,6 +97,11 @@ impl StandIn {
             .parse()
             .expect("port number");
         StandIn { child, port, log }
+    }
+
+    /// Where it listens.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Every request the stand-in received, one JSON line each (`{"path", "turn",
@@ -115,6 +128,132 @@ impl Drop for StandIn {
     }
 }
 
+/// An agent CLI the suite runs for real, against its API stand-in in a sandboxed HOME.
+pub struct AgentCli {
+    /// What a missing CLI is called where a test skips (or, on CI, fails) for it.
+    pub what: String,
+    /// The CLI, where it is installed.
+    pub path: Option<PathBuf>,
+    /// Its API stand-in: a script of tests/fake-api.
+    pub api: &'static str,
+    /// The script of tests/fake-api that makes its sandboxed HOME.
+    pub home_script: &'static str,
+    /// That HOME's folder in the test's root.
+    pub home: &'static str,
+    /// What follows the CLI on the command line orchestra runs it by.
+    pub args: &'static str,
+    /// What it needs on the PATH besides python3 (the stand-ins' language).
+    pub needs: &'static [&'static str],
+}
+
+pub const CODEX_VERSION: &str = "0.171.0";
+pub const GEMINI_VERSION: &str = "0.61.0";
+pub const AIDER_VERSION: &str = "0.86.2";
+
+impl AgentCli {
+    /// The real claude, `args` after it on its command line.
+    pub fn claude(args: &'static str) -> AgentCli {
+        AgentCli {
+            what: format!("the claude CLI {CLAUDE_VERSION}"),
+            path: claude_bin(),
+            api: "anthropic.py",
+            home_script: "claude_home.py",
+            home: "claude-home",
+            args,
+            needs: &[],
+        }
+    }
+
+    /// The real codex (`$ORCHESTRA_TEST_CODEX`, else the pinned release), run with
+    /// `--no-daemon` (the shared background server copies the whole 300 MB CLI into
+    /// CODEX_HOME) and manual approvals.
+    pub fn codex() -> AgentCli {
+        AgentCli {
+            what: format!("the codex CLI {CODEX_VERSION}"),
+            path: agent_cli("ORCHESTRA_TEST_CODEX", &format!(
+                "codex-{CODEX_VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"
+            )),
+            api: "openai.py",
+            home_script: "codex_home.py",
+            home: "codex-home",
+            args: "--no-daemon --ask-for-approval on-request --sandbox read-only",
+            needs: &[],
+        }
+    }
+
+    /// The real Gemini CLI (`$ORCHESTRA_TEST_GEMINI`, else the pinned release's `gemini`
+    /// link: the name tells orchestra the kind).
+    pub fn gemini() -> AgentCli {
+        AgentCli {
+            what: format!("the gemini CLI {GEMINI_VERSION}"),
+            path: agent_cli(
+                "ORCHESTRA_TEST_GEMINI",
+                &format!("gemini-{GEMINI_VERSION}/node_modules/.bin/gemini"),
+            ),
+            api: "gemini.py",
+            home_script: "gemini_home.py",
+            home: "gemini-home",
+            args: "",
+            needs: &["node"],
+        }
+    }
+
+    /// The real aider (`$ORCHESTRA_TEST_AIDER`, else the pinned release in the venv that
+    /// tests/run.sh makes).
+    pub fn aider() -> AgentCli {
+        AgentCli {
+            what: format!("aider {AIDER_VERSION} (aider-chat from PyPI, in a venv)"),
+            path: agent_cli(
+                "ORCHESTRA_TEST_AIDER",
+                &format!("aider-{AIDER_VERSION}/bin/aider"),
+            ),
+            api: "openai_chat.py",
+            home_script: "aider_home.py",
+            home: "aider-home",
+            args: "",
+            needs: &[],
+        }
+    }
+
+    /// The CLI, when it and all it needs are here; `None` (a reported skip) when not,
+    /// except on CI where that fails.
+    pub fn present(&self) -> Option<PathBuf> {
+        if !require(&self.what, self.path.is_some()) {
+            return None;
+        }
+        for program in std::iter::once(&"python3").chain(self.needs) {
+            if !require(program, which(program).is_some()) {
+                return None;
+            }
+        }
+        self.path.clone()
+    }
+
+    /// The command line orchestra runs it by: the CLI, quoted, then its arguments.
+    pub fn command(&self, cli: &Path) -> String {
+        let quoted = shell_words::quote(&cli.to_string_lossy()).into_owned();
+        match self.args {
+            "" => quoted,
+            args => format!("{quoted} {args}"),
+        }
+    }
+
+    /// Starts its stand-in in `env` and makes its sandboxed HOME (`trust`: folders it
+    /// trusts without asking); returns the stand-in and the environment a tmux server
+    /// must start with for the CLI to use them.
+    pub fn serve(&self, env: &Env, trust: &[&Path]) -> (StandIn, Vec<(String, String)>) {
+        let api = StandIn::start(&env.root, self.api);
+        let vars = agent_home(
+            env,
+            self.home_script,
+            &env.root.join(self.home),
+            api.port,
+            trust,
+        );
+        (api, vars)
+    }
+}
+
 /// The real claude CLI, a fake API and a sandboxed HOME: what a test needs to run the agent.
 pub struct ClaudeWorld {
     pub claude: PathBuf,
@@ -126,30 +265,172 @@ pub struct ClaudeWorld {
 impl ClaudeWorld {
     /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
     pub fn start(env: &Env, trust: &[&Path]) -> Option<ClaudeWorld> {
-        let claude = claude_bin();
-        if !require(
-            &format!("the claude CLI {CLAUDE_VERSION}"),
-            claude.is_some(),
-        ) {
-            return None;
-        }
-        if !require("python3", which("python3").is_some()) {
-            return None;
-        }
-        let api = StandIn::start(&env.root, "anthropic.py");
-        let vars = agent_home(
-            env,
-            "claude_home.py",
-            &env.root.join("claude-home"),
-            api.port,
-            trust,
-        );
+        let cli = AgentCli::claude("");
+        let claude = cli.present()?;
+        let (api, vars) = cli.serve(env, trust);
         Some(ClaudeWorld {
-            claude: claude.expect("checked above"),
+            claude,
             api,
             env: vars,
         })
     }
+
+    /// The sandboxed HOME claude runs with.
+    pub fn home(&self) -> PathBuf {
+        self.env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| PathBuf::from(v))
+            .expect("the sandboxed HOME")
+    }
+
+    /// `export NAME=value` lines of its environment, but for TMUX_TMPDIR (the tmux of
+    /// where it runs decides that): for a manifest's `env` snippet.
+    pub fn exports(&self) -> Vec<String> {
+        self.env
+            .iter()
+            .filter(|(k, _)| k != "TMUX_TMPDIR")
+            .map(|(k, v)| format!("export {k}={}", shell_words::quote(v)))
+            .collect()
+    }
+}
+
+/// A test's world with an agent CLI in it: the CLI, its stand-in, a sandboxed HOME and a
+/// tmux server whose environment reaches them (and a notification bus, where a test asked
+/// for one). It reads sessions as its [`Env`] does.
+pub struct AgentWorld {
+    pub env: Env,
+    pub api: StandIn,
+    pub cli: PathBuf,
+    /// The command line orchestra runs the CLI by.
+    pub agent: String,
+    /// The sandboxed HOME.
+    pub home: PathBuf,
+    /// The environment its tmux server started with.
+    pub vars: Vec<(String, String)>,
+    /// A notification bus its tmux server and orchestra reach, where a test asked for one.
+    pub bus: Option<Bus>,
+    /// How long its screens may take to show something.
+    pub patience: Duration,
+}
+
+impl AgentWorld {
+    /// `cli`'s world, the folders `trust` names trusted in its settings, on a bus whose
+    /// server says it has `bus_capabilities` where they are given. `None` (a reported
+    /// skip) when a part is missing, except on CI where that fails.
+    pub fn start(
+        cli: AgentCli,
+        trust: impl FnOnce(&Env) -> Vec<PathBuf>,
+        bus_capabilities: Option<&[&str]>,
+    ) -> Option<AgentWorld> {
+        let path = cli.present()?;
+        let mut env = Env::new();
+        let bus = match bus_capabilities {
+            Some(capabilities) => Some(Bus::start_with(&env.root, capabilities)?),
+            None => None,
+        };
+        let trust = trust(&env);
+        let trust: Vec<&Path> = trust.iter().map(PathBuf::as_path).collect();
+        let (api, mut vars) = cli.serve(&env, &trust);
+        if let Some(bus) = &bus {
+            let on_bus = ("DBUS_SESSION_BUS_ADDRESS".to_string(), bus.address.clone());
+            vars.push(on_bus.clone());
+            env.env.push(on_bus);
+        }
+        env.start_server(&vars);
+        Some(AgentWorld {
+            home: env.root.join(cli.home),
+            agent: cli.command(&path),
+            cli: path,
+            env,
+            api,
+            vars,
+            bus,
+            patience: Duration::from_secs(30),
+        })
+    }
+
+    /// orchestra runs with the CLI's `name` as its tmux server has it (where orchestra
+    /// looks for what the CLI writes, as a person's shell would tell it).
+    pub fn share(&mut self, name: &str) {
+        let shared: Vec<_> = self
+            .vars
+            .iter()
+            .filter(|(k, _)| k == name)
+            .cloned()
+            .collect();
+        assert!(!shared.is_empty(), "no {name} in the CLI's environment");
+        self.env.env.extend(shared);
+    }
+
+    /// Dispatches `label` running the CLI with `prompt`.
+    pub fn dispatch(&self, label: &str, prompt: &str) {
+        self.env
+            .orchestra(&[
+                "dispatch",
+                label,
+                "--agent",
+                &self.agent,
+                "--prompt",
+                prompt,
+            ])
+            .ok();
+    }
+
+    /// The body of the notification that says `label` is waiting, once it reached this
+    /// world's bus (within 10 s).
+    #[track_caller]
+    pub fn waiting_note(&self, label: &str) -> String {
+        let bus = self.bus.as_ref().expect("a world started with a bus");
+        let note = bus.wait_note(&format!("{label} is waiting"), Duration::from_secs(10));
+        note["body"].as_str().unwrap_or_default().to_string()
+    }
+
+    /// [`Env::wait_screen`] for as long as this CLI may take.
+    #[track_caller]
+    pub fn wait_screen(&self, label: &str, text: &str) {
+        self.env.wait_screen(label, text, self.patience);
+    }
+}
+
+impl std::ops::Deref for AgentWorld {
+    type Target = Env;
+
+    fn deref(&self) -> &Env {
+        &self.env
+    }
+}
+
+/// Runs a stand-in's own tests (`script` of tests/fake-api: recorded shapes, the wire on
+/// a live server) and fails with their report unless they pass within 120 s.
+pub fn stand_in_passes_its_own_tests(script: &str) {
+    if !require("python3", which("python3").is_some()) {
+        return;
+    }
+    // A file, not a pipe: a full pipe would stall the child past its deadline.
+    let mut report = tempfile::tempfile().expect("temp file");
+    let mut child = Command::new("python3")
+        .arg(fake_api_dir().join(script))
+        .stdout(report.try_clone().expect("temp file"))
+        .stderr(report.try_clone().expect("temp file"))
+        .spawn()
+        .expect("run python3");
+    let mut status = None;
+    let finished = wait_until(Duration::from_secs(120), || {
+        status = child.try_wait().expect("wait for python3");
+        status.is_some()
+    });
+    if !finished {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let mut text = String::new();
+    report.rewind().expect("rewind");
+    report.read_to_string(&mut text).expect("read the report");
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "tests/fake-api/{script} failed (or ran past 120 s):\n{text}"
+    );
 }
 
 /// Makes a sandboxed HOME for an agent CLI with `script` of tests/fake-api (its settings
@@ -191,4 +472,30 @@ pub fn agent_home(
         env.tmux_tmpdir.to_string_lossy().into_owned(),
     ));
     vars
+}
+
+/// The screens captured from `kind`'s CLI at `version` (tests/fixtures/screens), each file
+/// named for the state it shows, sorted.
+pub fn screen_fixtures(kind: &str, version: &str) -> Vec<PathBuf> {
+    let dir = screens_dir(kind, version);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.expect("a fixture").path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "ansi")))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The captured screen `name` of `kind`'s CLI at `version`.
+pub fn screen_fixture(kind: &str, version: &str, name: &str) -> String {
+    let file = screens_dir(kind, version).join(name);
+    std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+fn screens_dir(kind: &str, version: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/screens")
+        .join(kind)
+        .join(version)
 }

@@ -85,6 +85,23 @@ impl Bus {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
+
+    /// The first notification whose summary says `summary`, once it reached the bus (within
+    /// `limit`); fails naming every notification there is.
+    #[track_caller]
+    pub fn wait_note(&self, summary: &str, limit: Duration) -> serde_json::Value {
+        let found = || {
+            self.notes()
+                .into_iter()
+                .find(|n| n["summary"].as_str().unwrap_or("").contains(summary))
+        };
+        assert!(
+            wait_until(limit, || found().is_some()),
+            "no notification says {summary:?}: {:?}",
+            self.notes()
+        );
+        found().expect("found above")
+    }
 }
 
 impl Bus {

@@ -2,6 +2,7 @@
 //! server on a socket of its own; orchestra run in it; and the end of everything the test
 //! started there.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -68,6 +69,24 @@ impl Env {
         cmd
     }
 
+    /// [`Env::orchestra`] with `input` on its stdin.
+    pub fn orchestra_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+        let mut child = self
+            .orchestra_command(&self.repo, args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run orchestra");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write orchestra's stdin");
+        Run::from(child.wait_with_output().expect("run orchestra"))
+    }
+
     /// [`Env::orchestra`] under `umask` (set by `sh`, as a login shell would).
     pub fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
         let mut cmd = Command::new("sh");
@@ -95,6 +114,39 @@ impl Env {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+    }
+
+    /// orchestra runs with no notification bus in reach (none named, none at the usual
+    /// place): notifications go to `@orchestra-notify-cmd`, if any.
+    pub fn without_bus(&mut self) {
+        self.env
+            .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
+        let runtime = self.root.join("no-runtime");
+        self.env.push((
+            "XDG_RUNTIME_DIR".into(),
+            runtime.to_string_lossy().into_owned(),
+        ));
+    }
+
+    /// Makes `@orchestra-notify-cmd` (on the running server) a script that appends a line
+    /// `title|body` to a file for each notification; returns that file.
+    pub fn notes_to_file(&self) -> PathBuf {
+        let script = self.root.join("notify.sh");
+        let log = self.root.join("notify.log");
+        write_script(
+            &script,
+            &format!(
+                "#!/bin/sh\nprintf '%s|%s\\n' \"$1\" \"$2\" >> '{}'\n",
+                log.display()
+            ),
+        );
+        self.tmux(&[
+            "set-option",
+            "-g",
+            "@orchestra-notify-cmd",
+            &script.to_string_lossy(),
+        ]);
+        log
     }
 
     /// Starts this test's tmux server with a session `harness` (so it outlives the
@@ -393,6 +445,21 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Writes an executable script `path` with `text`.
+pub fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("chmod {}: {e}", path.display()));
+}
+
+/// Writes `file` in `dir` (a worktree) with `text` and commits it there as `message`.
+pub fn commit_file(dir: &Path, file: &str, text: &str, message: &str) {
+    std::fs::write(dir.join(file), text).expect("write the file to commit");
+    git_in(dir, &["add", file]);
+    git_in(dir, &["commit", "-q", "-m", message]);
 }
 
 fn init_repo(repo: &Path) {

@@ -1,7 +1,8 @@
 //! The shared test harness, one file per part it starts: `env` (a test's world: a real tmux
 //! server on its own socket, killed on drop, only that socket; a real git repo in a temp
 //! folder), `person` (the terminal a person looks at, and their keys), `agents` (the real
-//! `claude` CLI against the scripted stand-in for the Anthropic API in tests/fake-api),
+//! agent CLIs, each against its scripted API stand-in in tests/fake-api, and a world with
+//! one in it), `sessions` (what a test reads of a session: screen, state, changes),
 //! `sshd` (a real OpenSSH server for the remote side), `dbus` (a private session bus with a
 //! notification daemon); `run` is what a run of a program gave, and `cli` a CLI test as
 //! one chain.
@@ -16,6 +17,7 @@ mod dbus;
 mod env;
 mod person;
 mod run;
+mod sessions;
 mod sshd;
 
 use std::path::PathBuf;
@@ -24,18 +26,24 @@ use std::time::{Duration, Instant};
 // Every name the harness had as one file stays `harness::<name>`, used or not.
 #[allow(unused_imports)]
 pub use agents::{
-    agent_cli, agent_home, claude_bin, fake_api_dir, test_cache, ClaudeWorld, FakeApi, StandIn,
-    CLAUDE_VERSION,
+    agent_cli, agent_home, claude_bin, fake_api_dir, screen_fixture, screen_fixtures,
+    stand_in_passes_its_own_tests, test_cache, AgentCli, AgentWorld, ClaudeWorld, FakeApi, StandIn,
+    AIDER_VERSION, CLAUDE_VERSION, CODEX_VERSION, GEMINI_VERSION,
 };
 #[allow(unused_imports)]
 pub use cli::Cli;
 pub use dbus::Bus;
 #[allow(unused_imports)]
-pub use env::{end_processes_of, git_in, shell_dispatch, Env};
+pub use env::{commit_file, end_processes_of, git_in, shell_dispatch, write_script, Env};
 pub use person::Person;
 pub use run::Run;
 #[allow(unused_imports)]
-pub use sshd::{sshd_bin, Sshd};
+pub use sessions::Change;
+#[allow(unused_imports)]
+pub use sshd::{
+    attach_here_shows, remote_claude_runs_an_approved_command, remote_folder, remote_state,
+    sshd_bin, sshd_world, trusted_sshd_world, Sshd,
+};
 
 pub fn on_ci() -> bool {
     std::env::var("CI")

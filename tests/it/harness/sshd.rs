@@ -168,6 +168,13 @@ impl Sshd {
         Run::from(out)
     }
 
+    /// Whether the remote side's tmux has a session named exactly `name`.
+    pub fn has_session(&self, name: &str) -> bool {
+        self.remote_tmux(&["has-session", "-t", &format!("={name}")])
+            .code
+            == 0
+    }
+
     /// The remote side's HOME (where `hosts install` puts ~/.local/bin/orchestra).
     pub fn remote_home(&self) -> PathBuf {
         self.dir
@@ -211,4 +218,102 @@ impl Drop for Sshd {
             .stderr(Stdio::null())
             .status();
     }
+}
+
+/// A test's world with an sshd: orchestra's HOME holds the test's ~/.ssh (the known_hosts
+/// orchestra and OpenSSH check keys against, empty), and no ssh agent is in reach.
+/// `None` (a reported skip) without sshd, except on CI where that fails.
+pub fn sshd_world() -> Option<(Env, Sshd)> {
+    let mut env = Env::new();
+    let sshd = Sshd::start(&env)?;
+    env.env
+        .push(("HOME".into(), sshd.home.to_string_lossy().into_owned()));
+    env.env.push(("SSH_AUTH_SOCK".into(), String::new()));
+    Some((env, sshd))
+}
+
+/// [`sshd_world`] with the server's host key trusted.
+pub fn trusted_sshd_world() -> Option<(Env, Sshd)> {
+    let (env, sshd) = sshd_world()?;
+    sshd.trust();
+    Some((env, sshd))
+}
+
+/// A folder `name` in the test's root, made: where a remote session works.
+pub fn remote_folder(env: &Env, name: &str) -> PathBuf {
+    let p = env.root.join(name);
+    std::fs::create_dir_all(&p).expect("remote folder");
+    p
+}
+
+/// The state `orchestra status --json` gives `label` (a live remote refresh each time).
+pub fn remote_state(env: &Env, label: &str) -> String {
+    let out = env.orchestra(&["status", "--json"]).ok().stdout;
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("status --json");
+    rows.iter()
+        .find(|r| r["label"] == label)
+        .map(|r| r["state"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default()
+}
+
+/// A remote claude session `pipeline` working in `folder`, through orchestra alone: its
+/// prompt drawn, a command briefed is waiting for approval and not run, approved it runs,
+/// and the session is idle again.
+pub fn remote_claude_runs_an_approved_command(env: &Env, folder: &Path) {
+    let tail = |lines: &str| env.orchestra(&["tail", "pipeline", lines]).stdout;
+    let ready = || {
+        tail("40")
+            .lines()
+            .any(|l| l.trim_end() == "❯" || l.starts_with("❯ "))
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), ready),
+        "claude never drew its prompt:\n{}",
+        tail("40")
+    );
+    env.orchestra(&["brief", "pipeline", "[[bash: touch made-remotely.txt]]"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || remote_state(env, "pipeline")
+            == "waiting"),
+        "never waiting:\n{}",
+        tail("30")
+    );
+    assert!(!folder.join("made-remotely.txt").exists());
+    let approved = env.orchestra(&["approve", "pipeline"]).ok();
+    assert!(approved.stdout.contains("Yes"), "{}", approved.stdout);
+    assert!(
+        wait_until(Duration::from_secs(20), || folder
+            .join("made-remotely.txt")
+            .exists()),
+        "{}",
+        tail("30")
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || remote_state(env, "pipeline")
+            == "idle"),
+        "{}",
+        tail("30")
+    );
+}
+
+/// `orchestra attach <label>` as run inside tmux (this test's server, started) opens the
+/// remote session in a window here; that window comes to show `text`.
+pub fn attach_here_shows(env: &Env, label: &str, text: &str) {
+    let mut cmd = env.orchestra_command(&env.repo, &["attach", label]);
+    cmd.env("TMUX", format!("{},1,0", env.socket.display()));
+    let run = Run::from(cmd.output().expect("attach")).ok();
+    let window = run
+        .stdout
+        .split_whitespace()
+        .last()
+        .expect("the window")
+        .to_string();
+    assert!(
+        wait_until(Duration::from_secs(15), || env
+            .tmux(&["capture-pane", "-p", "-t", &window])
+            .contains(text)),
+        "{}",
+        env.tmux(&["capture-pane", "-p", "-t", &window])
+    );
 }
