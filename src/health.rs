@@ -1059,6 +1059,18 @@ pub fn refresh_host(
                 current = now;
             }
         }
+        // `/clear` or `/resume` there moved it to another conversation: a restart resumes
+        // that one.
+        let moved_to = word
+            .and_then(|(w, _)| w.conversation.as_deref())
+            .filter(|c| crate::agent::is_conversation_id(c))
+            .filter(|c| {
+                s.agent_kind == AgentKind::Claude && current.agent_uuid.as_deref() != Some(*c)
+            });
+        if let Some(conversation) = moved_to {
+            opened(&mut store, home)?.set_agent_uuid(&current, conversation)?;
+            current.agent_uuid = Some(conversation.to_string());
+        }
         // A hooked session's screen speaks only about what the window printed after the
         // recorded word, once a fresh word's grace is over (as a local one's).
         let verdict = verdict.filter(|(_, source, _)| {

@@ -45,6 +45,75 @@ fn has_blocked_dependents(store: &Store, session: &Session) -> Result<bool, Erro
         .any(|e| e.upstream == session.id && !e.notified))
 }
 
+/// A hook of local session `id` said `event` (with `hook`, its JSON, or Null) at `at`:
+/// what it means recorded, a conversation it moved to remembered, and who should hear
+/// of it told.
+pub fn receive(
+    ctx: &Context,
+    id: &str,
+    event: &str,
+    hook: &serde_json::Value,
+    at: i64,
+) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let session = store
+        .session_by_id(id)?
+        .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
+    let state = state_of(session.agent_kind, event, hook)?;
+    // `/clear` and `/resume` move the session to another conversation: remember it, so a
+    // restart resumes the one the person was in (claude's; restart resumes no other kind).
+    if session.agent_kind == AgentKind::Claude {
+        if let Some(uuid) = conversation_started(event, hook) {
+            if session.agent_uuid.as_deref() != Some(uuid) {
+                store.set_agent_uuid(&session, uuid)?;
+            }
+        }
+    }
+    // codex and gemini name their conversation only in their hooks: its log is found by it.
+    crate::cost::note_conversation(&store, &session, event, hook)?;
+    let Some(state) = state else {
+        return Ok(());
+    };
+    let transition = store.apply_state(&session.id, state, at, StateSource::Hook, event)?;
+    let worktree = Path::new(&session.worktree);
+    let ask = asked(hook).and_then(|a| a.relative_to(worktree).phrase());
+    tell(ctx, &store, &session, transition, ask.as_deref())
+}
+
+/// A hook of session `id` of another machine's orchestra (a remote claude calling this
+/// host's copy): no row here, only its word, left for that orchestra's refresh to read —
+/// with the conversation a SessionStart names, so `/clear` there moves what its restart
+/// resumes too.
+pub fn receive_remote(
+    home: &Path,
+    id: &str,
+    event: &str,
+    hook: &serde_json::Value,
+    at: i64,
+) -> Result<(), Error> {
+    let Some(state) = state_of(AgentKind::Claude, event, hook)? else {
+        return Ok(());
+    };
+    let word = crate::remote_hooks::HookWord {
+        state: state.to_string(),
+        at,
+        event: event.to_string(),
+        conversation: conversation_started(event, hook).map(str::to_string),
+    };
+    crate::remote_hooks::record_word(home, id, &word)
+}
+
+/// The conversation claude's SessionStart hook names (a start, `/clear`, `/resume`), when
+/// it is a conversation id.
+pub fn conversation_started<'a>(event: &str, hook: &'a serde_json::Value) -> Option<&'a str> {
+    if event != "SessionStart" {
+        return None;
+    }
+    hook.get("session_id")
+        .and_then(|v| v.as_str())
+        .filter(|u| crate::agent::is_conversation_id(u))
+}
+
 /// The state `event` means for an agent of `kind` (Claude Code's hooks for any kind
 /// without its own); `None` for events that change nothing. An unknown event is bad input.
 pub fn state_of(

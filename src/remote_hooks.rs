@@ -261,6 +261,10 @@ pub struct HookWord {
     pub state: String,
     pub at: i64,
     pub event: String,
+    /// The conversation claude last started (a SessionStart's: startup, `/clear`,
+    /// `/resume`), carried on by later words: what a restart should resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
 }
 
 impl HookWord {
@@ -295,14 +299,29 @@ pub fn record_word(home: &Path, id: &str, word: &HookWord) -> Result<(), Error> 
     let _lock = crate::lock::exclusive(&lock_path)
         .map_err(Error::io(format!("locking {}", lock_path.display())))?;
     let path = word_path(home, id);
-    let newer = std::fs::read_to_string(&path)
+    let kept = std::fs::read_to_string(&path)
         .ok()
-        .and_then(|t| serde_json::from_str::<HookWord>(&t).ok())
-        .is_some_and(|kept| kept.at > word.at);
-    if newer {
-        return Ok(());
-    }
-    let text = serde_json::to_string(word).unwrap_or_default();
+        .and_then(|t| serde_json::from_str::<HookWord>(&t).ok());
+    let word = match kept {
+        // A newer word stays; it learns of a conversation only if it knew of none.
+        Some(kept) if kept.at > word.at => {
+            if kept.conversation.is_some() || word.conversation.is_none() {
+                return Ok(());
+            }
+            HookWord {
+                conversation: word.conversation.clone(),
+                ..kept
+            }
+        }
+        kept => HookWord {
+            conversation: word
+                .conversation
+                .clone()
+                .or(kept.and_then(|k| k.conversation)),
+            ..word.clone()
+        },
+    };
+    let text = serde_json::to_string(&word).unwrap_or_default();
     crate::paths::replace_private(&path, text)
         .map_err(Error::io(format!("writing {}", path.display())))
 }
@@ -523,6 +542,7 @@ mod tests {
             state: state.into(),
             at,
             event: "Stop".into(),
+            conversation: None,
         };
         record_word(home.path(), id, &word("busy", 10)).expect("record");
         record_word(home.path(), id, &word("idle", 5)).expect("record");
@@ -531,5 +551,38 @@ mod tests {
                 .unwrap();
         assert_eq!(kept, word("busy", 10));
         assert!(record_word(home.path(), "../x", &word("idle", 1)).is_err());
+    }
+
+    #[test]
+    fn a_started_conversation_is_carried_by_later_words_until_another_starts() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let id = "0123456789ab";
+        let kept = || -> HookWord {
+            serde_json::from_str(&std::fs::read_to_string(word_path(home.path(), id)).unwrap())
+                .unwrap()
+        };
+        let word = |state: &str, at, conversation: Option<&str>| HookWord {
+            state: state.into(),
+            at,
+            event: "SessionStart".into(),
+            conversation: conversation.map(str::to_string),
+        };
+        let first = "11111111-2222-3333-4444-555555555555";
+        let second = "66666666-7777-8888-9999-000000000000";
+        record_word(home.path(), id, &word("idle", 1, Some(first))).expect("record");
+        record_word(home.path(), id, &word("busy", 2, None)).expect("record");
+        assert_eq!(kept(), word("busy", 2, Some(first)));
+        record_word(home.path(), id, &word("idle", 3, Some(second))).expect("record");
+        record_word(home.path(), id, &word("busy", 4, None)).expect("record");
+        assert_eq!(kept().conversation.as_deref(), Some(second));
+        // A start written after a newer word (hooks racing) still names its conversation
+        // when the newer word knew of none.
+        let other = "0123456789ac";
+        record_word(home.path(), other, &word("busy", 9, None)).expect("record");
+        record_word(home.path(), other, &word("idle", 8, Some(first))).expect("record");
+        let raced: HookWord =
+            serde_json::from_str(&std::fs::read_to_string(word_path(home.path(), other)).unwrap())
+                .unwrap();
+        assert_eq!(raced, word("busy", 9, Some(first)));
     }
 }

@@ -6,14 +6,13 @@
 
 use std::io::{IsTerminal, Read, Write};
 
-use crate::agent::{AgentKind, AIDER_NOTIFICATION};
+use crate::agent::AIDER_NOTIFICATION;
 use crate::cli::EventArgs;
 use crate::cmd::{Context, Output};
 use crate::error::Error;
 use crate::health::now_micros;
 use crate::notify::{self};
 use crate::paths::non_empty_env;
-use crate::state::StateSource;
 
 /// Hook JSON larger than this is not read further: only a few fields matter.
 const MAX_HOOK_JSON: u64 = 1024 * 1024;
@@ -63,41 +62,9 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
         serde_json::Value::Null
     };
     if args.remote {
-        // A session of another machine's orchestra: no row here, only its word.
-        let Some(state) = crate::hooks::state_of(AgentKind::Claude, &args.event, &hook)? else {
-            return Ok(());
-        };
-        let word = crate::remote_hooks::HookWord {
-            state: state.to_string(),
-            at,
-            event: args.event.clone(),
-        };
-        return crate::remote_hooks::record_word(&ctx.home, &id, &word);
+        return crate::hooks::receive_remote(&ctx.home, &id, &args.event, &hook, at);
     }
-    let store = ctx.store()?;
-    let session = store
-        .session_by_id(&id)?
-        .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
-    let state = crate::hooks::state_of(session.agent_kind, &args.event, &hook)?;
-    // `/clear` and `/resume` move the session to another conversation: remember it, so a
-    // restart resumes the one the person was in (claude's; restart resumes no other kind).
-    if args.event == "SessionStart" && session.agent_kind == AgentKind::Claude {
-        let conversation = hook.get("session_id").and_then(|v| v.as_str());
-        if let Some(uuid) = conversation.filter(|u| crate::agent::is_conversation_id(u)) {
-            if session.agent_uuid.as_deref() != Some(uuid) {
-                store.set_agent_uuid(&session, uuid)?;
-            }
-        }
-    }
-    // codex and gemini name their conversation only in their hooks: its log is found by it.
-    crate::cost::note_conversation(&store, &session, &args.event, &hook)?;
-    let Some(state) = state else {
-        return Ok(());
-    };
-    let transition = store.apply_state(&session.id, state, at, StateSource::Hook, &args.event)?;
-    let worktree = std::path::Path::new(&session.worktree);
-    let ask = crate::hooks::asked(&hook).and_then(|a| a.relative_to(worktree).phrase());
-    crate::hooks::tell(ctx, &store, &session, transition, ask.as_deref())
+    crate::hooks::receive(ctx, &id, &args.event, &hook, at)
 }
 
 /// aider ran its notifications command: its turn ended and it waits for the person, at its

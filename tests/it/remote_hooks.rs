@@ -162,6 +162,78 @@ fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_
     );
 }
 
+/// What the process in the remote pane of `label` was started with.
+fn remote_cmdline(env: &Env, sshd: &Sshd, label: &str) -> String {
+    let pane = env.session(label)["pane"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let pid = sshd
+        .remote_tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+        .stdout;
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", pid.trim())).unwrap_or_default();
+    String::from_utf8_lossy(&cmdline).replace('\0', " ")
+}
+
+#[test]
+fn a_clear_on_a_remote_claude_moves_what_its_restart_resumes() {
+    let Some((env, sshd)) = world() else { return };
+    let project = remote_folder(&env, "remote-project");
+    let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
+        return;
+    };
+    write_manifest(
+        &env,
+        &sshd,
+        &world.claude.to_string_lossy(),
+        &claude_session(&world, &project, ""),
+    );
+    env.orchestra(&["hosts", "install", "gpu"]).ok();
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stderr.is_empty(), "{}", up.stderr);
+    let conversation = || {
+        env.orchestra(&["status", "--json"]).ok();
+        env.session("pipeline")["conversation"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    let first = conversation();
+    assert_eq!(
+        first.len(),
+        36,
+        "up gave claude a conversation id: {first:?}"
+    );
+    let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("idle".into(), "hook".into())),
+        "never idle by the hook: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail()
+    );
+    env.orchestra(&["brief", "pipeline", "/clear"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || conversation() != first),
+        "the remote /clear never moved the conversation from {first}:\n{}",
+        tail()
+    );
+    let second = conversation();
+    assert_eq!(second.len(), 36, "{second}");
+    // restart (down, then up) resumes the conversation it was in, not the first one.
+    env.orchestra(&["restart", "pipeline"]).ok();
+    let resumed = format!("--resume {second}");
+    assert!(
+        wait_until(Duration::from_secs(20), || remote_cmdline(
+            &env, &sshd, "pipeline"
+        )
+        .contains(&resumed)),
+        "{}",
+        remote_cmdline(&env, &sshd, "pipeline")
+    );
+    env.orchestra(&["down"]).ok();
+}
+
 #[test]
 fn a_host_of_another_architecture_is_refused_naming_what_to_build() {
     let Some((env, sshd)) = world() else { return };
