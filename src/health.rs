@@ -966,6 +966,9 @@ pub struct HostOutcome {
     pub rows: Vec<HealthRow>,
     pub transitions: Vec<Transition>,
     pub counts: BTreeMap<String, usize>,
+    /// What a session that began to wait asks ("run: npm test"), by session id: from its
+    /// hook's word, else from its screen — its notification names it.
+    pub asks: HashMap<String, String>,
 }
 
 /// Refreshes the sessions of one remote host through `tmux` (an SSH transport): ONE
@@ -1099,6 +1102,31 @@ pub fn refresh_host(
             )? {
                 current = t.session.clone();
                 outcome.transitions.push(t);
+            }
+        }
+        let began_waiting = outcome.transitions.iter().any(|t| {
+            t.session.id == s.id
+                && t.kind == TransitionKind::State
+                && t.new == AgentState::Waiting.as_str()
+        });
+        if began_waiting {
+            let from_hook = word
+                .and_then(|(w, _)| w.asks.clone())
+                .filter(|_| current.state_source == StateSource::Hook);
+            let from_screen = || -> Result<Option<String>, HealthError> {
+                let screen = pane.and_then(|p| screens.get(&p.pane));
+                let Some(screen) = screen else {
+                    return Ok(None);
+                };
+                let asked = rules.asked(s.agent_kind.as_str(), screen)?;
+                Ok(asked.and_then(|a| a.relative_to(Path::new(&s.worktree)).phrase()))
+            };
+            let ask = match from_hook {
+                Some(ask) => Some(ask),
+                None => from_screen()?,
+            };
+            if let Some(ask) = ask {
+                outcome.asks.insert(s.id.clone(), ask);
             }
         }
         if let Some(p) = pane.filter(|p| p.orchestra_state != current.state.as_str()) {

@@ -99,6 +99,11 @@ pub fn receive_remote(
         at,
         event: event.to_string(),
         conversation: conversation_started(event, hook).map(str::to_string),
+        // Paths as the host's claude sees them, shown from its folder (the hook's `cwd`).
+        asks: asked(hook).and_then(|a| {
+            let folder = hook.get("cwd").and_then(|c| c.as_str()).unwrap_or_default();
+            a.relative_to(Path::new(folder)).phrase()
+        }),
     };
     crate::remote_hooks::record_word(home, id, &word)
 }

@@ -265,6 +265,10 @@ pub struct HookWord {
     /// `/resume`), carried on by later words: what a restart should resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub conversation: Option<String>,
+    /// What this word's event asks to be allowed ("run: npm test"), when it asks: the
+    /// notification names it. Never carried on to a later word.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asks: Option<String>,
 }
 
 impl HookWord {
@@ -543,6 +547,7 @@ mod tests {
             at,
             event: "Stop".into(),
             conversation: None,
+            asks: None,
         };
         record_word(home.path(), id, &word("busy", 10)).expect("record");
         record_word(home.path(), id, &word("idle", 5)).expect("record");
@@ -566,6 +571,7 @@ mod tests {
             at,
             event: "SessionStart".into(),
             conversation: conversation.map(str::to_string),
+            asks: None,
         };
         let first = "11111111-2222-3333-4444-555555555555";
         let second = "66666666-7777-8888-9999-000000000000";

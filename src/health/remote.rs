@@ -2,7 +2,7 @@
 //! at once, a thread each, each bounded by its own timeouts; what it saw is cached for
 //! the status line, which never waits for a host.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -62,6 +62,7 @@ struct HostAnswer {
     index: usize,
     seen: health::HostSeen,
     transitions: Vec<Transition>,
+    asks: HashMap<String, String>,
     found: Vec<RemoteArtifact>,
 }
 
@@ -87,7 +88,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
     }
     let wanted = crate::deps::remote_artifacts(ctx, &sessions);
     let previous = health::load_remote_cache(&ctx.home).unwrap_or_default();
-    let fallback = Fallback {
+    let mut fallback = Fallback {
         command: None,
         tmux_socket: ctx
             .server
@@ -147,12 +148,13 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
         let sender = sender.clone();
         // Not scoped: a host stuck past its budget is left behind, never waited for.
         std::thread::spawn(move || {
-            let (seen, transitions, found) =
+            let (seen, told, found) =
                 refresh_one_host(&home, &spec, &sessions, &paths, answered_ms);
             let _ = sender.send(HostAnswer {
                 index,
                 seen,
-                transitions,
+                transitions: told.transitions,
+                asks: told.asks,
                 found,
             });
         });
@@ -165,14 +167,26 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
         hosts: shown.iter().flatten().cloned().collect(),
     };
     let mut changed = false;
+    let mut asked_notify_cmd = false;
     let mut found = Vec::new();
     while waiting.iter().any(Option::is_some) {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok(answer) = answers.recv_timeout(left) else {
             break;
         };
+        // The person's notify command, asked of their tmux once, and only when there is
+        // something to tell (a quiet refresh makes no local tmux call).
+        if !answer.transitions.is_empty() && !asked_notify_cmd {
+            asked_notify_cmd = true;
+            fallback.command = ctx
+                .tmux()
+                .global_option("@orchestra-notify-cmd")
+                .ok()
+                .flatten();
+        }
         for t in &answer.transitions {
-            health::tell(t, None, None, &fallback);
+            let ask = answer.asks.get(&t.session.id).map(String::as_str);
+            health::tell(t, ask, None, &fallback);
         }
         changed |= !answer.transitions.is_empty();
         found.extend(answer.found);
@@ -230,7 +244,7 @@ fn refresh_one_host(
     sessions: &[Session],
     wanted: &[RemoteArtifact],
     answered_ms: i64,
-) -> (health::HostSeen, Vec<Transition>, Vec<RemoteArtifact>) {
+) -> (health::HostSeen, Told, Vec<RemoteArtifact>) {
     let mut seen = recorded(&spec.name, sessions, answered_ms);
     let started = Instant::now();
     let probe: Arc<Mutex<Option<Probe>>> = Arc::default();
@@ -289,7 +303,11 @@ fn refresh_one_host(
                 .lock()
                 .ok()
                 .and_then(|p| p.as_ref().and_then(|p| p.skew(&spec.name)));
-            (seen, outcome.transitions, found)
+            let told = Told {
+                transitions: outcome.transitions,
+                asks: outcome.asks,
+            };
+            (seen, told, found)
         }
         Err(e) => {
             seen.reachable = !matches!(&e, Error::Remote(r, _) if r.is_unreachable());
@@ -298,9 +316,17 @@ fn refresh_one_host(
                 Error::Remote(r, _) if matches!(**r, crate::remote::RemoteError::NotConnected { .. })
             );
             seen.error = Some(e.to_string());
-            (seen, Vec::new(), Vec::new())
+            (seen, Told::default(), Vec::new())
         }
     }
+}
+
+/// What a host's refresh has people told: the transitions, and what each session that
+/// began to wait asks.
+#[derive(Default)]
+struct Told {
+    transitions: Vec<Transition>,
+    asks: HashMap<String, String>,
 }
 
 /// tmux on a host whose first call (the refresh's list-and-capture) also runs the

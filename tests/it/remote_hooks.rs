@@ -30,7 +30,21 @@ fn said(env: &Env, label: &str) -> (String, String) {
 #[test]
 fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_without_the_binary()
 {
-    let Some((env, sshd)) = world() else { return };
+    let Some((mut env, sshd)) = world() else {
+        return;
+    };
+    // No bus here: notifications go to the notify command, a script writing them down.
+    env.without_bus();
+    env.start_server(&[]);
+    let notes = env.notes_to_file();
+    let waiting_notes = || {
+        std::fs::read_to_string(&notes)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("pipeline is waiting"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
     let project = remote_folder(&env, "remote-project");
     let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
         return;
@@ -99,9 +113,17 @@ fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_
         said(&env, "pipeline"),
         tail("30")
     );
-    // The word was left on the host, by the host's orchestra.
+    // The word was left on the host, by the host's orchestra, with what it asks: the
+    // notification names the command, as a local session's does.
     let word = remote_state_home.join(format!("remote-states/{id}.json"));
     assert!(word.is_file(), "no word at {}", word.display());
+    assert!(
+        wait_until(Duration::from_secs(10), || waiting_notes().iter().any(
+            |n| n.contains("pipeline wants to run: touch made-remotely.txt")
+        )),
+        "{:?}",
+        waiting_notes()
+    );
     assert!(!project.join("made-remotely.txt").exists());
     env.orchestra(&["approve", "pipeline"]).ok();
     assert!(
@@ -142,6 +164,14 @@ fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_
         "never waiting by the screen: {:?}\n{}",
         said(&env, "pipeline"),
         tail("30")
+    );
+    // Read off the screen, what it asks still names the command.
+    assert!(
+        wait_until(Duration::from_secs(10), || waiting_notes()
+            .iter()
+            .any(|n| n.contains("pipeline wants to run: touch second.txt"))),
+        "{:?}",
+        waiting_notes()
     );
     env.orchestra(&["approve", "pipeline"]).ok();
     assert!(
