@@ -4,6 +4,7 @@
 # escapes, `capture-pane -e`). Also records the JSON its `notify` program gets.
 #
 #   tests/capture-codex-screens.sh
+#   ORCHESTRA_SCREENS_PART=typed tests/capture-codex-screens.sh   # only prompts typed over lines
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 VERSION=${CODEX_VERSION:-0.171.0}
 codex=$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
-out=$PWD/tests/fixtures/screens/codex/$VERSION
+out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/codex}/$VERSION
 
 work=$(mktemp -d /tmp/orchestra-capture-codex.XXXXXX)
 sock=$work/sock
@@ -72,8 +73,9 @@ type_line() {
   tmux -S "$sock" send-keys -t cap:0 Enter
 }
 
+part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$out/notify" "$work/notify"
-rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json
+[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json
 wt=$work/wt
 mkdir -p "$wt"
 git -C "$wt" init -q
@@ -95,6 +97,60 @@ start() { # start DIR ARGS...
     -- "$codex" --no-daemon --ask-for-approval on-request --sandbox read-only "$@"
   tmux -S "$sock" set-option -t cap remain-on-exit on
 }
+
+# A prompt a person types over many lines, not sent: line FROM to TO, each after the
+# key that starts a new line in the box (C-j).
+add_lines() { # add_lines FROM TO
+  local i
+  for i in $(seq "$1" "$2"); do
+    if [ "$i" -gt 1 ]; then
+      tmux -S "$sock" send-keys -t cap:0 C-j
+      sleep 0.2
+    fi
+    tmux -S "$sock" send-keys -t cap:0 -l -- "line $i: keep the old entries as they are and say why"
+    sleep 0.2
+  done
+  sleep 1
+}
+paste_lines() { # paste_lines COUNT: the same as one bracketed paste
+  local i text=""
+  for i in $(seq "$1"); do text+="line $i: pasted, the old entries kept as they are"$'\n'; done
+  printf '%s' "${text%$'\n'}" | tmux -S "$sock" load-buffer -b typed -
+  tmux -S "$sock" paste-buffer -p -d -b typed -t cap:0
+  sleep 1.5
+}
+typed_part() { # a prompt typed over many lines (not sent): idle, busy, pasted
+  start "$wt"
+  wait_for "? for shortcuts" 60
+  sleep 1
+  add_lines 1 12
+  capture idle-typed-12-lines
+  add_lines 13 28
+  capture idle-typed-fills-pane
+  tmux -S "$sock" kill-session -t cap
+  start "$wt"
+  wait_for "? for shortcuts" 60
+  sleep 1
+  type_line "[[slow: 30]] [[say: the turn under a typed prompt ran]]"
+  wait_for "esc to interrupt" 20
+  add_lines 1 12
+  capture busy-typed-12-lines
+  add_lines 13 28
+  capture busy-typed-fills-pane
+  tmux -S "$sock" kill-session -t cap
+  start "$wt"
+  wait_for "? for shortcuts" 60
+  sleep 1
+  paste_lines 12
+  capture idle-pasted-12-lines
+  tmux -S "$sock" kill-session -t cap
+}
+if [ "$part" = typed ]; then
+  typed_part
+  echo "captured typed prompts of codex $VERSION into $out"
+  exit 0
+fi
+
 start "$wt" -c "notify=[\"$work/record-notify\"]"
 # Keys typed before the CLI reads its input are lost: wait for the input box's hint line.
 wait_for "? for shortcuts" 60
@@ -188,6 +244,8 @@ wait_for "Trust this folder" 60
 sleep 1
 capture waiting-trust-dialog
 tmux -S "$sock" kill-session -t cap
+
+typed_part
 
 # The notify payloads, with this run's folder and ids made neutral.
 n=0

@@ -7,6 +7,7 @@
 #   tests/capture-screens.sh                   # every release of the matrix
 #   tests/capture-screens.sh 2.1.150           # one release (installed in the cache)
 #   ORCHESTRA_SCREENS_OUT=/tmp/x tests/capture-screens.sh 2.1.50   # elsewhere, to compare
+#   ORCHESTRA_SCREENS_PART=typed tests/capture-screens.sh   # only the prompts typed over lines
 #
 # The CLI runs against OUR stand-in (tests/fake-api/anthropic.py), in a sandboxed HOME.
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes
@@ -92,6 +93,30 @@ type_line() {
 }
 # The CLI ignores keys for a moment after it draws a menu (against stray presses).
 press() { sleep 1; tmux -S "$sock" send-keys -t cap:0 "$@"; }
+# A prompt a person types over many lines, not sent: line FROM to TO, each after a
+# backslash-Enter (the newline every release takes), long enough to wrap at 50 columns.
+add_lines() { # add_lines FROM TO
+  local i
+  for i in $(seq "$1" "$2"); do
+    if [ "$i" -gt 1 ]; then
+      tmux -S "$sock" send-keys -t cap:0 -l -- '\'
+      sleep 0.15
+      tmux -S "$sock" send-keys -t cap:0 Enter
+      sleep 0.15
+    fi
+    tmux -S "$sock" send-keys -t cap:0 -l -- "line $i: keep the old entries as they are and say why"
+    sleep 0.2
+  done
+  sleep 1
+}
+# The same lines as one bracketed paste (as orchestra's brief and a terminal paste send).
+paste_lines() { # paste_lines COUNT
+  local i text=""
+  for i in $(seq "$1"); do text+="line $i: pasted, the old entries kept as they are"$'\n'; done
+  printf '%s' "${text%$'\n'}" | tmux -S "$sock" load-buffer -b typed -
+  tmux -S "$sock" paste-buffer -p -d -b typed -t cap:0
+  sleep 1.5
+}
 
 start_cli() { # start_cli DIR COLUMNS: the CLI of $version in a new session `cap`
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x "$2" -y 40 -c "$1" \
@@ -128,6 +153,18 @@ PY
   env=$(python3 "$FAKE/claude_home.py" "$home" --trust "$wt" --print-env --port "$port")
   eval "$env"
 
+  case ${ORCHESTRA_SCREENS_PART:-all} in
+    all) states_part; typed_part ;;
+    typed) typed_part; return ;;
+    *) echo "capture-screens.sh: ORCHESTRA_SCREENS_PART is all or typed" >&2; exit 2 ;;
+  esac
+  mkdir -p "$out/hooks"
+  cp "$work/hooks-$version"/*.json "$out/hooks/" 2>/dev/null || true
+  python3 tests/derive-screens.py "$out"
+  echo "captured $version into $out"
+}
+
+states_part() { # every state once, at 120 and 50 columns, and the trust dialog
   start_cli "$wt" 120
   # Keys typed before the CLI reads its input are lost: wait for the input box's hint line.
   wait_for "? for shortcuts" 60
@@ -218,10 +255,104 @@ PY
   sleep 2
   capture waiting-trust-dialog
   tmux -S "$sock" kill-session -t cap
-  mkdir -p "$out/hooks"
-  cp "$work/hooks-$version"/*.json "$out/hooks/" 2>/dev/null || true
-  python3 tests/derive-screens.py "$out"
-  echo "captured $version into $out"
+}
+
+typed_part() { # a prompt typed over many lines (not sent) in every state it can meet
+  # A turn's end by its Stop hook: 2.1.x drops "esc to interrupt" from the footer while
+  # the box holds text, and a tall box can push the spinner off the screen.
+  stops() { find "$work/hooks-$version" -name 'Stop.*.json' | wc -l; }
+  wait_stop() { # wait_stop COUNT_BEFORE [SECONDS]
+    for _ in $(seq $(( ${2:-60} * 10 ))); do
+      [ "$(stops)" -gt "$1" ] && return 0
+      sleep 0.1
+    done
+    echo "no Stop hook came" >&2
+    screen >&2
+    return 1
+  }
+  local n
+  start_cli "$wt" 120
+  wait_for "for shortcuts" 60
+  sleep 1
+  tmux -S "$sock" send-keys -t cap:0 -l -- "[[slow: 6]] [[say: the long prompt ran]] "
+  add_lines 1 6
+  capture idle-typed-6-lines
+  add_lines 7 12
+  capture idle-typed-12-lines
+  add_lines 13 28
+  capture idle-typed-fills-pane
+  n=$(stops)
+  tmux -S "$sock" send-keys -t cap:0 Enter
+  wait_for "esc to interrupt"
+  sleep 1
+  capture busy-long-prompt-sent
+  wait_stop "$n"
+  sleep 1.5
+  # Typed while a turn runs (no Enter: not queued either).
+  n=$(stops)
+  type_line "[[slow: 40]] [[say: the turn under a typed prompt ran]]"
+  wait_for "esc to interrupt"
+  add_lines 1 6
+  capture busy-typed-6-lines
+  add_lines 7 12
+  capture busy-typed-12-lines
+  add_lines 13 28
+  capture busy-typed-fills-pane
+  wait_stop "$n"
+  sleep 1.5
+  capture idle-after-turn-typed-fills-pane
+  tmux -S "$sock" kill-session -t cap
+
+  # A menu that comes while a prompt is being typed: a queued prompt asks for a command
+  # as the turn before it ends.
+  start_cli "$wt" 120
+  wait_for "for shortcuts" 60
+  sleep 1
+  type_line "[[slow: 12]] [[say: the turn before the menu]]"
+  wait_for "esc to interrupt"
+  type_line "[[bash: touch typed-menu.txt]]"
+  add_lines 1 12
+  wait_for "1. Yes" 40
+  sleep 0.5
+  capture waiting-bash-menu-typed-12-lines
+  press Escape
+  sleep 2
+  capture idle-after-deny-typed-12-lines
+  tmux -S "$sock" kill-session -t cap
+
+  # A bracketed paste: some releases fold it into "[Pasted text #1 +N lines]".
+  start_cli "$wt" 120
+  wait_for "for shortcuts" 60
+  sleep 1
+  paste_lines 12
+  capture idle-pasted-12-lines
+  paste_lines 30
+  capture idle-pasted-more
+  tmux -S "$sock" kill-session -t cap
+
+  # A narrow window: every typed line wraps.
+  start_cli "$wt" 50
+  wait_for "for shortcuts" 60
+  sleep 1
+  add_lines 1 6
+  capture idle-typed-narrow
+  add_lines 7 12
+  capture idle-typed-narrow-12-lines
+  tmux -S "$sock" kill-session -t cap
+  start_cli "$wt" 50
+  wait_for "for shortcuts" 60
+  sleep 1
+  n=$(stops)
+  type_line "[[slow: 30]] [[say: narrow and typed]]"
+  wait_for "interrupt"
+  add_lines 1 6
+  capture busy-typed-narrow
+  add_lines 7 12
+  capture busy-typed-narrow-12-lines
+  wait_stop "$n"
+  sleep 1.5
+  capture idle-after-turn-typed-narrow
+  tmux -S "$sock" kill-session -t cap
 }
 
 versions=("$@")

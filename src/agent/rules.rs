@@ -16,7 +16,7 @@ const BUILT_IN: &str = include_str!("rules.toml");
 const DEFAULT_TAIL_LINES: usize = 12;
 /// Only the bottom of a screen matters: a 10,000-line capture is read from its end.
 const MAX_LINES_EXAMINED: usize = 200;
-/// The input line sits this close to the bottom (a footer or hints may follow it).
+/// The input box ends this close to the bottom (a footer or hints may follow it).
 const INPUT_LINE_WITHIN: usize = 6;
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -63,6 +63,7 @@ struct KindSpec {
     turn_marker: Option<String>,
     border: Option<String>,
     input_end: Option<String>,
+    input_more: Option<String>,
     #[serde(default)]
     replace: bool,
     #[serde(default)]
@@ -117,6 +118,7 @@ struct KindRules {
     turn_marker: Option<(String, String)>,
     border: Option<(String, String)>,
     input_end: Option<(String, String)>,
+    input_more: Option<(String, String)>,
     /// (file the rule came from, rule)
     rules: Vec<(String, RuleSpec)>,
     asks: Vec<(String, AskSpec)>,
@@ -128,6 +130,8 @@ struct Compiled {
     turn_marker: Option<Regex>,
     border: Option<Regex>,
     input_end: Option<Regex>,
+    /// The lines an input line goes on over (a prompt typed over several lines, wrapped).
+    input_more: Option<Regex>,
     rules: Vec<Rule>,
     /// (what is done, the pattern whose `what` names it)
     asks: Vec<(String, Regex)>,
@@ -239,6 +243,9 @@ impl Rules {
             if let Some(e) = spec.input_end {
                 entry.input_end = Some((file.to_string(), e));
             }
+            if let Some(m) = spec.input_more {
+                entry.input_more = Some((file.to_string(), m));
+            }
         }
         Ok(())
     }
@@ -341,11 +348,13 @@ impl Rules {
         }
         let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
         let is_turn = |l: &str| k.turn_marker.as_ref().is_some_and(|m| m.is_match(l));
-        // The input line: the last turn-marker line among the bottom few.
-        let input_at = lines
-            .iter()
-            .rposition(|l| is_turn(l))
-            .filter(|i| lines.len() - i <= INPUT_LINE_WITHIN);
+        let is_more = |l: &str| k.input_more.as_ref().is_some_and(|m| m.is_match(l));
+        // The input line: the last turn-marker line, its box (the input line and the lines
+        // a longer prompt goes on over, however many) ending among the bottom few.
+        let input_at = lines.iter().rposition(|l| is_turn(l)).filter(|&i| {
+            let end = i + lines[i + 1..].iter().take_while(|l| is_more(l)).count();
+            lines.len() - end <= INPUT_LINE_WITHIN
+        });
         for rule in &k.rules {
             if rule
                 .input_box
@@ -451,6 +460,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
         turn_marker: marker("turn_marker", &k.turn_marker)?,
         border: marker("border", &k.border)?,
         input_end: marker("input_end", &k.input_end)?,
+        input_more: marker("input_more", &k.input_more)?,
         rules,
         asks,
     })
@@ -530,6 +540,7 @@ mod tests {
             (_, "waiting-trust-dialog" | "waiting-gitignore-question") => None,
             ("claude", "waiting-bash-menu") => run("touch created-by-bash.txt"),
             ("claude", "waiting-bash-menu-narrow") => run("touch narrow.txt"),
+            ("claude", "waiting-bash-menu-typed-12-lines") => run("touch typed-menu.txt"),
             ("claude", "waiting-write-menu") => Some(Asked::Write("new-file.txt".into())),
             ("codex", "waiting-bash-menu") => run("touch created-by-bash.txt"),
             ("codex", "waiting-write-menu") => Some(Asked::Edit(

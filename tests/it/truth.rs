@@ -225,3 +225,77 @@ fn the_resume_picker_reads_as_waiting() {
         "{verdict}\n{screen}"
     );
 }
+
+impl Claude {
+    /// What `health` says of `label` after one refresh: (the state, what its screen says).
+    fn health(&self, label: &str) -> (String, String) {
+        let rows: Vec<serde_json::Value> =
+            serde_json::from_str(&self.env.orchestra(&["health", "--json"]).ok().stdout)
+                .expect("health --json is JSON");
+        let row = rows
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap_or_else(|| panic!("no row for {label}: {rows:?}"));
+        let text = |k: &str| row[k].as_str().unwrap_or_default().to_string();
+        (text("state"), text("screen"))
+    }
+
+    /// Types `count` lines into `label`'s input box as a person does (backslash-Enter
+    /// between them), sending none, and checks after each that a tick reads `state` from
+    /// the screen and records it.
+    #[track_caller]
+    fn type_lines_reading(&self, label: &str, first: &str, count: usize, state: &str) {
+        let pane = self.pane(label);
+        for i in 1..=count {
+            if i > 1 {
+                self.env.tmux(&["send-keys", "-t", &pane, "-l", "--", "\\"]);
+                std::thread::sleep(Duration::from_millis(150));
+                self.env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            let line = format!("line {i}: keep the old notes");
+            let text = if i == 1 {
+                format!("{first} {line}")
+            } else {
+                line.clone()
+            };
+            self.env
+                .tmux(&["send-keys", "-t", &pane, "-l", "--", &text]);
+            self.wait_screen(label, &line);
+            assert_eq!(
+                self.health(label),
+                (state.to_string(), state.to_string()),
+                "after line {i}:\n{}",
+                self.screen(label)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_as_what_the_agent_does() {
+    let Some(c) = start("long") else { return };
+    c.dispatch("long", "[[say: ready]]");
+    let idle = || ("idle".to_string(), "idle".to_string());
+    // The spinner can stay a moment after the answer (the Stop hook runs).
+    assert!(wait_until(Duration::from_secs(30), || c.health("long") == idle()));
+    // Typed into an idle session and not sent: idle at every tick, however tall the box.
+    c.type_lines_reading(
+        "long",
+        "[[slow: 25]] [[say: the long prompt ran]]",
+        12,
+        "idle",
+    );
+    c.env.tmux(&["send-keys", "-t", &c.pane("long"), "Enter"]);
+    assert!(c.ticks_until("long", "busy", Duration::from_secs(20)));
+    // The next prompt typed while the turn runs: the screen still says busy (the footer
+    // drops "esc to interrupt" while the box holds text; the spinner tells).
+    c.type_lines_reading("long", "[[say: the next one]]", 12, "busy");
+    c.wait_screen("long", "the long prompt ran");
+    assert!(
+        wait_until(Duration::from_secs(30), || c.health("long") == idle()),
+        "{:?}\n{}",
+        c.health("long"),
+        c.screen("long")
+    );
+}
