@@ -90,40 +90,21 @@ mkdir -p "$out"
 eval "$(python3 "$FAKE/aider_home.py" "$work/home" --port "$port" --print-env)"
 export HOME
 
-# A prompt a person types over many lines, not sent: line FROM to TO, each after
-# meta-Enter, the key that starts a new line at aider's prompt.
-add_lines() { # add_lines FROM TO
-  local i
-  for i in $(seq "$1" "$2"); do
-    if [ "$i" -gt 1 ]; then
-      tmux -S "$sock" send-keys -t cap:0 M-Enter
-      sleep 0.2
-    fi
-    tmux -S "$sock" send-keys -t cap:0 -l -- "line $i: keep the old entries as they are and say why"
-    sleep 0.2
-  done
-  sleep 1
+# A prompt typed over many lines: meta-Enter starts a new line at aider's prompt.
+NEWLINE_KEYS=(M-Enter)
+. tests/typed-lines.sh
+fresh() { # a new aider in the session `cap`, at its prompt
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$work/typed"
+  wait_prompt 90
+  sleep 0.5
 }
-paste_lines() { # paste_lines COUNT: the same as one bracketed paste
-  local i text=""
-  for i in $(seq "$1"); do text+="line $i: pasted, the old entries kept as they are"$'\n'; done
-  printf '%s' "${text%$'\n'}" | tmux -S "$sock" load-buffer -b typed -
-  tmux -S "$sock" paste-buffer -p -d -b typed -t cap:0
-  sleep 1.5
-}
+# No box while a turn runs (aider reads no prompt then): idle and pasted only.
 typed_part() { # a prompt typed over many lines (not sent), and pasted
   new_repo "$work/typed"
-  start "$work/typed"
-  wait_prompt 90
-  sleep 0.5
-  add_lines 1 12
-  capture idle-typed-12-lines
-  add_lines 13 28
-  capture idle-typed-fills-pane
-  tmux -S "$sock" kill-session -t cap
-  start "$work/typed"
-  wait_prompt 90
-  sleep 0.5
+  fresh
+  grow_box idle
+  fresh
   paste_lines 12
   capture idle-pasted-12-lines
   tmux -S "$sock" kill-session -t cap

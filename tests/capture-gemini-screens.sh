@@ -89,52 +89,17 @@ json.dump(conf, open(path, "w"), indent=2)
 PY
 
 
-# A prompt a person types over many lines, not sent: line FROM to TO, each after the
-# key that starts a new line in the box (C-j).
-add_lines() { # add_lines FROM TO
-  local i
-  for i in $(seq "$1" "$2"); do
-    if [ "$i" -gt 1 ]; then
-      tmux -S "$sock" send-keys -t cap:0 C-j
-      sleep 0.2
-    fi
-    tmux -S "$sock" send-keys -t cap:0 -l -- "line $i: keep the old entries as they are and say why"
-    sleep 0.2
-  done
-  sleep 1
-}
-paste_lines() { # paste_lines COUNT: the same as one bracketed paste
-  local i text=""
-  for i in $(seq "$1"); do text+="line $i: pasted, the old entries kept as they are"$'\n'; done
-  printf '%s' "${text%$'\n'}" | tmux -S "$sock" load-buffer -b typed -
-  tmux -S "$sock" paste-buffer -p -d -b typed -t cap:0
-  sleep 1.5
+# A prompt typed over many lines: ctrl+j starts a new line in the box.
+NEWLINE_KEYS=(C-j)
+. tests/typed-lines.sh
+fresh() { # a new CLI in the session `cap`, ready for keys
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
+  wait_for "Type your message" 60
+  sleep 6
 }
 typed_part() { # a prompt typed over many lines (not sent): idle, busy, pasted
-  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
-  wait_for "Type your message" 60
-  sleep 6
-  add_lines 1 12
-  capture idle-typed-12-lines
-  add_lines 13 28
-  capture idle-typed-fills-pane
-  tmux -S "$sock" kill-session -t cap
-  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
-  wait_for "Type your message" 60
-  sleep 6
-  type_line "[[slow: 30]] [[say: the turn under a typed prompt ran]]"
-  wait_for "esc to cancel" 20
-  add_lines 1 12
-  capture busy-typed-12-lines
-  add_lines 13 28
-  capture busy-typed-fills-pane
-  tmux -S "$sock" kill-session -t cap
-  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
-  wait_for "Type your message" 60
-  sleep 6
-  paste_lines 12
-  capture idle-pasted-12-lines
-  tmux -S "$sock" kill-session -t cap
+  typed_idle_busy_pasted "[[slow: 30]] [[say: the turn under a typed prompt ran]]" "esc to cancel"
 }
 
 wt=$work/wt

@@ -17,7 +17,7 @@ const DEFAULT_TAIL_LINES: usize = 12;
 /// Only the bottom of a screen matters: a 10,000-line capture is read from its end.
 const MAX_LINES_EXAMINED: usize = 200;
 /// The input box ends this close to the bottom (a footer or hints may follow it).
-const INPUT_LINE_WITHIN: usize = 6;
+const INPUT_BOX_WITHIN: usize = 6;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RulesError {
@@ -353,7 +353,7 @@ impl Rules {
         // a longer prompt goes on over, however many) ending among the bottom few.
         let input_at = lines.iter().rposition(|l| is_turn(l)).filter(|&i| {
             let end = i + lines[i + 1..].iter().take_while(|l| is_more(l)).count();
-            lines.len() - end <= INPUT_LINE_WITHIN
+            lines.len() - end <= INPUT_BOX_WITHIN
         });
         for rule in &k.rules {
             if rule
@@ -601,6 +601,34 @@ mod tests {
             }
         }
         assert!(seen >= 30, "only {seen} waiting screens found");
+    }
+
+    /// What `brief` reads from a box holding a prompt typed over many lines: the lines
+    /// shown, down to the box's border; a box scrolled past its height (2.1.332) from the
+    /// first line it shows, its top border no part of the text.
+    #[test]
+    fn typed_input_reads_a_box_of_many_lines() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens/claude");
+        let rules = Rules::built_in();
+        let read = |path: &str| {
+            let screen = screen_text(&std::fs::read(root.join(path)).unwrap(), usize::MAX);
+            rules.typed_input("claude", &screen).unwrap().unwrap()
+        };
+        let line = |n: usize| format!("line{n}:keeptheoldentriesastheyareandsaywhy");
+        let tall = read("2.1.100/idle-typed-fills-pane.txt");
+        assert!(
+            tall.starts_with("[[slow:6]][[say:thelongpromptran]]"),
+            "{tall}"
+        );
+        assert!(
+            tall.ends_with(&format!("{}{}", line(27), line(28))),
+            "{tall}"
+        );
+        let scrolled = read("2.1.332/idle-typed-fills-pane.txt");
+        assert!(scrolled.starts_with(&line(14)), "{scrolled}");
+        assert!(scrolled.ends_with(&line(28)), "{scrolled}");
+        let narrow = read("2.1.332/idle-typed-narrow-12-lines.txt");
+        assert!(narrow.ends_with(&line(12)), "{narrow}");
     }
 
     #[test]

@@ -272,30 +272,58 @@ impl Claude {
     }
 }
 
-#[test]
-fn a_prompt_typed_over_many_lines_reads_as_what_the_agent_does() {
-    let Some(c) = start("long") else { return };
-    c.dispatch("long", "[[say: ready]]");
+/// A person writes a long prompt into the box: however tall the box grows (2.1.332
+/// scrolls it past a height, older releases let it grow), each tick reads what the agent
+/// does from the screen, and records it.
+fn a_prompt_typed_over_many_lines_on(release: &str) {
+    let Some(mut c) = start("long") else { return };
+    let Some(claude) = crate::matrix::claude_release(release) else {
+        return;
+    };
+    c.world.claude = claude;
+    c.dispatch("long", "[[say: at your service]]");
+    c.wait_screen("long", "● at your service");
     let idle = || ("idle".to_string(), "idle".to_string());
     // The spinner can stay a moment after the answer (the Stop hook runs).
     assert!(wait_until(Duration::from_secs(30), || c.health("long") == idle()));
     // Typed into an idle session and not sent: idle at every tick, however tall the box.
     c.type_lines_reading(
         "long",
-        "[[slow: 25]] [[say: the long prompt ran]]",
+        "[[slow: 40]] [[say: the long prompt ran]]",
         12,
         "idle",
     );
     c.env.tmux(&["send-keys", "-t", &c.pane("long"), "Enter"]);
     assert!(c.ticks_until("long", "busy", Duration::from_secs(20)));
-    // The next prompt typed while the turn runs: the screen still says busy (the footer
-    // drops "esc to interrupt" while the box holds text; the spinner tells).
+    // The next prompt typed while the turn runs: the screen still says busy (2.1.x drops
+    // "esc to interrupt" from the footer while the box holds text; the spinner tells).
     c.type_lines_reading("long", "[[say: the next one]]", 12, "busy");
-    c.wait_screen("long", "the long prompt ran");
+    assert!(
+        wait_until(Duration::from_secs(60), || c
+            .screen("long")
+            .contains("the long prompt ran")),
+        "{}",
+        c.screen("long")
+    );
     assert!(
         wait_until(Duration::from_secs(30), || c.health("long") == idle()),
         "{:?}\n{}",
         c.health("long"),
         c.screen("long")
     );
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_0_77() {
+    a_prompt_typed_over_many_lines_on(crate::matrix::CLAUDE_RELEASES[0]);
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_1_100() {
+    a_prompt_typed_over_many_lines_on(crate::matrix::CLAUDE_RELEASES[1]);
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_1_332() {
+    a_prompt_typed_over_many_lines_on(crate::matrix::CLAUDE_RELEASES[2]);
 }
