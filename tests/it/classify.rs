@@ -88,6 +88,58 @@ fn every_claude_release_of_the_matrix_has_a_screen_of_every_state() {
     }
 }
 
+/// A prompt typed over many lines and not sent, in every state it meets, on every agent
+/// whose box takes one (ORCHESTRA_SCREENS_PART=typed of the capture scripts).
+#[test]
+fn every_agent_has_screens_of_a_prompt_typed_over_many_lines() {
+    let screens = labelled();
+    let claude = [
+        "idle-typed-6-lines.txt",
+        "idle-typed-12-lines.txt",
+        "idle-typed-fills-pane.txt",
+        "busy-typed-12-lines.txt",
+        "busy-typed-fills-pane.txt",
+        "waiting-bash-menu-typed-12-lines.txt",
+        "idle-after-turn-typed-fills-pane.txt",
+        "idle-pasted-12-lines.txt",
+        "idle-typed-narrow-12-lines.txt",
+        "busy-typed-narrow-12-lines.txt",
+    ];
+    let mut wanted: Vec<(&str, &str, &[&str])> = CLAUDE_RELEASES
+        .iter()
+        .map(|v| ("claude", *v, &claude[..]))
+        .collect();
+    let others = [
+        "idle-typed-12-lines.txt",
+        "idle-typed-fills-pane.txt",
+        "busy-typed-12-lines.txt",
+        "busy-typed-fills-pane.txt",
+        "idle-pasted-12-lines.txt",
+    ];
+    wanted.push(("codex", "0.171.0", &others[..]));
+    wanted.push(("gemini", "0.61.0", &others[..]));
+    // aider shows no prompt while a turn runs.
+    wanted.push((
+        "aider",
+        "0.86.2",
+        &[
+            "idle-typed-12-lines.txt",
+            "idle-typed-fills-pane.txt",
+            "idle-pasted-12-lines.txt",
+        ][..],
+    ));
+    for (agent, version, names) in wanted {
+        for name in names {
+            assert!(
+                screens
+                    .iter()
+                    .any(|s| s.agent == agent && s.version == version && s.name == *name),
+                "{agent} {version}: {name} missing"
+            );
+        }
+    }
+}
+
 /// `screen` with its line starting with `prefix` replaced by `with`.
 fn replace_line(screen: &str, prefix: &str, with: &str) -> String {
     let line = screen
