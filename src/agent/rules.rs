@@ -93,6 +93,7 @@ struct RuleSpec {
     tail_not: Option<String>,
     tail_lines: Option<usize>,
     above_input: Option<String>,
+    below_input: Option<String>,
     last_turn: Option<String>,
     input_box: Option<bool>,
 }
@@ -106,6 +107,7 @@ struct Rule {
     tail_not: Option<Regex>,
     tail_lines: usize,
     above_input: Option<Regex>,
+    below_input: Option<Regex>,
     last_turn: Option<Regex>,
     /// `Some(true)`: an input line must be there; `Some(false)`: none may be.
     input_box: Option<bool>,
@@ -349,12 +351,19 @@ impl Rules {
         let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
         let is_turn = |l: &str| k.turn_marker.as_ref().is_some_and(|m| m.is_match(l));
         let is_more = |l: &str| k.input_more.as_ref().is_some_and(|m| m.is_match(l));
-        // The input line: the last turn-marker line, its box (the input line and the lines
-        // a longer prompt goes on over, however many) ending among the bottom few.
-        let input_at = lines.iter().rposition(|l| is_turn(l)).filter(|&i| {
-            let end = i + lines[i + 1..].iter().take_while(|l| is_more(l)).count();
-            lines.len() - end <= INPUT_BOX_WITHIN
-        });
+        // The input line and the last line of its box (the lines a longer prompt goes on
+        // over, however many): the last turn-marker line, its box ending among the bottom few.
+        let input_box = lines
+            .iter()
+            .rposition(|l| is_turn(l))
+            .map(|i| {
+                (
+                    i,
+                    i + lines[i + 1..].iter().take_while(|l| is_more(l)).count(),
+                )
+            })
+            .filter(|&(_, end)| lines.len() - end <= INPUT_BOX_WITHIN);
+        let input_at = input_box.map(|(i, _)| i);
         for rule in &k.rules {
             if rule
                 .input_box
@@ -382,6 +391,12 @@ impl Rules {
                 let Some(input) = input_at else { continue };
                 let above = lines[..input].iter().rev().find(|l| !is_border(l));
                 if !above.is_some_and(|l| re.is_match(l)) {
+                    continue;
+                }
+            }
+            if let Some(re) = &rule.below_input {
+                let Some((_, end)) = input_box else { continue };
+                if !lines[end + 1..].iter().any(|l| re.is_match(l)) {
                     continue;
                 }
             }
@@ -434,6 +449,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
             tail_not: compile(file, &r.name, "tail_not", r.tail_not.as_deref())?,
             tail_lines: r.tail_lines.unwrap_or(DEFAULT_TAIL_LINES),
             above_input: compile(file, &r.name, "above_input", r.above_input.as_deref())?,
+            below_input: compile(file, &r.name, "below_input", r.below_input.as_deref())?,
             last_turn: compile(file, &r.name, "last_turn", r.last_turn.as_deref())?,
             input_box: r.input_box,
         });

@@ -244,6 +244,28 @@ fn hand_made_edge_cases() {
         "an error followed by a good turn",
     );
 
+    // A prompt being typed is the person's words: lines of it that look like the footer,
+    // a spinner or a finished turn change nothing, however many lines the box holds.
+    let typed_idle = fixture("claude/2.1.332/idle-typed-12-lines.txt");
+    let footer_words = replace_line(&typed_idle, "  line 11:", "  esc to interrupt");
+    let spinner_words = replace_line(
+        &footer_words,
+        "  line 10:",
+        "  ✻ Thinking… (esc to interrupt)",
+    );
+    check(
+        spinner_words.as_bytes(),
+        "idle",
+        "status words typed in the box",
+    );
+    let typed_busy = fixture("claude/2.1.332/busy-typed-12-lines.txt");
+    let done_words = replace_line(&typed_busy, "  line 11:", "  ✻ Cooked for 8s");
+    check(
+        done_words.as_bytes(),
+        "busy",
+        "a finished turn's words typed",
+    );
+
     // --json names the rule; unknown kinds are bad input.
     let (_, json, _) = classify(&env, menu.as_bytes(), &["--json"]);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
