@@ -5,6 +5,7 @@
 # escapes, `capture-pane -e`). The first word of a name is the state the screen shows.
 #
 #   tests/capture-aider-screens.sh
+#   ORCHESTRA_SCREENS_PART=typed tests/capture-aider-screens.sh   # only prompts typed over lines
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when the release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 AIDER_VERSION=0.86.2
 aider=$CACHE/aider-$AIDER_VERSION/bin/aider
-out=$PWD/tests/fixtures/screens/aider/$AIDER_VERSION
+out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/aider}/$AIDER_VERSION
 [ -x "$aider" ] || { echo "no aider at $aider (tests/run.sh installs it)" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/orchestra-capture-aider.XXXXXX)
@@ -83,10 +84,36 @@ new_repo() { # new_repo DIR
   git -C "$1" commit -q -m initial
 }
 
+part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out"
-rm -f "$out"/*.txt "$out"/*.ansi
+[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi
 eval "$(python3 "$FAKE/aider_home.py" "$work/home" --port "$port" --print-env)"
 export HOME
+
+# A prompt typed over many lines: meta-Enter starts a new line at aider's prompt.
+NEWLINE_KEYS=(M-Enter)
+. tests/typed-lines.sh
+fresh() { # a new aider in the session `cap`, at its prompt
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$work/typed"
+  wait_prompt 90
+  sleep 0.5
+}
+# No box while a turn runs (aider reads no prompt then): idle and pasted only.
+typed_part() { # a prompt typed over many lines (not sent), and pasted
+  new_repo "$work/typed"
+  fresh
+  grow_box idle
+  fresh
+  paste_lines 12
+  capture idle-pasted-12-lines
+  tmux -S "$sock" kill-session -t cap
+}
+if [ "$part" = typed ]; then
+  typed_part
+  echo "captured typed prompts of aider $AIDER_VERSION into $out"
+  exit 0
+fi
 
 # A repository whose .gitignore does not name aider's files: aider asks first thing
 # (the sandbox's config says --no-gitignore; the command line turns it back on).
@@ -190,4 +217,5 @@ wait_for "Pane is dead" 30
 sleep 0.5
 capture exited-after-exit
 tmux -S "$sock" kill-session -t cap
+typed_part
 echo "captured aider $AIDER_VERSION into $out"

@@ -4,6 +4,7 @@
 # escapes, `capture-pane -e`). Also records the JSON its `notify` program gets.
 #
 #   tests/capture-codex-screens.sh
+#   ORCHESTRA_SCREENS_PART=typed tests/capture-codex-screens.sh   # only prompts typed over lines
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 VERSION=${CODEX_VERSION:-0.171.0}
 codex=$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
-out=$PWD/tests/fixtures/screens/codex/$VERSION
+out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/codex}/$VERSION
 
 work=$(mktemp -d /tmp/orchestra-capture-codex.XXXXXX)
 sock=$work/sock
@@ -72,8 +73,9 @@ type_line() {
   tmux -S "$sock" send-keys -t cap:0 Enter
 }
 
+part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$out/notify" "$work/notify"
-rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json
+[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json
 wt=$work/wt
 mkdir -p "$wt"
 git -C "$wt" init -q
@@ -95,6 +97,25 @@ start() { # start DIR ARGS...
     -- "$codex" --no-daemon --ask-for-approval on-request --sandbox read-only "$@"
   tmux -S "$sock" set-option -t cap remain-on-exit on
 }
+
+# A prompt typed over many lines: ctrl+j starts a new line in the box.
+NEWLINE_KEYS=(C-j)
+. tests/typed-lines.sh
+fresh() { # a new CLI in the session `cap`, ready for keys
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$wt"
+  wait_for "? for shortcuts" 60
+  sleep 1
+}
+typed_part() { # a prompt typed over many lines (not sent): idle, busy, pasted
+  typed_idle_busy_pasted "[[slow: 30]] [[say: the turn under a typed prompt ran]]" "esc to interrupt"
+}
+if [ "$part" = typed ]; then
+  typed_part
+  echo "captured typed prompts of codex $VERSION into $out"
+  exit 0
+fi
+
 start "$wt" -c "notify=[\"$work/record-notify\"]"
 # Keys typed before the CLI reads its input are lost: wait for the input box's hint line.
 wait_for "? for shortcuts" 60
@@ -188,6 +209,8 @@ wait_for "Trust this folder" 60
 sleep 1
 capture waiting-trust-dialog
 tmux -S "$sock" kill-session -t cap
+
+typed_part
 
 # The notify payloads, with this run's folder and ids made neutral.
 n=0

@@ -4,6 +4,7 @@
 # escapes, `capture-pane -e`). Also records the hook JSON each event sends (hooks/).
 #
 #   tests/capture-gemini-screens.sh
+#   ORCHESTRA_SCREENS_PART=typed tests/capture-gemini-screens.sh   # only prompts typed over lines
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 VERSION=${GEMINI_VERSION:-0.61.0}
 gemini=$CACHE/gemini-$VERSION/node_modules/@google/gemini-cli/bundle/gemini.js
-out=$PWD/tests/fixtures/screens/gemini/$VERSION
+out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/gemini}/$VERSION
 
 work=$(mktemp -d /tmp/orchestra-capture.XXXXXX)
 sock=$work/sock
@@ -70,8 +71,9 @@ start() { # start DIR WIDTH [ENV...]: the CLI in DIR, its home the test HOME
   tmux -S "$sock" set-option -w -t cap:0 remain-on-exit on
 }
 
+part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$work/hooks"
-rm -f "$out"/*.txt "$out"/*.ansi
+[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi
 home=$work/home
 eval "$(python3 "$FAKE/gemini_home.py" "$home" --print-env --port "$port")"
 # Hooks that record their JSON, one file per event (in the user settings of this HOME).
@@ -86,6 +88,29 @@ conf["hooks"] = {e: [{"hooks": [{"name": f"record-{e}", "type": "command",
 json.dump(conf, open(path, "w"), indent=2)
 PY
 
+
+# A prompt typed over many lines: ctrl+j starts a new line in the box.
+NEWLINE_KEYS=(C-j)
+. tests/typed-lines.sh
+fresh() { # a new CLI in the session `cap`, ready for keys
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
+  wait_for "Type your message" 60
+  sleep 6
+}
+typed_part() { # a prompt typed over many lines (not sent): idle, busy, pasted
+  typed_idle_busy_pasted "[[slow: 30]] [[say: the turn under a typed prompt ran]]" "esc to cancel"
+}
+
+wt=$work/wt
+mkdir -p "$wt"
+git -C "$wt" init -q
+if [ "$part" = typed ]; then
+  typed_part
+  echo "captured typed prompts of gemini $VERSION into $out"
+  exit 0
+fi
+
 # The trust dialog: a folder the CLI was not told to trust.
 mkdir -p "$work/untrusted"
 start "$work/untrusted" 120
@@ -94,9 +119,6 @@ sleep 0.5
 capture waiting-trust-dialog
 tmux -S "$sock" kill-session -t cap
 
-wt=$work/wt
-mkdir -p "$wt"
-git -C "$wt" init -q
 start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
 # Keys typed before the CLI reads its input are lost: wait for the input line's hint.
 wait_for "Type your message" 60
@@ -175,6 +197,8 @@ sleep 0.5
 capture waiting-shell-menu-narrow
 tmux -S "$sock" send-keys -t cap:0 Escape
 tmux -S "$sock" kill-session -t cap
+
+typed_part
 
 mkdir -p "$out/hooks"
 rm -f "$out"/hooks/*.json

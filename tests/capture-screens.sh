@@ -7,6 +7,7 @@
 #   tests/capture-screens.sh                   # every release of the matrix
 #   tests/capture-screens.sh 2.1.150           # one release (installed in the cache)
 #   ORCHESTRA_SCREENS_OUT=/tmp/x tests/capture-screens.sh 2.1.50   # elsewhere, to compare
+#   ORCHESTRA_SCREENS_PART=typed tests/capture-screens.sh   # only the prompts typed over lines
 #
 # The CLI runs against OUR stand-in (tests/fake-api/anthropic.py), in a sandboxed HOME.
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes
@@ -25,7 +26,8 @@ sock=$work/sock
 cleanup() {
   tmux -S "$sock" kill-server 2>/dev/null || true
   [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null
-  rm -rf "$work"
+  # A hook of the CLI just killed may still write its file: once more after it.
+  rm -rf "$work" 2>/dev/null || { sleep 1; rm -rf "$work"; }
 }
 trap cleanup EXIT
 
@@ -92,6 +94,9 @@ type_line() {
 }
 # The CLI ignores keys for a moment after it draws a menu (against stray presses).
 press() { sleep 1; tmux -S "$sock" send-keys -t cap:0 "$@"; }
+# A prompt typed over many lines: backslash-Enter starts a new line in every release.
+NEWLINE_KEYS=('\' Enter)
+. tests/typed-lines.sh
 
 start_cli() { # start_cli DIR COLUMNS: the CLI of $version in a new session `cap`
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x "$2" -y 40 -c "$1" \
@@ -128,6 +133,18 @@ PY
   env=$(python3 "$FAKE/claude_home.py" "$home" --trust "$wt" --print-env --port "$port")
   eval "$env"
 
+  case ${ORCHESTRA_SCREENS_PART:-all} in
+    all) states_part; typed_part ;;
+    typed) typed_part; return ;;
+    *) echo "capture-screens.sh: ORCHESTRA_SCREENS_PART is all or typed" >&2; exit 2 ;;
+  esac
+  mkdir -p "$out/hooks"
+  cp "$work/hooks-$version"/*.json "$out/hooks/" 2>/dev/null || true
+  python3 tests/derive-screens.py "$out"
+  echo "captured $version into $out"
+}
+
+states_part() { # every state once, at 120 and 50 columns, and the trust dialog
   start_cli "$wt" 120
   # Keys typed before the CLI reads its input are lost: wait for the input box's hint line.
   wait_for "? for shortcuts" 60
@@ -218,10 +235,99 @@ PY
   sleep 2
   capture waiting-trust-dialog
   tmux -S "$sock" kill-session -t cap
-  mkdir -p "$out/hooks"
-  cp "$work/hooks-$version"/*.json "$out/hooks/" 2>/dev/null || true
-  python3 tests/derive-screens.py "$out"
-  echo "captured $version into $out"
+}
+
+typed_part() { # a prompt typed over many lines (not sent) in every state it can meet
+  # A turn's end by its Stop hook: 2.1.x drops "esc to interrupt" from the footer while
+  # the box holds text, and a tall box can push the spinner off the screen.
+  stops() { find "$work/hooks-$version" -name 'Stop.*.json' | wc -l; }
+  wait_stop() { # wait_stop COUNT_BEFORE [SECONDS]
+    for _ in $(seq $(( ${2:-60} * 10 ))); do
+      [ "$(stops)" -gt "$1" ] && return 0
+      sleep 0.1
+    done
+    echo "no Stop hook came" >&2
+    screen >&2
+    return 1
+  }
+  fresh_cli() { # fresh_cli COLUMNS: a new CLI in the session `cap`, ready for keys
+    tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+    start_cli "$wt" "$1"
+    wait_for "for shortcuts" 60
+    sleep 1
+  }
+  local n
+  fresh_cli 120
+  tmux -S "$sock" send-keys -t cap:0 -l -- "[[slow: 6]] [[say: the long prompt ran]] "
+  grow_box idle
+  # Taller than the pane: 2.1.332 scrolls the box ("↑ N more" on its top border); older
+  # releases let it grow until the input line and everything above scroll away, and the
+  # screen alone cannot tell what the agent does (its hooks still do): "unknown" then.
+  add_lines 29 45
+  if screen | grep -qE '^(❯|[─━]+ ↑ [0-9]+ more )'; then
+    capture idle-typed-taller-than-pane
+  else
+    capture unknown-typed-taller-than-pane
+  fi
+  fresh_cli 120
+  tmux -S "$sock" send-keys -t cap:0 -l -- "[[slow: 6]] [[say: the long prompt ran]] "
+  add_lines 1 28
+  n=$(stops)
+  tmux -S "$sock" send-keys -t cap:0 Enter
+  wait_for "esc to interrupt"
+  sleep 1
+  capture busy-long-prompt-sent
+  wait_stop "$n"
+  sleep 1.5
+  # Typed while a turn runs (no Enter: not queued either).
+  n=$(stops)
+  type_line "[[slow: 40]] [[say: the turn under a typed prompt ran]]"
+  wait_for "esc to interrupt"
+  grow_box busy
+  wait_stop "$n"
+  sleep 1.5
+  capture idle-after-turn-typed-fills-pane
+
+  # A menu that comes while a prompt is being typed: a queued prompt asks for a command
+  # as the turn before it ends.
+  fresh_cli 120
+  type_line "[[slow: 12]] [[say: the turn before the menu]]"
+  wait_for "esc to interrupt"
+  type_line "[[bash: touch typed-menu.txt]]"
+  add_lines 1 12
+  wait_for "1. Yes" 40
+  sleep 0.5
+  capture waiting-bash-menu-typed-12-lines
+  press Escape
+  sleep 2
+  capture idle-after-deny-typed-12-lines
+
+  # A bracketed paste: some releases fold it into "[Pasted text #1 +N lines]".
+  fresh_cli 120
+  paste_lines 12
+  capture idle-pasted-12-lines
+  paste_lines 30
+  capture idle-pasted-more
+  tmux -S "$sock" kill-session -t cap
+
+  # A narrow window: every typed line wraps.
+  fresh_cli 50
+  add_lines 1 6
+  capture idle-typed-narrow
+  add_lines 7 12
+  capture idle-typed-narrow-12-lines
+  fresh_cli 50
+  n=$(stops)
+  type_line "[[slow: 30]] [[say: narrow and typed]]"
+  wait_for "interrupt"
+  add_lines 1 6
+  capture busy-typed-narrow
+  add_lines 7 12
+  capture busy-typed-narrow-12-lines
+  wait_stop "$n"
+  sleep 1.5
+  capture idle-after-turn-typed-narrow
+  tmux -S "$sock" kill-session -t cap
 }
 
 versions=("$@")

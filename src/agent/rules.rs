@@ -16,8 +16,8 @@ const BUILT_IN: &str = include_str!("rules.toml");
 const DEFAULT_TAIL_LINES: usize = 12;
 /// Only the bottom of a screen matters: a 10,000-line capture is read from its end.
 const MAX_LINES_EXAMINED: usize = 200;
-/// The input line sits this close to the bottom (a footer or hints may follow it).
-const INPUT_LINE_WITHIN: usize = 6;
+/// The input box ends this close to the bottom (a footer or hints may follow it).
+const INPUT_BOX_WITHIN: usize = 6;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RulesError {
@@ -63,6 +63,7 @@ struct KindSpec {
     turn_marker: Option<String>,
     border: Option<String>,
     input_end: Option<String>,
+    input_more: Option<String>,
     #[serde(default)]
     replace: bool,
     #[serde(default)]
@@ -92,6 +93,7 @@ struct RuleSpec {
     tail_not: Option<String>,
     tail_lines: Option<usize>,
     above_input: Option<String>,
+    below_input: Option<String>,
     last_turn: Option<String>,
     input_box: Option<bool>,
 }
@@ -105,6 +107,7 @@ struct Rule {
     tail_not: Option<Regex>,
     tail_lines: usize,
     above_input: Option<Regex>,
+    below_input: Option<Regex>,
     last_turn: Option<Regex>,
     /// `Some(true)`: an input line must be there; `Some(false)`: none may be.
     input_box: Option<bool>,
@@ -117,6 +120,7 @@ struct KindRules {
     turn_marker: Option<(String, String)>,
     border: Option<(String, String)>,
     input_end: Option<(String, String)>,
+    input_more: Option<(String, String)>,
     /// (file the rule came from, rule)
     rules: Vec<(String, RuleSpec)>,
     asks: Vec<(String, AskSpec)>,
@@ -128,6 +132,8 @@ struct Compiled {
     turn_marker: Option<Regex>,
     border: Option<Regex>,
     input_end: Option<Regex>,
+    /// The lines an input line goes on over (a prompt typed over several lines, wrapped).
+    input_more: Option<Regex>,
     rules: Vec<Rule>,
     /// (what is done, the pattern whose `what` names it)
     asks: Vec<(String, Regex)>,
@@ -239,6 +245,9 @@ impl Rules {
             if let Some(e) = spec.input_end {
                 entry.input_end = Some((file.to_string(), e));
             }
+            if let Some(m) = spec.input_more {
+                entry.input_more = Some((file.to_string(), m));
+            }
         }
         Ok(())
     }
@@ -341,11 +350,20 @@ impl Rules {
         }
         let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
         let is_turn = |l: &str| k.turn_marker.as_ref().is_some_and(|m| m.is_match(l));
-        // The input line: the last turn-marker line among the bottom few.
-        let input_at = lines
+        let is_more = |l: &str| k.input_more.as_ref().is_some_and(|m| m.is_match(l));
+        // The input line and the last line of its box (the lines a longer prompt goes on
+        // over, however many): the last turn-marker line, its box ending among the bottom few.
+        let input_box = lines
             .iter()
             .rposition(|l| is_turn(l))
-            .filter(|i| lines.len() - i <= INPUT_LINE_WITHIN);
+            .map(|i| {
+                (
+                    i,
+                    i + lines[i + 1..].iter().take_while(|l| is_more(l)).count(),
+                )
+            })
+            .filter(|&(_, end)| lines.len() - end <= INPUT_BOX_WITHIN);
+        let input_at = input_box.map(|(i, _)| i);
         for rule in &k.rules {
             if rule
                 .input_box
@@ -373,6 +391,12 @@ impl Rules {
                 let Some(input) = input_at else { continue };
                 let above = lines[..input].iter().rev().find(|l| !is_border(l));
                 if !above.is_some_and(|l| re.is_match(l)) {
+                    continue;
+                }
+            }
+            if let Some(re) = &rule.below_input {
+                let Some((_, end)) = input_box else { continue };
+                if !lines[end + 1..].iter().any(|l| re.is_match(l)) {
                     continue;
                 }
             }
@@ -425,6 +449,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
             tail_not: compile(file, &r.name, "tail_not", r.tail_not.as_deref())?,
             tail_lines: r.tail_lines.unwrap_or(DEFAULT_TAIL_LINES),
             above_input: compile(file, &r.name, "above_input", r.above_input.as_deref())?,
+            below_input: compile(file, &r.name, "below_input", r.below_input.as_deref())?,
             last_turn: compile(file, &r.name, "last_turn", r.last_turn.as_deref())?,
             input_box: r.input_box,
         });
@@ -451,6 +476,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
         turn_marker: marker("turn_marker", &k.turn_marker)?,
         border: marker("border", &k.border)?,
         input_end: marker("input_end", &k.input_end)?,
+        input_more: marker("input_more", &k.input_more)?,
         rules,
         asks,
     })
@@ -530,6 +556,7 @@ mod tests {
             (_, "waiting-trust-dialog" | "waiting-gitignore-question") => None,
             ("claude", "waiting-bash-menu") => run("touch created-by-bash.txt"),
             ("claude", "waiting-bash-menu-narrow") => run("touch narrow.txt"),
+            ("claude", "waiting-bash-menu-typed-12-lines") => run("touch typed-menu.txt"),
             ("claude", "waiting-write-menu") => Some(Asked::Write("new-file.txt".into())),
             ("codex", "waiting-bash-menu") => run("touch created-by-bash.txt"),
             ("codex", "waiting-write-menu") => Some(Asked::Edit(
@@ -590,6 +617,34 @@ mod tests {
             }
         }
         assert!(seen >= 30, "only {seen} waiting screens found");
+    }
+
+    /// What `brief` reads from a box holding a prompt typed over many lines: the lines
+    /// shown, down to the box's border; a box scrolled past its height (2.1.332) from the
+    /// first line it shows, its top border no part of the text.
+    #[test]
+    fn typed_input_reads_a_box_of_many_lines() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens/claude");
+        let rules = Rules::built_in();
+        let read = |path: &str| {
+            let screen = screen_text(&std::fs::read(root.join(path)).unwrap(), usize::MAX);
+            rules.typed_input("claude", &screen).unwrap().unwrap()
+        };
+        let line = |n: usize| format!("line{n}:keeptheoldentriesastheyareandsaywhy");
+        let tall = read("2.1.100/idle-typed-fills-pane.txt");
+        assert!(
+            tall.starts_with("[[slow:6]][[say:thelongpromptran]]"),
+            "{tall}"
+        );
+        assert!(
+            tall.ends_with(&format!("{}{}", line(27), line(28))),
+            "{tall}"
+        );
+        let scrolled = read("2.1.332/idle-typed-fills-pane.txt");
+        assert!(scrolled.starts_with(&line(14)), "{scrolled}");
+        assert!(scrolled.ends_with(&line(28)), "{scrolled}");
+        let narrow = read("2.1.332/idle-typed-narrow-12-lines.txt");
+        assert!(narrow.ends_with(&line(12)), "{narrow}");
     }
 
     #[test]

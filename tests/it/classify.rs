@@ -88,6 +88,58 @@ fn every_claude_release_of_the_matrix_has_a_screen_of_every_state() {
     }
 }
 
+/// A prompt typed over many lines and not sent, in every state it meets, on every agent
+/// whose box takes one (ORCHESTRA_SCREENS_PART=typed of the capture scripts).
+#[test]
+fn every_agent_has_screens_of_a_prompt_typed_over_many_lines() {
+    let screens = labelled();
+    let claude = [
+        "idle-typed-6-lines.txt",
+        "idle-typed-12-lines.txt",
+        "idle-typed-fills-pane.txt",
+        "busy-typed-12-lines.txt",
+        "busy-typed-fills-pane.txt",
+        "waiting-bash-menu-typed-12-lines.txt",
+        "idle-after-turn-typed-fills-pane.txt",
+        "idle-pasted-12-lines.txt",
+        "idle-typed-narrow-12-lines.txt",
+        "busy-typed-narrow-12-lines.txt",
+    ];
+    let mut wanted: Vec<(&str, &str, &[&str])> = CLAUDE_RELEASES
+        .iter()
+        .map(|v| ("claude", *v, &claude[..]))
+        .collect();
+    let others = [
+        "idle-typed-12-lines.txt",
+        "idle-typed-fills-pane.txt",
+        "busy-typed-12-lines.txt",
+        "busy-typed-fills-pane.txt",
+        "idle-pasted-12-lines.txt",
+    ];
+    wanted.push(("codex", "0.171.0", &others[..]));
+    wanted.push(("gemini", "0.61.0", &others[..]));
+    // aider shows no prompt while a turn runs.
+    wanted.push((
+        "aider",
+        "0.86.2",
+        &[
+            "idle-typed-12-lines.txt",
+            "idle-typed-fills-pane.txt",
+            "idle-pasted-12-lines.txt",
+        ][..],
+    ));
+    for (agent, version, names) in wanted {
+        for name in names {
+            assert!(
+                screens
+                    .iter()
+                    .any(|s| s.agent == agent && s.version == version && s.name == *name),
+                "{agent} {version}: {name} missing"
+            );
+        }
+    }
+}
+
 /// `screen` with its line starting with `prefix` replaced by `with`.
 fn replace_line(screen: &str, prefix: &str, with: &str) -> String {
     let line = screen
@@ -190,6 +242,28 @@ fn hand_made_edge_cases() {
         recovered.as_bytes(),
         "idle",
         "an error followed by a good turn",
+    );
+
+    // A prompt being typed is the person's words: lines of it that look like the footer,
+    // a spinner or a finished turn change nothing, however many lines the box holds.
+    let typed_idle = fixture("claude/2.1.332/idle-typed-12-lines.txt");
+    let footer_words = replace_line(&typed_idle, "  line 11:", "  esc to interrupt");
+    let spinner_words = replace_line(
+        &footer_words,
+        "  line 10:",
+        "  ✻ Thinking… (esc to interrupt)",
+    );
+    check(
+        spinner_words.as_bytes(),
+        "idle",
+        "status words typed in the box",
+    );
+    let typed_busy = fixture("claude/2.1.332/busy-typed-12-lines.txt");
+    let done_words = replace_line(&typed_busy, "  line 11:", "  ✻ Cooked for 8s");
+    check(
+        done_words.as_bytes(),
+        "busy",
+        "a finished turn's words typed",
     );
 
     // --json names the rule; unknown kinds are bad input.

@@ -225,3 +225,105 @@ fn the_resume_picker_reads_as_waiting() {
         "{verdict}\n{screen}"
     );
 }
+
+impl Claude {
+    /// What `health` says of `label` after one refresh: (the state, what its screen says).
+    fn health(&self, label: &str) -> (String, String) {
+        let rows: Vec<serde_json::Value> =
+            serde_json::from_str(&self.env.orchestra(&["health", "--json"]).ok().stdout)
+                .expect("health --json is JSON");
+        let row = rows
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap_or_else(|| panic!("no row for {label}: {rows:?}"));
+        let text = |k: &str| row[k].as_str().unwrap_or_default().to_string();
+        (text("state"), text("screen"))
+    }
+
+    /// Types `count` lines into `label`'s input box as a person does (backslash-Enter
+    /// between them), sending none, and checks after each that a tick reads `state` from
+    /// the screen and records it.
+    #[track_caller]
+    fn type_lines_reading(&self, label: &str, first: &str, count: usize, state: &str) {
+        let pane = self.pane(label);
+        for i in 1..=count {
+            if i > 1 {
+                self.env.tmux(&["send-keys", "-t", &pane, "-l", "--", "\\"]);
+                std::thread::sleep(Duration::from_millis(150));
+                self.env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+                std::thread::sleep(Duration::from_millis(150));
+            }
+            let line = format!("line {i}: keep the old notes");
+            let text = if i == 1 {
+                format!("{first} {line}")
+            } else {
+                line.clone()
+            };
+            self.env
+                .tmux(&["send-keys", "-t", &pane, "-l", "--", &text]);
+            self.wait_screen(label, &line);
+            assert_eq!(
+                self.health(label),
+                (state.to_string(), state.to_string()),
+                "after line {i}:\n{}",
+                self.screen(label)
+            );
+        }
+    }
+}
+
+/// A person writes a long prompt into the box: however tall the box grows (2.1.332
+/// scrolls it past a height, older releases let it grow), each tick reads what the agent
+/// does from the screen, and records it.
+fn a_prompt_typed_over_many_lines_on(release: &str) {
+    let Some(mut c) = start("long") else { return };
+    let Some(claude) = crate::matrix::claude_release(release) else {
+        return;
+    };
+    c.world.claude = claude;
+    c.dispatch("long", "[[say: at your service]]");
+    c.wait_screen("long", "● at your service");
+    let idle = || ("idle".to_string(), "idle".to_string());
+    // The spinner can stay a moment after the answer (the Stop hook runs).
+    assert!(wait_until(Duration::from_secs(30), || c.health("long") == idle()));
+    // Typed into an idle session and not sent: idle at every tick, however tall the box.
+    c.type_lines_reading(
+        "long",
+        "[[slow: 40]] [[say: the long prompt ran]]",
+        12,
+        "idle",
+    );
+    c.env.tmux(&["send-keys", "-t", &c.pane("long"), "Enter"]);
+    assert!(c.ticks_until("long", "busy", Duration::from_secs(20)));
+    // The next prompt typed while the turn runs: the screen still says busy (2.1.x drops
+    // "esc to interrupt" from the footer while the box holds text; the spinner tells).
+    c.type_lines_reading("long", "[[say: the next one]]", 12, "busy");
+    assert!(
+        wait_until(Duration::from_secs(60), || c
+            .screen("long")
+            .contains("the long prompt ran")),
+        "{}",
+        c.screen("long")
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || c.health("long") == idle()),
+        "{:?}\n{}",
+        c.health("long"),
+        c.screen("long")
+    );
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_0_77() {
+    a_prompt_typed_over_many_lines_on(crate::matrix::CLAUDE_RELEASES[0]);
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_1_100() {
+    a_prompt_typed_over_many_lines_on(crate::matrix::CLAUDE_RELEASES[1]);
+}
+
+#[test]
+fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_1_332() {
+    a_prompt_typed_over_many_lines_on(crate::matrix::CLAUDE_RELEASES[2]);
+}
