@@ -9,7 +9,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::harness::{
-    remote_folder, trusted_sshd_world as world, wait_until, write_script, ClaudeWorld, Env, Sshd,
+    remote_folder, trusted_sshd_world as world, wait_until, write_script, Bus, ClaudeWorld, Env,
+    Sshd,
 };
 use crate::remote::{claude_session, write_manifest};
 
@@ -260,6 +261,73 @@ fn a_clear_on_a_remote_claude_moves_what_its_restart_resumes() {
         .contains(&resumed)),
         "{}",
         remote_cmdline(&env, &sshd, "pipeline")
+    );
+    env.orchestra(&["down"]).ok();
+}
+
+/// Approve on a remote session's waiting notification (a bus whose server shows actions)
+/// answers the menu on the host, through the same code as `approve`; a remote window
+/// cannot be opened here, so Open is not offered.
+#[test]
+fn approve_on_a_remote_waiting_notification_runs_the_tool_on_the_host() {
+    let Some((mut env, sshd)) = world() else {
+        return;
+    };
+    let Some(bus) = Bus::with_actions(&env.root) else {
+        return;
+    };
+    env.env
+        .push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
+    let project = remote_folder(&env, "remote-project");
+    let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
+        return;
+    };
+    write_manifest(
+        &env,
+        &sshd,
+        &world.claude.to_string_lossy(),
+        &claude_session(&world, &project, ""),
+    );
+    env.orchestra(&["hosts", "install", "gpu"]).ok();
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stderr.is_empty(), "{}", up.stderr);
+    let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline").0
+            == "idle"),
+        "never idle: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail()
+    );
+    env.orchestra(&["brief", "pipeline", "[[bash: touch approved-remotely.txt]]"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline").0
+            == "waiting"),
+        "never waiting: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail()
+    );
+    let note = bus.wait_note("pipeline is waiting", Duration::from_secs(10));
+    assert_eq!(
+        note["actions"],
+        serde_json::json!(["approve", "Approve", "deny", "Deny"]),
+        "{note}"
+    );
+    assert!(
+        note["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("pipeline wants to run: touch approved-remotely.txt"),
+        "{note}"
+    );
+    let made = project.join("approved-remotely.txt");
+    assert!(!made.exists(), "nothing ran before the person said so");
+    bus.press(note["id"].as_u64().expect("id"), "approve");
+    assert!(
+        wait_until(Duration::from_secs(30), || made.exists()),
+        "the approved command did not run on the host:\n{}",
+        tail()
     );
     env.orchestra(&["down"]).ok();
 }
