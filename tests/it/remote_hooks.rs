@@ -193,6 +193,24 @@ fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_
     );
 }
 
+/// A remote claude session `pipeline` working in a folder `remote-project` (returned, with
+/// its world), on a host with this orchestra installed, brought up; `None` when the
+/// claude CLI is not here (and not required).
+fn installed_and_up(env: &Env, sshd: &Sshd) -> Option<(PathBuf, ClaudeWorld)> {
+    let project = remote_folder(env, "remote-project");
+    let world = ClaudeWorld::start(env, &[project.as_path()])?;
+    write_manifest(
+        env,
+        sshd,
+        &world.claude.to_string_lossy(),
+        &claude_session(&world, &project, ""),
+    );
+    env.orchestra(&["hosts", "install", "gpu"]).ok();
+    let up = env.orchestra(&["up"]).ok();
+    assert!(up.stderr.is_empty(), "{}", up.stderr);
+    Some((project, world))
+}
+
 /// What the process in the remote pane of `label` was started with.
 fn remote_cmdline(env: &Env, sshd: &Sshd, label: &str) -> String {
     let pane = env.session(label)["pane"]
@@ -209,19 +227,9 @@ fn remote_cmdline(env: &Env, sshd: &Sshd, label: &str) -> String {
 #[test]
 fn a_clear_on_a_remote_claude_moves_what_its_restart_resumes() {
     let Some((env, sshd)) = world() else { return };
-    let project = remote_folder(&env, "remote-project");
-    let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
+    let Some((_project, _world)) = installed_and_up(&env, &sshd) else {
         return;
     };
-    write_manifest(
-        &env,
-        &sshd,
-        &world.claude.to_string_lossy(),
-        &claude_session(&world, &project, ""),
-    );
-    env.orchestra(&["hosts", "install", "gpu"]).ok();
-    let up = env.orchestra(&["up"]).ok();
-    assert!(up.stderr.is_empty(), "{}", up.stderr);
     let conversation = || {
         env.orchestra(&["status", "--json"]).ok();
         env.session("pipeline")["conversation"]
@@ -278,19 +286,9 @@ fn approve_on_a_remote_waiting_notification_runs_the_tool_on_the_host() {
     };
     env.env
         .push(("DBUS_SESSION_BUS_ADDRESS".into(), bus.address.clone()));
-    let project = remote_folder(&env, "remote-project");
-    let Some(world) = ClaudeWorld::start(&env, &[project.as_path()]) else {
+    let Some((project, _world)) = installed_and_up(&env, &sshd) else {
         return;
     };
-    write_manifest(
-        &env,
-        &sshd,
-        &world.claude.to_string_lossy(),
-        &claude_session(&world, &project, ""),
-    );
-    env.orchestra(&["hosts", "install", "gpu"]).ok();
-    let up = env.orchestra(&["up"]).ok();
-    assert!(up.stderr.is_empty(), "{}", up.stderr);
     let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
     assert!(
         wait_until(Duration::from_secs(30), || said(&env, "pipeline").0
