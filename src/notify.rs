@@ -243,7 +243,13 @@ pub enum Waited {
     Dismissed,
     /// Nothing chosen within the bound: the notification was closed.
     GaveUp,
+    /// What it asked was answered elsewhere (or another question came) first: the
+    /// notification was closed, so no button is left that can only be refused.
+    Outlived,
 }
+
+/// How often a notification with actions looks whether what it asks is still asked.
+const STILL_ASKED_EVERY: Duration = Duration::from_secs(2);
 
 /// Whether the bus's notification server shows actions (its capabilities say "actions").
 pub fn offers_actions() -> bool {
@@ -251,8 +257,14 @@ pub fn offers_actions() -> bool {
 }
 
 /// Shows `note` with `actions` and waits up to `bound` for the person to choose one; at
-/// the bound the notification is closed. `None`: it could not be shown.
-pub fn show_and_wait(note: &Note, actions: &[Action], bound: Duration) -> Option<Waited> {
+/// the bound, or once `still_asked` says no (asked every few seconds), the notification
+/// is closed. `None`: it could not be shown.
+pub fn show_and_wait(
+    note: &Note,
+    actions: &[Action],
+    bound: Duration,
+    still_asked: &mut dyn FnMut() -> bool,
+) -> Option<Waited> {
     let mut notification = notify_rust::Notification::new();
     notification
         .appname("orchestra")
@@ -266,17 +278,19 @@ pub fn show_and_wait(note: &Note, actions: &[Action], bound: Duration) -> Option
     let handle = notification.show().ok()?;
     let deadline = Instant::now() + bound;
     let mut chosen = None;
-    let waited = block_on_until(
+    let waited = drive(
         handle.wait_for_action_async(|response| {
             if let notify_rust::NotificationResponse::Action(key) = response {
                 chosen = Action::from_key(key);
             }
         }),
         deadline,
+        Some((STILL_ASKED_EVERY, still_asked)),
     );
     let outcome = match waited {
-        Some(()) => chosen.map_or(Waited::Dismissed, Waited::Chose),
-        None => Waited::GaveUp,
+        Driven::Ready(()) => chosen.map_or(Waited::Dismissed, Waited::Chose),
+        Driven::Deadline => Waited::GaveUp,
+        Driven::Stopped => Waited::Outlived,
     };
     if outcome != Waited::Dismissed {
         // Acted on or given up: not to be pressed again (a server may keep a notification
@@ -293,6 +307,27 @@ const CLOSE_WAIT: Duration = Duration::from_secs(5);
 /// Drives `future` on this thread until it is ready or `deadline` passes (`None`). The bus
 /// connection does its reading on threads of its own, which wake this one.
 fn block_on_until<F: Future>(future: F, deadline: Instant) -> Option<F::Output> {
+    match drive(future, deadline, None) {
+        Driven::Ready(value) => Some(value),
+        Driven::Deadline | Driven::Stopped => None,
+    }
+}
+
+/// How [`drive`] ended.
+enum Driven<T> {
+    Ready(T),
+    Deadline,
+    /// `go_on` said no.
+    Stopped,
+}
+
+/// Drives `future` on this thread until it is ready, `deadline` passes, or `go_on`
+/// (asked at each of its intervals) says no.
+fn drive<F: Future>(
+    future: F,
+    deadline: Instant,
+    mut go_on: Option<(Duration, &mut dyn FnMut() -> bool)>,
+) -> Driven<F::Output> {
     struct Unpark(std::thread::Thread);
     impl Wake for Unpark {
         fn wake(self: Arc<Self>) {
@@ -302,15 +337,25 @@ fn block_on_until<F: Future>(future: F, deadline: Instant) -> Option<F::Output> 
     let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
     let mut cx = std::task::Context::from_waker(&waker);
     let mut future = std::pin::pin!(future);
+    let mut next_look = go_on.as_ref().map(|(every, _)| Instant::now() + *every);
     loop {
         if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
-            return Some(value);
+            return Driven::Ready(value);
         }
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return None;
+        let now = Instant::now();
+        if now >= deadline {
+            return Driven::Deadline;
         }
-        std::thread::park_timeout(left);
+        if let (Some(at), Some((every, look))) = (next_look, go_on.as_mut()) {
+            if now >= at {
+                if !look() {
+                    return Driven::Stopped;
+                }
+                next_look = Some(now + *every);
+            }
+        }
+        let until = next_look.map_or(deadline, |at| at.min(deadline));
+        std::thread::park_timeout(until.saturating_duration_since(now));
     }
 }
 

@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::notify::{self, Action, Fallback, Note, Waited};
 use crate::session::{agent_pane, answer::answer_session, record_if_gone};
-use crate::state::{AgentState, Session};
+use crate::state::{AgentState, Session, Store};
 use crate::tmux::{Server, Tmux};
 
 /// Shows `note` for session `id`'s wait (its change of state `event`) with actions, where
@@ -37,11 +37,17 @@ pub fn offer(
     } else {
         &[Action::Approve, Action::Deny]
     };
-    let Some(waited) = notify::show_and_wait(note, actions, bound) else {
+    // Once the wait it names has ended (answered by hand or by `approve`, or a later
+    // change recorded), its buttons could only be refused: it is taken down.
+    let store = ctx.store()?;
+    let mut still_asked = || still_waiting_on(&store, id, event).unwrap_or(true);
+    let Some(waited) = notify::show_and_wait(note, actions, bound, &mut still_asked) else {
         return Ok(None);
     };
+    drop(store);
     let action = match waited {
         Waited::Dismissed => return Ok(Some("dismissed".into())),
+        Waited::Outlived => return Ok(Some("the wait ended first: closed".into())),
         Waited::GaveUp => {
             return Ok(Some(format!(
                 "no action within {}: closed",
@@ -87,9 +93,7 @@ pub fn act(ctx: &Context, id: &str, event: i64, action: Action) -> Result<String
         Action::Deny => Answer::No,
     };
     // A menu on screen now may be a later question than the one this notification named.
-    let current =
-        session.state == AgentState::Waiting && store.last_state_event(&session.id)? == Some(event);
-    if !current {
+    if !still_waiting_on(&store, id, event)? {
         return Err(Error::Refused(format!(
             "{} is no longer waiting on what the notification asked (it is {} now): nothing sent",
             session.label, session.state
@@ -98,6 +102,15 @@ pub fn act(ctx: &Context, id: &str, event: i64, action: Action) -> Result<String
     drop(store);
     let chosen = answer_session(ctx, &session, answer)?;
     Ok(format!("{}: chose {chosen:?}", session.label))
+}
+
+/// Whether session `id` still waits on its change of state `event` (its newest one, and
+/// a wait): what a notification offered for that change may still act on.
+fn still_waiting_on(store: &Store, id: &str, event: i64) -> Result<bool, Error> {
+    let Some(session) = store.session_by_id(id)? else {
+        return Ok(false);
+    };
+    Ok(session.state == AgentState::Waiting && store.last_state_event(id)? == Some(event))
 }
 
 /// Shows the session's window on the attached client that was active most recently.
