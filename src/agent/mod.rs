@@ -19,7 +19,20 @@ pub enum AgentKind {
     Generic,
 }
 
+/// Where aider keeps what was typed and said, in the session's folder.
+const AIDER_INPUT_HISTORY: &str = "aider.input.history";
+const AIDER_CHAT_HISTORY: &str = "aider.chat.history.md";
+
 impl AgentKind {
+    /// The files in the session's folder this kind keeps its history in (aider's; claude
+    /// keeps its own conversations): what a restart into a new folder carries over.
+    pub fn history_files(self) -> &'static [&'static str] {
+        match self {
+            AgentKind::Aider => &[AIDER_INPUT_HISTORY, AIDER_CHAT_HISTORY],
+            _ => &[],
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             AgentKind::Claude => "claude",
@@ -203,9 +216,9 @@ fn aider_args(orchestra: &Path, session_dir: &Path) -> Vec<String> {
         format!("{exe} event --from-hook {AIDER_NOTIFICATION}"),
         "--no-gitignore".to_string(),
         "--input-history-file".to_string(),
-        file("aider.input.history"),
+        file(AIDER_INPUT_HISTORY),
         "--chat-history-file".to_string(),
-        file("aider.chat.history.md"),
+        file(AIDER_CHAT_HISTORY),
     ]
 }
 

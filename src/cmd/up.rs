@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::cli::UpDownArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
-use crate::session::manifest::{down_one, up_one, Plan};
+use crate::session::manifest::{down_one, up_one, Carried, Plan};
 use crate::session::{host_spec, load_manifest, remote_tmux, session_tmux};
 use crate::state::Session;
 use crate::tmux::Tmux;
@@ -93,7 +93,7 @@ pub fn up(ctx: &Context, args: &UpDownArgs, out: &mut Output<'_>) -> Result<(), 
     let mut failed = 0;
     for name in &names {
         let tmux = &servers[&plan.manifest.sessions[name].host];
-        let result = up_one(ctx, &store, &plan, tmux, name, None, out);
+        let result = up_one(ctx, &store, &plan, tmux, name, Carried::default(), out);
         tally(name, result, names.len() == 1, &mut failed, out)?;
     }
     crate::health::remote::refresh_remote_quietly(ctx);

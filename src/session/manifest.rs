@@ -27,15 +27,46 @@ pub struct Plan {
 }
 
 /// Starts session `name` unless it is already up. Returns what happened, in one line.
+/// What a restarted manifest session brings into the new one `up` makes: the
+/// conversation it resumes, and the agent's history files (aider's), read from the old
+/// session's folder before `down` removed it.
+#[derive(Debug, Default)]
+pub struct Carried {
+    pub conversation: Option<String>,
+    /// (file name, contents): written into the new session's folder before the agent starts.
+    pub history: Vec<(String, Vec<u8>)>,
+}
+
+impl Carried {
+    /// What `session` carries into its restart.
+    pub fn from(ctx: &Context, session: &Session) -> Carried {
+        let dir = session_dir(&ctx.home, &session.id);
+        let history = session
+            .agent_kind
+            .history_files()
+            .iter()
+            .filter_map(|name| Some((name.to_string(), std::fs::read(dir.join(name)).ok()?)))
+            .collect();
+        Carried {
+            conversation: session.agent_uuid.clone(),
+            history,
+        }
+    }
+}
+
 pub fn up_one(
     ctx: &Context,
     store: &Store,
     plan: &Plan,
     tmux: &Tmux,
     name: &str,
-    resume_uuid: Option<String>,
+    carried: Carried,
     out: &mut dyn Report,
 ) -> Result<String, Error> {
+    let Carried {
+        conversation: resume_uuid,
+        history,
+    } = carried;
     let spec = &plan.manifest.sessions[name];
     let repo_id = plan.repo.id();
     let where_ = match &spec.host {
@@ -57,7 +88,8 @@ pub fn up_one(
     let command = agent_command(&plan.manifest, spec)?;
     let kind = AgentKind::from_program(&command[0]);
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-    let resume = resume_uuid.is_some();
+    // claude resumes its conversation; aider reads back the history carried in.
+    let resume = resume_uuid.is_some() || !history.is_empty();
     let agent_uuid = resume_uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cwd = PathBuf::from(&spec.path);
     if spec.host.is_none() && !cwd.is_dir() {
@@ -85,6 +117,13 @@ pub fn up_one(
         // Here: what dispatch gives an agent of this kind, from the same functions.
         let launched = crate::paths::private_dir(&dir)
             .map_err(Error::io(format!("creating {}", dir.display())))
+            .and_then(|()| {
+                history.iter().try_for_each(|(name, text)| {
+                    let path = dir.join(name);
+                    crate::paths::replace_private(&path, text)
+                        .map_err(Error::io(format!("writing {}", path.display())))
+                })
+            })
             .and_then(|()| write_hook_settings(ctx, &dir, &id, kind, &command, true, out))
             .and_then(|()| agent_launch(ctx, &session, None, resume));
         match launched {

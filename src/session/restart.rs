@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::git::Repo;
 use crate::report::Report;
 use crate::session::launch::{agent_env, agent_launch, start_agent_in_pane, window_argv};
-use crate::session::manifest::{down_one, up_one, Plan};
+use crate::session::manifest::{down_one, up_one, Carried, Plan};
 use crate::session::{agent_pane, record_if_gone, session_tmux};
 use crate::state::{AgentState, Session, Status, Store};
 use crate::tmux::WindowSpec;
@@ -137,7 +137,8 @@ pub fn dispatched(
     Ok(())
 }
 
-/// Restarts manifest `session`: down, then up again with its conversation resumed.
+/// Restarts manifest `session`: down, then up again with its conversation resumed (aider's
+/// history files carried into the new session's folder).
 pub fn manifest(ctx: &Context, session: &Session, out: &mut dyn Report) -> Result<(), Error> {
     let manifest_path = session.manifest.as_deref().unwrap_or_default();
     let manifest = crate::manifest::load(Path::new(manifest_path))?;
@@ -151,6 +152,9 @@ pub fn manifest(ctx: &Context, session: &Session, out: &mut dyn Report) -> Resul
     let store = ctx.store()?;
     // One connection for both halves.
     let tmux = session_tmux(session)?;
+    // Read before `down` removes the old session's folder (aider writes its history as
+    // it goes, so nothing said is lost).
+    let carried = Carried::from(ctx, session);
     let line = down_one(ctx, &store, &tmux, session, Duration::from_secs(10))?;
     out.line(line);
     let plan = Plan {
@@ -159,15 +163,7 @@ pub fn manifest(ctx: &Context, session: &Session, out: &mut dyn Report) -> Resul
         manifest,
         names: vec![session.label.clone()],
     };
-    let line = up_one(
-        ctx,
-        &store,
-        &plan,
-        &tmux,
-        &session.label,
-        session.agent_uuid.clone(),
-        out,
-    )?;
+    let line = up_one(ctx, &store, &plan, &tmux, &session.label, carried, out)?;
     out.line(line);
     Ok(())
 }

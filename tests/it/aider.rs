@@ -260,9 +260,26 @@ fn a_manifest_aider_is_idle_by_its_notification_after_up_and_restart() {
     let cmdline = a.env.pane_process("helper", "cmdline");
     assert!(
         cmdline.contains("event --from-hook aider-notification")
-            && cmdline.contains(&format!("sessions/{id}/aider.chat.history.md")),
+            && cmdline.contains(&format!("sessions/{id}/aider.chat.history.md"))
+            && cmdline.contains("--restore-chat-history"),
         "{cmdline}"
     );
+    // The chat came along into the new session's folder, and aider took it back up: the
+    // model hears the earlier turn with the next prompt.
+    let history = a
+        .env
+        .home
+        .join(format!("sessions/{id}/aider.chat.history.md"));
+    let text = std::fs::read_to_string(&history).unwrap_or_default();
+    assert!(text.contains("one two three four"), "{text:?}");
+    a.reaches("helper", "idle", SLOW);
+    let before = a.api.requests_json().len();
+    a.brief("helper", "[[slow: 6]] [[say: after the restart]]");
+    busy_then_idle_by_its_notification(&a, "helper");
+    let heard = a.api.requests_json()[before..]
+        .iter()
+        .any(|r| r.to_string().contains("one two three four"));
+    assert!(heard, "{}", a.api.requests());
     a.env.orchestra(&["down"]).ok();
 }
 
