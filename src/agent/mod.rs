@@ -101,8 +101,8 @@ pub struct LaunchContext<'a> {
     pub orchestra: &'a Path,
     /// Appended to the agent's system prompt, where the agent takes one.
     pub system_prompt: Option<&'a str>,
-    /// Continue this conversation instead of starting one (claude `--resume`, aider
-    /// `--restore-chat-history`).
+    /// Continue this conversation instead of starting one (claude `--resume`, gemini
+    /// `--resume latest`, aider `--restore-chat-history`).
     pub resume: bool,
     /// The Gemini home holding the session's hooks (`agent::gemini::prepare_home`).
     pub gemini_home: Option<&'a Path>,
@@ -176,6 +176,11 @@ pub fn launch(
             // Without it the CLI asks first, and runs no hooks in a folder it does not trust.
             if ctx.trust_worktree {
                 env.push(("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string()));
+            }
+            // The session's Gemini home is its own, and its worktree a project of its own:
+            // the latest chat there is the one it was in.
+            if ctx.resume {
+                argv.extend(["--resume".to_string(), "latest".to_string()]);
             }
             if let Some(p) = prompt {
                 argv.extend(["--prompt-interactive".to_string(), p.to_string()]);

@@ -59,6 +59,22 @@ pub fn chat_files(home: &Path, cwd: &str, sessions: &[String]) -> Vec<PathBuf> {
     files
 }
 
+/// Whether the Gemini home `home` holds a chat begun in `cwd`: only then can the CLI
+/// resume one (`--resume latest` fails, and the CLI exits, when there is none).
+pub fn has_chat(home: &Path, cwd: &str) -> bool {
+    let Some(project) = project_of(home, cwd) else {
+        return false;
+    };
+    let chats = home.join(".gemini").join("tmp").join(project).join("chats");
+    std::fs::read_dir(chats).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("session-") && name.ends_with(".jsonl")
+        })
+    })
+}
+
 /// The project folder name the CLI gave `cwd` (its real path, as the CLI records it).
 fn project_of(home: &Path, cwd: &str) -> Option<String> {
     #[derive(Deserialize)]

@@ -8,6 +8,7 @@ use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
+use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{agent_env, agent_launch, start_agent_in_pane, window_argv};
 use crate::session::manifest::{down_one, up_one, Carried, Plan};
@@ -34,11 +35,16 @@ pub fn dispatched(
     }
     // A session whose setup did not finish has no agent yet: the setup runs again,
     // then the agent starts with its prompt. Else claude resumes its conversation by
-    // id; aider reads back its chat history file (in the session's folder).
+    // id; gemini its latest chat, when it saved one; aider reads back its chat history
+    // file (in the session's folder).
     let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
     let resume = !setup_again
         && match session.agent_kind {
             AgentKind::Claude => session.agent_uuid.is_some(),
+            AgentKind::Gemini => crate::cost::gemini::has_chat(
+                &session_dir(&ctx.home, &session.id).join(crate::agent::gemini::HOME_DIR),
+                &session.worktree,
+            ),
             AgentKind::Aider => true,
             _ => false,
         };

@@ -89,6 +89,46 @@ fn a_dispatched_gemini_is_busy_then_idle_by_its_hooks_then_exited() {
     assert!(g.home.join(".gemini/GEMINI.md").is_file());
 }
 
+/// A dispatched gemini that exited is restarted into the chat it was in (`--resume
+/// latest`: its worktree is a project of its own), so the model hears the earlier turn;
+/// one that never saved a chat starts plainly (the CLI would exit on `--resume`).
+#[test]
+fn a_restarted_gemini_resumes_the_chat_it_was_in() {
+    let Some(g) = start() else { return };
+    g.dispatch("again", "[[say: the word is MARIGOLD-42]]");
+    g.wait_screen("again", "MARIGOLD-42");
+    g.reaches("again", "idle", Duration::from_secs(30));
+    g.brief("again", "/quit");
+    g.reaches("again", "exited", Duration::from_secs(30));
+    g.env.orchestra(&["restart", "again"]).ok();
+    let cmdline = g.env.pane_process("again", "cmdline");
+    assert!(cmdline.contains("--resume\nlatest\n"), "{cmdline}");
+    g.reaches("again", "idle", Duration::from_secs(60));
+    let before = g.api.requests_json().len();
+    g.brief("again", "[[say: and again]]");
+    g.wait_screen("again", "and again");
+    let heard = g.api.requests_json()[before..]
+        .iter()
+        .any(|r| r.to_string().contains("MARIGOLD-42"));
+    assert!(
+        heard,
+        "the resumed chat did not reach the model: {}",
+        g.api.requests()
+    );
+
+    // No chat saved (it exited before its first turn): a plain start.
+    g.env
+        .orchestra(&["dispatch", "fresh", "--agent", &g.agent])
+        .ok();
+    g.reaches("fresh", "idle", Duration::from_secs(60));
+    g.brief("fresh", "/quit");
+    g.reaches("fresh", "exited", Duration::from_secs(30));
+    g.env.orchestra(&["restart", "fresh"]).ok();
+    let cmdline = g.env.pane_process("fresh", "cmdline");
+    assert!(!cmdline.contains("--resume"), "{cmdline}");
+    g.reaches("fresh", "idle", Duration::from_secs(60));
+}
+
 /// Gemini's ToolPermission hook says it waits, with what it asks in its details: the
 /// notification names the file, said from the worktree.
 #[test]
