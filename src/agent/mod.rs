@@ -101,8 +101,8 @@ pub struct LaunchContext<'a> {
     pub orchestra: &'a Path,
     /// Appended to the agent's system prompt, where the agent takes one.
     pub system_prompt: Option<&'a str>,
-    /// Continue this conversation instead of starting one (claude `--resume`, gemini
-    /// `--resume latest`, aider `--restore-chat-history`).
+    /// Continue this conversation instead of starting one (claude `--resume`, codex
+    /// `resume --last`, gemini `--resume latest`, aider `--restore-chat-history`).
     pub resume: bool,
     /// The Gemini home holding the session's hooks (`agent::gemini::prepare_home`).
     pub gemini_home: Option<&'a Path>,
@@ -160,6 +160,11 @@ pub fn launch(
         AgentKind::Codex => {
             if let Some(program) = ctx.notify {
                 argv.extend(["-c".to_string(), codex_notify_override(program)]);
+            }
+            // Last, after every option of the command: the session's worktree is its own
+            // folder, so its latest recorded thread there is the one it was in.
+            if ctx.resume {
+                argv.extend(["resume".to_string(), "--last".to_string()]);
             }
             if let Some(p) = prompt {
                 // A prompt starting with `-` is still the prompt, not an option.

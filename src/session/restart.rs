@@ -35,8 +35,8 @@ pub fn dispatched(
     }
     // A session whose setup did not finish has no agent yet: the setup runs again,
     // then the agent starts with its prompt. Else claude resumes its conversation by
-    // id; gemini its latest chat, when it saved one; aider reads back its chat history
-    // file (in the session's folder).
+    // id; codex and gemini their latest thread or chat in the worktree, when they saved
+    // one; aider reads back its chat history file (in the session's folder).
     let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
     let resume = !setup_again
         && match session.agent_kind {
@@ -45,8 +45,10 @@ pub fn dispatched(
                 &session_dir(&ctx.home, &session.id).join(crate::agent::gemini::HOME_DIR),
                 &session.worktree,
             ),
+            // A thread its notify named was recorded: codex saved it.
+            AgentKind::Codex => store.all_conversations()?.contains_key(&session.id),
             AgentKind::Aider => true,
-            _ => false,
+            AgentKind::Generic => false,
         };
     // In place only while the recorded pane is still this session's (pane ids are
     // reused after a tmux restart); else a new window.

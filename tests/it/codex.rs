@@ -172,6 +172,36 @@ fn a_failing_api_makes_a_codex_session_error_and_quit_makes_it_exited() {
     c.reaches("broken", "exited", secs(20));
 }
 
+/// A dispatched codex that exited is restarted into the thread it was in (`resume
+/// --last`, after its other options: its worktree is a folder of its own), so the model
+/// hears the earlier turn.
+#[test]
+fn a_restarted_codex_resumes_the_thread_it_was_in() {
+    let Some(c) = start("again", true) else {
+        return;
+    };
+    c.dispatch("again", "[[say: the word is MARIGOLD-42]]");
+    c.wait_screen("again", "MARIGOLD-42");
+    c.said_without_ticks("again", "idle", secs(20));
+    c.brief("again", "/quit");
+    c.reaches("again", "exited", secs(20));
+    c.env.orchestra(&["restart", "again"]).ok();
+    let cmdline = c.env.pane_process("again", "cmdline");
+    assert!(cmdline.ends_with("resume\n--last\n"), "{cmdline}");
+    c.reaches("again", "idle", secs(40));
+    let before = c.api.requests_json().len();
+    c.brief("again", "[[say: and again]]");
+    c.wait_screen("again", "and again");
+    let heard = c.api.requests_json()[before..]
+        .iter()
+        .any(|r| r.to_string().contains("MARIGOLD-42"));
+    assert!(
+        heard,
+        "the resumed thread did not reach the model: {}",
+        c.api.requests()
+    );
+}
+
 #[test]
 fn dispatch_answers_codex_trust_dialog_for_its_worktree() {
     let Some(c) = start("trusty", false) else {
