@@ -192,9 +192,7 @@ fn a_restarted_codex_resumes_the_thread_it_was_in() {
     let before = c.api.requests_json().len();
     c.brief("again", "[[say: and again]]");
     c.wait_screen("again", "and again");
-    let heard = c.api.requests_json()[before..]
-        .iter()
-        .any(|r| r.to_string().contains("MARIGOLD-42"));
+    let heard = c.api.heard_since(before, "MARIGOLD-42");
     assert!(
         heard,
         "the resumed thread did not reach the model: {}",

@@ -107,9 +107,7 @@ fn a_restarted_gemini_resumes_the_chat_it_was_in() {
     let before = g.api.requests_json().len();
     g.brief("again", "[[say: and again]]");
     g.wait_screen("again", "and again");
-    let heard = g.api.requests_json()[before..]
-        .iter()
-        .any(|r| r.to_string().contains("MARIGOLD-42"));
+    let heard = g.api.heard_since(before, "MARIGOLD-42");
     assert!(
         heard,
         "the resumed chat did not reach the model: {}",

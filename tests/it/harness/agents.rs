@@ -119,6 +119,15 @@ impl StandIn {
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
     }
+
+    /// Whether a request after the first `before` carried `text` (a conversation taken
+    /// up again sends its earlier turns along).
+    pub fn heard_since(&self, before: usize, text: &str) -> bool {
+        self.requests_json()
+            .iter()
+            .skip(before)
+            .any(|r| r.to_string().contains(text))
+    }
 }
 
 impl Drop for StandIn {
