@@ -88,8 +88,14 @@ pub fn up_one(
     let command = agent_command(&plan.manifest, spec)?;
     let kind = AgentKind::from_program(&command[0]);
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
-    // claude resumes its conversation; aider reads back the history carried in.
-    let resume = resume_uuid.is_some() || !history.is_empty();
+    // claude resumes its conversation; aider reads back the history carried in. gemini's
+    // and codex's latest chat in the person's own folder may be the person's, not this
+    // session's: they start afresh.
+    let resume = match kind {
+        AgentKind::Claude => resume_uuid.is_some(),
+        AgentKind::Aider => !history.is_empty(),
+        AgentKind::Codex | AgentKind::Gemini | AgentKind::Generic => false,
+    };
     let agent_uuid = resume_uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cwd = PathBuf::from(&spec.path);
     if spec.host.is_none() && !cwd.is_dir() {

@@ -276,7 +276,10 @@ fn a_manifest_aider_is_idle_by_its_notification_after_up_and_restart() {
     let before = a.api.requests_json().len();
     a.brief("helper", "[[slow: 6]] [[say: after the restart]]");
     busy_then_idle_by_its_notification(&a, "helper");
-    let heard = a.api.heard_since(before, "one two three four");
+    // The request goes out a moment after the typed text shows.
+    let heard = wait_until(Duration::from_secs(30), || {
+        a.api.heard_since(before, "one two three four")
+    });
     assert!(heard, "{}", a.api.requests());
     a.env.orchestra(&["down"]).ok();
 }

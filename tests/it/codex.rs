@@ -192,7 +192,10 @@ fn a_restarted_codex_resumes_the_thread_it_was_in() {
     let before = c.api.requests_json().len();
     c.brief("again", "[[say: and again]]");
     c.wait_screen("again", "and again");
-    let heard = c.api.heard_since(before, "MARIGOLD-42");
+    // The request goes out a moment after the typed text shows.
+    let heard = wait_until(Duration::from_secs(30), || {
+        c.api.heard_since(before, "MARIGOLD-42")
+    });
     assert!(
         heard,
         "the resumed thread did not reach the model: {}",

@@ -107,7 +107,10 @@ fn a_restarted_gemini_resumes_the_chat_it_was_in() {
     let before = g.api.requests_json().len();
     g.brief("again", "[[say: and again]]");
     g.wait_screen("again", "and again");
-    let heard = g.api.heard_since(before, "MARIGOLD-42");
+    // The request goes out a moment after the typed text shows.
+    let heard = wait_until(Duration::from_secs(30), || {
+        g.api.heard_since(before, "MARIGOLD-42")
+    });
     assert!(
         heard,
         "the resumed chat did not reach the model: {}",
