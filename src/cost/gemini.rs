@@ -59,19 +59,31 @@ pub fn chat_files(home: &Path, cwd: &str, sessions: &[String]) -> Vec<PathBuf> {
     files
 }
 
-/// Whether the Gemini home `home` holds a chat begun in `cwd`: only then can the CLI
-/// resume one (`--resume latest` fails, and the CLI exits, when there is none).
+/// Whether the Gemini home `home` holds a chat begun in `cwd` that the model answered in:
+/// only such a chat can the CLI resume. It also records a chat that holds only a slash
+/// command (`/quit`), and `--resume latest` finds no session in that, and the CLI exits.
 pub fn has_chat(home: &Path, cwd: &str) -> bool {
     let Some(project) = project_of(home, cwd) else {
         return false;
     };
     let chats = home.join(".gemini").join("tmp").join(project).join("chats");
-    std::fs::read_dir(chats).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("session-") && name.ends_with(".jsonl")
-        })
+    let Ok(entries) = std::fs::read_dir(chats) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        name.starts_with("session-")
+            && name.ends_with(".jsonl")
+            && std::fs::read(e.path()).is_ok_and(|bytes| model_answered(&bytes))
+    })
+}
+
+/// Whether a chat record holds a message of the model.
+fn model_answered(bytes: &[u8]) -> bool {
+    bytes.split(|b| *b == b'\n').any(|line| {
+        serde_json::from_slice::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("gemini"))
     })
 }
 
@@ -225,6 +237,20 @@ mod tests {
             read(&cut.as_bytes()[..cut.len() - 1], &piece.last).consumed,
             0
         );
+    }
+
+    #[test]
+    fn only_a_chat_the_model_answered_in_is_one_to_resume() {
+        let quit_only = br#"{"sessionId":"s","projectHash":"p","startTime":"t"}
+{"id":"u1","type":"user","content":[{"text":"/quit"}]}
+"#;
+        assert!(!model_answered(quit_only));
+        let answered = br#"{"sessionId":"s","projectHash":"p","startTime":"t"}
+{"id":"u1","type":"user","content":[{"text":"hello"}]}
+{"id":"g1","type":"gemini","content":"hi","model":"m"}
+"#;
+        assert!(model_answered(answered));
+        assert!(!model_answered(b"not json\n{\"type\":\"gem"));
     }
 
     #[test]
