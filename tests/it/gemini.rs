@@ -121,7 +121,9 @@ fn a_restarted_gemini_resumes_the_chat_it_was_in() {
     g.env
         .orchestra(&["dispatch", "fresh", "--agent", &g.agent])
         .ok();
-    g.reaches("fresh", "idle", Duration::from_secs(60));
+    // Its SessionStart hook has run (text typed while it runs can stay in the box).
+    g.said_without_ticks("fresh", "idle", Duration::from_secs(60));
+    g.wait_screen("fresh", "Type your message");
     g.brief("fresh", "/quit");
     g.reaches("fresh", "exited", Duration::from_secs(30));
     g.env.orchestra(&["restart", "fresh"]).ok();
