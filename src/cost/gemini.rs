@@ -79,11 +79,10 @@ pub fn has_chat(home: &Path, cwd: &str) -> bool {
     })
 }
 
-/// Whether a chat record holds a message of the model.
+/// Whether a chat record holds a message of the model (a line [`read`] would look at).
 fn model_answered(bytes: &[u8]) -> bool {
     bytes.split(|b| *b == b'\n').any(|line| {
-        serde_json::from_slice::<serde_json::Value>(line)
-            .is_ok_and(|v| v.get("type").and_then(|t| t.as_str()) == Some("gemini"))
+        serde_json::from_slice::<Line>(line).is_ok_and(|l| l.kind.as_deref() == Some("gemini"))
     })
 }
 
