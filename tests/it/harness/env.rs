@@ -162,6 +162,10 @@ impl Env {
                 "-d",
                 "-s",
                 "harness",
+                // A named window keeps its name: an automatic one reads "tmux" until its
+                // shell has exec'd, so a before/after look at the windows could differ.
+                "-n",
+                "harness",
                 "-x",
                 "200",
                 "-y",
