@@ -576,6 +576,7 @@ fn check_repo(
                             repo,
                             &path,
                             &label,
+                            &branch,
                             &format!("WIP: left in the worktree of {branch}, which had no session"),
                             "doctor",
                             // No session: nothing was set up that a teardown would undo.

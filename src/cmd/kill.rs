@@ -8,7 +8,9 @@ use crate::cmd::{open_repo, short_list, Context, Output};
 use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
-use crate::session::remove::{forget, remove_worktree_keeping_work};
+use crate::session::remove::{
+    check_own_worktree, forget, refuse_submodule_work, remove_worktree_keeping_work,
+};
 use crate::session::{close_window, find_branch_session};
 
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -18,6 +20,7 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
     let session = find_branch_session(&store, &repo, &args.label, "kill")?;
     let worktree = Path::new(&session.worktree);
 
+    check_own_worktree(&repo, worktree, &session.label, &session.branch)?;
     if worktree.exists() && !args.force {
         let dirty = git::uncommitted_paths(worktree)?;
         if !dirty.is_empty() {
@@ -30,6 +33,11 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
                 session.label,
             )));
         }
+        refuse_submodule_work(
+            worktree,
+            &session.label,
+            &format!("run `orchestra kill {} --force`", session.label),
+        )?;
     }
 
     fault::point("kill");
@@ -40,6 +48,7 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
         &repo,
         worktree,
         &session.label,
+        &session.branch,
         &format!(
             "WIP: uncommitted work of session {}\n\nSaved by `orchestra kill` so that nothing is lost.",
             session.label
