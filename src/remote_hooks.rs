@@ -120,8 +120,8 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
     let ours = this_version();
     let probe = conn.exec(
         &sh(&format!(
-            "uname -sm; b=\"$HOME\"/{bin}; if [ -x \"$b\" ]; then \"$b\" --version 2>/dev/null \
-             | head -n 1; fi",
+            "uname -sm; {CHECKSUM_TOOL}; echo \"sum=$sum\"; b=\"$HOME\"/{bin}; if [ -x \"$b\" ]; \
+             then \"$b\" --version 2>/dev/null | head -n 1; fi",
             bin = REMOTE_BIN
         )),
         None,
@@ -136,12 +136,20 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
     }
     let mut lines = probe.stdout.lines();
     let uname = lines.next().unwrap_or_default().trim().to_string();
+    let checksum = lines.next().unwrap_or_default().trim().to_string();
     let installed = lines.next().map(|l| l.trim().to_string());
     if let Some(why) = platform_mismatch(&conn.name, &uname) {
         return Err(Error::Refused(why));
     }
     if !force && installed.as_deref() == Some(ours.as_str()) {
         return Ok(Installed::AlreadyThere { version: ours });
+    }
+    // Said before hundreds of megabytes go for nothing; the copy's script checks again.
+    if checksum == "sum=" {
+        return Err(Error::Refused(format!(
+            "{}: not installed, ~/{REMOTE_BIN} is left as it was: {NO_CHECKSUM_TOOL}",
+            conn.name
+        )));
     }
     let binary = std::fs::read(exe).map_err(Error::io(format!("reading {}", exe.display())))?;
     let copied = conn.exec(
@@ -162,6 +170,17 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
         bytes: binary.len(),
     })
 }
+
+/// Sets `sum` to the host's command that prints the SHA-256 of its stdin first on its
+/// line (GNU coreutils, Perl's shasum on macOS, the BSDs' sha256), or to nothing.
+const CHECKSUM_TOOL: &str = "if command -v sha256sum >/dev/null 2>&1; then sum=sha256sum; \
+    elif command -v shasum >/dev/null 2>&1; then sum='shasum -a 256'; \
+    elif command -v sha256 >/dev/null 2>&1; then sum='sha256 -q'; else sum=; fi";
+
+/// Why a host with no [`CHECKSUM_TOOL`] gets no binary: an upload it cannot check might
+/// be cut short or changed.
+const NO_CHECKSUM_TOOL: &str =
+    "the host has no sha256sum, shasum or sha256 to check the upload with";
 
 /// What the host runs to take `binary` from stdin: into a temporary file beside the old
 /// binary, then checked — its size, its SHA-256 (`sha256sum`, `shasum -a 256` or
@@ -185,10 +204,9 @@ trap 'rm -f "$t"' EXIT
 cat > "$t"
 n=$(wc -c < "$t" | tr -d ' ')
 if [ "$n" != {size} ]; then echo "the upload was cut short ($n of {size} bytes arrived)" >&2; exit 3; fi
-if command -v sha256sum >/dev/null 2>&1; then s=$(sha256sum < "$t")
-elif command -v shasum >/dev/null 2>&1; then s=$(shasum -a 256 < "$t")
-elif command -v sha256 >/dev/null 2>&1; then s=$(sha256 -q < "$t")
-else echo "the host has no sha256sum, shasum or sha256 to check the upload with" >&2; exit 4; fi
+{CHECKSUM_TOOL}
+if [ -z "$sum" ]; then echo "{NO_CHECKSUM_TOOL}" >&2; exit 4; fi
+s=$($sum < "$t")
 if [ "${{s%% *}}" != {sha} ]; then echo "the upload arrived changed (its SHA-256 is not the binary's)" >&2; exit 5; fi
 chmod 755 "$t"
 v=$("$t" --version 2>&1 | head -n 1) || v=
