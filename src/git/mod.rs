@@ -32,6 +32,9 @@ pub enum GitError {
     BranchExists(String),
     #[error("git was not found on PATH")]
     CliMissing,
+    /// A worktree's submodule whose `.git` names a repository outside this one.
+    #[error("submodule {path} has its repository at {}, outside this repository: nothing was committed or removed (point it back with `git submodule absorbgitdirs`, or take the worktree apart by hand)", git_dir.display())]
+    ForeignSubmodule { path: String, git_dir: PathBuf },
     #[error("git {command}: {message}")]
     Cli { command: String, message: String },
     #[error("{context}: {source}")]

@@ -62,46 +62,70 @@ struct Found {
     repo: Repository,
     /// Its git dir, canonical.
     git_dir: PathBuf,
-    /// Whether its git dir lies outside everything the removal deletes.
+    /// Whether its git dir is one of the repository's own copies (`.git/modules/`),
+    /// which the removal does not delete.
     stays: bool,
 }
 
-/// The folders a worktree's removal deletes: the worktree and its admin folder.
-struct Doomed {
-    folders: Vec<PathBuf>,
+/// Where a submodule's repository may be: in what a worktree's removal deletes (the
+/// worktree and its admin folder), or in the repository's own copies of its submodules
+/// (`.git/modules/`), which stay.
+struct Places {
+    doomed: Vec<PathBuf>,
+    kept: PathBuf,
 }
 
-impl Doomed {
-    fn of(worktree: &Path) -> Result<Doomed, GitError> {
-        let admin = Repository::open(worktree)?.path().to_path_buf();
-        Ok(Doomed {
-            folders: [worktree.to_path_buf(), admin]
-                .into_iter()
-                .map(|p| p.canonicalize().unwrap_or(p))
-                .collect(),
+impl Places {
+    fn of(worktree: &Path) -> Result<Places, GitError> {
+        let repo = Repository::open(worktree)?;
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let admin = canonical(repo.path());
+        // A linked worktree's git dir is `<common>/worktrees/<name>/`.
+        let common = match admin.parent().and_then(Path::parent) {
+            Some(common) if repo.is_worktree() => common.to_path_buf(),
+            _ => admin.clone(),
+        };
+        Ok(Places {
+            doomed: vec![canonical(worktree), admin],
+            kept: common.join("modules"),
         })
     }
 
-    fn holds(&self, path: &Path) -> bool {
-        self.folders.iter().any(|f| path.starts_with(f))
+    /// Whether a repository at `git_dir` stays after the removal; `None` when it is
+    /// neither there nor in a place that goes: another repository's, not ours to touch.
+    fn stays(&self, git_dir: &Path) -> Option<bool> {
+        if self.doomed.iter().any(|f| git_dir.starts_with(f)) {
+            Some(false)
+        } else if git_dir.starts_with(&self.kept) {
+            Some(true)
+        } else {
+            None
+        }
     }
 }
 
 /// The submodules of the worktree at `worktree` that are initialised (their folder opens
 /// as a repository), nested ones after their parent. Gitlinks are read from the index
 /// and from HEAD's tree, not `.gitmodules`: a submodule the index dropped still has its
-/// repository there, and a malformed `.gitmodules` must not hide one.
+/// repository there, and a malformed `.gitmodules` must not hide one. A submodule folder
+/// that is a link, or leads out of the worktree, is not the worktree's (a link goes
+/// without what it points at); one whose `.git` names a repository outside this one is
+/// refused ([`GitError::ForeignSubmodule`]), never committed into.
 fn initialised(worktree: &Path) -> Result<Vec<Found>, GitError> {
-    let doomed = Doomed::of(worktree)?;
+    let places = Places::of(worktree)?;
+    let top = worktree
+        .canonicalize()
+        .unwrap_or_else(|_| worktree.to_path_buf());
     let mut found = Vec::new();
-    collect(worktree, "", &doomed, &mut found)?;
+    collect(worktree, "", &top, &places, &mut found)?;
     Ok(found)
 }
 
 fn collect(
     dir: &Path,
     prefix: &str,
-    doomed: &Doomed,
+    top: &Path,
+    places: &Places,
     found: &mut Vec<Found>,
 ) -> Result<(), GitError> {
     let repo = Repository::open(dir)?;
@@ -123,35 +147,44 @@ fn collect(
     }
     links.sort();
     links.dedup();
-    let top = dir.canonicalize().unwrap_or(dir.to_path_buf());
+    let here = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     for link in links {
         let workdir = dir.join(&link);
+        if !std::fs::symlink_metadata(&workdir).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        let at = workdir.canonicalize().unwrap_or_else(|_| workdir.clone());
+        if !at.starts_with(top) || at == here {
+            continue;
+        }
         // No search upwards: an uninitialised submodule is an empty folder, which must
         // not be read as the superproject.
         let Ok(sub) = Repository::open(&workdir) else {
             continue;
         };
-        let at = workdir.canonicalize().unwrap_or(workdir.clone());
         let same_folder = sub
             .workdir()
-            .map(|w| w.canonicalize().unwrap_or(w.to_path_buf()))
-            .is_some_and(|w| w == at && w != top);
+            .map(|w| w.canonicalize().unwrap_or_else(|_| w.to_path_buf()))
+            .is_some_and(|w| w == at);
         if !same_folder {
             continue;
         }
         let git_dir = sub
             .path()
             .canonicalize()
-            .unwrap_or(sub.path().to_path_buf());
+            .unwrap_or_else(|_| sub.path().to_path_buf());
         let path = format!("{prefix}{link}");
+        let Some(stays) = places.stays(&git_dir) else {
+            return Err(GitError::ForeignSubmodule { path, git_dir });
+        };
         found.push(Found {
             path: path.clone(),
             workdir: workdir.clone(),
-            stays: !doomed.holds(&git_dir),
+            stays,
             git_dir,
             repo: sub,
         });
-        collect(&workdir, &format!("{path}/"), doomed, found)?;
+        collect(&workdir, &format!("{path}/"), top, places, found)?;
     }
     Ok(())
 }

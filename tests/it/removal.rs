@@ -297,6 +297,24 @@ fn a_foreign_repository_at_the_worktree_path_is_never_committed_into_or_removed(
         assert_eq!(env.list_json().len(), 1);
     }
 
+    // Its window gone, a restart would start the agent in that folder: refused too.
+    let window = env.session("victim")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.tmux(&["kill-window", "-t", &window]);
+    let windows = env.windows();
+    let refused = env.orchestra(&["restart", "victim"]).fails_with(1);
+    assert!(
+        refused
+            .stderr
+            .contains("is not the worktree of session victim"),
+        "{}",
+        refused.stderr
+    );
+    assert_eq!(env.windows(), windows, "a window was opened");
+    assert_eq!(commits_of(&worktree), theirs);
+
     // Moved away, the session's worktree is gone: the kill settles the rest, its
     // branch's commits kept.
     std::fs::rename(&worktree, env.root.join("theirs")).unwrap();
@@ -346,4 +364,54 @@ fn a_worktree_of_another_branch_at_the_path_is_left_alone() {
     );
     assert!(worktree.join("draft.txt").exists());
     assert_eq!(env.list_json().len(), 1);
+}
+
+#[test]
+fn a_submodule_pointing_at_another_repository_is_never_committed_into() {
+    let env = Env::new();
+    env.start_server(&[]);
+    lib_submodule(&env);
+    // The person's other project, with work of its own not committed.
+    let other = env.root.join("project2");
+    std::fs::create_dir_all(&other).unwrap();
+    git_in(&other, &["init", "-q", "-b", "main"]);
+    commit_file(&other, "theirs.txt", "theirs\n", "their commit");
+    std::fs::write(other.join("draft.txt"), "their draft\n").unwrap();
+    let theirs = commits_of(&other);
+
+    // An agent points its submodule's `.git` at that repository and edits there.
+    env.dispatch_shell("hijack").ok();
+    let worktree = env.worktree_path("hijack");
+    let sub = init_lib(&env, &worktree);
+    std::fs::write(
+        sub.join(".git"),
+        format!("gitdir: {}\n", other.join(".git").display()),
+    )
+    .unwrap();
+    std::fs::write(sub.join("edit.txt"), "edited\n").unwrap();
+    for args in [&["kill", "hijack"][..], &["kill", "hijack", "--force"]] {
+        let refused = env.orchestra(args).fails_with(1);
+        assert!(
+            refused.stderr.contains(&format!(
+                "submodule lib has its repository at {}, outside this repository",
+                other.join(".git").display()
+            )),
+            "{args:?}: {}",
+            refused.stderr
+        );
+        assert_eq!(commits_of(&other), theirs, "{args:?} committed there");
+        assert!(worktree.exists());
+        assert_eq!(env.list_json().len(), 1);
+    }
+
+    // A submodule folder replaced by a link to it: the link goes, not what it points at.
+    std::fs::remove_dir_all(&sub).unwrap();
+    std::os::unix::fs::symlink(&other, &sub).unwrap();
+    env.orchestra(&["kill", "hijack", "--force"]).ok();
+    assert!(!worktree.exists());
+    assert_eq!(commits_of(&other), theirs);
+    assert_eq!(
+        std::fs::read_to_string(other.join("draft.txt")).unwrap(),
+        "their draft\n"
+    );
 }
