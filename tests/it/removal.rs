@@ -297,6 +297,21 @@ fn a_foreign_repository_at_the_worktree_path_is_never_committed_into_or_removed(
         assert_eq!(env.list_json().len(), 1);
     }
 
+    // doctor says so, and --fix leaves it alone.
+    let fixed = env.orchestra(&["doctor", "--fix"]);
+    assert!(
+        fixed.stdout.contains(&format!(
+            "session victim ({}): the folder {} is not its worktree: it belongs to another repository",
+            env.repo.display(),
+            worktree.display()
+        )),
+        "{}{}",
+        fixed.stdout,
+        fixed.stderr
+    );
+    assert_eq!(commits_of(&worktree), theirs);
+    assert!(worktree.join("draft.txt").exists());
+
     // Its window gone, a restart would start the agent in that folder: refused too.
     let window = env.session("victim")["window"]
         .as_str()
