@@ -388,6 +388,40 @@ mod tests {
     use super::*;
     use std::time::Instant;
 
+    #[test]
+    fn nothing_is_placed_through_a_link_at_the_path_or_on_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let (wt, outside) = (dir.path().join("wt"), dir.path().join("outside"));
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let source = dir.path().join("secret");
+        std::fs::write(&source, "SECRET\n").unwrap();
+        // A link at the path, dangling: a plain copy would create its target.
+        std::os::unix::fs::symlink(outside.join("made"), wt.join(".env")).unwrap();
+        // A linked folder on the way.
+        std::os::unix::fs::symlink(&outside, wt.join("config")).unwrap();
+        for how in [Put::Copy, Put::CopyContent, Put::Link] {
+            assert_eq!(
+                put(&wt, Path::new(".env"), &source, how).unwrap(),
+                Placed::There
+            );
+            assert_eq!(
+                put(&wt, Path::new("config/deep/.env"), &source, how).unwrap(),
+                Placed::ThroughLink(wt.join("config"))
+            );
+        }
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // A fresh path: its folders made, the file copied.
+        assert_eq!(
+            put(&wt, Path::new("a/b/.env"), &source, Put::CopyContent).unwrap(),
+            Placed::Done
+        );
+        assert_eq!(
+            std::fs::read_to_string(wt.join("a/b/.env")).unwrap(),
+            "SECRET\n"
+        );
+    }
+
     fn job<'a>(argv: &'a [String], timeout: Duration) -> Job<'a> {
         Job {
             argv,

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
 use crate::session::remove::{
-    check_own_worktree, forget, refuse_submodule_work, remove_worktree_keeping_work,
+    check_own_worktree, check_submodules, forget, remove_worktree_keeping_work,
 };
 use crate::session::{close_window, find_branch_session};
 
@@ -33,12 +33,13 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
                 session.label,
             )));
         }
-        refuse_submodule_work(
-            worktree,
-            &session.label,
-            &format!("run `orchestra kill {} --force`", session.label),
-        )?;
     }
+    let keep_it = format!("run `orchestra kill {} --force`", session.label);
+    check_submodules(
+        worktree,
+        &session.label,
+        (!args.force).then_some(keep_it.as_str()),
+    )?;
 
     fault::point("kill");
     close_window(&session, out);

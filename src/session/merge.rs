@@ -13,9 +13,7 @@ use crate::git::{self, Repo, Review};
 use crate::health::now_micros;
 use crate::paths::short_list;
 use crate::report::Report;
-use crate::session::remove::{
-    check_own_worktree, refuse_submodule_work, remove_worktree_keeping_work,
-};
+use crate::session::remove::{check_own_worktree, check_submodules, remove_worktree_keeping_work};
 use crate::session::{close_window, settle_branch};
 use crate::state::{AgentState, Session, Status, Store};
 
@@ -71,9 +69,11 @@ pub fn check(
                 session.label, session.branch, session.branch
             )));
         }
-        if !include_uncommitted {
-            refuse_submodule_work(worktree, &session.label, "pass --include-uncommitted")?;
-        }
+        check_submodules(
+            worktree,
+            &session.label,
+            (!include_uncommitted).then_some("pass --include-uncommitted"),
+        )?;
     }
     let review = repo.review(&session.branch, target)?;
     if review.commits.is_empty()

@@ -40,17 +40,22 @@ pub fn check_own_worktree(
     )))
 }
 
-/// Refuses when the submodules of `worktree` hold work its removal would lose
-/// (uncommitted edits, commits no remote has); `keep_it` says how the command keeps it
-/// instead (its `--force`).
-pub fn refuse_submodule_work(worktree: &Path, label: &str, keep_it: &str) -> Result<(), Error> {
+/// Looks into the submodules of `worktree` before anything is done: one whose repository
+/// is outside this one is refused whatever the command's options; with `refuse_work`
+/// (how the command would keep the work instead: its `--force`), so is work there that
+/// removing the worktree would lose (uncommitted edits, commits no remote has).
+pub fn check_submodules(
+    worktree: &Path,
+    label: &str,
+    refuse_work: Option<&str>,
+) -> Result<(), Error> {
     if !worktree.exists() {
         return Ok(());
     }
     let work = git::submodule_work(worktree)?;
-    if work.is_empty() {
+    let Some(keep_it) = refuse_work.filter(|_| !work.is_empty()) else {
         return Ok(());
-    }
+    };
     let listed: Vec<String> = work.iter().map(ToString::to_string).collect();
     Err(Error::Refused(format!(
         "session {label} has work in its submodules that only its worktree holds, which removing it would lose: {}. Commit and push it, or {keep_it} to keep it (a WIP commit, and an archive/ branch in the submodule's repository)",

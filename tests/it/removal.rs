@@ -404,6 +404,7 @@ fn a_submodule_pointing_at_another_repository_is_never_committed_into() {
     )
     .unwrap();
     std::fs::write(sub.join("edit.txt"), "edited\n").unwrap();
+    let windows = env.windows();
     for args in [&["kill", "hijack"][..], &["kill", "hijack", "--force"]] {
         let refused = env.orchestra(args).fails_with(1);
         assert!(
@@ -416,6 +417,7 @@ fn a_submodule_pointing_at_another_repository_is_never_committed_into() {
         );
         assert_eq!(commits_of(&other), theirs, "{args:?} committed there");
         assert!(worktree.exists());
+        assert_eq!(env.windows(), windows, "{args:?} closed the window");
         assert_eq!(env.list_json().len(), 1);
     }
 
