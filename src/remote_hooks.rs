@@ -187,7 +187,8 @@ const NO_CHECKSUM_TOOL: &str =
 /// `sha256`; a host with none of them is refused, not trusted), and its `--version`
 /// saying `version` — and only then renamed over the old one. An upload cut short (a
 /// dropped connection, this process killed: the host sees the end of its input early)
-/// or garbled never replaces a working binary; the temporary file goes whatever happens.
+/// or garbled never replaces a working binary; the temporary file goes whatever happens
+/// (a hangup or signal exits through the same trap).
 fn install_script(binary: &[u8], version: &str) -> String {
     use sha2::Digest;
     let sha: String = sha2::Sha256::digest(binary)
@@ -200,7 +201,7 @@ fn install_script(binary: &[u8], version: &str) -> String {
         .unwrap_or_default();
     format!(
         r#"set -e; d="$HOME"/{dir}; mkdir -p "$d"; t="$d/.orchestra.$$"
-trap 'rm -f "$t"' EXIT
+trap 'rm -f "$t"' EXIT; trap 'exit 1' HUP INT TERM PIPE
 cat > "$t"
 n=$(wc -c < "$t" | tr -d ' ')
 if [ "$n" != {size} ]; then echo "the upload was cut short ($n of {size} bytes arrived)" >&2; exit 3; fi

@@ -450,7 +450,8 @@ fn version_skew_is_reported_and_the_screen_keeps_telling() {
 /// there, and neither does one it cannot check: each is refused in one line naming why,
 /// the old binary left as it was and no temporary file behind. The host runs its own
 /// tools from a folder of links (its whole PATH), where a stand-in `cat` receives the
-/// upload as a dropped connection or a garbling link would deliver it.
+/// upload as a dropped connection or a garbling link would deliver it; and this side is
+/// killed with SIGKILL mid-upload.
 #[test]
 fn an_upload_cut_short_changed_or_unchecked_never_replaces_a_working_binary() {
     let Some((env, sshd)) = world() else { return };
@@ -478,8 +479,43 @@ fn an_upload_cut_short_changed_or_unchecked_never_replaces_a_working_binary() {
     }
     let real_cat = crate::harness::which("cat").expect("cat");
     let real_tr = crate::harness::which("tr").expect("tr");
+    std::os::unix::fs::symlink(&real_cat, tools.join("cat")).unwrap();
     sshd.set_remote_path(&tools.to_string_lossy());
     let size = std::fs::metadata(crate::harness::bin()).unwrap().len();
+    let dir = bin.parent().unwrap().to_path_buf();
+    let temporary = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(".orchestra."))
+            .map(|e| e.path())
+    };
+
+    // orchestra killed (-9) while the upload is on its way.
+    let mut installing = env
+        .orchestra_command(&env.repo, &["hosts", "install", "gpu", "--force"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("hosts install");
+    assert!(
+        wait_until(Duration::from_secs(60), || temporary()
+            .and_then(|t| std::fs::metadata(t).ok())
+            .is_some_and(|m| m.len() > 0)),
+        "the upload never began"
+    );
+    installing.kill().expect("kill -9");
+    installing.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || temporary().is_none()),
+        "the half upload stayed: {:?}",
+        temporary()
+    );
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        old,
+        "killed mid-upload: replaced"
+    );
     let cases = [
         // The connection drops after 4 KiB: the host's input just ends.
         (
@@ -525,6 +561,7 @@ fn an_upload_cut_short_changed_or_unchecked_never_replaces_a_working_binary() {
         assert_eq!(left, [std::ffi::OsString::from("orchestra")], "{why}");
     };
     for (cat, why) in &cases {
+        std::fs::remove_file(tools.join("cat")).unwrap();
         write_script(&tools.join("cat"), cat);
         install_refused(why);
     }
