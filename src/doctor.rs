@@ -481,6 +481,22 @@ fn check_worktrees_of_rows(
 ) -> Result<(), Error> {
     for s in local_sessions(store)? {
         if Path::new(&s.worktree).exists() {
+            // Something else put where the worktree was is left alone, and said.
+            let stranger = match Repo::discover(Path::new(&s.repo)) {
+                Ok(repo) if !s.is_manifest() => {
+                    repo.not_worktree_of(Path::new(&s.worktree), &s.branch)?
+                }
+                _ => None,
+            };
+            if let Some(stranger) = stranger {
+                report.problem(
+                    out,
+                    format!(
+                        "session {} ({}): the folder {} is not its worktree: it {stranger} (left alone: move it away, then `orchestra kill {}`)",
+                        s.label, s.repo, s.worktree, s.label
+                    ),
+                );
+            }
             continue;
         }
         let window_alive = panes_of(servers, &s)
@@ -576,6 +592,7 @@ fn check_repo(
                             repo,
                             &path,
                             &label,
+                            &branch,
                             &format!("WIP: left in the worktree of {branch}, which had no session"),
                             "doctor",
                             // No session: nothing was set up that a teardown would undo.

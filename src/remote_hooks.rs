@@ -108,9 +108,9 @@ pub enum Installed {
 
 /// Installs `exe` (this binary) on host `spec` at `~/.local/bin/orchestra` unless that
 /// already says this version (`force` copies anyway): checks `uname -sm` first, copies
-/// through the exec channel's stdin into a temporary file renamed over the old one (a
-/// hook running the old binary meanwhile never sees half a file), then asks the copy for
-/// its `--version`.
+/// through the exec channel's stdin into a temporary file, checked on the host (size,
+/// SHA-256, `--version`: [`install_script`]) before it is renamed over the old one (a
+/// hook running the old binary meanwhile never sees half a file).
 pub fn install(spec: &HostSpec, exe: &Path, force: bool) -> Result<Installed, Error> {
     let conn = crate::remote::connect(spec)?;
     install_over(&conn, exe, force)
@@ -120,8 +120,8 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
     let ours = this_version();
     let probe = conn.exec(
         &sh(&format!(
-            "uname -sm; b=\"$HOME\"/{bin}; if [ -x \"$b\" ]; then \"$b\" --version 2>/dev/null \
-             | head -n 1; fi",
+            "uname -sm; {CHECKSUM_TOOL}; echo \"sum=$sum\"; b=\"$HOME\"/{bin}; if [ -x \"$b\" ]; \
+             then \"$b\" --version 2>/dev/null | head -n 1; fi",
             bin = REMOTE_BIN
         )),
         None,
@@ -136,6 +136,7 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
     }
     let mut lines = probe.stdout.lines();
     let uname = lines.next().unwrap_or_default().trim().to_string();
+    let checksum = lines.next().unwrap_or_default().trim().to_string();
     let installed = lines.next().map(|l| l.trim().to_string());
     if let Some(why) = platform_mismatch(&conn.name, &uname) {
         return Err(Error::Refused(why));
@@ -143,33 +144,79 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
     if !force && installed.as_deref() == Some(ours.as_str()) {
         return Ok(Installed::AlreadyThere { version: ours });
     }
+    // Said before hundreds of megabytes go for nothing; the copy's script checks again.
+    if checksum == "sum=" {
+        return Err(Error::Refused(format!(
+            "{}: not installed, ~/{REMOTE_BIN} is left as it was: {NO_CHECKSUM_TOOL}",
+            conn.name
+        )));
+    }
     let binary = std::fs::read(exe).map_err(Error::io(format!("reading {}", exe.display())))?;
-    let copy = format!(
-        "set -e; d=\"$HOME\"/{dir}; mkdir -p \"$d\"; t=\"$d/.orchestra.$$\"; \
-         trap 'rm -f \"$t\"' EXIT; cat > \"$t\"; chmod 755 \"$t\"; mv -f \"$t\" \"$d/orchestra\"; \
-         \"$d/orchestra\" --version",
-        dir = Path::new(REMOTE_BIN)
-            .parent()
-            .map(|p| p.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    );
-    let copied = conn.exec(&sh(&copy), Some(&binary), Some(INSTALL_TIMEOUT))?;
+    let copied = conn.exec(
+        &sh(&install_script(&binary, &ours)),
+        Some(&binary),
+        Some(INSTALL_TIMEOUT),
+    )?;
     let version = copied.stdout.lines().next().unwrap_or_default().trim();
     if copied.status != 0 || version != ours {
-        let said = if version.is_empty() {
-            one_line(&copied.stderr)
-        } else {
-            version.to_string()
-        };
         return Err(Error::Refused(format!(
-            "{}: the copy at ~/{REMOTE_BIN} does not answer --version with {ours:?}: {said}",
-            conn.name
+            "{}: not installed, ~/{REMOTE_BIN} is left as it was: {}",
+            conn.name,
+            one_line(&copied.stderr)
         )));
     }
     Ok(Installed::Copied {
         version: ours,
         bytes: binary.len(),
     })
+}
+
+/// Sets `sum` to the host's command that prints the SHA-256 of its stdin first on its
+/// line (GNU coreutils, Perl's shasum on macOS, the BSDs' sha256), or to nothing.
+const CHECKSUM_TOOL: &str = "if command -v sha256sum >/dev/null 2>&1; then sum=sha256sum; \
+    elif command -v shasum >/dev/null 2>&1; then sum='shasum -a 256'; \
+    elif command -v sha256 >/dev/null 2>&1; then sum='sha256 -q'; else sum=; fi";
+
+/// Why a host with no [`CHECKSUM_TOOL`] gets no binary: an upload it cannot check might
+/// be cut short or changed.
+const NO_CHECKSUM_TOOL: &str =
+    "the host has no sha256sum, shasum or sha256 to check the upload with";
+
+/// What the host runs to take `binary` from stdin: into a temporary file beside the old
+/// binary, then checked — its size, its SHA-256 (`sha256sum`, `shasum -a 256` or
+/// `sha256`; a host with none of them is refused, not trusted), and its `--version`
+/// saying `version` — and only then renamed over the old one. An upload cut short (a
+/// dropped connection, this process killed: the host sees the end of its input early)
+/// or garbled never replaces a working binary; the temporary file goes whatever happens
+/// (a hangup or signal exits through the same trap).
+fn install_script(binary: &[u8], version: &str) -> String {
+    use sha2::Digest;
+    let sha: String = sha2::Sha256::digest(binary)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let dir = Path::new(REMOTE_BIN)
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        r#"set -e; d="$HOME"/{dir}; mkdir -p "$d"; t="$d/.orchestra.$$"
+trap 'rm -f "$t"' EXIT; trap 'exit 1' HUP INT TERM PIPE
+cat > "$t"
+n=$(wc -c < "$t" | tr -d ' ')
+if [ "$n" != {size} ]; then echo "the upload was cut short ($n of {size} bytes arrived)" >&2; exit 3; fi
+{CHECKSUM_TOOL}
+if [ -z "$sum" ]; then echo "{NO_CHECKSUM_TOOL}" >&2; exit 4; fi
+s=$($sum < "$t")
+if [ "${{s%% *}}" != {sha} ]; then echo "the upload arrived changed (its SHA-256 is not the binary's)" >&2; exit 5; fi
+chmod 755 "$t"
+v=$("$t" --version 2>&1 | head -n 1) || v=
+if [ "$v" != {quoted_version} ]; then echo "the upload answers --version with: ${{v:-nothing}}" >&2; exit 6; fi
+mv -f "$t" "$d/orchestra"
+echo "$v""#,
+        size = binary.len(),
+        quoted_version = shell_words::quote(version),
+    )
 }
 
 fn one_line(text: &str) -> String {

@@ -127,42 +127,126 @@ pub fn place(
         if let Some(why) = Repo::placement_problem(worktree, &rel, !link && meta.is_dir())? {
             return Err(refuse(why));
         }
-        let target = worktree.join(&rel);
-        // Every folder on the way must be a real folder of this worktree: a link there (a
-        // tracked one) would put the file somewhere else.
-        let mut at = worktree.to_path_buf();
-        for part in rel.parent().into_iter().flat_map(Path::components) {
-            at.push(part);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(refuse(format!(
-                        "escapes the worktree: {} is a link in the checkout",
-                        at.display()
-                    )))
-                }
-                _ => {}
+        let how = if link { Put::Link } else { Put::Copy };
+        match put(worktree, &rel, &source, how)? {
+            Placed::Done => {}
+            Placed::ThroughLink(at) => {
+                return Err(refuse(format!(
+                    "escapes the worktree: {} is a link in the checkout",
+                    at.display()
+                )))
             }
-        }
-        if std::fs::symlink_metadata(&target).is_ok() {
-            notes.push(format!(
+            Placed::There => notes.push(format!(
                 "worktree.{key}: {rel_text} is in the worktree already (.worktreeinclude?): left as it is"
-            ));
-            continue;
-        }
-        let io = |what: &str| {
-            let context = format!("{what} {}", target.display());
-            move |source| WorktreeError::Io { context, source }
-        };
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(io("creating the folder of"))?;
-        }
-        if link {
-            std::os::unix::fs::symlink(&source, &target).map_err(io("linking"))?;
-        } else {
-            copy_tree(&source, &target).map_err(io("copying to"))?;
+            )),
         }
     }
     Ok(notes)
+}
+
+/// Copies into the fresh worktree `worktree` the gitignored files of the main worktree
+/// that its `.worktreeinclude` lists (e.g. `.env`), each placed by [`put`]. Returns notes
+/// for what was not copied: what the checkout tracks or has there already, what its
+/// branch does not ignore (a copy would become the session's change, its WIP commit),
+/// and what a link in the checkout would lead out of the worktree.
+pub fn copy_includes(repo: &Repo, worktree: &Path) -> Result<Vec<String>, WorktreeError> {
+    let mut notes = Vec::new();
+    for rel in repo.worktree_includes()? {
+        let shown = rel.display();
+        if let Some(why) = Repo::placement_problem(worktree, &rel, false)? {
+            notes.push(format!(".worktreeinclude: {shown} {why}: not copied"));
+            continue;
+        }
+        match put(worktree, &rel, &repo.main_worktree().join(&rel), Put::CopyContent)? {
+            Placed::Done => {}
+            Placed::ThroughLink(at) => notes.push(format!(
+                ".worktreeinclude: {shown} not copied: {} is a link in the checkout, which would lead out of the worktree",
+                at.display()
+            )),
+            Placed::There => notes.push(format!(
+                ".worktreeinclude: {shown} is in the worktree already: left as it is"
+            )),
+        }
+    }
+    Ok(notes)
+}
+
+/// How [`put`] places a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Put {
+    /// A file or folder copied whole; a link stays a link.
+    Copy,
+    /// A file's content, read through a link in the main worktree (`.env -> ~/secrets`).
+    CopyContent,
+    Link,
+}
+
+/// What [`put`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Placed {
+    Done,
+    /// Something is at the path already (a link included, which a copy would write
+    /// through): left as it is.
+    There,
+    /// This folder on the way is a link (a tracked one): nothing was written.
+    ThroughLink(PathBuf),
+}
+
+/// THE one way a file or folder of the main worktree goes into a new worktree: `source`
+/// copied (or linked) to `rel` inside `worktree`, writing nothing outside it. Every
+/// folder on the way must be a real folder of the worktree (made here when missing,
+/// one at a time, never through a link), and nothing may be at the path itself: the
+/// copy is created exclusively (`O_EXCL` does not follow a link there), a link with
+/// `symlink`, which never replaces.
+fn put(worktree: &Path, rel: &Path, source: &Path, how: Put) -> Result<Placed, WorktreeError> {
+    let io = |what: &str, at: &Path| {
+        let context = format!("{what} {}", at.display());
+        move |source| WorktreeError::Io { context, source }
+    };
+    let mut at = worktree.to_path_buf();
+    for part in rel.parent().into_iter().flat_map(Path::components) {
+        at.push(part);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => return Ok(Placed::ThroughLink(at)),
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Ok(Placed::There),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::create_dir(&at).map_err(io("creating", &at))?;
+            }
+            Err(e) => return Err(io("reading", &at)(e)),
+        }
+    }
+    let target = worktree.join(rel);
+    let placed = match how {
+        Put::Link => std::os::unix::fs::symlink(source, &target),
+        Put::Copy => copy_tree(source, &target),
+        Put::CopyContent => copy_file(source, &target),
+    };
+    match placed {
+        Ok(()) => Ok(Placed::Done),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(Placed::There),
+        Err(e) => Err(io(
+            if how == Put::Link {
+                "linking"
+            } else {
+                "copying to"
+            },
+            &target,
+        )(e)),
+    }
+}
+
+/// The content of the file `from` (read through links) as a new file `to`: created
+/// exclusively, so a link already at `to` is never written through.
+fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut reader = std::fs::File::open(from)?;
+    let mode = reader.metadata()?.permissions();
+    let mut writer = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(to)?;
+    std::io::copy(&mut reader, &mut writer)?;
+    writer.set_permissions(mode)
 }
 
 /// `a/./b/` as `a/b`.
@@ -173,14 +257,15 @@ fn clean(rel: &str) -> PathBuf {
         .collect()
 }
 
-/// A file or a folder copied whole; links inside stay links.
+/// A file or a folder copied whole to `to`, which must not exist (a link there is not
+/// followed); links inside stay links.
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
         return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);
     }
     if !meta.is_dir() {
-        return std::fs::copy(from, to).map(|_| ());
+        return copy_file(from, to);
     }
     std::fs::create_dir(to)?;
     std::fs::set_permissions(to, meta.permissions())?;
@@ -302,6 +387,40 @@ fn ended(job: &Job<'_>, run: Result<Output, ProcessError>) -> (Ended, String) {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn nothing_is_placed_through_a_link_at_the_path_or_on_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let (wt, outside) = (dir.path().join("wt"), dir.path().join("outside"));
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        let source = dir.path().join("secret");
+        std::fs::write(&source, "SECRET\n").unwrap();
+        // A link at the path, dangling: a plain copy would create its target.
+        std::os::unix::fs::symlink(outside.join("made"), wt.join(".env")).unwrap();
+        // A linked folder on the way.
+        std::os::unix::fs::symlink(&outside, wt.join("config")).unwrap();
+        for how in [Put::Copy, Put::CopyContent, Put::Link] {
+            assert_eq!(
+                put(&wt, Path::new(".env"), &source, how).unwrap(),
+                Placed::There
+            );
+            assert_eq!(
+                put(&wt, Path::new("config/deep/.env"), &source, how).unwrap(),
+                Placed::ThroughLink(wt.join("config"))
+            );
+        }
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+        // A fresh path: its folders made, the file copied.
+        assert_eq!(
+            put(&wt, Path::new("a/b/.env"), &source, Put::CopyContent).unwrap(),
+            Placed::Done
+        );
+        assert_eq!(
+            std::fs::read_to_string(wt.join("a/b/.env")).unwrap(),
+            "SECRET\n"
+        );
+    }
 
     fn job<'a>(argv: &'a [String], timeout: Duration) -> Job<'a> {
         Job {

@@ -8,7 +8,9 @@ use crate::cmd::{open_repo, short_list, Context, Output};
 use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
-use crate::session::remove::{forget, remove_worktree_keeping_work};
+use crate::session::remove::{
+    check_own_worktree, check_submodules, forget, remove_worktree_keeping_work,
+};
 use crate::session::{close_window, find_branch_session};
 
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -18,6 +20,7 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
     let session = find_branch_session(&store, &repo, &args.label, "kill")?;
     let worktree = Path::new(&session.worktree);
 
+    check_own_worktree(&repo, worktree, &session.label, &session.branch)?;
     if worktree.exists() && !args.force {
         let dirty = git::uncommitted_paths(worktree)?;
         if !dirty.is_empty() {
@@ -31,6 +34,12 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
             )));
         }
     }
+    let keep_it = format!("run `orchestra kill {} --force`", session.label);
+    check_submodules(
+        worktree,
+        &session.label,
+        (!args.force).then_some(keep_it.as_str()),
+    )?;
 
     fault::point("kill");
     close_window(&session, out);
@@ -40,6 +49,7 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
         &repo,
         worktree,
         &session.label,
+        &session.branch,
         &format!(
             "WIP: uncommitted work of session {}\n\nSaved by `orchestra kill` so that nothing is lost.",
             session.label

@@ -8,11 +8,13 @@ use crate::process::{ProcessError, Run};
 
 mod merge;
 mod radar;
+mod submodule;
 
 use git2::{BranchType, Repository, StatusOptions};
 
 pub use merge::{CommitInfo, FileChange, Merged, Review};
 pub use radar::{Checked, Scratch, Side, WorktreeRead};
+pub use submodule::{submodule_work, KeptSubmodule, SubmoduleWork};
 
 pub use git2::Oid;
 
@@ -30,6 +32,9 @@ pub enum GitError {
     BranchExists(String),
     #[error("git was not found on PATH")]
     CliMissing,
+    /// A worktree's submodule whose `.git` names a repository outside this one.
+    #[error("submodule {path} has its repository at {}, outside this repository: nothing was committed or removed (point it back with `git submodule absorbgitdirs`, or take the worktree apart by hand)", git_dir.display())]
+    ForeignSubmodule { path: String, git_dir: PathBuf },
     #[error("git {command}: {message}")]
     Cli { command: String, message: String },
     #[error("{context}: {source}")]
@@ -46,6 +51,20 @@ pub enum GitError {
 
 /// The start of the reflog message of a branch made for a session; the session id follows.
 const MADE_FOR: &str = "orchestra: made for session ";
+
+/// What a folder at a session's worktree path is instead of its worktree
+/// ([`Repo::not_worktree_of`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Stranger {
+    #[error("is not a git worktree")]
+    NotAWorktree,
+    #[error("belongs to another repository (its git dir is {})", .0.display())]
+    OtherRepository(PathBuf),
+    #[error("is not where this repository records its worktree {0}")]
+    Unregistered(String),
+    #[error("has {0} checked out")]
+    OtherBranch(String),
+}
 
 /// What [`Repo::fast_forward`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -251,14 +270,7 @@ impl Repo {
 
     /// A branch name `archive/<stem>-<time>` (with `-2`, `-3`… if taken) that is free now.
     pub fn free_archive_name(&self, stem: &str) -> String {
-        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
-        let mut name = format!("archive/{stem}-{stamp}");
-        let mut n = 2;
-        while self.branch_exists(&name) {
-            name = format!("archive/{stem}-{stamp}-{n}");
-            n += 1;
-        }
-        name
+        free_archive_name_in(&self.repo, stem)
     }
 
     /// Before the worktree at `path` goes: when its HEAD is detached (an agent mid-rebase,
@@ -307,6 +319,39 @@ impl Repo {
         self.repo
             .reference(&format!("refs/heads/{name}"), commit, false, why)?;
         Ok(Some((name, only_here)))
+    }
+
+    /// Why the folder at `path` is not this repository's registered linked worktree of
+    /// `branch` (a worktree removed by hand and something else put in its place: another
+    /// repository, a plain folder, another worktree or branch of this one); `None` when
+    /// it is. A detached HEAD passes (an agent mid-rebase): its commits are kept.
+    pub fn not_worktree_of(&self, path: &Path, branch: &str) -> Result<Option<Stranger>, GitError> {
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        // No search upwards: a plain folder inside some repository is not that repository.
+        let Ok(found) = Repository::open(path) else {
+            return Ok(Some(Stranger::NotAWorktree));
+        };
+        let admin = canonical(found.path());
+        // A linked worktree's git dir is `<common>/worktrees/<name>/`.
+        let worktrees = canonical(self.repo.path()).join("worktrees");
+        if !found.is_worktree() || admin.parent() != Some(worktrees.as_path()) {
+            return Ok(Some(Stranger::OtherRepository(admin)));
+        }
+        let name = admin
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let registered = match self.repo.find_worktree(&name) {
+            Ok(wt) => canonical(wt.path()) == canonical(path),
+            Err(_) => false,
+        };
+        if !registered {
+            return Ok(Some(Stranger::Unregistered(name)));
+        }
+        match Repo::checked_out_branch(path)? {
+            Some(other) if other != branch => Ok(Some(Stranger::OtherBranch(other))),
+            _ => Ok(None),
+        }
     }
 
     /// The commit checked out in the worktree at `path`.
@@ -437,9 +482,10 @@ impl Repo {
         Ok(out)
     }
 
-    /// Copies into `dest` the gitignored files of the main worktree that match a pattern
-    /// of its `.worktreeinclude` (gitignore syntax), e.g. `.env`. Returns what it copied.
-    pub fn copy_worktree_includes(&self, dest: &Path) -> Result<Vec<PathBuf>, GitError> {
+    /// The gitignored files of the main worktree that match a pattern of its
+    /// `.worktreeinclude` (gitignore syntax), e.g. `.env`, relative to it: what a new
+    /// worktree gets a copy of (`worktree::copy_includes`).
+    pub fn worktree_includes(&self) -> Result<Vec<PathBuf>, GitError> {
         let include = self.main_worktree.join(".worktreeinclude");
         if !include.is_file() {
             return Ok(Vec::new());
@@ -451,26 +497,16 @@ impl Repo {
             "--ignored",
             &format!("--exclude-from={}", include.to_string_lossy()),
         ])?;
-        let mut copied = Vec::new();
+        let mut included = Vec::new();
         for rel in listed.split('\0').filter(|p| !p.is_empty()) {
             let rel = Path::new(rel);
             // Only what git ignores: tracked files are checked out already, and untracked
             // but unignored ones are someone's work in progress, not configuration.
-            if !self.repo.is_path_ignored(rel)? {
-                continue;
+            if self.repo.is_path_ignored(rel)? {
+                included.push(rel.to_path_buf());
             }
-            let target = dest.join(rel);
-            let io = |source, what: &str| GitError::Io {
-                context: format!("{what} {}", target.display()),
-                source,
-            };
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io(e, "creating the folder of"))?;
-            }
-            std::fs::copy(self.main_worktree.join(rel), &target).map_err(|e| io(e, "copying"))?;
-            copied.push(rel.to_path_buf());
         }
-        Ok(copied)
+        Ok(included)
     }
 
     fn git_cli(&self, args: &[&str]) -> Result<String, GitError> {
@@ -494,25 +530,45 @@ impl Repo {
     }
 }
 
+/// A branch name `archive/<stem>-<time>` (with `-2`, `-3`… if taken) free in `repo`.
+fn free_archive_name_in(repo: &Repository, stem: &str) -> String {
+    let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+    let mut name = format!("archive/{stem}-{stamp}");
+    let mut n = 2;
+    while repo.find_branch(&name, BranchType::Local).is_ok() {
+        name = format!("archive/{stem}-{stamp}-{n}");
+        n += 1;
+    }
+    name
+}
+
 /// The slowest git call orchestra makes is a `worktree add` checking out a whole tree
 /// (minutes on a very large repository). One still running after this is not slow but
 /// stuck (a lock another process holds, a filesystem that stopped answering).
 pub const GIT_DEADLINE: Duration = Duration::from_secs(10 * 60);
 
 fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
-    let output = Run::new("git", GIT_DEADLINE)
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .map_err(|e| match e {
-            e if e.not_found() => GitError::CliMissing,
-            ProcessError::Spawn { source, .. } => GitError::Io {
-                context: "running git".into(),
-                source,
-            },
-            e => GitError::Process(e),
-        })?;
+    git_output(Run::new("git", GIT_DEADLINE).arg("-C").arg(dir), args)
+}
+
+/// git on the repository whose git dir is `git_dir`, named outright: a submodule's copy
+/// under `.git/modules/` is a git dir with no worktree of its own around it, which
+/// discovery (and `safe.bareRepository=explicit`) would not take.
+fn run_git_dir(git_dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    let mut flag = std::ffi::OsString::from("--git-dir=");
+    flag.push(git_dir);
+    git_output(Run::new("git", GIT_DEADLINE).arg(flag), args)
+}
+
+fn git_output(run: Run, args: &[&str]) -> Result<String, GitError> {
+    let output = run.args(args).output().map_err(|e| match e {
+        e if e.not_found() => GitError::CliMissing,
+        ProcessError::Spawn { source, .. } => GitError::Io {
+            context: "running git".into(),
+            source,
+        },
+        e => GitError::Process(e),
+    })?;
     if output.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {

@@ -197,7 +197,9 @@ pub fn dispatch(
         repo.add_worktree(worktree, branch, *base, &id)?;
         undo.worktree = Some((worktree.clone(), branch.clone(), *base));
         crate::fault::point("dispatch");
-        repo.copy_worktree_includes(worktree)?;
+        for note in crate::worktree::copy_includes(repo, worktree)? {
+            out.note(note);
+        }
         crate::fault::point("dispatch");
         if let Some((file, table)) = &table {
             for note in crate::worktree::place(repo.main_worktree(), worktree, file, table)? {

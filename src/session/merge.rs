@@ -13,7 +13,7 @@ use crate::git::{self, Repo, Review};
 use crate::health::now_micros;
 use crate::paths::short_list;
 use crate::report::Report;
-use crate::session::remove::remove_worktree_keeping_work;
+use crate::session::remove::{check_own_worktree, check_submodules, remove_worktree_keeping_work};
 use crate::session::{close_window, settle_branch};
 use crate::state::{AgentState, Session, Status, Store};
 
@@ -48,8 +48,10 @@ pub fn check(
         }
     }
     let worktree = Path::new(&session.worktree);
-    // A worktree off its branch (a detached HEAD mid-rebase, another branch checked out):
-    // what is committed there is not what merges, and is kept at the teardown instead.
+    check_own_worktree(repo, worktree, &session.label, &session.branch)?;
+    // A worktree off its branch (a detached HEAD mid-rebase; another branch checked out
+    // is refused above): what is committed there is not what merges, and is kept at the
+    // teardown instead.
     let off_branch = worktree.exists()
         && Repo::checked_out_branch(worktree)?.as_deref() != Some(session.branch.as_str());
     if worktree.exists() {
@@ -67,6 +69,11 @@ pub fn check(
                 session.label, session.branch, session.branch
             )));
         }
+        check_submodules(
+            worktree,
+            &session.label,
+            (!include_uncommitted).then_some("pass --include-uncommitted"),
+        )?;
     }
     let review = repo.review(&session.branch, target)?;
     if review.commits.is_empty()
@@ -118,6 +125,7 @@ pub fn land(
     let worktree = Path::new(&session.worktree);
     fault::point("merge");
     // Only now, after the yes: uncommitted work becomes a WIP commit on the branch.
+    check_own_worktree(repo, worktree, &session.label, &session.branch)?;
     if include_uncommitted && worktree.exists() && !git::uncommitted_paths(worktree)?.is_empty() {
         git::commit_all(
             worktree,
@@ -308,6 +316,7 @@ pub fn finish_teardown(
         repo,
         Path::new(&session.worktree),
         &session.label,
+        &session.branch,
         &format!("WIP: left in session {} after its merge", session.label),
         "merge",
         Some(session),

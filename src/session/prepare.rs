@@ -69,8 +69,16 @@ pub fn move_branch(
         }
     };
     let to = repo.branch_tip(&target).ok()?;
+    // A branch is moved only in the session's own worktree, never in what was put there.
+    let worktree = Path::new(&session.worktree);
+    if let Err(e) =
+        crate::session::remove::check_own_worktree(&repo, worktree, &session.label, &session.branch)
+    {
+        out.line(format!("orchestra: {e}"));
+        return Some("its folder is not its worktree".to_string());
+    }
     let short = |oid: crate::git::Oid| oid.to_string()[..10].to_string();
-    let (said, kept) = match repo.fast_forward(Path::new(&session.worktree), to) {
+    let (said, kept) = match repo.fast_forward(worktree, to) {
         Ok(FastForward::Moved { from }) => {
             let said = format!(
                 "orchestra: moved {} onto the head of {target} ({} → {}): what landed there while it waited is in the worktree",

@@ -12,18 +12,74 @@ use crate::report::Report;
 use crate::session::settle_branch;
 use crate::state::{Session, Store};
 
+/// Refuses a folder at a session's worktree path that is not this repository's
+/// registered worktree of the session's `branch` (the worktree was removed by hand and
+/// another repository, or anything else, put there): nothing may be committed into it,
+/// typed at or removed. A folder that is gone passes (there is nothing to touch).
+pub fn check_own_worktree(
+    repo: &Repo,
+    worktree: &Path,
+    label: &str,
+    branch: &str,
+) -> Result<(), Error> {
+    if !worktree.exists() {
+        return Ok(());
+    }
+    let Some(stranger) = repo.not_worktree_of(worktree, branch)? else {
+        return Ok(());
+    };
+    let remedy = match stranger {
+        git::Stranger::OtherBranch(_) => format!("check out {branch} there, then try again"),
+        _ => {
+            format!("move that folder away ({branch} keeps the session's commits), then try again")
+        }
+    };
+    Err(Error::Refused(format!(
+        "the folder {} is not the worktree of session {label}: it {stranger}. Nothing was committed or removed there; {remedy}",
+        worktree.display()
+    )))
+}
+
+/// Looks into the submodules of `worktree` before anything is done: one whose repository
+/// is outside this one is refused whatever the command's options; with `refuse_work`
+/// (how the command would keep the work instead: its `--force`), so is work there that
+/// removing the worktree would lose (uncommitted edits, commits no remote has).
+pub fn check_submodules(
+    worktree: &Path,
+    label: &str,
+    refuse_work: Option<&str>,
+) -> Result<(), Error> {
+    if !worktree.exists() {
+        return Ok(());
+    }
+    let work = git::submodule_work(worktree)?;
+    let Some(keep_it) = refuse_work.filter(|_| !work.is_empty()) else {
+        return Ok(());
+    };
+    let listed: Vec<String> = work.iter().map(ToString::to_string).collect();
+    Err(Error::Refused(format!(
+        "session {label} has work in its submodules that only its worktree holds, which removing it would lose: {}. Commit and push it, or {keep_it} to keep it (a WIP commit, and an archive/ branch in the submodule's repository)",
+        listed.join(", ")
+    )))
+}
+
 /// Removes a session's worktree (its window already closed, so nothing writes there any
 /// more) without losing work: uncommitted changes become a WIP commit, and commits only a
-/// detached HEAD reaches are kept on `archive/<label>-detached-<time>`; the output says
-/// where. A worktree already gone leaves only git's record of it to prune. `verb` names
-/// the command, for the fault points between the steps. With `teardown`, the worktree's
-/// teardown command (orchestra.toml) runs for that session once the work is safe, and
-/// whatever it does is not the session's work: it cannot stop the removal, and a commit
-/// it takes off the branch is kept on an archive/ branch.
+/// detached HEAD reaches are kept on `archive/<label>-detached-<time>`; in each of its
+/// submodules, edits become a WIP commit there and commits the removal would take are
+/// kept on an archive/ branch of a repository that stays; the output says where. A
+/// folder that is not the registered worktree of `branch` is refused before anything is
+/// done ([`check_own_worktree`]). A worktree already gone leaves only git's record of it
+/// to prune. `verb` names the command, for the fault points between the steps. With
+/// `teardown`, the worktree's teardown command (orchestra.toml) runs for that session
+/// once the work is safe, and whatever it does is not the session's work: it cannot stop
+/// the removal, and a commit it takes off the branch is kept on an archive/ branch.
+#[allow(clippy::too_many_arguments)]
 pub fn remove_worktree_keeping_work(
     repo: &Repo,
     worktree: &Path,
     label: &str,
+    branch: &str,
     wip_message: &str,
     verb: &str,
     teardown: Option<&Session>,
@@ -32,6 +88,24 @@ pub fn remove_worktree_keeping_work(
     if !worktree.exists() {
         repo.prune_worktrees()?;
         return Ok(());
+    }
+    check_own_worktree(repo, worktree, label, branch)?;
+    for kept in repo.keep_submodule_work(worktree, label, wip_message)? {
+        if let Some((oid, paths)) = kept.wip {
+            out.line(format!(
+                "saved {paths} uncommitted path(s) of submodule {} as WIP commit {}",
+                kept.path,
+                &oid.to_string()[..10],
+            ));
+        }
+        for (branch, commits) in &kept.branches {
+            out.line(format!(
+                "submodule {} of {label} had {commits} commit(s) only its worktree held: kept as {branch} in {}",
+                kept.path,
+                kept.repository.display()
+            ));
+        }
+        fault::point(verb);
     }
     let dirty = git::uncommitted_paths(worktree)?;
     if !dirty.is_empty() {

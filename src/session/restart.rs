@@ -33,6 +33,14 @@ pub fn dispatched(
         ));
         return Ok(());
     }
+    // An agent started in a folder that is not its worktree would work on someone
+    // else's repository.
+    crate::session::remove::check_own_worktree(
+        repo,
+        Path::new(&session.worktree),
+        &session.label,
+        &session.branch,
+    )?;
     // A session whose setup did not finish has no agent yet: the setup runs again,
     // then the agent starts with its prompt. Else claude resumes its conversation by
     // id; codex and gemini their latest thread or chat in the worktree, when they saved

@@ -6,6 +6,91 @@ use std::time::Duration;
 
 use crate::harness::{wait_until, which, ClaudeWorld, Env};
 
+/// A base branch may track, where the main worktree keeps an ignored file of the person's,
+/// a link leading out of the repository: `.worktreeinclude` copies never write through it
+/// (nor through a linked folder on the way), and the copy a branch does not ignore is not
+/// made (it would become the session's change and its WIP commit).
+#[test]
+fn worktreeinclude_never_writes_through_a_link_the_base_branch_tracks() {
+    let env = Env::new();
+    env.start_server(&[]);
+    std::fs::write(env.repo.join(".gitignore"), ".env\nconfig/\n").unwrap();
+    std::fs::write(env.repo.join(".worktreeinclude"), ".env\nconfig/\n").unwrap();
+    env.git(&["add", ".gitignore", ".worktreeinclude"]);
+    env.git(&["commit", "-q", "-m", "ignore"]);
+    std::fs::write(env.repo.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::create_dir_all(env.repo.join("config")).unwrap();
+    std::fs::write(env.repo.join("config/local.env"), "TOKEN=2\n").unwrap();
+    // Outside the repository: a file and a folder the hostile branch's links name.
+    let outside = env.root.join("outside");
+    std::fs::create_dir_all(outside.join("dir")).unwrap();
+    std::fs::write(outside.join("target.txt"), "untouched\n").unwrap();
+    // The hostile branch, made in a worktree of its own (the person's files stay put).
+    let evil = env.root.join("evil");
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "evil",
+        &evil.to_string_lossy(),
+    ]);
+    std::os::unix::fs::symlink(outside.join("target.txt"), evil.join(".env")).unwrap();
+    std::os::unix::fs::symlink(outside.join("dir"), evil.join("config")).unwrap();
+    crate::harness::git_in(&evil, &["add", "-f", ".env", "config"]);
+    crate::harness::git_in(&evil, &["commit", "-q", "-m", "links out"]);
+    env.git(&["worktree", "remove", &evil.to_string_lossy()]);
+
+    let run = env
+        .orchestra(&[
+            "dispatch",
+            "linked",
+            "--base",
+            "evil",
+            "--agent",
+            "bash --norc --noprofile",
+            "--kind",
+            "generic",
+        ])
+        .ok();
+    assert_eq!(
+        std::fs::read_to_string(outside.join("target.txt")).unwrap(),
+        "untouched\n",
+        "the secrets went through the tracked link: {}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.join("dir")).unwrap().count(),
+        0,
+        "a file went through the linked folder"
+    );
+    let worktree = env.worktree_path("linked");
+    assert!(
+        worktree.join(".env").is_symlink(),
+        "the checkout's own link stays"
+    );
+    for said in [".env is tracked", "config/local.env not copied"] {
+        assert!(run.stderr.contains(said), "{said}: {}", run.stderr);
+    }
+    assert_eq!(
+        crate::harness::git_in(&worktree, &["status", "--porcelain"]),
+        "",
+        "nothing shows as the session's work"
+    );
+
+    // On a base that tracks neither, both are copied as before.
+    env.dispatch_shell("plain").ok();
+    let plain = env.worktree_path("plain");
+    assert_eq!(
+        std::fs::read_to_string(plain.join("config/local.env")).unwrap(),
+        "TOKEN=2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(plain.join(".env")).unwrap(),
+        "SECRET=1\n"
+    );
+}
+
 #[test]
 fn dispatch_makes_branch_worktree_and_window_and_types_the_prompt() {
     let env = Env::new();

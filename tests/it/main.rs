@@ -37,6 +37,7 @@ mod plugin;
 mod radar;
 mod remote;
 mod remote_hooks;
+mod removal;
 mod screens;
 mod setup;
 mod status;

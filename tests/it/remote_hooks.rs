@@ -445,3 +445,146 @@ fn version_skew_is_reported_and_the_screen_keeps_telling() {
     assert!(start(&sshd).contains("--settings"), "{}", start(&sshd));
     env.orchestra(&["down"]).ok();
 }
+
+/// An upload the host does not receive whole or intact never replaces the working binary
+/// there, and neither does one it cannot check: each is refused in one line naming why,
+/// the old binary left as it was and no temporary file behind. The host runs its own
+/// tools from a folder of links (its whole PATH), where a stand-in `cat` receives the
+/// upload as a dropped connection or a garbling link would deliver it; and this side is
+/// killed with SIGKILL mid-upload.
+#[test]
+fn an_upload_cut_short_changed_or_unchecked_never_replaces_a_working_binary() {
+    let Some((env, sshd)) = world() else { return };
+    write_manifest(&env, &sshd, "cat", "");
+    let bin = remote_bin(&sshd);
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    // A working orchestra of another version: install copies over it.
+    write_script(&bin, "#!/bin/sh\necho 'orchestra 0.0.1'\n");
+    let old = std::fs::read(&bin).unwrap();
+    let tools = remote_folder(&env, "host-tools");
+    for tool in [
+        "sh",
+        "uname",
+        "head",
+        "mkdir",
+        "wc",
+        "tr",
+        "chmod",
+        "mv",
+        "rm",
+        "sha256sum",
+    ] {
+        let real = crate::harness::which(tool).unwrap_or_else(|| panic!("{tool} on PATH"));
+        std::os::unix::fs::symlink(real, tools.join(tool)).unwrap();
+    }
+    let real_cat = crate::harness::which("cat").expect("cat");
+    let real_tr = crate::harness::which("tr").expect("tr");
+    std::os::unix::fs::symlink(&real_cat, tools.join("cat")).unwrap();
+    sshd.set_remote_path(&tools.to_string_lossy());
+    let size = std::fs::metadata(crate::harness::bin()).unwrap().len();
+    let dir = bin.parent().unwrap().to_path_buf();
+    let temporary = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(".orchestra."))
+            .map(|e| e.path())
+    };
+
+    // orchestra killed (-9) while the upload is on its way.
+    let mut installing = env
+        .orchestra_command(&env.repo, &["hosts", "install", "gpu", "--force"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("hosts install");
+    assert!(
+        wait_until(Duration::from_secs(60), || temporary()
+            .and_then(|t| std::fs::metadata(t).ok())
+            .is_some_and(|m| m.len() > 0)),
+        "the upload never began"
+    );
+    installing.kill().expect("kill -9");
+    installing.wait().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || temporary().is_none()),
+        "the half upload stayed: {:?}",
+        temporary()
+    );
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        old,
+        "killed mid-upload: replaced"
+    );
+    let cases = [
+        // The connection drops after 4 KiB: the host's input just ends.
+        (
+            format!(
+                "#!/bin/sh\nhead -c 4096\nexec {} > /dev/null\n",
+                real_cat.display()
+            ),
+            format!("the upload was cut short (4096 of {size} bytes arrived)"),
+        ),
+        // Every byte arrives, some of them changed.
+        (
+            format!("#!/bin/sh\nexec {} '\\000' '\\001'\n", real_tr.display()),
+            "the upload arrived changed (its SHA-256 is not the binary's)".to_string(),
+        ),
+    ];
+    let install_refused = |why: &str| {
+        let refused = env
+            .orchestra(&["hosts", "install", "gpu", "--force"])
+            .fails_with(1);
+        assert_eq!(
+            refused.stderr.trim().lines().count(),
+            1,
+            "{}",
+            refused.stderr
+        );
+        assert!(
+            refused.stderr.contains(&format!(
+                "gpu: not installed, ~/.local/bin/orchestra is left as it was: {why}"
+            )),
+            "{}",
+            refused.stderr
+        );
+        assert_eq!(
+            std::fs::read(&bin).unwrap(),
+            old,
+            "{why}: the old binary was replaced"
+        );
+        let left: Vec<_> = std::fs::read_dir(bin.parent().unwrap())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, [std::ffi::OsString::from("orchestra")], "{why}");
+    };
+    for (cat, why) in &cases {
+        std::fs::remove_file(tools.join("cat")).unwrap();
+        write_script(&tools.join("cat"), cat);
+        install_refused(why);
+    }
+    // The whole upload, but nothing on the host to check it with.
+    std::fs::remove_file(tools.join("cat")).unwrap();
+    std::os::unix::fs::symlink(&real_cat, tools.join("cat")).unwrap();
+    std::fs::remove_file(tools.join("sha256sum")).unwrap();
+    install_refused("the host has no sha256sum, shasum or sha256 to check the upload with");
+
+    // Whole, intact and checked: installed.
+    std::os::unix::fs::symlink(
+        crate::harness::which("sha256sum").unwrap(),
+        tools.join("sha256sum"),
+    )
+    .unwrap();
+    let installed = env.orchestra(&["hosts", "install", "gpu"]).ok();
+    assert!(
+        installed.stdout.contains("installed orchestra 0.1.0"),
+        "{}",
+        installed.stdout
+    );
+    assert_eq!(
+        std::fs::read(&bin).unwrap(),
+        std::fs::read(crate::harness::bin()).unwrap()
+    );
+}

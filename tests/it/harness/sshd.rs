@@ -186,16 +186,16 @@ impl Sshd {
     /// Puts `dir` first on the PATH of every later login (its key's `environment=`), so a
     /// stand-in program there is what the remote side runs.
     pub fn prepend_remote_path(&self, dir: &Path) {
+        self.set_remote_path(&format!("{}:/usr/local/bin:/usr/bin:/bin", dir.display()));
+    }
+
+    /// Makes `path` the whole PATH of every later login (its key's `environment=`): a
+    /// host without some program. Called once per test, as [`Sshd::prepend_remote_path`].
+    pub fn set_remote_path(&self, path: &str) {
         let keys = self.dir.join("authorized_keys");
         let line = std::fs::read_to_string(&keys).expect("authorized_keys");
-        std::fs::write(
-            &keys,
-            format!(
-                "environment=\"PATH={}:/usr/local/bin:/usr/bin:/bin\",{line}",
-                dir.display()
-            ),
-        )
-        .expect("authorized_keys");
+        std::fs::write(&keys, format!("environment=\"PATH={path}\",{line}"))
+            .expect("authorized_keys");
     }
 
     /// Stops the server: its port closes.
