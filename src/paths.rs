@@ -205,6 +205,13 @@ pub fn file_stamp(path: &Path) -> Option<String> {
     Some(format!("{}:{mtime}", meta.len()))
 }
 
+/// When `path` was last modified, in seconds since the epoch; `None` when it is not there.
+pub fn modified_secs(path: &Path) -> Option<i64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(since.as_secs()).ok()
+}
+
 /// "a, b, c, d, e and 3 more": a list of paths short enough for one message line.
 pub fn short_list(paths: &[String]) -> String {
     const SHOWN: usize = 5;

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::remote::{Connection, HostSpec};
-use crate::state::AgentState;
+use crate::state::{believable_at, AgentState};
 
 /// Where `hosts install` puts the binary, from the host user's HOME.
 pub const REMOTE_BIN: &str = ".local/bin/orchestra";
@@ -306,9 +306,17 @@ pub fn record_word(home: &Path, id: &str, word: &HookWord) -> Result<(), Error> 
     let kept = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str::<HookWord>(&t).ok());
+    // No time is trusted past now + skew: a kept word stamped further ahead (this clock
+    // stepped back, or the file was written by hand) holds back no later word, and a
+    // word stamped that far ahead is kept as said now.
+    let now_us = crate::state::now_micros();
+    let word = &HookWord {
+        at: believable_at(word.at, now_us).unwrap_or(now_us),
+        ..word.clone()
+    };
     let word = match kept {
         // A newer word stays; it learns of a conversation only if it knew of none.
-        Some(kept) if kept.at > word.at => {
+        Some(kept) if believable_at(kept.at, now_us).is_some_and(|at| at > word.at) => {
             if kept.conversation.is_some() || word.conversation.is_none() {
                 return Ok(());
             }

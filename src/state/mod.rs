@@ -33,6 +33,11 @@ pub enum StateError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error("state database {path} is damaged ({source}): `orchestra doctor --fix` moves it aside and rebuilds the record from tmux and git")]
+    Corrupt {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error("state database {path} was written by a newer orchestra (schema {found}, this one knows {known})")]
     TooNew {
         path: PathBuf,
@@ -41,8 +46,27 @@ pub enum StateError {
     },
     #[error("a session labelled {label:?} already exists in {repo}")]
     LabelTaken { repo: String, label: String },
+    #[error("cannot move {path} aside: {source}")]
+    SetAside {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("ORCHESTRA_EVENTS_RETENTION={0:?} is not a duration: use e.g. 30d, 12h, 90m or 600 (seconds), or off to keep every event")]
     BadRetention(String),
+}
+
+impl StateError {
+    /// SQLite's `source` about the database at `path`, told as damage when it says the
+    /// file is no database or a damaged one: no retry mends that, only moving it aside.
+    fn sqlite(path: &Path, source: rusqlite::Error) -> StateError {
+        let path = path.to_path_buf();
+        match source.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+                StateError::Corrupt { path, source }
+            }
+            _ => StateError::Sqlite { path, source },
+        }
+    }
 }
 
 /// Lifecycle of a session; never mixed with [`AgentState`].
@@ -267,6 +291,25 @@ pub fn now() -> i64 {
         .unwrap_or(0)
 }
 
+/// This machine's clock in microseconds since the epoch: what words are ordered by.
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// How far ahead of this machine's clock a time may be and still be believed (µs): a
+/// host's clock is moved onto ours only past 2 s of difference, read to the second.
+pub const FUTURE_SKEW_MICROS: i64 = 3_000_000;
+
+/// `at` (µs) as a time to order by, `now_us` being this machine's clock: one further
+/// ahead than [`FUTURE_SKEW_MICROS`] was never said then (a clock that stepped back since,
+/// NTP or a resumed VM; a broken or forged word) and orders nothing: `None`.
+pub fn believable_at(at: i64, now_us: i64) -> Option<i64> {
+    (at <= now_us.saturating_add(FUTURE_SKEW_MICROS)).then_some(at)
+}
+
 const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
      tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
      prompt, status, state, retry_count, created_at, updated_at, state_at, state_source, manifest, \
@@ -290,10 +333,7 @@ impl Store {
                 .create(true),
         )
         .map_err(folder)?;
-        let sqlite = |source| StateError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sqlite = |source| StateError::sqlite(&path, source);
         let conn = Connection::open(&path).map_err(sqlite)?;
         // Many short-lived processes (hooks, status jobs, the user) write at once.
         conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
@@ -346,11 +386,53 @@ impl Store {
         &self.path
     }
 
-    fn err(&self, source: rusqlite::Error) -> StateError {
-        StateError::Sqlite {
-            path: self.path.clone(),
-            source,
+    /// Moves `home/state.db` (and its -wal and -shm, under the same new name so SQLite
+    /// still finds them together) aside to `state.db.corrupt-<time>`: a damaged record is
+    /// kept for whoever wants to read it, never deleted. Returns the new path.
+    pub fn set_aside(home: &Path) -> Result<PathBuf, StateError> {
+        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+        let mut aside = home.join(format!("state.db.corrupt-{stamp}"));
+        let mut n = 2;
+        while aside.exists() {
+            aside = home.join(format!("state.db.corrupt-{stamp}-{n}"));
+            n += 1;
         }
+        for suffix in ["", "-wal", "-shm"] {
+            let from = home.join(format!("state.db{suffix}"));
+            if !from.exists() {
+                continue;
+            }
+            let to = PathBuf::from(format!("{}{suffix}", aside.display()));
+            std::fs::rename(&from, &to)
+                .map_err(|source| StateError::SetAside { path: from, source })?;
+        }
+        Ok(aside)
+    }
+
+    /// When this record began (seconds): a session made before it had its row in a record
+    /// that was lost. 0 for a record that held something before this was kept.
+    pub fn began_at(&self) -> Result<i64, StateError> {
+        self.conn
+            .query_row("SELECT began_at FROM record", [], |r| r.get(0))
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records `s`, a live session found in tmux and git whose row was lost, as it is now.
+    pub fn adopt(&self, s: &Session) -> Result<(), StateError> {
+        self.insert_session(s)?;
+        self.record_event(
+            s,
+            "adopted",
+            "",
+            s.status.as_str(),
+            "doctor: its row was lost",
+        )
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StateError {
+        StateError::sqlite(&self.path, source)
     }
 
     pub fn insert_session(&self, s: &Session) -> Result<(), StateError> {
@@ -478,7 +560,12 @@ impl Store {
         else {
             return Ok(None);
         };
-        if at < current.state_at {
+        // No time is trusted past now + skew: a word stamped further ahead is taken as
+        // said now, and a recorded one that far ahead (the clock stepped back since it was
+        // written) holds back no later word.
+        let now_us = now_micros();
+        let at = believable_at(at, now_us).unwrap_or(now_us);
+        if believable_at(current.state_at, now_us).is_some_and(|recorded| at < recorded) {
             return Ok(None);
         }
         tx.execute(
