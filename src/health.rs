@@ -900,7 +900,12 @@ pub fn status_line(
     if now_micros() / 1000 - cache.refreshed_ms < STATUS_EVERY_MS {
         return Ok(cache.into());
     }
-    let outcome = refresh_now()?;
+    let outcome = match refresh_now() {
+        // The record is busy (another process holds its write lock): the last line stands,
+        // as tmux waits for no status job.
+        Err(HealthError::State(e)) if e.is_busy() => return Ok(cache.into()),
+        other => other?,
+    };
     Ok(StatusLine {
         summary: outcome.summary,
         radar_every: outcome.radar_every,

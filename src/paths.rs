@@ -48,6 +48,7 @@ const HOME_ENTRIES: &[&str] = &[
     "cache",
     "logs",
     "briefings",
+    "spool",
     "merges",
     "locks",
     "runs",

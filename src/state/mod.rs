@@ -56,6 +56,17 @@ pub enum StateError {
 }
 
 impl StateError {
+    /// Whether another process held the write lock past this one's patience.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            StateError::Sqlite { source, .. } if matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        )
+    }
+
     /// SQLite's `source` about the database at `path`, told as damage when it says the
     /// file is no database or a damaged one: no retry mends that, only moving it aside.
     fn sqlite(path: &Path, source: rusqlite::Error) -> StateError {
@@ -310,6 +321,31 @@ pub fn believable_at(at: i64, now_us: i64) -> Option<i64> {
     (at <= now_us.saturating_add(FUTURE_SKEW_MICROS)).then_some(at)
 }
 
+/// How long a process waits for another's write lock: many short-lived processes (hooks,
+/// status jobs, the person) write at once.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The same, for a process whose caller has a deadline of its own (an agent's hook:
+/// Claude's is 10 s; tmux's status job): it gives up well before that and keeps what it
+/// had to say another way (`hooks::spool`).
+const HASTE: Duration = Duration::from_millis(800);
+
+static HASTY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Every record this process opens from now on waits for a write lock no longer than
+/// [`HASTE`]: a busy record is then an error (`StateError::is_busy`) the caller settles.
+pub fn answer_quickly() {
+    HASTY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn patience() -> Duration {
+    if HASTY.load(std::sync::atomic::Ordering::Relaxed) {
+        HASTE
+    } else {
+        PATIENCE
+    }
+}
+
 const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
      tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
      prompt, status, state, retry_count, created_at, updated_at, state_at, state_source, manifest, \
@@ -335,15 +371,15 @@ impl Store {
         .map_err(folder)?;
         let sqlite = |source| StateError::sqlite(&path, source);
         let conn = Connection::open(&path).map_err(sqlite)?;
-        // Many short-lived processes (hooks, status jobs, the user) write at once.
-        conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
+        let patience = patience();
+        conn.busy_timeout(patience).map_err(sqlite)?;
         // Turning a new database to WAL takes a lock SQLite does not wait for (two
         // first-use processes would deadlock): a busy answer is retried, within the same
         // bound as any other wait.
         let started = std::time::Instant::now();
         while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
             let busy = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
-            if !busy || started.elapsed() > Duration::from_secs(10) {
+            if !busy || started.elapsed() > patience {
                 return Err(sqlite(e));
             }
             std::thread::sleep(Duration::from_millis(10));

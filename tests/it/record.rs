@@ -1,0 +1,112 @@
+//! The record under strain: a write lock another process holds, clocks that step back.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use crate::harness::{wait_until, Env};
+
+/// A python3 process holding `BEGIN IMMEDIATE` on `db` (as another writer would) until
+/// dropped.
+struct WriteLock {
+    child: Child,
+    release: PathBuf,
+}
+
+impl WriteLock {
+    fn hold(db: &Path, dir: &Path) -> WriteLock {
+        let held = dir.join("lock-held");
+        let release = dir.join("lock-release");
+        let script = "import os, sqlite3, sys, time\n\
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+            c.execute('BEGIN IMMEDIATE')\n\
+            open(sys.argv[2], 'w').close()\n\
+            while not os.path.exists(sys.argv[3]): time.sleep(0.05)\n\
+            c.execute('ROLLBACK')\n";
+        let child = Command::new("python3")
+            .args(["-c", script])
+            .arg(db)
+            .arg(&held)
+            .arg(&release)
+            .spawn()
+            .expect("python3 (tests/run.sh installs it)");
+        assert!(
+            wait_until(Duration::from_secs(10), || held.exists()),
+            "python3 never took the write lock"
+        );
+        WriteLock { child, release }
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.release, "");
+        let _ = self.child.wait();
+    }
+}
+
+/// The words of `id`'s hook events, as Claude Code runs its hooks (JSON on stdin).
+fn hook(env: &Env, id: &str, event: &str, json: &str) -> (crate::harness::Run, Duration) {
+    let started = Instant::now();
+    let run = env.orchestra_stdin(
+        &["event", "--from-hook", "--session", id, event],
+        json.as_bytes(),
+    );
+    (run, started.elapsed())
+}
+
+/// A hook returns quickly whatever the database does: with another process holding the
+/// write lock, hook events return well within Claude's 10 s timeout (and the status line
+/// within tmux's patience), their words are kept (no prompt text with them), and the next
+/// command after the lock is released records them in the order they were said.
+#[test]
+fn a_hook_on_a_write_locked_record_returns_at_once_and_its_word_is_kept() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("locked").ok();
+    let id = env.session("locked")["id"].as_str().unwrap().to_string();
+    let lock = WriteLock::hold(&env.home.join("state.db"), &env.root);
+
+    let (run, took) = hook(
+        &env,
+        &id,
+        "UserPromptSubmit",
+        r#"{"prompt":"a secret 9c1e"}"#,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(took < Duration::from_secs(3), "the hook took {took:?}");
+    let (run, took) = hook(&env, &id, "Stop", "{}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(took < Duration::from_secs(3), "the hook took {took:?}");
+    let started = Instant::now();
+    let line = env.orchestra(&["status-line"]);
+    assert_eq!(line.code, 0, "{}", line.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+
+    let spooled: Vec<String> = std::fs::read_dir(env.home.join("spool"))
+        .expect("the words wait in the spool")
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(spooled.len(), 2, "{spooled:?}");
+    assert!(!spooled.iter().any(|w| w.contains("9c1e")), "{spooled:?}");
+    drop(lock);
+
+    env.orchestra(&["refresh"]).ok();
+    let changes = env.changes_text("locked");
+    assert!(
+        changes.contains("unknown>busy:UserPromptSubmit busy>idle:Stop"),
+        "{changes}"
+    );
+    assert!(
+        std::fs::read_dir(env.home.join("spool"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+            == 0,
+        "replayed words leave the spool"
+    );
+}
