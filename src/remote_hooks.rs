@@ -599,4 +599,54 @@ mod tests {
                 .unwrap();
         assert_eq!(raced, word("busy", 9, Some(first)));
     }
+
+    /// No time is trusted past now + skew on the host either: a kept word stamped far
+    /// ahead (a stepped clock, a file written by hand: `at` 9e18) gives way to the next
+    /// hook's word, and a word stamped that far ahead is kept as said now. Words whose
+    /// `at` is no integer (9e18 written as a float, NaN) are not words at all.
+    #[test]
+    fn a_word_from_the_future_gives_way_on_the_host() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let id = "0123456789ab";
+        let kept = || -> HookWord {
+            serde_json::from_str(&std::fs::read_to_string(word_path(home.path(), id)).unwrap())
+                .unwrap()
+        };
+        let word = |state: &str, at| HookWord {
+            state: state.into(),
+            at,
+            event: "Stop".into(),
+            conversation: None,
+            asks: None,
+        };
+        let forged = r#"{"state":"idle","at":9000000000000000000,"event":"Stop"}"#;
+        crate::paths::private_dir(&home.path().join(WORDS_DIR)).unwrap();
+        std::fs::write(word_path(home.path(), id), forged).unwrap();
+        let now = crate::state::now_micros();
+        record_word(home.path(), id, &word("busy", now)).expect("record");
+        assert_eq!(kept(), word("busy", now));
+        record_word(home.path(), id, &word("idle", i64::MAX)).expect("record");
+        let taken = kept();
+        assert_eq!(taken.state, "idle");
+        assert!(taken.at >= now && taken.at <= crate::state::now_micros());
+        let later = crate::state::now_micros() + 1;
+        record_word(home.path(), id, &word("busy", later)).expect("record");
+        assert_eq!(kept(), word("busy", later));
+
+        let marker = "orchestra-probe-2";
+        let out = format!(
+            "version {}\nword a1 {{\"state\":\"idle\",\"at\":9e18,\"event\":\"Stop\"}}\n\
+             word a2 {{\"state\":\"idle\",\"at\":NaN,\"event\":\"Stop\"}}\n\
+             word a3 {{\"state\":\"idle\",\"at\":1e400,\"event\":\"Stop\"}}\n\
+             word a4 {{\"state\":\"idle\",\"at\":-7,\"event\":\"Stop\"}}\n{marker}\n",
+            this_version()
+        );
+        let (probe, _) = parse_probe(&out, marker);
+        let ids: Vec<&String> = probe.words.keys().collect();
+        assert_eq!(
+            ids,
+            ["a4"],
+            "only an integer time is a word (an old one here)"
+        );
+    }
 }

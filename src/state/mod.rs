@@ -1075,6 +1075,108 @@ mod tests {
         assert_eq!(event_times(&store), [now - 60]);
     }
 
+    fn session_row(store: &Store, id: &str) {
+        store
+            .conn
+            .execute(
+                "INSERT INTO sessions (id, repo, label, branch, base_commit, worktree, agent_kind, \
+                 agent_argv, status, created_at, updated_at) VALUES \
+                 (?1, '/r', ?1, 'b', 'c', '/w', 'claude', '[]', 'running', 1, 2)",
+                [id],
+            )
+            .unwrap();
+    }
+
+    fn said(store: &Store, id: &str) -> (AgentState, i64) {
+        let s = store.session_by_id(id).unwrap().unwrap();
+        (s.state, s.state_at)
+    }
+
+    /// No time is trusted past now + skew: a word stamped far ahead (9e18 µs, the
+    /// largest time there is) is recorded as said now and holds back no later word.
+    #[test]
+    fn a_word_from_the_far_future_freezes_nothing() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path()).unwrap();
+        session_row(&store, "s1");
+        for ahead in [9_000_000_000_000_000_000, i64::MAX] {
+            let before = now_micros();
+            store
+                .apply_state("s1", AgentState::Idle, ahead, StateSource::Hook, "Stop")
+                .unwrap();
+            let (state, at) = said(&store, "s1");
+            assert_eq!(state, AgentState::Idle);
+            assert!(at >= before && at <= now_micros(), "{at}");
+            let later = now_micros() + 1;
+            let t = store
+                .apply_state(
+                    "s1",
+                    AgentState::Busy,
+                    later,
+                    StateSource::Hook,
+                    "UserPromptSubmit",
+                )
+                .unwrap();
+            assert!(t.is_some(), "the later word was dropped");
+            assert_eq!(said(&store, "s1"), (AgentState::Busy, later));
+        }
+        // Within the skew a time is believed (a host's clock read to the second): an
+        // older word still loses to it.
+        let near = now_micros() + FUTURE_SKEW_MICROS / 2;
+        store
+            .apply_state(
+                "s1",
+                AgentState::Waiting,
+                near,
+                StateSource::Hook,
+                "Notification",
+            )
+            .unwrap();
+        let t = store
+            .apply_state(
+                "s1",
+                AgentState::Idle,
+                now_micros(),
+                StateSource::Hook,
+                "Stop",
+            )
+            .unwrap();
+        assert!(t.is_none());
+        assert_eq!(said(&store, "s1"), (AgentState::Waiting, near));
+    }
+
+    /// A record stamped ten minutes ahead (the clock stepped back since) takes a word of
+    /// now; a negative time is merely old.
+    #[test]
+    fn a_record_stamped_ahead_of_the_clock_takes_new_words() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path()).unwrap();
+        session_row(&store, "s2");
+        store
+            .conn
+            .execute(
+                "UPDATE sessions SET state = 'idle', state_at = ?1 WHERE id = 's2'",
+                [now_micros() + 600_000_000],
+            )
+            .unwrap();
+        let now = now_micros();
+        let t = store
+            .apply_state(
+                "s2",
+                AgentState::Busy,
+                now,
+                StateSource::Hook,
+                "UserPromptSubmit",
+            )
+            .unwrap();
+        assert!(t.is_some());
+        assert_eq!(said(&store, "s2"), (AgentState::Busy, now));
+        let t = store
+            .apply_state("s2", AgentState::Idle, -5, StateSource::Hook, "Stop")
+            .unwrap();
+        assert!(t.is_none(), "a negative time is older than any word");
+    }
+
     #[test]
     fn a_short_retention_prunes_within_its_own_length() {
         let home = tempfile::tempdir().unwrap();

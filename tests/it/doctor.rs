@@ -61,7 +61,7 @@ fn recorded(env: &Env, labels: &[&str]) -> Vec<[String; 4]> {
         .iter()
         .map(|l| {
             let s = env.session(l);
-            ["status", "window", "pane", "agent_uuid"]
+            ["status", "window", "pane", "conversation"]
                 .map(|k| s[k].as_str().unwrap_or_default().to_string())
         })
         .collect()

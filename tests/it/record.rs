@@ -110,3 +110,47 @@ fn a_hook_on_a_write_locked_record_returns_at_once_and_its_word_is_kept() {
         "replayed words leave the spool"
     );
 }
+
+/// No time from outside is trusted past now + skew: a record stamped ten minutes ahead
+/// (the clock stepped back since: NTP, a resumed VM) still takes the next hook's word.
+#[test]
+fn a_clock_stepped_back_still_takes_the_next_hook_word() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("stepped").ok();
+    let id = env.session("stepped")["id"].as_str().unwrap().to_string();
+    let ahead_us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64
+        + 600_000_000;
+    let script = "import sqlite3, sys\n\
+        c = sqlite3.connect(sys.argv[1])\n\
+        c.execute(\"UPDATE sessions SET state = 'idle', state_source = 'hook', state_at = ? WHERE id = ?\", (int(sys.argv[2]), sys.argv[3]))\n\
+        c.commit()\n";
+    let status = Command::new("python3")
+        .args(["-c", script])
+        .arg(env.home.join("state.db"))
+        .arg(ahead_us.to_string())
+        .arg(&id)
+        .status()
+        .expect("python3 (tests/run.sh installs it)");
+    assert!(status.success());
+    assert_eq!(env.state("stepped"), "idle");
+
+    let (run, _) = hook(&env, &id, "UserPromptSubmit", "{}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        env.state("stepped"),
+        "busy",
+        "the word after the step was dropped"
+    );
+    let (run, _) = hook(&env, &id, "Stop", "{}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        env.state("stepped"),
+        "idle",
+        "{}",
+        env.changes_text("stepped")
+    );
+}
