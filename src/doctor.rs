@@ -957,10 +957,12 @@ fn check_session_folders(
             out,
             fix,
             format!("folder {} belongs to no live session", dir.display()),
-            "removed",
+            "removed, with its briefings",
             |_| {
                 std::fs::remove_dir_all(&dir)
-                    .map_err(Error::io(format!("removing {}", dir.display())))
+                    .map_err(Error::io(format!("removing {}", dir.display())))?;
+                crate::paths::remove_session_files(&ctx.home, id);
+                Ok(())
             },
         )?;
     }

@@ -273,8 +273,15 @@ pub struct Transition {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    retention: Retention,
+}
+
+/// What the record keeps for how long.
+struct Retention {
     /// Events older than this many seconds are pruned; `None` keeps them all.
-    retention: Option<i64>,
+    keep: Option<i64>,
+    /// Where briefings are kept: they go with the events of their time.
+    briefings: PathBuf,
 }
 
 /// How long events are kept unless `ORCHESTRA_EVENTS_RETENTION` says otherwise.
@@ -398,8 +405,11 @@ impl Store {
         let mut store = Store {
             conn,
             path,
-            // A bad value was refused where the command started; here it is the default.
-            retention: events_retention().unwrap_or(Some(DEFAULT_EVENTS_RETENTION_SECS)),
+            retention: Retention {
+                // A bad value was refused where the command started; here it is the default.
+                keep: events_retention().unwrap_or(Some(DEFAULT_EVENTS_RETENTION_SECS)),
+                briefings: crate::paths::briefings_dir(home),
+            },
         };
         schema::migrate(&mut store.conn, &store.path)?;
         Ok(store)
@@ -612,7 +622,7 @@ impl Store {
         let transition = if current.state != state {
             let event = insert_event(
                 &tx,
-                self.retention,
+                &self.retention,
                 &current,
                 TransitionKind::State.as_str(),
                 current.state.as_str(),
@@ -658,7 +668,7 @@ impl Store {
         }
         let event = insert_event(
             &tx,
-            self.retention,
+            &self.retention,
             s,
             TransitionKind::Status.as_str(),
             s.status.as_str(),
@@ -704,7 +714,7 @@ impl Store {
         if changed > 0 {
             insert_event(
                 &tx,
-                self.retention,
+                &self.retention,
                 s,
                 "status",
                 from.as_str(),
@@ -751,7 +761,7 @@ impl Store {
         }
         insert_event(
             &tx,
-            self.retention,
+            &self.retention,
             s,
             "conversation",
             s.agent_uuid.as_deref().unwrap_or_default(),
@@ -840,7 +850,7 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         insert_event(
             &tx,
-            self.retention,
+            &self.retention,
             s,
             "removed",
             s.status.as_str(),
@@ -861,7 +871,7 @@ impl Store {
         new: &str,
         detail: &str,
     ) -> Result<(), StateError> {
-        insert_event(&self.conn, self.retention, s, kind, old, new, detail)
+        insert_event(&self.conn, &self.retention, s, kind, old, new, detail)
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
@@ -935,10 +945,10 @@ pub struct Event {
 }
 
 /// Records one event (returning its `seq`), and prunes the events older than `retention`
-/// seconds when that is due.
+/// when that is due, and the briefings of their time with them.
 fn insert_event(
     conn: &Connection,
-    retention: Option<i64>,
+    retention: &Retention,
     s: &Session,
     kind: &str,
     old: &str,
@@ -952,8 +962,10 @@ fn insert_event(
         params![at, s.id, s.label, s.repo, kind, old, new, detail],
     )?;
     let seq = conn.last_insert_rowid();
-    if let Some(keep) = retention {
-        prune_events(conn, at, keep)?;
+    if let Some(keep) = retention.keep {
+        if let Some(cutoff) = prune_events(conn, at, keep)? {
+            crate::paths::remove_older(&retention.briefings, cutoff);
+        }
     }
     Ok(seq)
 }
@@ -961,7 +973,8 @@ fn insert_event(
 /// Deletes the events older than `keep` seconds, once the oldest is older than that by a
 /// day (or by `keep`, when shorter): each write pays one primary-key lookup, and the
 /// delete (a scan of what is left) runs about once a day however busy the log is.
-fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> {
+/// Returns the cutoff when it deleted.
+fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<Option<i64>> {
     // Events are written in time order, so the first by seq is the oldest.
     let oldest: Option<i64> = conn
         .query_row("SELECT at FROM events ORDER BY seq LIMIT 1", [], |r| {
@@ -971,8 +984,9 @@ fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> 
     let cutoff = now.saturating_sub(keep);
     if oldest.is_some_and(|at| at < cutoff.saturating_sub(keep.min(86_400))) {
         conn.execute("DELETE FROM events WHERE at < ?1", params![cutoff])?;
+        return Ok(Some(cutoff));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A recorded pane or window id; one that is no id (the file was edited by hand) is no

@@ -154,3 +154,67 @@ fn a_clock_stepped_back_still_takes_the_next_hook_word() {
         env.changes_text("stepped")
     );
 }
+
+/// The files in the home's briefings folder.
+fn briefing_files(env: &Env) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(env.home.join("briefings"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Briefings go with their session (a kill removes them, the other session's stay) and
+/// with the events of their time (pruned when the events past the retention are).
+#[test]
+fn briefings_go_with_their_session_and_with_the_events_of_their_time() {
+    let mut env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("told").ok();
+    env.dispatch_shell("kept").ok();
+    env.brief("told", "echo first word");
+    env.brief("kept", "echo second word");
+    let id = |label: &str| env.session(label)["id"].as_str().unwrap().to_string();
+    let (told, kept) = (id("told"), id("kept"));
+    let files = briefing_files(&env);
+    assert_eq!(files.len(), 2, "{files:?}");
+    assert!(
+        files
+            .iter()
+            .any(|f| f.starts_with(&format!("{told}-told-"))),
+        "{files:?}"
+    );
+
+    env.orchestra(&["kill", "told"]).ok();
+    let files = briefing_files(&env);
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(files[0].starts_with(&format!("{kept}-kept-")), "{files:?}");
+
+    // A briefing from two days ago, with a retention of 3 s: once the oldest event is
+    // past it (by as much again), the next event prunes the events and that briefing.
+    let stale = env
+        .home
+        .join("briefings/0123456789ab-gone-20000101-000000.000.txt");
+    std::fs::write(&stale, "long ago").unwrap();
+    let touched = Command::new("touch")
+        .args(["-d", "2 days ago"])
+        .arg(&stale)
+        .status()
+        .expect("touch");
+    assert!(touched.success());
+    env.env
+        .push(("ORCHESTRA_EVENTS_RETENTION".into(), "3".into()));
+    std::thread::sleep(Duration::from_secs(7));
+    env.brief("kept", "echo a fresh word");
+    let (run, _) = hook(&env, &kept, "UserPromptSubmit", "{}");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!stale.exists(), "{:?}", briefing_files(&env));
+    let files = briefing_files(&env);
+    assert_eq!(files.len(), 1, "the fresh briefing stays: {files:?}");
+    let fresh = std::fs::read_to_string(env.home.join("briefings").join(&files[0])).unwrap();
+    assert_eq!(fresh, "echo a fresh word");
+}
