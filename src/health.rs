@@ -169,8 +169,9 @@ impl HealthRow {
             state: s.state.to_string(),
             status: s.status.to_string(),
             source: s.state_source.to_string(),
+            // A state stamped ahead of the clock (it stepped back since) is new, not negative.
             state_age: if s.state_at > 0 {
-                (now_us - s.state_at) / 1_000_000
+                (now_us - s.state_at).max(0) / 1_000_000
             } else {
                 now_us / 1_000_000 - s.created_at
             },

@@ -211,3 +211,63 @@ fn a_lost_record_is_rebuilt_from_tmux_and_git_without_costing_an_agent() {
     env.wait_screen("second", "still here", Duration::from_secs(40));
     env.said_without_ticks("second", "idle", Duration::from_secs(20));
 }
+
+/// What a lost record's session cannot be adopted from (its branch checked out in no
+/// worktree any more) is reported and left alone: its window stays open, its branch keeps
+/// its name, its folder stays; a session beside it that can be is adopted.
+#[test]
+fn a_lost_session_that_cannot_be_adopted_is_left_alone() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("whole").ok();
+    env.dispatch_shell("torn").ok();
+    let torn = env.session("torn")["id"].as_str().unwrap().to_string();
+    let windows = env.windows();
+    std::thread::sleep(Duration::from_millis(1100));
+    for name in ["state.db", "state.db-wal", "state.db-shm"] {
+        let _ = std::fs::remove_file(env.home.join(name));
+    }
+    // Its worktree goes (by hand, say): its branch is checked out nowhere.
+    env.git(&[
+        "worktree",
+        "remove",
+        "--force",
+        env.worktree_path("torn").to_str().unwrap(),
+    ]);
+
+    let run = env.orchestra(&["doctor", "--fix"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("whose row was lost, but its branch session/torn is checked out in no worktree: left alone"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.matches("adopted into the record").count(),
+        1,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(env.windows(), windows, "{}", run.stdout);
+    assert!(
+        env.branches().contains(&"session/torn".to_string()),
+        "{:?}",
+        env.branches()
+    );
+    assert!(
+        env.home.join("sessions").join(&torn).is_dir(),
+        "{}",
+        run.stdout
+    );
+    let listed: Vec<String> = env
+        .list_json()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(listed, ["whole"]);
+    // Asked again, it still says so and still changes nothing.
+    let again = env.orchestra(&["doctor", "--fix"]);
+    assert_eq!(again.code, 1, "{}", again.stdout);
+    assert_eq!(env.windows(), windows, "{}", again.stdout);
+    assert!(env.branches().contains(&"session/torn".to_string()));
+}
