@@ -1086,7 +1086,7 @@ pub fn refresh_host(
                 || *source != StateSource::Screen
                 || (!said_lately(&current, now_us)
                     && pane.is_some_and(|p| {
-                        p.window_activity + offset_secs
+                        p.window_activity.saturating_add(offset_secs)
                             >= believable_at(current.state_at, now_us).unwrap_or(0) / 1_000_000
                     }))
         });

@@ -371,7 +371,7 @@ impl Probe {
     pub fn trusted_words(&self, now_us: i64) -> HostWords {
         let offset_secs = self
             .clock
-            .map(|host| now_us / 1_000_000 - host)
+            .map(|host| (now_us / 1_000_000).saturating_sub(host))
             .filter(|d| d.abs() > CLOCK_SLACK_SECS)
             .unwrap_or(0);
         if self.version.as_deref() != Some(this_version().as_str()) {
@@ -648,5 +648,14 @@ mod tests {
             ["a4"],
             "only an integer time is a word (an old one here)"
         );
+        // A host clock at either end of time moves the words far away, and overflows
+        // nothing.
+        for clock in [i64::MIN, i64::MAX] {
+            let skewed = Probe {
+                clock: Some(clock),
+                ..Probe::default()
+            };
+            let _ = skewed.trusted_words(crate::state::now_micros());
+        }
     }
 }
