@@ -13,7 +13,7 @@ use crate::git::{self, Repo};
 use crate::report::Report;
 use crate::session::create::worktree_root;
 use crate::session::remove::{forget, remove_worktree_keeping_work};
-use crate::state::{Session, Status, Store};
+use crate::state::{Session, StateError, Status, Store};
 use crate::tmux::{Pane, Server, Tmux};
 
 /// What a check found.
@@ -99,18 +99,6 @@ pub fn check(ctx: &Context, fix: bool, out: &mut dyn Findings) -> Result<(), Err
         ),
         Err(e) => report.problem(out, e.to_string()),
     }
-    let store = match ctx.store() {
-        Ok(store) => store,
-        Err(e) => {
-            report.problem(out, e.to_string());
-            return Err(Error::CheckFailed);
-        }
-    };
-    match store.integrity_problem()? {
-        None => report.ok(out, format!("state store {}", store.path().display())),
-        Some(p) => report.problem(out, format!("state store {}: {p}", store.path().display())),
-    }
-
     // Repairs wait for the commands running now: what is half-made after that was left by
     // a process that died.
     let _work = if fix {
@@ -127,6 +115,9 @@ pub fn check(ctx: &Context, fix: bool, out: &mut dyn Findings) -> Result<(), Err
     } else {
         None
     };
+    let Some(store) = open_record(ctx, fix, &mut report, out)? else {
+        return Err(Error::CheckFailed);
+    };
 
     check_merge_journals(ctx, fix, &store, &mut report, out)?;
 
@@ -136,6 +127,12 @@ pub fn check(ctx: &Context, fix: bool, out: &mut dyn Findings) -> Result<(), Err
     check_setups(ctx, fix, &store, &mut report, out)?;
     check_worktrees_of_rows(ctx, fix, &store, &servers, &mut report, out)?;
 
+    // Sessions a window carries: check_windows has said what they are.
+    let windowed: HashSet<String> = servers
+        .iter()
+        .flat_map(|s| s.panes.iter().flatten())
+        .map(|p| p.orchestra_id.clone())
+        .collect();
     let sessions = local_sessions(&store)?;
     let mut repos: Vec<String> = sessions.iter().map(|s| s.repo.clone()).collect();
     if let Ok(cwd) = std::env::current_dir() {
@@ -153,9 +150,9 @@ pub fn check(ctx: &Context, fix: bool, out: &mut dyn Findings) -> Result<(), Err
             );
             continue;
         };
-        check_repo(ctx, fix, &store, &repo, &mut report, out)?;
+        check_repo(ctx, fix, &store, &repo, &windowed, &mut report, out)?;
     }
-    check_session_folders(ctx, fix, &store, &mut report, out)?;
+    check_session_folders(ctx, fix, &store, &windowed, &mut report, out)?;
 
     if report.problems == 0 {
         out.line("all good".into());
@@ -163,6 +160,58 @@ pub fn check(ctx: &Context, fix: bool, out: &mut dyn Findings) -> Result<(), Err
     } else {
         Err(Error::CheckFailed)
     }
+}
+
+/// The record, checked: a damaged one is never deleted. Without `fix` doctor says how to
+/// recover and stops there (nothing else can be read); with it the file is moved aside
+/// and a fresh record opened, which the checks after fill again from tmux and git
+/// (`check_windows` adopts the sessions still alive).
+fn open_record(
+    ctx: &Context,
+    fix: bool,
+    report: &mut Tally,
+    out: &mut dyn Findings,
+) -> Result<Option<Store>, Error> {
+    let path = ctx.home.join("state.db");
+    let damage = match Store::open(&ctx.home) {
+        Ok(store) => match store.integrity_problem() {
+            Ok(None) => {
+                report.ok(out, format!("state store {}", path.display()));
+                return Ok(Some(store));
+            }
+            Ok(Some(problem)) => problem,
+            Err(StateError::Corrupt { source, .. }) => source.to_string(),
+            Err(e) => return Err(e.into()),
+        },
+        Err(StateError::Corrupt { source, .. }) => source.to_string(),
+        Err(e) => {
+            report.problem(out, e.to_string());
+            return Ok(None);
+        }
+    };
+    if !fix {
+        report.problem(
+            out,
+            format!(
+                "state store {} is damaged ({damage}): `orchestra doctor --fix` moves it aside \
+                 (as state.db.corrupt-<time>) and rebuilds the record from tmux and git; \
+                 running agents keep running",
+                path.display()
+            ),
+        );
+        return Ok(None);
+    }
+    let aside = Store::set_aside(&ctx.home)?;
+    report.fixed(
+        out,
+        format!(
+            "state store {} was damaged ({damage}): moved aside to {}; a fresh record is \
+             rebuilt from tmux and git",
+            path.display(),
+            aside.display()
+        ),
+    );
+    Ok(Some(ctx.store()?))
 }
 
 /// The live rows of this machine (merged ones are history; remote ones live elsewhere).
@@ -268,6 +317,37 @@ fn check_windows(
         let row = store.session_by_id(id)?;
         let live = row.as_ref().filter(|s| s.status != Status::Merged);
         let Some(session) = live else {
+            if row.is_none() {
+                match lost_row(ctx, store, servers, found, id)? {
+                    Lost::No => {}
+                    Lost::Alive(adopted) => {
+                        report.repair(
+                            out,
+                            fix,
+                            format!(
+                                "window {} runs session {} ({}), whose row was lost (its branch {} is older than the record)",
+                                adopted.window.as_deref().unwrap_or("-"),
+                                adopted.label,
+                                adopted.repo,
+                                adopted.branch
+                            ),
+                            "adopted into the record, running",
+                            |_| Ok(store.adopt(&adopted)?),
+                        )?;
+                        continue;
+                    }
+                    Lost::Stranded(why) => {
+                        report.problem(
+                            out,
+                            format!(
+                                "window {} carries session id {id}, whose row was lost, but {why}: left alone",
+                                found[0].1.window
+                            ),
+                        );
+                        continue;
+                    }
+                }
+            }
             let ours = row.is_some() || crate::paths::session_dir(&ctx.home, id).is_dir();
             for (i, pane) in found {
                 let what = format!(
@@ -355,6 +435,172 @@ fn check_windows(
         }
     }
     Ok(())
+}
+
+/// What a window with no row is.
+enum Lost {
+    /// Not a lost row: made since the record began (a dispatch that did not finish).
+    No,
+    /// A session older than the record, alive: its row as tmux and git tell it.
+    Alive(Box<Session>),
+    /// Older than the record, but not safe to adopt (why): reported, never removed.
+    Stranded(String),
+}
+
+/// Whether session `id`, whose windows are `found` and which has no row, had its row in a
+/// record that was lost: its `session/` branch (or else its folder) is older than the
+/// record. A lost record must never cost a running agent, so such a window is adopted when
+/// its pane is alive and its branch is checked out in a worktree, and otherwise left alone.
+fn lost_row(
+    ctx: &Context,
+    store: &Store,
+    servers: &[Seen],
+    found: &[(usize, &Pane)],
+    id: &str,
+) -> Result<Lost, Error> {
+    let began = store.began_at()?;
+    if began == 0 {
+        return Ok(Lost::No);
+    }
+    let (server, pane) = found
+        .iter()
+        .find(|(_, p)| !p.dead)
+        .or(found.first())
+        .copied()
+        .ok_or_else(|| Error::Refused(format!("no window of session {id}")))?;
+    let tmux = &servers[server].tmux;
+    let told = tmux
+        .pane_values(&pane.pane, &["pane_current_path", "pane_start_command"])
+        .unwrap_or_default();
+    let (path, start) = match told.as_slice() {
+        [path, start, ..] => (path.as_str(), start.as_str()),
+        _ => ("", ""),
+    };
+    // Where its agent works tells the repository; so may the one doctor runs in.
+    let mut repos: Vec<Repo> = Vec::new();
+    for dir in [Some(PathBuf::from(path)), std::env::current_dir().ok()]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(repo) = Repo::discover(&dir) {
+            if !repos.iter().any(|r| r.id() == repo.id()) {
+                repos.push(repo);
+            }
+        }
+    }
+    let mut made = None;
+    for repo in repos {
+        if let Some((branch, at)) = repo.branch_made_for_session(id)? {
+            made = Some((repo, branch, at));
+            break;
+        }
+    }
+    let Some((repo, branch, made_at)) = made else {
+        let folder = crate::paths::session_dir(&ctx.home, id);
+        return Ok(if predates(&folder, began) {
+            Lost::Stranded("no branch made for it is found".into())
+        } else {
+            Lost::No
+        });
+    };
+    if made_at >= began {
+        return Ok(Lost::No);
+    }
+    if pane.dead {
+        return Ok(Lost::Stranded(format!("its pane {} is dead", pane.pane)));
+    }
+    let Some(worktree) = repo.worktree_of_branch(&branch)? else {
+        return Ok(Lost::Stranded(format!(
+            "its branch {branch} is checked out in no worktree"
+        )));
+    };
+    let label = branch.trim_start_matches("session/").to_string();
+    if let Some(other) = store.session_by_label(&repo.id(), &label)? {
+        return Ok(Lost::Stranded(format!(
+            "label {label} is taken by session {}",
+            other.id
+        )));
+    }
+    let base_branch = repo.current_branch().filter(|b| *b != branch);
+    let base_commit = match &base_branch {
+        Some(base) => repo.merge_base_of(&branch, base)?,
+        None => repo.branch_tip(&branch)?,
+    };
+    let (agent_kind, agent_argv, agent_uuid) = agent_of(ctx, id, start);
+    let now = crate::state::now();
+    Ok(Lost::Alive(Box::new(Session {
+        id: id.to_string(),
+        repo: repo.id(),
+        label,
+        branch,
+        base_commit: base_commit.to_string(),
+        base_branch,
+        worktree: worktree.to_string_lossy().into_owned(),
+        host: None,
+        tmux_socket: servers[server].socket_path.clone(),
+        tmux_session: Some(pane.session_name.clone()),
+        window: Some(pane.window.clone()),
+        pane: Some(pane.pane.clone()),
+        agent_kind,
+        agent_argv,
+        agent_uuid,
+        port: None,
+        prompt: None,
+        status: Status::Running,
+        state: crate::state::AgentState::Unknown,
+        retry_count: 0,
+        created_at: made_at,
+        updated_at: now,
+        state_at: 0,
+        state_source: Default::default(),
+        manifest: None,
+        owns_tmux_session: false,
+    })))
+}
+
+/// Whether `path` was last changed before `began` (seconds): it predates the record.
+fn predates(path: &Path, began: i64) -> bool {
+    crate::paths::modified_secs(path).is_some_and(|at| at < began)
+}
+
+/// The agent a pane runs, from the command it started with (as `agent::launch` built it:
+/// the person's command, then claude's `--session-id`/`--resume` and the conversation),
+/// or what dispatch left in its folder: kind, the command, claude's conversation.
+fn agent_of(
+    ctx: &Context,
+    id: &str,
+    start: &str,
+) -> (crate::agent::AgentKind, Vec<String>, Option<String>) {
+    use crate::agent::AgentKind;
+    let words = shell_words::split(start).unwrap_or_default();
+    let mut kind = words
+        .first()
+        .map_or(AgentKind::Generic, |w| AgentKind::from_program(w));
+    let dir = crate::paths::session_dir(&ctx.home, id);
+    if kind == AgentKind::Generic {
+        let settings = std::fs::read_to_string(dir.join("settings.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+        if dir.join(crate::agent::gemini::HOME_DIR).is_dir() {
+            kind = AgentKind::Gemini;
+        } else if settings.as_ref().is_some_and(|s| s.get("notify").is_some()) {
+            kind = AgentKind::Codex;
+        } else if settings.as_ref().is_some_and(|s| s.get("hooks").is_some()) {
+            kind = AgentKind::Claude;
+        }
+    }
+    let ours = |w: &String| matches!(w.as_str(), "--session-id" | "--resume" | "--");
+    let cut = words.iter().position(ours).unwrap_or(words.len());
+    let uuid = words
+        .get(cut + 1)
+        .filter(|_| kind == AgentKind::Claude && cut < words.len())
+        .filter(|u| crate::agent::is_conversation_id(u))
+        .cloned();
+    let mut argv = words[..cut].to_vec();
+    if argv.is_empty() {
+        argv.push(kind.as_str().to_string());
+    }
+    (kind, argv, uuid)
 }
 
 /// A live row whose pane is gone is dead.
@@ -542,6 +788,7 @@ fn check_repo(
     fix: bool,
     store: &Store,
     repo: &Repo,
+    windowed: &HashSet<String>,
     report: &mut Tally,
     out: &mut dyn Findings,
 ) -> Result<(), Error> {
@@ -555,6 +802,11 @@ fn check_repo(
         .collect();
     let live_branches: HashSet<&str> = sessions.iter().map(|s| s.branch.as_str()).collect();
     let root = worktree_root(repo);
+    let began = store.began_at()?;
+    // A branch made before the record began had its row in a record that was lost: not
+    // a dispatch that died, so nothing of it is taken apart.
+    let older_than_record =
+        |branch: &str| began > 0 && repo.branch_made(branch).is_some_and(|(_, at)| at < began);
     for (name, path, exists) in repo.linked_worktrees()? {
         if !exists {
             report.repair(
@@ -577,6 +829,19 @@ fn check_repo(
             .filter(|b| b.starts_with("session/") && !live_branches.contains(b.as_str()))
             .and_then(|b| repo.branch_made_for(&b).map(|id| (b, id)));
         match made_for {
+            // check_windows said what a window of it is.
+            Some((branch, id)) if older_than_record(&branch) => {
+                if !windowed.contains(&id) {
+                    report.problem(
+                        out,
+                        format!(
+                            "worktree {} of {branch} is older than the record, whose row of it was lost, and no window of it runs: left alone (review it, then `git worktree remove {}`)",
+                            path.display(),
+                            path.display()
+                        ),
+                    );
+                }
+            }
             Some((branch, id)) if known_id(ctx, store, &id)? => {
                 let label = branch.trim_start_matches("session/").to_string();
                 report.repair(
@@ -624,6 +889,13 @@ fn check_repo(
         if !known_id(ctx, store, &id)? {
             continue;
         }
+        if older_than_record(&branch) {
+            report.problem(
+                out,
+                format!("branch {branch} is older than the record, whose row of it was lost: left alone"),
+            );
+            continue;
+        }
         let label = branch.trim_start_matches("session/").to_string();
         report.repair(
             out,
@@ -666,6 +938,7 @@ fn check_session_folders(
     ctx: &Context,
     fix: bool,
     store: &Store,
+    windowed: &HashSet<String>,
     report: &mut Tally,
     out: &mut dyn Findings,
 ) -> Result<(), Error> {
@@ -674,6 +947,7 @@ fn check_session_folders(
     };
     let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     dirs.sort();
+    let began = store.began_at()?;
     for dir in dirs {
         let Some(id) = dir.file_name().and_then(|n| n.to_str()) else {
             continue;
@@ -684,14 +958,28 @@ fn check_session_folders(
         if live || !dir.is_dir() {
             continue;
         }
+        if predates(&dir, began) {
+            if !windowed.contains(id) {
+                report.problem(
+                    out,
+                    format!(
+                        "folder {} belongs to no live session, but to one older than the record, whose row of it was lost: left alone",
+                        dir.display()
+                    ),
+                );
+            }
+            continue;
+        }
         report.repair(
             out,
             fix,
             format!("folder {} belongs to no live session", dir.display()),
-            "removed",
+            "removed, with its briefings",
             |_| {
                 std::fs::remove_dir_all(&dir)
-                    .map_err(Error::io(format!("removing {}", dir.display())))
+                    .map_err(Error::io(format!("removing {}", dir.display())))?;
+                crate::paths::remove_session_files(&ctx.home, id);
+                Ok(())
             },
         )?;
     }

@@ -69,6 +69,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether the record was busy (another process held its write lock) past this
+    /// process's patience: nothing is wrong, it is only late.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Error::State(e, _) | Error::Health(HealthError::State(e), _) => e.is_busy(),
+            _ => false,
+        }
+    }
+
     pub fn class(&self) -> Class {
         match self {
             Error::BadInput(_) | Error::Label(_) | Error::Artifact(_) | Error::Manifest(_) => {

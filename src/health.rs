@@ -16,7 +16,8 @@ use crate::agent::rules::{Rules, RulesError};
 use crate::agent::AgentKind;
 use crate::notify::{self, Fallback, Note};
 use crate::state::{
-    AgentState, Session, StateError, StateSource, Status, Store, Transition, TransitionKind,
+    believable_at, AgentState, Session, StateError, StateSource, Status, Store, Transition,
+    TransitionKind,
 };
 use crate::tmux::{Pane, PaneId, Snapshot, Tmux, TmuxError, WindowId};
 
@@ -168,8 +169,9 @@ impl HealthRow {
             state: s.state.to_string(),
             status: s.status.to_string(),
             source: s.state_source.to_string(),
+            // A state stamped ahead of the clock (it stepped back since) is new, not negative.
             state_age: if s.state_at > 0 {
-                (now_us - s.state_at) / 1_000_000
+                (now_us - s.state_at).max(0) / 1_000_000
             } else {
                 now_us / 1_000_000 - s.created_at
             },
@@ -197,12 +199,7 @@ pub struct Outcome {
     pub radar_every: i64,
 }
 
-pub fn now_micros() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
-}
+pub use crate::state::now_micros;
 
 /// A file-name-safe key for a tmux server, known without asking tmux.
 pub fn server_key(socket: Option<&Path>) -> String {
@@ -722,7 +719,8 @@ fn may_lack_rules(kind: AgentKind) -> bool {
 /// Whether a word that outranks the screen for a while was said lately: a hook's, or
 /// orchestra's own after it answered a menu (screens lag behind both).
 fn said_lately(s: &Session, now_us: i64) -> bool {
-    s.state_source.outranks_screen() && now_us - s.state_at < HOOK_GRACE_MICROS
+    s.state_source.outranks_screen()
+        && believable_at(s.state_at, now_us).is_some_and(|at| now_us - at < HOOK_GRACE_MICROS)
 }
 
 /// The screen rules, loaded at most once per refresh and only when needed.
@@ -903,7 +901,12 @@ pub fn status_line(
     if now_micros() / 1000 - cache.refreshed_ms < STATUS_EVERY_MS {
         return Ok(cache.into());
     }
-    let outcome = refresh_now()?;
+    let outcome = match refresh_now() {
+        // The record is busy (another process holds its write lock): the last line stands,
+        // as tmux waits for no status job.
+        Err(HealthError::State(e)) if e.is_busy() => return Ok(cache.into()),
+        other => other?,
+    };
     Ok(StatusLine {
         summary: outcome.summary,
         radar_every: outcome.radar_every,
@@ -1047,8 +1050,10 @@ pub fn refresh_host(
         let word = words
             .get(&s.id)
             .and_then(|w| Some((w, w.agent_state()?)))
+            .filter(|(w, _)| believable_at(w.at, now_us).is_some())
             .filter(|_| pane.is_some_and(|p| !p.dead));
-        if let Some((w, state)) = word.filter(|(w, _)| w.at > current.state_at) {
+        let recorded_at = believable_at(current.state_at, now_us).unwrap_or(0);
+        if let Some((w, state)) = word.filter(|(w, _)| w.at > recorded_at) {
             if let Some(t) = opened(&mut store, home)?.apply_state(
                 &s.id,
                 state,
@@ -1081,7 +1086,8 @@ pub fn refresh_host(
                 || *source != StateSource::Screen
                 || (!said_lately(&current, now_us)
                     && pane.is_some_and(|p| {
-                        p.window_activity + offset_secs >= current.state_at / 1_000_000
+                        p.window_activity.saturating_add(offset_secs)
+                            >= believable_at(current.state_at, now_us).unwrap_or(0) / 1_000_000
                     }))
         });
         if let Some((state, source, detail)) = verdict {

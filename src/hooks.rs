@@ -2,8 +2,10 @@
 //! Gemini CLI's, codex's `notify`, aider's notifications command, tmux's pane-died), and
 //! a state said by a hook recorded, announced and passed to the dependency engine.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
 
 use crate::agent::asked::Asked;
 use crate::agent::rules::Rules;
@@ -55,7 +57,116 @@ pub fn receive(
     hook: &serde_json::Value,
     at: i64,
 ) -> Result<(), Error> {
-    let store = ctx.store()?;
+    let word = Spooled {
+        id: id.to_string(),
+        event: event.to_string(),
+        at,
+        hook: without_prompt(hook),
+    };
+    let result = ctx.store().and_then(|store| {
+        replay(ctx, &store)?;
+        record(ctx, &store, &word)
+    });
+    match result {
+        // Another process holds the record's write lock: the word waits in the spool for
+        // the next writer, and the agent's hook returns now.
+        Err(e) if e.is_busy() => spool(&ctx.home, &word),
+        other => other,
+    }
+}
+
+/// A hook's word kept for later: what [`receive`] was given.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Spooled {
+    id: String,
+    event: String,
+    at: i64,
+    hook: serde_json::Value,
+}
+
+/// Where words wait while the record is busy: a file each, named so that their order by
+/// name is the order they were said in.
+fn spool_dir(home: &Path) -> PathBuf {
+    home.join("spool")
+}
+
+/// The hook's JSON without the text a person typed (UserPromptSubmit's `prompt`): no
+/// word needs it, and the spool keeps no prompt.
+fn without_prompt(hook: &serde_json::Value) -> serde_json::Value {
+    let mut hook = hook.clone();
+    if let Some(fields) = hook.as_object_mut() {
+        fields.remove("prompt");
+    }
+    hook
+}
+
+fn spool(home: &Path, word: &Spooled) -> Result<(), Error> {
+    let dir = spool_dir(home);
+    crate::paths::private_dir(&dir).map_err(Error::io(format!("creating {}", dir.display())))?;
+    let name = format!(
+        "{:020}-{}.json",
+        word.at.max(0),
+        uuid::Uuid::new_v4().simple()
+    );
+    let path = dir.join(name);
+    let text = serde_json::to_string(word).unwrap_or_default();
+    crate::paths::replace_private(&path, text)
+        .map_err(Error::io(format!("writing {}", path.display())))
+}
+
+/// Records the words the spool holds, oldest first, each removed once recorded: called by
+/// every writer that got the lock (a hook, a status tick) before it says its own. Replaying
+/// a word twice changes nothing (the newest word wins, a transition is recorded once). A
+/// busy record stops it there, the rest kept in order.
+fn replay(ctx: &Context, store: &Store) -> Result<(), Error> {
+    for file in spooled(&ctx.home) {
+        let word = std::fs::read(&file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Spooled>(&b).ok());
+        if let Some(word) = word {
+            match record(ctx, store, &word) {
+                Err(e) if e.is_busy() => return Err(e),
+                // A word of a session gone since, or one that meant nothing: said and done.
+                _ => {}
+            }
+        }
+        let _ = std::fs::remove_file(&file);
+    }
+    Ok(())
+}
+
+/// [`replay`] for a writer that has not opened the record yet: it opens it only when a
+/// word waits (a status tick opens the record only when it must).
+pub fn replay_spooled(ctx: &Context) -> Result<(), Error> {
+    if spooled(&ctx.home).is_empty() {
+        return Ok(());
+    }
+    replay(ctx, &ctx.store()?)
+}
+
+/// The spooled words' files, oldest first.
+fn spooled(home: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(spool_dir(home)) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// What a hook's word means, recorded in `store`.
+fn record(ctx: &Context, store: &Store, word: &Spooled) -> Result<(), Error> {
+    let Spooled {
+        id,
+        event,
+        at,
+        hook,
+    } = word;
+    let (event, at) = (event.as_str(), *at);
     let session = store
         .session_by_id(id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
@@ -70,14 +181,14 @@ pub fn receive(
         }
     }
     // codex and gemini name their conversation only in their hooks: its log is found by it.
-    crate::cost::note_conversation(&store, &session, event, hook)?;
+    crate::cost::note_conversation(store, &session, event, hook)?;
     let Some(state) = state else {
         return Ok(());
     };
     let transition = store.apply_state(&session.id, state, at, StateSource::Hook, event)?;
     let worktree = Path::new(&session.worktree);
     let ask = asked(hook).and_then(|a| a.relative_to(worktree).phrase());
-    tell(ctx, &store, &session, transition, ask.as_deref())
+    tell(ctx, store, &session, transition, ask.as_deref())
 }
 
 /// A hook of session `id` of another machine's orchestra (a remote claude calling this

@@ -48,6 +48,7 @@ const HOME_ENTRIES: &[&str] = &[
     "cache",
     "logs",
     "briefings",
+    "spool",
     "merges",
     "locks",
     "runs",
@@ -203,6 +204,45 @@ pub fn file_stamp(path: &Path) -> Option<String> {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     Some(format!("{}:{mtime}", meta.len()))
+}
+
+/// `$ORCHESTRA_HOME/briefings`: the text of each briefing, `<session id>-<label>-<time>.txt`.
+pub fn briefings_dir(home: &Path) -> PathBuf {
+    home.join("briefings")
+}
+
+/// What the home keeps of session `id` alone, removed with it (a kill, a merge, `down`,
+/// doctor): its folder and its briefings.
+pub fn remove_session_files(home: &Path, id: &str) {
+    let _ = std::fs::remove_dir_all(session_dir(home, id));
+    let prefix = format!("{id}-");
+    if let Ok(entries) = std::fs::read_dir(briefings_dir(home)) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// Removes the files in `dir` last modified before `cutoff` (seconds since the epoch).
+pub fn remove_older(dir: &Path, cutoff: i64) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_file() && modified_secs(&path).is_some_and(|at| at < cutoff) {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// When `path` was last modified, in seconds since the epoch; `None` when it is not there.
+pub fn modified_secs(path: &Path) -> Option<i64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let since = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(since.as_secs()).ok()
 }
 
 /// "a, b, c, d, e and 3 more": a list of paths short enough for one message line.

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::remote::{Connection, HostSpec};
-use crate::state::AgentState;
+use crate::state::{believable_at, AgentState};
 
 /// Where `hosts install` puts the binary, from the host user's HOME.
 pub const REMOTE_BIN: &str = ".local/bin/orchestra";
@@ -353,9 +353,17 @@ pub fn record_word(home: &Path, id: &str, word: &HookWord) -> Result<(), Error> 
     let kept = std::fs::read_to_string(&path)
         .ok()
         .and_then(|t| serde_json::from_str::<HookWord>(&t).ok());
+    // No time is trusted past now + skew: a kept word stamped further ahead (this clock
+    // stepped back, or the file was written by hand) holds back no later word, and a
+    // word stamped that far ahead is kept as said now.
+    let now_us = crate::state::now_micros();
+    let word = &HookWord {
+        at: believable_at(word.at, now_us).unwrap_or(now_us),
+        ..word.clone()
+    };
     let word = match kept {
         // A newer word stays; it learns of a conversation only if it knew of none.
-        Some(kept) if kept.at > word.at => {
+        Some(kept) if believable_at(kept.at, now_us).is_some_and(|at| at > word.at) => {
             if kept.conversation.is_some() || word.conversation.is_none() {
                 return Ok(());
             }
@@ -410,7 +418,7 @@ impl Probe {
     pub fn trusted_words(&self, now_us: i64) -> HostWords {
         let offset_secs = self
             .clock
-            .map(|host| now_us / 1_000_000 - host)
+            .map(|host| (now_us / 1_000_000).saturating_sub(host))
             .filter(|d| d.abs() > CLOCK_SLACK_SECS)
             .unwrap_or(0);
         if self.version.as_deref() != Some(this_version().as_str()) {
@@ -637,5 +645,64 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(word_path(home.path(), other)).unwrap())
                 .unwrap();
         assert_eq!(raced, word("busy", 9, Some(first)));
+    }
+
+    /// No time is trusted past now + skew on the host either: a kept word stamped far
+    /// ahead (a stepped clock, a file written by hand: `at` 9e18) gives way to the next
+    /// hook's word, and a word stamped that far ahead is kept as said now. Words whose
+    /// `at` is no integer (9e18 written as a float, NaN) are not words at all.
+    #[test]
+    fn a_word_from_the_future_gives_way_on_the_host() {
+        let home = tempfile::tempdir().expect("tempdir");
+        let id = "0123456789ab";
+        let kept = || -> HookWord {
+            serde_json::from_str(&std::fs::read_to_string(word_path(home.path(), id)).unwrap())
+                .unwrap()
+        };
+        let word = |state: &str, at| HookWord {
+            state: state.into(),
+            at,
+            event: "Stop".into(),
+            conversation: None,
+            asks: None,
+        };
+        let forged = r#"{"state":"idle","at":9000000000000000000,"event":"Stop"}"#;
+        crate::paths::private_dir(&home.path().join(WORDS_DIR)).unwrap();
+        std::fs::write(word_path(home.path(), id), forged).unwrap();
+        let now = crate::state::now_micros();
+        record_word(home.path(), id, &word("busy", now)).expect("record");
+        assert_eq!(kept(), word("busy", now));
+        record_word(home.path(), id, &word("idle", i64::MAX)).expect("record");
+        let taken = kept();
+        assert_eq!(taken.state, "idle");
+        assert!(taken.at >= now && taken.at <= crate::state::now_micros());
+        let later = crate::state::now_micros() + 1;
+        record_word(home.path(), id, &word("busy", later)).expect("record");
+        assert_eq!(kept(), word("busy", later));
+
+        let marker = "orchestra-probe-2";
+        let out = format!(
+            "version {}\nword a1 {{\"state\":\"idle\",\"at\":9e18,\"event\":\"Stop\"}}\n\
+             word a2 {{\"state\":\"idle\",\"at\":NaN,\"event\":\"Stop\"}}\n\
+             word a3 {{\"state\":\"idle\",\"at\":1e400,\"event\":\"Stop\"}}\n\
+             word a4 {{\"state\":\"idle\",\"at\":-7,\"event\":\"Stop\"}}\n{marker}\n",
+            this_version()
+        );
+        let (probe, _) = parse_probe(&out, marker);
+        let ids: Vec<&String> = probe.words.keys().collect();
+        assert_eq!(
+            ids,
+            ["a4"],
+            "only an integer time is a word (an old one here)"
+        );
+        // A host clock at either end of time moves the words far away, and overflows
+        // nothing.
+        for clock in [i64::MIN, i64::MAX] {
+            let skewed = Probe {
+                clock: Some(clock),
+                ..Probe::default()
+            };
+            let _ = skewed.trusted_words(crate::state::now_micros());
+        }
     }
 }

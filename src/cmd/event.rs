@@ -20,6 +20,11 @@ const MAX_HOOK_JSON: u64 = 1024 * 1024;
 pub fn run(ctx: &Context, args: &EventArgs, out: &mut Output<'_>) -> Result<(), Error> {
     // The moment the event happened, as near as this process knows: it orders words.
     let at = now_micros();
+    if args.from_hook {
+        // An agent waits for its hook (Claude gives up after 10 s, and the word with it):
+        // a busy record keeps the word in the spool instead of keeping the agent waiting.
+        crate::state::answer_quickly();
+    }
     // A tmux hook fires for every pane; one without @orchestra_id is not ours.
     if args.from_hook && args.session.as_deref() == Some("") {
         return Ok(());

@@ -7,6 +7,8 @@ use crate::health;
 use crate::health::tick::refresh_once;
 
 pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
+    // tmux runs this every few seconds and waits for it: a busy record is not waited for.
+    crate::state::answer_quickly();
     let key = health::server_key(ctx.server.socket.as_deref());
     let line = health::status_line(&ctx.home, &key, || {
         refresh_once(ctx).map_err(|e| match e {

@@ -242,13 +242,39 @@ impl Repo {
     /// entry of its reflog (renames keep it); `None` for a branch orchestra did not make,
     /// or whose reflog is gone.
     pub fn branch_made_for(&self, branch: &str) -> Option<String> {
+        self.branch_made(branch).map(|(id, _)| id)
+    }
+
+    /// [`Repo::branch_made_for`], with when (seconds since the epoch, git's own record of
+    /// the moment): a branch made before the record began predates the record.
+    pub fn branch_made(&self, branch: &str) -> Option<(String, i64)> {
         let reflog = self.repo.reflog(&format!("refs/heads/{branch}")).ok()?;
         let oldest = reflog.get(reflog.len().checked_sub(1)?)?;
-        oldest
+        let id = oldest
             .message()?
             .strip_prefix(MADE_FOR)
             .map(|id| id.trim().to_string())
-            .filter(|id| !id.is_empty())
+            .filter(|id| !id.is_empty())?;
+        let at = oldest.committer().when().seconds();
+        Some((id, at))
+    }
+
+    /// The `session/` branch made for session `id`, if one is.
+    pub fn branch_made_for_session(&self, id: &str) -> Result<Option<(String, i64)>, GitError> {
+        Ok(self
+            .branches_with_prefix("session/")?
+            .into_iter()
+            .find_map(|b| {
+                let (made_for, at) = self.branch_made(&b)?;
+                (made_for == id).then_some((b, at))
+            }))
+    }
+
+    /// Where `a` and `b` last met: the commit a session branch `a` started from on `b`.
+    pub fn merge_base_of(&self, a: &str, b: &str) -> Result<Oid, GitError> {
+        Ok(self
+            .repo
+            .merge_base(self.branch_tip(a)?, self.branch_tip(b)?)?)
     }
 
     /// How many commits of `branch` no other local branch has: the work only it keeps.

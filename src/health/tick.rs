@@ -5,9 +5,15 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::health::{self, Outcome};
 
-/// One local refresh (`health::refresh`) on the context's tmux server, then [`crate::deps::wake`]
-/// when it saw blocked sessions or transitions.
+/// One local refresh (`health::refresh`) on the context's tmux server, after the hooks'
+/// spooled words, then [`crate::deps::wake`] when it saw blocked sessions or transitions.
 pub fn refresh_once(ctx: &Context) -> Result<Outcome, Error> {
+    // Words hooks could not record (the record was busy) come first: they are older. Still
+    // busy, they wait for the next writer; the refresh goes on.
+    match crate::hooks::replay_spooled(ctx) {
+        Err(e) if !e.is_busy() => return Err(e),
+        _ => {}
+    }
     let key = health::server_key(ctx.server.socket.as_deref());
     let rules = || crate::agent::rules::Rules::load(&ctx.home);
     let outcome = health::refresh(&ctx.home, &key, &ctx.tmux(), rules)?;

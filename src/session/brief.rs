@@ -113,9 +113,9 @@ fn still_typed(rules: &Rules, kind: &str, screen: &str, text: &str) -> Result<bo
 
 fn log_briefing(home: &Path, session: &Session, text: &str) -> Result<std::path::PathBuf, Error> {
     let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S%.3f");
-    let path = home
-        .join("briefings")
-        .join(format!("{}-{stamp}.txt", session.label));
+    // Named by the session's id first: they go with it (`paths::remove_session_files`).
+    let path = crate::paths::briefings_dir(home)
+        .join(format!("{}-{}-{stamp}.txt", session.id, session.label));
     crate::paths::write_private(&path, text)
         .map_err(Error::io(format!("writing {}", path.display())))?;
     Ok(path)

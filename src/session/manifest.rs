@@ -351,7 +351,7 @@ fn close_and_forget(
     }
     crate::cost::close(store, session, crate::cost::DOWN)?;
     store.delete_session(session, why)?;
-    let _ = std::fs::remove_dir_all(session_dir(&ctx.home, &session.id));
+    crate::paths::remove_session_files(&ctx.home, &session.id);
     forget_on_host(session);
     Ok(())
 }

@@ -329,6 +329,6 @@ pub fn finish_teardown(
     // Inside the teardown the journal covers, so a merge killed before its task moved
     // leaves doctor to move it (moving a Done task to Done again changes nothing).
     crate::tasks::work::after_merge(store, repo, session, out);
-    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
+    crate::paths::remove_session_files(&ctx.home, &session.id);
     Ok(())
 }

@@ -228,6 +228,6 @@ pub fn forget(
     store.delete_session(session, why)?;
     fault::point(verb);
     crate::deps::upstream_removed(ctx, store, session, out)?;
-    let _ = std::fs::remove_dir_all(crate::paths::session_dir(&ctx.home, &session.id));
+    crate::paths::remove_session_files(&ctx.home, &session.id);
     Ok(())
 }

@@ -33,6 +33,11 @@ pub enum StateError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error("state database {path} is damaged ({source}): `orchestra doctor --fix` moves it aside and rebuilds the record from tmux and git")]
+    Corrupt {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error("state database {path} was written by a newer orchestra (schema {found}, this one knows {known})")]
     TooNew {
         path: PathBuf,
@@ -41,8 +46,38 @@ pub enum StateError {
     },
     #[error("a session labelled {label:?} already exists in {repo}")]
     LabelTaken { repo: String, label: String },
+    #[error("cannot move {path} aside: {source}")]
+    SetAside {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("ORCHESTRA_EVENTS_RETENTION={0:?} is not a duration: use e.g. 30d, 12h, 90m or 600 (seconds), or off to keep every event")]
     BadRetention(String),
+}
+
+impl StateError {
+    /// Whether another process held the write lock past this one's patience.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            StateError::Sqlite { source, .. } if matches!(
+                source.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+            )
+        )
+    }
+
+    /// SQLite's `source` about the database at `path`, told as damage when it says the
+    /// file is no database or a damaged one: no retry mends that, only moving it aside.
+    fn sqlite(path: &Path, source: rusqlite::Error) -> StateError {
+        let path = path.to_path_buf();
+        match source.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase | rusqlite::ErrorCode::DatabaseCorrupt) => {
+                StateError::Corrupt { path, source }
+            }
+            _ => StateError::Sqlite { path, source },
+        }
+    }
 }
 
 /// Lifecycle of a session; never mixed with [`AgentState`].
@@ -238,8 +273,15 @@ pub struct Transition {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    retention: Retention,
+}
+
+/// What the record keeps for how long.
+struct Retention {
     /// Events older than this many seconds are pruned; `None` keeps them all.
-    retention: Option<i64>,
+    keep: Option<i64>,
+    /// Where briefings are kept: they go with the events of their time.
+    briefings: PathBuf,
 }
 
 /// How long events are kept unless `ORCHESTRA_EVENTS_RETENTION` says otherwise.
@@ -267,6 +309,50 @@ pub fn now() -> i64 {
         .unwrap_or(0)
 }
 
+/// This machine's clock in microseconds since the epoch: what words are ordered by.
+pub fn now_micros() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// How far ahead of this machine's clock a time may be and still be believed (µs): a
+/// host's clock is moved onto ours only past 2 s of difference, read to the second.
+pub const FUTURE_SKEW_MICROS: i64 = 3_000_000;
+
+/// `at` (µs) as a time to order by, `now_us` being this machine's clock: one further
+/// ahead than [`FUTURE_SKEW_MICROS`] was never said then (a clock that stepped back since,
+/// NTP or a resumed VM; a broken or forged word) and orders nothing: `None`.
+pub fn believable_at(at: i64, now_us: i64) -> Option<i64> {
+    (at <= now_us.saturating_add(FUTURE_SKEW_MICROS)).then_some(at)
+}
+
+/// How long a process waits for another's write lock: many short-lived processes (hooks,
+/// status jobs, the person) write at once.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// The same, for a process whose caller has a deadline of its own (an agent's hook:
+/// Claude's is 10 s; tmux's status job): it gives up well before that and keeps what it
+/// had to say another way (`hooks::spool`).
+const HASTE: Duration = Duration::from_millis(800);
+
+static HASTY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Every record this process opens from now on waits for a write lock no longer than
+/// [`HASTE`]: a busy record is then an error (`StateError::is_busy`) the caller settles.
+pub fn answer_quickly() {
+    HASTY.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn patience() -> Duration {
+    if HASTY.load(std::sync::atomic::Ordering::Relaxed) {
+        HASTE
+    } else {
+        PATIENCE
+    }
+}
+
 const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
      tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
      prompt, status, state, retry_count, created_at, updated_at, state_at, state_source, manifest, \
@@ -290,20 +376,17 @@ impl Store {
                 .create(true),
         )
         .map_err(folder)?;
-        let sqlite = |source| StateError::Sqlite {
-            path: path.clone(),
-            source,
-        };
+        let sqlite = |source| StateError::sqlite(&path, source);
         let conn = Connection::open(&path).map_err(sqlite)?;
-        // Many short-lived processes (hooks, status jobs, the user) write at once.
-        conn.busy_timeout(Duration::from_secs(10)).map_err(sqlite)?;
+        let patience = patience();
+        conn.busy_timeout(patience).map_err(sqlite)?;
         // Turning a new database to WAL takes a lock SQLite does not wait for (two
         // first-use processes would deadlock): a busy answer is retried, within the same
         // bound as any other wait.
         let started = std::time::Instant::now();
         while let Err(e) = conn.pragma_update(None, "journal_mode", "WAL") {
             let busy = e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy);
-            if !busy || started.elapsed() > Duration::from_secs(10) {
+            if !busy || started.elapsed() > patience {
                 return Err(sqlite(e));
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -322,8 +405,11 @@ impl Store {
         let mut store = Store {
             conn,
             path,
-            // A bad value was refused where the command started; here it is the default.
-            retention: events_retention().unwrap_or(Some(DEFAULT_EVENTS_RETENTION_SECS)),
+            retention: Retention {
+                // A bad value was refused where the command started; here it is the default.
+                keep: events_retention().unwrap_or(Some(DEFAULT_EVENTS_RETENTION_SECS)),
+                briefings: crate::paths::briefings_dir(home),
+            },
         };
         schema::migrate(&mut store.conn, &store.path)?;
         Ok(store)
@@ -346,11 +432,53 @@ impl Store {
         &self.path
     }
 
-    fn err(&self, source: rusqlite::Error) -> StateError {
-        StateError::Sqlite {
-            path: self.path.clone(),
-            source,
+    /// Moves `home/state.db` (and its -wal and -shm, under the same new name so SQLite
+    /// still finds them together) aside to `state.db.corrupt-<time>`: a damaged record is
+    /// kept for whoever wants to read it, never deleted. Returns the new path.
+    pub fn set_aside(home: &Path) -> Result<PathBuf, StateError> {
+        let stamp = chrono::Local::now().format("%Y%m%d-%H%M%S");
+        let mut aside = home.join(format!("state.db.corrupt-{stamp}"));
+        let mut n = 2;
+        while aside.exists() {
+            aside = home.join(format!("state.db.corrupt-{stamp}-{n}"));
+            n += 1;
         }
+        for suffix in ["", "-wal", "-shm"] {
+            let from = home.join(format!("state.db{suffix}"));
+            if !from.exists() {
+                continue;
+            }
+            let to = PathBuf::from(format!("{}{suffix}", aside.display()));
+            std::fs::rename(&from, &to)
+                .map_err(|source| StateError::SetAside { path: from, source })?;
+        }
+        Ok(aside)
+    }
+
+    /// When this record began (seconds): a session made before it had its row in a record
+    /// that was lost. 0 for a record that held something before this was kept.
+    pub fn began_at(&self) -> Result<i64, StateError> {
+        self.conn
+            .query_row("SELECT began_at FROM record", [], |r| r.get(0))
+            .optional()
+            .map(Option::unwrap_or_default)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Records `s`, a live session found in tmux and git whose row was lost, as it is now.
+    pub fn adopt(&self, s: &Session) -> Result<(), StateError> {
+        self.insert_session(s)?;
+        self.record_event(
+            s,
+            "adopted",
+            "",
+            s.status.as_str(),
+            "doctor: its row was lost",
+        )
+    }
+
+    fn err(&self, source: rusqlite::Error) -> StateError {
+        StateError::sqlite(&self.path, source)
     }
 
     pub fn insert_session(&self, s: &Session) -> Result<(), StateError> {
@@ -478,7 +606,12 @@ impl Store {
         else {
             return Ok(None);
         };
-        if at < current.state_at {
+        // No time is trusted past now + skew: a word stamped further ahead is taken as
+        // said now, and a recorded one that far ahead (the clock stepped back since it was
+        // written) holds back no later word.
+        let now_us = now_micros();
+        let at = believable_at(at, now_us).unwrap_or(now_us);
+        if believable_at(current.state_at, now_us).is_some_and(|recorded| at < recorded) {
             return Ok(None);
         }
         tx.execute(
@@ -489,7 +622,7 @@ impl Store {
         let transition = if current.state != state {
             let event = insert_event(
                 &tx,
-                self.retention,
+                &self.retention,
                 &current,
                 TransitionKind::State.as_str(),
                 current.state.as_str(),
@@ -535,7 +668,7 @@ impl Store {
         }
         let event = insert_event(
             &tx,
-            self.retention,
+            &self.retention,
             s,
             TransitionKind::Status.as_str(),
             s.status.as_str(),
@@ -581,7 +714,7 @@ impl Store {
         if changed > 0 {
             insert_event(
                 &tx,
-                self.retention,
+                &self.retention,
                 s,
                 "status",
                 from.as_str(),
@@ -628,7 +761,7 @@ impl Store {
         }
         insert_event(
             &tx,
-            self.retention,
+            &self.retention,
             s,
             "conversation",
             s.agent_uuid.as_deref().unwrap_or_default(),
@@ -717,7 +850,7 @@ impl Store {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         insert_event(
             &tx,
-            self.retention,
+            &self.retention,
             s,
             "removed",
             s.status.as_str(),
@@ -738,7 +871,7 @@ impl Store {
         new: &str,
         detail: &str,
     ) -> Result<(), StateError> {
-        insert_event(&self.conn, self.retention, s, kind, old, new, detail)
+        insert_event(&self.conn, &self.retention, s, kind, old, new, detail)
             .map(|_| ())
             .map_err(|e| self.err(e))
     }
@@ -812,10 +945,10 @@ pub struct Event {
 }
 
 /// Records one event (returning its `seq`), and prunes the events older than `retention`
-/// seconds when that is due.
+/// when that is due, and the briefings of their time with them.
 fn insert_event(
     conn: &Connection,
-    retention: Option<i64>,
+    retention: &Retention,
     s: &Session,
     kind: &str,
     old: &str,
@@ -829,8 +962,10 @@ fn insert_event(
         params![at, s.id, s.label, s.repo, kind, old, new, detail],
     )?;
     let seq = conn.last_insert_rowid();
-    if let Some(keep) = retention {
-        prune_events(conn, at, keep)?;
+    if let Some(keep) = retention.keep {
+        if let Some(cutoff) = prune_events(conn, at, keep)? {
+            crate::paths::remove_older(&retention.briefings, cutoff);
+        }
     }
     Ok(seq)
 }
@@ -838,7 +973,8 @@ fn insert_event(
 /// Deletes the events older than `keep` seconds, once the oldest is older than that by a
 /// day (or by `keep`, when shorter): each write pays one primary-key lookup, and the
 /// delete (a scan of what is left) runs about once a day however busy the log is.
-fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> {
+/// Returns the cutoff when it deleted.
+fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<Option<i64>> {
     // Events are written in time order, so the first by seq is the oldest.
     let oldest: Option<i64> = conn
         .query_row("SELECT at FROM events ORDER BY seq LIMIT 1", [], |r| {
@@ -848,8 +984,9 @@ fn prune_events(conn: &Connection, now: i64, keep: i64) -> rusqlite::Result<()> 
     let cutoff = now.saturating_sub(keep);
     if oldest.is_some_and(|at| at < cutoff.saturating_sub(keep.min(86_400))) {
         conn.execute("DELETE FROM events WHERE at < ?1", params![cutoff])?;
+        return Ok(Some(cutoff));
     }
-    Ok(())
+    Ok(None)
 }
 
 /// A recorded pane or window id; one that is no id (the file was edited by hand) is no
@@ -950,6 +1087,108 @@ mod tests {
         let later = now + day;
         prune_events(&store.conn, later, keep).unwrap();
         assert_eq!(event_times(&store), [now - 60]);
+    }
+
+    fn session_row(store: &Store, id: &str) {
+        store
+            .conn
+            .execute(
+                "INSERT INTO sessions (id, repo, label, branch, base_commit, worktree, agent_kind, \
+                 agent_argv, status, created_at, updated_at) VALUES \
+                 (?1, '/r', ?1, 'b', 'c', '/w', 'claude', '[]', 'running', 1, 2)",
+                [id],
+            )
+            .unwrap();
+    }
+
+    fn said(store: &Store, id: &str) -> (AgentState, i64) {
+        let s = store.session_by_id(id).unwrap().unwrap();
+        (s.state, s.state_at)
+    }
+
+    /// No time is trusted past now + skew: a word stamped far ahead (9e18 µs, the
+    /// largest time there is) is recorded as said now and holds back no later word.
+    #[test]
+    fn a_word_from_the_far_future_freezes_nothing() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path()).unwrap();
+        session_row(&store, "s1");
+        for ahead in [9_000_000_000_000_000_000, i64::MAX] {
+            let before = now_micros();
+            store
+                .apply_state("s1", AgentState::Idle, ahead, StateSource::Hook, "Stop")
+                .unwrap();
+            let (state, at) = said(&store, "s1");
+            assert_eq!(state, AgentState::Idle);
+            assert!(at >= before && at <= now_micros(), "{at}");
+            let later = now_micros() + 1;
+            let t = store
+                .apply_state(
+                    "s1",
+                    AgentState::Busy,
+                    later,
+                    StateSource::Hook,
+                    "UserPromptSubmit",
+                )
+                .unwrap();
+            assert!(t.is_some(), "the later word was dropped");
+            assert_eq!(said(&store, "s1"), (AgentState::Busy, later));
+        }
+        // Within the skew a time is believed (a host's clock read to the second): an
+        // older word still loses to it.
+        let near = now_micros() + FUTURE_SKEW_MICROS / 2;
+        store
+            .apply_state(
+                "s1",
+                AgentState::Waiting,
+                near,
+                StateSource::Hook,
+                "Notification",
+            )
+            .unwrap();
+        let t = store
+            .apply_state(
+                "s1",
+                AgentState::Idle,
+                now_micros(),
+                StateSource::Hook,
+                "Stop",
+            )
+            .unwrap();
+        assert!(t.is_none());
+        assert_eq!(said(&store, "s1"), (AgentState::Waiting, near));
+    }
+
+    /// A record stamped ten minutes ahead (the clock stepped back since) takes a word of
+    /// now; a negative time is merely old.
+    #[test]
+    fn a_record_stamped_ahead_of_the_clock_takes_new_words() {
+        let home = tempfile::tempdir().unwrap();
+        let store = Store::open(home.path()).unwrap();
+        session_row(&store, "s2");
+        store
+            .conn
+            .execute(
+                "UPDATE sessions SET state = 'idle', state_at = ?1 WHERE id = 's2'",
+                [now_micros() + 600_000_000],
+            )
+            .unwrap();
+        let now = now_micros();
+        let t = store
+            .apply_state(
+                "s2",
+                AgentState::Busy,
+                now,
+                StateSource::Hook,
+                "UserPromptSubmit",
+            )
+            .unwrap();
+        assert!(t.is_some());
+        assert_eq!(said(&store, "s2"), (AgentState::Busy, now));
+        let t = store
+            .apply_state("s2", AgentState::Idle, -5, StateSource::Hook, "Stop")
+            .unwrap();
+        assert!(t.is_none(), "a negative time is older than any word");
     }
 
     #[test]

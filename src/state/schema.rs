@@ -202,13 +202,17 @@ const MIGRATIONS: &[&str] = &[
         budget     REAL NOT NULL,
         level      INTEGER NOT NULL
     );",
+    // 10: when this record began. A session whose branch is older had its row in a record
+    // that was lost, not a dispatch that died before its row: doctor adopts it. A record
+    // that held something already began before anyone can tell (0).
+    "CREATE TABLE record (began_at INTEGER NOT NULL);
+    INSERT INTO record (began_at) SELECT CASE
+        WHEN EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM events) THEN 0
+        ELSE CAST(strftime('%s', 'now') AS INTEGER) END;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {
-    let sqlite = |source| StateError::Sqlite {
-        path: path.to_path_buf(),
-        source,
-    };
+    let sqlite = |source| StateError::sqlite(path, source);
     let known = MIGRATIONS.len() as i64;
     let found: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))

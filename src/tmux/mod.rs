@@ -536,12 +536,19 @@ impl Tmux {
         client: &str,
         names: &[&str],
     ) -> Result<Vec<String>, TmuxError> {
-        self.format_values(Some(client), names)
+        self.format_values(Some(("-c", client)), names)
     }
 
+    /// The values of formats for pane `pane` (its path, the command it started with), in
+    /// ONE call.
+    pub fn pane_values(&self, pane: &PaneId, names: &[&str]) -> Result<Vec<String>, TmuxError> {
+        self.format_values(Some(("-t", pane.as_str())), names)
+    }
+
+    /// `target` is `-c CLIENT` or `-t PANE`.
     fn format_values(
         &self,
-        client: Option<&str>,
+        target: Option<(&str, &str)>,
         names: &[&str],
     ) -> Result<Vec<String>, TmuxError> {
         let format = names
@@ -550,8 +557,8 @@ impl Tmux {
             .collect::<Vec<_>>()
             .join("\u{1f}");
         let mut args = strings(&["display-message", "-p"]);
-        if let Some(c) = client {
-            args.extend(strings(&["-c", c]));
+        if let Some((flag, target)) = target {
+            args.extend(strings(&[flag, target]));
         }
         args.push(format);
         let out = self.run(&args)?;

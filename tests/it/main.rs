@@ -35,6 +35,7 @@ mod notify;
 mod openssh;
 mod plugin;
 mod radar;
+mod record;
 mod remote;
 mod remote_hooks;
 mod removal;

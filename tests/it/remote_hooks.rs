@@ -588,3 +588,59 @@ fn an_upload_cut_short_changed_or_unchecked_never_replaces_a_working_binary() {
         std::fs::read(crate::harness::bin()).unwrap()
     );
 }
+
+/// No time from outside is trusted past now + skew: a word on the host stamped at 9e18
+/// µs (a stepped clock, a file written by hand) neither freezes the session here nor
+/// makes the host refuse the hooks' later words.
+#[test]
+fn a_remote_word_from_the_far_future_freezes_nothing() {
+    let Some((env, sshd)) = world() else { return };
+    let Some((_project, _world)) = installed_and_up(&env, &sshd) else {
+        return;
+    };
+    let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("idle".into(), "hook".into())),
+        "never idle by the hook: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail()
+    );
+    let id = env.session("pipeline")["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let word = sshd
+        .remote_home()
+        .join(format!(".local/state/orchestra/remote-states/{id}.json"));
+    std::fs::write(
+        &word,
+        r#"{"state":"busy","at":9000000000000000000,"event":"UserPromptSubmit"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        said(&env, "pipeline"),
+        ("idle".into(), "hook".into()),
+        "a word from the future was believed"
+    );
+    env.orchestra(&["brief", "pipeline", "[[say: after the forged word]]"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || tail()
+            .contains("after the forged word")
+            && said(&env, "pipeline") == ("idle".into(), "hook".into())
+            && std::fs::read_to_string(&word)
+                .is_ok_and(|w| w.contains("\"Stop\""))),
+        "{:?} {:?}\n{}",
+        said(&env, "pipeline"),
+        std::fs::read_to_string(&word),
+        tail()
+    );
+    let kept: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&word).unwrap()).unwrap();
+    assert!(
+        kept["at"].as_i64().unwrap_or(i64::MAX) < 9_000_000_000_000_000_000,
+        "{kept}"
+    );
+    env.orchestra(&["down"]).ok();
+}
