@@ -717,3 +717,56 @@ fn a_session_near_or_over_its_budget_carries_a_mark_on_its_badge() {
     assert!(shown.ends_with("idle"), "{shown}");
     assert_eq!(env.session("dear")["status"], "running");
 }
+
+/// The processes running this very orchestra binary, with their command lines.
+fn orchestra_processes() -> Vec<(u32, Vec<u8>)> {
+    let ours = std::fs::canonicalize(crate::harness::bin()).expect("the binary");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == ours)
+        })
+        .filter_map(|pid| Some((pid, std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
+        .collect()
+}
+
+/// What a waiting agent asks may hold a secret (a token in a command): its notification's
+/// sender, alive for as long as it waits for a press, and every other orchestra process
+/// got it on stdin, not on a command line every local user can read.
+#[test]
+fn the_asked_text_is_on_no_orchestra_command_line_while_its_sender_waits() {
+    let Some((env, world, bus)) = claude_on_actions_bus("secret") else {
+        return;
+    };
+    let token = "sk-fake-token-4242";
+    dispatch_claude(&env, &world, "secret", "[[bash: touch sk-fake-token-4242]]");
+    waits_for_approval(&env, "secret");
+    let note = waiting_note(&bus, "secret");
+    assert!(
+        note["body"].as_str().unwrap_or_default().contains(token),
+        "the note names the command: {note}"
+    );
+    let id = session_id(&env, "secret");
+    let senders: Vec<(u32, Vec<u8>)> = orchestra_processes()
+        .into_iter()
+        .filter(|(_, argv)| {
+            let argv = String::from_utf8_lossy(argv);
+            argv.contains("\0notify\0") && argv.contains(&id)
+        })
+        .collect();
+    assert!(
+        !senders.is_empty(),
+        "the sender is not waiting for a press: {:?}",
+        orchestra_processes()
+    );
+    for (pid, argv) in orchestra_processes() {
+        assert!(
+            !String::from_utf8_lossy(&argv).contains(token),
+            "process {pid} has the asked text on its command line: {:?}",
+            String::from_utf8_lossy(&argv)
+        );
+    }
+    bus.press(note["id"].as_u64().unwrap(), "deny");
+}
