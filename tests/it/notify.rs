@@ -725,9 +725,7 @@ fn orchestra_processes() -> Vec<(u32, Vec<u8>)> {
         .expect("/proc")
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == ours)
-        })
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == ours))
         .filter_map(|pid| Some((pid, std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
         .collect()
 }
@@ -769,4 +767,109 @@ fn the_asked_text_is_on_no_orchestra_command_line_while_its_sender_waits() {
         );
     }
     bus.press(note["id"].as_u64().unwrap(), "deny");
+}
+
+/// A notification named one question; the screen now asks another under the same change
+/// of state (a menu answered in the pane, then another asked with no change recorded in
+/// between: here the earlier sender is stood in for by one started for the current wait,
+/// naming `npm test`). Its Approve reads the screen at the press, refuses, says so, and
+/// presses nothing; `approve --expect` keeps the same rule.
+#[test]
+fn approve_approves_only_the_question_the_notification_named() {
+    let Some((env, world, bus)) = claude_on_actions_bus("moved") else {
+        return;
+    };
+    dispatch_claude(&env, &world, "moved", "[[bash: touch rm-important]]");
+    waits_for_approval(&env, "moved");
+    let real = waiting_note(&bus, "moved");
+    let id = session_id(&env, "moved");
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&env.orchestra(&["events", "moved", "--json"]).ok().stdout)
+            .expect("events --json");
+    let event = events
+        .iter()
+        .filter(|e| e["kind"] == "state")
+        .filter_map(|e| e["seq"].as_i64())
+        .max()
+        .expect("the wait's event");
+    let mut sender = env.orchestra_command(
+        &env.repo,
+        &[
+            "notify",
+            "--stdin",
+            "--session",
+            &id,
+            "--event",
+            &event.to_string(),
+        ],
+    );
+    sender
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut sender = sender.spawn().expect("start the sender");
+    {
+        use std::io::Write;
+        let note = serde_json::json!({
+            "title": "orchestra: moved is waiting for you (earlier)",
+            "body": "moved wants to run: npm test (in repo)",
+            "asks": "run: npm test",
+        });
+        let mut stdin = sender.stdin.take().expect("stdin");
+        stdin.write_all(note.to_string().as_bytes()).unwrap();
+    }
+    let stale = bus.wait_note("(earlier)", Duration::from_secs(15));
+    let requests = world.api.requests_json().len();
+    let before = env.screen("moved");
+    bus.press(stale["id"].as_u64().unwrap(), "approve");
+    let said = bus.wait_note("moved Approve: not done", Duration::from_secs(20));
+    let body = said["body"].as_str().unwrap_or_default();
+    assert!(
+        body.contains("touch rm-important") && body.contains("npm test"),
+        "the refusal names both questions: {said}"
+    );
+    assert!(body.contains("nothing sent"), "{said}");
+    let finished = sender.wait_with_output().expect("the sender ends");
+    assert!(!finished.status.success(), "{finished:?}");
+    std::thread::sleep(Duration::from_secs(3));
+    let made = env.worktree_path("moved").join("rm-important");
+    assert!(!made.exists(), "the other question was approved");
+    assert_eq!(
+        world.api.requests_json().len(),
+        requests,
+        "the model heard of a tool run"
+    );
+    assert!(env.screen("moved").contains("Do you want to proceed?"));
+    assert_eq!(
+        env.screen("moved")
+            .lines()
+            .filter(|l| l.contains("rm-important"))
+            .count(),
+        before
+            .lines()
+            .filter(|l| l.contains("rm-important"))
+            .count()
+    );
+
+    // `approve --expect` keeps the same rule; then the question it names is approved.
+    let refused = env
+        .orchestra(&["approve", "moved", "--expect", "npm test"])
+        .fails_with(1);
+    assert!(
+        refused
+            .stderr
+            .contains("now asks to run: touch rm-important, not to npm test"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!made.exists());
+    env.orchestra(&["approve", "moved", "--expect", "run: touch rm-important"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || made.exists()),
+        "{}",
+        env.screen("moved")
+    );
+    let _ = real;
 }

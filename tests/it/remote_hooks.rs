@@ -510,10 +510,17 @@ fn a_hostile_word_from_a_host_reaches_the_notify_command_one_short_inert_line() 
         !text.chars().any(|c| c.is_control() && c != '\n'),
         "{text:?}"
     );
-    assert!(note.starts_with("orchestra: pipeline is waiting"), "{text:?}");
+    assert!(
+        note.starts_with("orchestra: pipeline is waiting"),
+        "{text:?}"
+    );
     assert!(note.contains("\\e]52;c;"), "{note}");
     assert!(note.contains("line one\\nline two"), "{note}");
-    assert!(note.chars().count() < 600, "{} characters", note.chars().count());
+    assert!(
+        note.chars().count() < 600,
+        "{} characters",
+        note.chars().count()
+    );
     assert!(!note.contains(&"x".repeat(500)), "{note}");
     env.orchestra(&["down"]).ok();
 }
