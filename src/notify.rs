@@ -320,20 +320,22 @@ pub fn show_and_wait(
     for action in actions {
         notification.action(action.key(), action.label());
     }
+    // Listening starts before the notification shows, so no press can come first.
+    let mut presses = block_on_until(Presses::listen(), Instant::now() + CLOSE_WAIT)?.ok()?;
     let handle = notification.show().ok()?;
+    let id = handle.id();
     let deadline = Instant::now() + bound;
-    let mut chosen = None;
     let waited = drive(
-        handle.wait_for_action_async(|response| {
-            if let notify_rust::NotificationResponse::Action(key) = response {
-                chosen = Action::from_key(key);
-            }
-        }),
+        presses.next(id),
         deadline,
         Some((STILL_ASKED_EVERY, still_asked)),
     );
+    let chosen = match &waited {
+        Driven::Ready(Some(Pressed::Action(key))) => Action::from_key(key),
+        _ => None,
+    };
     let outcome = match waited {
-        Driven::Ready(()) => chosen.map_or(Waited::Dismissed, Waited::Chose),
+        Driven::Ready(_) => chosen.map_or(Waited::Dismissed, Waited::Chose),
         Driven::Deadline => Waited::GaveUp,
         Driven::Stopped => Waited::Outlived,
     };
@@ -346,8 +348,87 @@ pub fn show_and_wait(
     Some(outcome)
 }
 
-/// How long closing a notification may take.
+/// How long closing a notification (or starting to listen for its presses) may take.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+const SERVER_NAME: &str = "org.freedesktop.Notifications";
+const SERVER_PATH: &str = "/org/freedesktop/Notifications";
+
+/// What the notification server said of a notification.
+enum Pressed {
+    Action(String),
+    Closed,
+}
+
+/// The presses of a notification, heard only from the notification server: any
+/// connection on the session bus can send an `ActionInvoked` signal naming any id
+/// (small, sequential numbers), and notify-rust takes one from anybody. Here a signal
+/// counts only when the bus says it came from the connection that owned
+/// org.freedesktop.Notifications before the notification was shown (the bus daemon
+/// sets a signal's sender; nobody else can claim it).
+struct Presses {
+    stream: zbus::MessageStream,
+    server: zbus::names::OwnedUniqueName,
+}
+
+impl Presses {
+    async fn listen() -> zbus::Result<Presses> {
+        let connection = zbus::Connection::session().await?;
+        let bus = zbus::fdo::DBusProxy::new(&connection).await?;
+        let server = bus
+            .get_name_owner(zbus::names::BusName::try_from(SERVER_NAME)?)
+            .await?;
+        for member in ["ActionInvoked", "NotificationClosed"] {
+            let rule = zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .sender(server.as_ref())
+                .path(SERVER_PATH)
+                .interface(SERVER_NAME)
+                .member(member)
+                .build()?;
+            bus.add_match_rule(rule).await?;
+        }
+        Ok(Presses {
+            stream: zbus::MessageStream::from(&connection),
+            server,
+        })
+    }
+
+    /// The server's next word on notification `id`; `None` when the bus went away.
+    async fn next(&mut self, id: u32) -> Option<Pressed> {
+        use futures_lite::StreamExt;
+        while let Some(message) = self.stream.next().await {
+            let Ok(message) = message else {
+                continue;
+            };
+            if let Some(pressed) = self.of(&message, id) {
+                return Some(pressed);
+            }
+        }
+        None
+    }
+
+    fn of(&self, message: &zbus::Message, id: u32) -> Option<Pressed> {
+        let header = message.header();
+        if header.message_type() != zbus::message::Type::Signal
+            || header.sender().map(|s| s.as_str()) != Some(self.server.as_str())
+            || header.interface().map(|i| i.as_str()) != Some(SERVER_NAME)
+        {
+            return None;
+        }
+        match header.member()?.as_str() {
+            "ActionInvoked" => {
+                let (nid, key) = message.body().deserialize::<(u32, String)>().ok()?;
+                (nid == id).then_some(Pressed::Action(key))
+            }
+            "NotificationClosed" => {
+                let (nid, _reason) = message.body().deserialize::<(u32, u32)>().ok()?;
+                (nid == id).then_some(Pressed::Closed)
+            }
+            _ => None,
+        }
+    }
+}
 
 /// Drives `future` on this thread until it is ready or `deadline` passes (`None`). The bus
 /// connection does its reading on threads of its own, which wake this one.

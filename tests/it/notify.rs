@@ -873,3 +873,53 @@ fn approve_approves_only_the_question_the_notification_named() {
     );
     let _ = real;
 }
+
+/// Any program on the session bus can send `ActionInvoked` naming a notification's id (a
+/// small sequential number): the sender takes a press only from the notification server
+/// that showed it. A forged Approve does nothing; the server's own press still acts.
+#[test]
+fn a_forged_press_from_another_bus_connection_is_ignored() {
+    let Some((env, bus, _person)) = shell_waiting_on_actions_bus("forged") else {
+        return;
+    };
+    let pane = env.session("forged")["pane"].as_str().unwrap().to_string();
+    env.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "-l",
+        "clear; printf 'Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\n\\nEsc to cancel\\n'; cat >/dev/null",
+    ]);
+    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    assert!(wait_until(Duration::from_secs(10), || env
+        .tmux(&["capture-pane", "-p", "-t", &pane])
+        .trim_end()
+        .ends_with("Esc to cancel")));
+    let id = session_id(&env, "forged");
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    let note = waiting_note(&bus, "forged");
+    let note_id = note["id"].as_u64().unwrap();
+    for _ in 0..3 {
+        bus.forge_press(note_id, "approve");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !bus.closed().contains(&note_id),
+        "a forged press was taken: closed {:?}",
+        bus.closed()
+    );
+    assert_eq!(
+        env.session("forged")["state"],
+        "waiting",
+        "nothing approved"
+    );
+    // The server's own press is heard: approved (busy as of the key), then closed.
+    bus.press(note_id, "approve");
+    assert!(
+        wait_until(Duration::from_secs(10), || env.session("forged")["state"]
+            == "busy"),
+        "the real press did not approve: {}",
+        env.session("forged")
+    );
+}
