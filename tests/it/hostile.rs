@@ -922,7 +922,8 @@ fn dispatch_in_a_repo_folder_named_like_a_command_runs_nothing() {
 }
 
 /// Texts a terminal acts on: what a hostile session puts in its commit subjects, its file
-/// names and its files, so that a person reads less than the branch holds.
+/// names and its files, so that a person reads less than the branch holds. (No NUL: git
+/// refuses one in a commit message, and the kernel in a file name.)
 fn escape_corpus() -> Vec<(&'static str, String)> {
     vec![
         ("cursor up, erase line", "\u{1b}[1A\u{1b}[2K".to_string()),
