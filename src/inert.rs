@@ -2,10 +2,11 @@
 //! subjects, paths, diffs, what a screen asks, a remote hook's word, task titles): shown
 //! to a person as it is, never read by their terminal. Control characters, escapes, C1
 //! controls, DEL and the bidi overrides that reorder what follows are written visibly
-//! (`\e`, `\r`, `\x08`, `\u{202e}`), so no text can move the cursor, erase a line, set
+//! (`\e`, `\r`, `\x08`, `\u202e`), so no text can move the cursor, erase a line, set
 //! the clipboard or disguise itself; the characters themselves stay, nothing is dropped.
 //! A backslash is left as it is: the rendering is for reading, and stays the same when
-//! rendered again.
+//! rendered again. What JSON leaves raw (DEL, C1, the bidi controls) is written as JSON
+//! writes an escape (`\u202e`), so rendered JSON is still the same JSON.
 //!
 //! Pure: text in, text out.
 
@@ -69,18 +70,19 @@ fn visible_as(c: char) -> Option<String> {
         '\r' => "\\r".into(),
         '\t' => "\\t".into(),
         '\0' => "\\0".into(),
-        '\x01'..='\x1f' | '\x7f' => format!("\\x{:02x}", c as u32),
-        // C1 controls (U+009B is a one-character CSI to many terminals), the bidi
+        '\x01'..='\x1f' => format!("\\x{:02x}", c as u32),
+        // DEL, the C1 controls (U+009B is a one-character CSI to many terminals), the bidi
         // embeddings, overrides and isolates, the marks, and the line and paragraph
-        // separators some renderers break lines at.
-        '\u{80}'..='\u{9f}'
+        // separators some renderers break lines at: all of which JSON leaves raw.
+        '\x7f'
+        | '\u{80}'..='\u{9f}'
         | '\u{61c}'
         | '\u{200e}'
         | '\u{200f}'
         | '\u{2028}'
         | '\u{2029}'
         | '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}' => format!("\\u{{{:x}}}", c as u32),
+        | '\u{2066}'..='\u{2069}' => format!("\\u{:04x}", c as u32),
         _ => return None,
     })
 }
@@ -95,7 +97,7 @@ mod tests {
         let shown = line(hostile);
         assert_eq!(
             shown,
-            "a\\e[1A\\e[2Kb\\e]52;c;aGk=\\x07\\r\\x08\\0\\x7f\\u{9b}2J\\u{202e}fdp.exe\\u{2066}"
+            "a\\e[1A\\e[2Kb\\e]52;c;aGk=\\x07\\r\\x08\\0\\u007f\\u009b2J\\u202efdp.exe\\u2066"
         );
         assert!(is_inert(&shown));
         assert!(!is_inert(hostile));
@@ -105,6 +107,23 @@ mod tests {
         assert_eq!(line("one\ntwo\tthree"), "one\\ntwo\\tthree");
         assert_eq!(lines("one\ntwo\tthree\r\n"), "one\ntwo\tthree\\r\n");
         assert_eq!(line("日本語 ❯ café"), "日本語 ❯ café");
+    }
+
+    #[test]
+    fn json_rendered_is_the_same_json() {
+        let hostile = serde_json::json!({
+            "path": "a\u{7f}\u{85}\u{9b}2J\u{202e}gnp.exe\u{2028}\u{2069}",
+            "subject": "\u{1b}[1A\u{1b}[2K\r\u{8}\n\t",
+        });
+        for text in [
+            serde_json::to_string(&hostile).unwrap(),
+            serde_json::to_string_pretty(&hostile).unwrap(),
+        ] {
+            let shown = lines(&text);
+            assert!(is_inert(&shown), "{shown}");
+            let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+            assert_eq!(back, hostile);
+        }
     }
 
     #[test]

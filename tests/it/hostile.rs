@@ -1164,6 +1164,30 @@ fn hostile_paths_are_shown_inert_in_list_health_watch_status_and_conflicts() {
     if !pairs.stdout.contains("hostile") || !pairs.stdout.contains(&markers[0]) {
         failures.push(format!("conflicts shows no pair: {}", cut(&pairs.stdout)));
     }
+    // JSON stays JSON, and says the names exactly as they are.
+    let json: serde_json::Value =
+        serde_json::from_str(&env.orchestra(&["conflicts", "--json"]).ok().stdout)
+            .expect("conflicts --json is JSON");
+    let paths: Vec<String> = json
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|pair| pair["paths"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect();
+    for (i, (what, text)) in escape_corpus().iter().enumerate() {
+        if !paths.contains(&format!("f{i}-{text}")) {
+            failures.push(format!(
+                "conflicts --json lacks the file named by {what}: {paths:?}"
+            ));
+        }
+    }
+    for args in [vec!["list", "--json"], vec!["status", "--json"]] {
+        let run = env.orchestra(&args);
+        if serde_json::from_str::<serde_json::Value>(&run.stdout).is_err() {
+            failures.push(format!("{args:?} is not JSON: {}", cut(&run.stdout)));
+        }
+    }
     for (what, args) in [
         ("conflicts", vec!["conflicts"]),
         ("list", vec!["list"]),
