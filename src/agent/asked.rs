@@ -77,6 +77,20 @@ impl Asked {
 }
 
 impl Asked {
+    /// What a phrase ("edit src/login.rs", "run: npm test") names, without its kind's word;
+    /// `None` for a phrase cut short (what it names is not all there) or an empty one.
+    pub fn named_text(named: &str) -> Option<&str> {
+        let named = named.trim();
+        if named.ends_with('…') {
+            return None;
+        }
+        let text = ["run:", "write", "edit", "fetch", "use"]
+            .iter()
+            .find_map(|word| named.strip_prefix(word))
+            .map_or(named, str::trim);
+        (!text.is_empty()).then_some(text)
+    }
+
     /// Whether `named` names this question: its phrase as a person was told it ("run:
     /// npm test"), or the bare text ("npm test"), whitespace runs aside. A phrase cut
     /// short ("…") names what begins with what it kept; nothing else is taken for it, so a
@@ -120,6 +134,10 @@ mod tests {
         assert!(Asked::Run(long.clone()).is_named_by(&told));
         assert!(!Asked::Run(format!("{long} && rm -rf ~")).is_named_by("run: echo"));
         assert!(!Asked::Run(format!("echo {}", "y".repeat(200))).is_named_by(&told));
+        assert_eq!(Asked::named_text("edit src/login.rs"), Some("src/login.rs"));
+        assert_eq!(Asked::named_text("npm test"), Some("npm test"));
+        assert_eq!(Asked::named_text(&told), None);
+        assert_eq!(Asked::named_text("run: "), None);
     }
 
     #[test]

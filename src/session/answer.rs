@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::agent::asked::Asked;
 use crate::agent::menu::{self, Answer, Asking, Menu, Question};
 use crate::agent::rules::Rules;
 use crate::context::Context;
@@ -217,8 +218,18 @@ fn still_asks(
             asked.phrase().unwrap_or_default(),
             crate::inert::cut(named, crate::notify::ASK_CHARS + "fetch ".len())
         ))),
+        // No rule reads this kind of question (claude's edits, fetches, tools): it is the
+        // one named only if what was named (the path, the address) stands in it.
+        None if Asked::named_text(named).is_some_and(|text| {
+            rules
+                .asking_text(session.agent_kind.as_str(), &screen)
+                .is_ok_and(|asking| crate::inert::line(&asking).contains(text))
+        }) =>
+        {
+            Ok(())
+        }
         None => Err(Error::Refused(format!(
-            "cannot read what {}'s screen asks now, so not whether it is to {}: nothing sent",
+            "cannot tell whether {}'s screen still asks to {}: nothing sent (answer it in its window)",
             session.label,
             crate::inert::cut(named, crate::notify::ASK_CHARS + "fetch ".len())
         ))),
