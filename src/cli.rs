@@ -317,6 +317,10 @@ pub struct ApproveArgs {
     /// "always allow", "allow all edits"), never one that switches to auto mode.
     #[arg(long)]
     pub always: bool,
+    /// Approve only this question ("npm test", or "run: npm test" as a notification says
+    /// it): refused, nothing sent, when the screen asks something else.
+    #[arg(long, value_name = "TEXT")]
+    pub expect: Option<String>,
     #[command(flatten)]
     pub repo: RepoArg,
 }
@@ -674,10 +678,14 @@ pub struct HealthArgs {
 
 #[derive(Debug, Args)]
 pub struct NotifyArgs {
-    #[arg(long)]
-    pub title: String,
-    #[arg(long, default_value = "")]
+    #[arg(long, required_unless_present = "stdin")]
+    pub title: Option<String>,
+    #[arg(long, default_value = "", conflicts_with = "stdin")]
     pub body: String,
+    /// Read the note from stdin instead, as JSON ({"title", "body", "asks"}): how
+    /// orchestra starts its own sender, so that no agent's words stand on a command line.
+    #[arg(long, conflicts_with = "title")]
+    pub stdin: bool,
     /// The command to run when there is no notification bus; title and body are appended.
     #[arg(long, value_name = "CMD")]
     pub fallback_cmd: Option<String>,

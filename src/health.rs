@@ -803,6 +803,8 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
 /// to that client instead. `tmux`: the session's server where it runs here (`None`: nobody
 /// here can be looking). Unknown who looks (tmux did not answer): the notification goes out.
 pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &Fallback) {
+    let ask = ask.map(said_ask);
+    let ask = ask.as_deref().filter(|a| !a.is_empty());
     let Some(note) = note_for(t, ask) else {
         return;
     };
@@ -817,13 +819,14 @@ pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &F
     };
     if viewers.is_empty() {
         if t.kind == TransitionKind::State && t.new == AgentState::Waiting.as_str() {
-            notify::spawn_waiting(&note, fallback, &t.session.id, t.event);
+            notify::spawn_waiting(&note, ask, fallback, &t.session.id, t.event);
         } else {
             notify::spawn(&note, fallback);
         }
     }
     for (tmux, client) in viewers {
-        let _ = tmux.message_client(&client, &format!("{}: {}", note.title, note.body));
+        let shown = note.shown();
+        let _ = tmux.message_client(&client, &format!("{}: {}", shown.title, shown.body));
     }
 }
 
@@ -835,6 +838,12 @@ pub fn budget_mark(level: u8) -> &'static str {
         80.. => "$",
         _ => "",
     }
+}
+
+/// What is asked as a person is told of it. A phrase made here is that already; a host's
+/// word says it in the host's own words, and is bounded and shown inert the same way.
+fn said_ask(ask: &str) -> String {
+    crate::inert::cut(ask, crate::notify::ASK_CHARS + "fetch ".len())
 }
 
 /// What a person is told of transition `t`, `None` when it needs no person. `ask`: what a
@@ -854,6 +863,7 @@ pub fn note_for(t: &Transition, ask: Option<&str>) -> Option<Note> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| t.session.repo.clone());
     let label = &t.session.label;
+    let ask = ask.map(said_ask);
     let body = match ask.filter(|a| !a.is_empty() && t.new.as_str() == "waiting") {
         Some(ask) => format!("{label} wants to {ask} (in {repo})"),
         None => format!("session {label} in {repo} {what}"),

@@ -17,6 +17,7 @@ pub mod git;
 pub mod health;
 pub mod hooks;
 pub mod import;
+pub mod inert;
 pub mod label;
 #[cfg(test)]
 mod layering;

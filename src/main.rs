@@ -42,7 +42,8 @@ fn finish(result: Result<(), orchestra::error::Error>) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.is_silent() {
-                eprintln!("orchestra: {e}");
+                // One line, whatever path or name it quotes.
+                eprintln!("orchestra: {}", orchestra::inert::line(&e.to_string()));
             }
             ExitCode::from(e.exit_code())
         }

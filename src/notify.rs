@@ -29,21 +29,19 @@ pub struct Note {
 /// How much of an agent's own text (a command, a path) a notification quotes.
 pub const ASK_CHARS: usize = 80;
 
-/// `text` as one short line to show, never to interpret: control characters (newlines,
-/// escapes) become spaces, runs of spaces one, and past `max` characters it is cut with "…".
-pub fn one_line(text: &str, max: usize) -> String {
-    let spaced: String = text
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    let words: Vec<&str> = spaced.split_whitespace().collect();
-    let line = words.join(" ");
-    if line.chars().count() <= max {
-        return line;
+/// How long a notification's title and body are at most, as shown.
+const TITLE_CHARS: usize = 120;
+const BODY_CHARS: usize = 400;
+
+impl Note {
+    /// The note as it is shown and sent, whoever wrote it (a hook here, a host's word, a
+    /// tracker): title and body each one line, inert ([`crate::inert::cut`]) and bounded.
+    pub fn shown(&self) -> Note {
+        Note {
+            title: crate::inert::cut(&self.title, TITLE_CHARS),
+            body: crate::inert::cut(&self.body, BODY_CHARS),
+        }
     }
-    let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
 }
 
 /// Where to fall back to when there is no notification bus.
@@ -55,34 +53,69 @@ pub struct Fallback {
     pub tmux_socket: Option<String>,
 }
 
+/// What the detached sender reads on its stdin: the note (the agent's words, perhaps a
+/// token in a command, never on a command line) and, for a waiting session, what the
+/// note says is asked, which an action checks against the screen when pressed.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Sent {
+    pub title: String,
+    pub body: String,
+    #[serde(default)]
+    pub asks: Option<String>,
+}
+
+impl Sent {
+    pub fn note(&self) -> Note {
+        Note {
+            title: self.title.clone(),
+            body: self.body.clone(),
+        }
+    }
+}
+
 /// Starts a detached `orchestra notify` for `note` and returns at once. Never fails:
 /// a notification that cannot be sent is not the caller's problem.
 pub fn spawn(note: &Note, fallback: &Fallback) {
-    spawn_self_detached(&notify_args(note, fallback), &[]);
+    spawn_sender(note, None, notify_args(fallback));
 }
 
 /// [`spawn`] for a session waiting for a person: where the bus shows actions, the detached
 /// sender offers them and stays to act on the one chosen, as long as the session's newest
-/// change of state is still `event` (the transition to waiting this note tells of).
-pub fn spawn_waiting(note: &Note, fallback: &Fallback, session: &str, event: i64) {
-    let mut args = notify_args(note, fallback);
+/// change of state is still `event` (the transition to waiting this note tells of) and
+/// the screen still asks what `asks` says (the phrase the note names), when it names one.
+pub fn spawn_waiting(
+    note: &Note,
+    asks: Option<&str>,
+    fallback: &Fallback,
+    session: &str,
+    event: i64,
+) {
+    let mut args = notify_args(fallback);
     args.extend([
         "--session".to_string(),
         session.to_string(),
         "--event".into(),
         event.to_string(),
     ]);
-    spawn_self_detached(&args, &[]);
+    spawn_sender(note, asks, args);
 }
 
-fn notify_args(note: &Note, fallback: &Fallback) -> Vec<String> {
-    let mut args = vec![
-        "notify".to_string(),
-        "--title".into(),
-        note.title.clone(),
-        "--body".into(),
-        note.body.clone(),
-    ];
+/// The sender gets the note on its stdin: shown (bounded) first, so it always fits.
+fn spawn_sender(note: &Note, asks: Option<&str>, args: Vec<String>) {
+    let shown = note.shown();
+    let sent = Sent {
+        title: shown.title,
+        body: shown.body,
+        asks: asks.map(str::to_string),
+    };
+    let Ok(input) = serde_json::to_vec(&sent) else {
+        return;
+    };
+    spawn_self(&args, &[], None, None, Some(input));
+}
+
+fn notify_args(fallback: &Fallback) -> Vec<String> {
+    let mut args = vec!["notify".to_string(), "--stdin".into()];
     if let Some(c) = &fallback.command {
         args.extend(["--fallback-cmd".to_string(), c.clone()]);
     }
@@ -96,7 +129,7 @@ fn notify_args(note: &Note, fallback: &Fallback) -> Vec<String> {
 /// inherited pipes (a hook or a tmux `#()` job waits for its pipes to close), its own
 /// process group (a job's end does not take it along). Never fails.
 pub fn spawn_self_detached(args: &[String], env: &[(&str, &std::path::Path)]) {
-    spawn_self_logged(args, env, None, None);
+    spawn_self(args, env, None, None, None);
 }
 
 /// [`spawn_self_detached`] in folder `cwd`, its output appended to `log`.
@@ -106,6 +139,16 @@ pub fn spawn_self_logged(
     cwd: Option<&std::path::Path>,
     log: Option<&std::path::Path>,
 ) {
+    spawn_self(args, env, cwd, log, None);
+}
+
+fn spawn_self(
+    args: &[String],
+    env: &[(&str, &std::path::Path)],
+    cwd: Option<&std::path::Path>,
+    log: Option<&std::path::Path>,
+    input: Option<Vec<u8>>,
+) {
     // A unit test's binary is not orchestra: what it would start is not a notification.
     if cfg!(test) {
         return;
@@ -113,11 +156,12 @@ pub fn spawn_self_logged(
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let _ = crate::process::spawn_detached(&exe, args, cwd, env, log);
+    let _ = crate::process::spawn_detached(&exe, args, cwd, env, log, input);
 }
 
 /// Sends `note` now, trying the bus, then the fallbacks. Returns which way it went.
 pub fn send(note: &Note, fallback: &Fallback) -> &'static str {
+    let note = &note.shown();
     if send_dbus(note) {
         return "dbus";
     }
@@ -265,6 +309,7 @@ pub fn show_and_wait(
     bound: Duration,
     still_asked: &mut dyn FnMut() -> bool,
 ) -> Option<Waited> {
+    let note = &note.shown();
     let mut notification = notify_rust::Notification::new();
     notification
         .appname("orchestra")
@@ -275,20 +320,22 @@ pub fn show_and_wait(
     for action in actions {
         notification.action(action.key(), action.label());
     }
+    // Listening starts before the notification shows, so no press can come first.
+    let mut presses = block_on_until(Presses::listen(), Instant::now() + CLOSE_WAIT)?.ok()?;
     let handle = notification.show().ok()?;
+    let id = handle.id();
     let deadline = Instant::now() + bound;
-    let mut chosen = None;
     let waited = drive(
-        handle.wait_for_action_async(|response| {
-            if let notify_rust::NotificationResponse::Action(key) = response {
-                chosen = Action::from_key(key);
-            }
-        }),
+        presses.next(id),
         deadline,
         Some((STILL_ASKED_EVERY, still_asked)),
     );
+    let chosen = match &waited {
+        Driven::Ready(Some(Pressed::Action(key))) => Action::from_key(key),
+        _ => None,
+    };
     let outcome = match waited {
-        Driven::Ready(()) => chosen.map_or(Waited::Dismissed, Waited::Chose),
+        Driven::Ready(_) => chosen.map_or(Waited::Dismissed, Waited::Chose),
         Driven::Deadline => Waited::GaveUp,
         Driven::Stopped => Waited::Outlived,
     };
@@ -301,8 +348,87 @@ pub fn show_and_wait(
     Some(outcome)
 }
 
-/// How long closing a notification may take.
+/// How long closing a notification (or starting to listen for its presses) may take.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
+
+const SERVER_NAME: &str = "org.freedesktop.Notifications";
+const SERVER_PATH: &str = "/org/freedesktop/Notifications";
+
+/// What the notification server said of a notification.
+enum Pressed {
+    Action(String),
+    Closed,
+}
+
+/// The presses of a notification, heard only from the notification server: any
+/// connection on the session bus can send an `ActionInvoked` signal naming any id
+/// (small, sequential numbers), and notify-rust takes one from anybody. Here a signal
+/// counts only when the bus says it came from the connection that owned
+/// org.freedesktop.Notifications before the notification was shown (the bus daemon
+/// sets a signal's sender; nobody else can claim it).
+struct Presses {
+    stream: zbus::MessageStream,
+    server: zbus::names::OwnedUniqueName,
+}
+
+impl Presses {
+    async fn listen() -> zbus::Result<Presses> {
+        let connection = zbus::Connection::session().await?;
+        let bus = zbus::fdo::DBusProxy::new(&connection).await?;
+        let server = bus
+            .get_name_owner(zbus::names::BusName::try_from(SERVER_NAME)?)
+            .await?;
+        for member in ["ActionInvoked", "NotificationClosed"] {
+            let rule = zbus::MatchRule::builder()
+                .msg_type(zbus::message::Type::Signal)
+                .sender(server.as_ref())
+                .path(SERVER_PATH)
+                .interface(SERVER_NAME)
+                .member(member)
+                .build()?;
+            bus.add_match_rule(rule).await?;
+        }
+        Ok(Presses {
+            stream: zbus::MessageStream::from(&connection),
+            server,
+        })
+    }
+
+    /// The server's next word on notification `id`; `None` when the bus went away.
+    async fn next(&mut self, id: u32) -> Option<Pressed> {
+        use futures_lite::StreamExt;
+        while let Some(message) = self.stream.next().await {
+            let Ok(message) = message else {
+                continue;
+            };
+            if let Some(pressed) = self.of(&message, id) {
+                return Some(pressed);
+            }
+        }
+        None
+    }
+
+    fn of(&self, message: &zbus::Message, id: u32) -> Option<Pressed> {
+        let header = message.header();
+        if header.message_type() != zbus::message::Type::Signal
+            || header.sender().map(|s| s.as_str()) != Some(self.server.as_str())
+            || header.interface().map(|i| i.as_str()) != Some(SERVER_NAME)
+        {
+            return None;
+        }
+        match header.member()?.as_str() {
+            "ActionInvoked" => {
+                let (nid, key) = message.body().deserialize::<(u32, String)>().ok()?;
+                (nid == id).then_some(Pressed::Action(key))
+            }
+            "NotificationClosed" => {
+                let (nid, _reason) = message.body().deserialize::<(u32, u32)>().ok()?;
+                (nid == id).then_some(Pressed::Closed)
+            }
+            _ => None,
+        }
+    }
+}
 
 /// Drives `future` on this thread until it is ready or `deadline` passes (`None`). The bus
 /// connection does its reading on threads of its own, which wake this one.
@@ -362,19 +488,6 @@ fn drive<F: Future>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn one_line_takes_out_control_characters_and_cuts_long_text() {
-        assert_eq!(
-            one_line("npm test\n\x1b[31mrm -rf /\x07\r\t x", 80),
-            "npm test [31mrm -rf / x"
-        );
-        let long = "a".repeat(500);
-        let cut = one_line(&long, 80);
-        assert_eq!(cut.chars().count(), 80);
-        assert!(cut.ends_with('…'));
-        assert_eq!(one_line("  ", 80), "");
-    }
 
     #[test]
     fn a_body_is_escaped_only_for_a_server_that_reads_markup() {

@@ -251,7 +251,7 @@ pub fn short_list(paths: &[String]) -> String {
     let mut text = paths
         .iter()
         .take(SHOWN)
-        .cloned()
+        .map(|p| crate::inert::line(p))
         .collect::<Vec<_>>()
         .join(", ");
     if paths.len() > SHOWN {

@@ -444,14 +444,17 @@ fn wait_bounded(
 /// Starts `program` in the background and returns at once, never waiting for it: no
 /// inherited pipes (a hook or a tmux `#()` job waits for its pipes to close), its own
 /// process group (a job's end does not take it along), its output appended to `log` or
-/// thrown away. No deadline here: the children it is for are orchestra itself, whose every
-/// own child has one. A thread reaps it, so a long-lived caller (`watch`) keeps no zombies.
+/// thrown away. `input`, if any, is its stdin (then closed): text that must not stand on
+/// its command line, which every local user reads in `/proc/PID/cmdline`. No deadline
+/// here: the children it is for are orchestra itself, whose every own child has one. A
+/// thread reaps it, so a long-lived caller (`watch`) keeps no zombies.
 pub fn spawn_detached(
     program: &Path,
     args: &[String],
     cwd: Option<&Path>,
     env: &[(&str, &Path)],
     log: Option<&Path>,
+    input: Option<Vec<u8>>,
 ) -> Result<(), ProcessError> {
     use std::os::unix::process::CommandExt;
     let output = || -> Stdio {
@@ -460,7 +463,11 @@ pub fn spawn_detached(
     };
     let mut cmd = command(program);
     cmd.args(args)
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(output())
         .stderr(output())
         .process_group(0);
@@ -474,6 +481,12 @@ pub fn spawn_detached(
         program: program.to_string_lossy().into_owned(),
         source,
     })?;
+    // Written before returning, as the caller may exit at once (a hook) and take a
+    // writing thread along; a few KiB fit in the pipe, so this does not wait for the
+    // child. Closed once written: the child reads to its end.
+    if let (Some(mut stdin), Some(bytes)) = (child.stdin.take(), input) {
+        let _ = stdin.write_all(&bytes);
+    }
     std::thread::spawn(move || {
         let _ = child.wait();
     });
@@ -714,11 +727,12 @@ mod tests {
             Path::new("sh"),
             &[
                 "-c".into(),
-                "echo \"$ORCH_TEST\"; cut -d' ' -f5 /proc/$$/stat".into(),
+                "echo \"$ORCH_TEST\"; cut -d' ' -f5 /proc/$$/stat; cat".into(),
             ],
             Some(dir.path()),
             &[("ORCH_TEST", Path::new("detached"))],
             Some(&log),
+            Some(b"from stdin".to_vec()),
         )
         .unwrap();
         let text = (0..100)
@@ -726,7 +740,7 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(50));
                 std::fs::read_to_string(&log)
                     .ok()
-                    .filter(|t| t.lines().count() >= 2)
+                    .filter(|t| t.lines().count() >= 3)
             })
             .expect("the detached child wrote its log");
         let mut lines = text.lines();
@@ -735,5 +749,6 @@ mod tests {
         // SAFETY: a plain query of this process's group.
         let ours = unsafe { libc::getpgrp() } as u32;
         assert_ne!(group, ours, "the detached child shares our process group");
+        assert_eq!(lines.next(), Some("from stdin"), "{text}");
     }
 }

@@ -851,18 +851,20 @@ proptest! {
         }
     }
 
-    /// A plain command on an approval is named exactly.
+    /// A plain command on an approval is named exactly, its spaces as written.
     #[test]
     fn a_plain_command_on_an_approval_is_named_as_shown(
         command in "[a-z0-9][a-z0-9 ;&<>'=./-]{0,60}[a-z0-9]",
         kind in prop::sample::select(&["claude", "codex", "gemini", "aider"][..]),
     ) {
         let asked = Rules::built_in().asked(kind, &approval(kind, &command)).expect("compiles");
-        let words: Vec<&str> = command.split_whitespace().collect();
-        prop_assert_eq!(
-            asked.and_then(|a| a.phrase()),
-            Some(format!("run: {}", words.join(" ")))
-        );
+        let asked = asked.expect("the command is read");
+        let told = format!("run: {command}");
+        let longer = format!("{told} && rm -rf ~");
+        prop_assert_eq!(asked.phrase(), Some(told.clone()));
+        // What a person was told of it names it, and names nothing else.
+        prop_assert!(asked.is_named_by(&told));
+        prop_assert!(!asked.is_named_by(&longer));
     }
 }
 

@@ -58,10 +58,11 @@ impl Asked {
     }
 
     /// The one line a person reads after "<label> wants to": "run: npm test", "write
-    /// src/login.rs". The agent's text is made one short line (control characters out,
-    /// cut at [`ASK_CHARS`]): it is shown, never interpreted. `None` when nothing is left.
+    /// src/login.rs". The agent's text is made one short line ([`crate::inert::cut`]:
+    /// control characters shown, cut at [`ASK_CHARS`]): it is shown, never interpreted.
+    /// `None` when nothing is left.
     pub fn phrase(&self) -> Option<String> {
-        let one = crate::notify::one_line(self.text(), ASK_CHARS);
+        let one = crate::inert::cut(self.text(), ASK_CHARS);
         if one.is_empty() {
             return None;
         }
@@ -75,10 +76,69 @@ impl Asked {
     }
 }
 
+impl Asked {
+    /// What a phrase ("edit src/login.rs", "run: npm test") names, without its kind's word;
+    /// `None` for a phrase cut short (what it names is not all there) or an empty one.
+    pub fn named_text(named: &str) -> Option<&str> {
+        let named = named.trim();
+        if named.ends_with('…') {
+            return None;
+        }
+        let text = ["run:", "write", "edit", "fetch", "use"]
+            .iter()
+            .find_map(|word| named.strip_prefix(word))
+            .map_or(named, str::trim);
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Whether `named` names this question: its phrase as a person was told it ("run:
+    /// npm test"), or the bare text ("npm test"), whitespace runs aside. A phrase cut
+    /// short ("…") names what begins with what it kept; nothing else is taken for it, so a
+    /// later question that only begins like the named one is not.
+    pub fn is_named_by(&self, named: &str) -> bool {
+        let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let named = flat(named);
+        let Some(phrase) = self.phrase().map(|p| flat(&p)) else {
+            return false;
+        };
+        let bare = flat(&crate::inert::cut(self.text(), ASK_CHARS));
+        let names = |full: &str| {
+            if named == full {
+                return true;
+            }
+            // Both cut at the same bound: what each kept must be the same.
+            match (named.strip_suffix('…'), full.strip_suffix('…')) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            }
+        };
+        names(&phrase) || names(&bare)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Asked;
     use std::path::Path;
+
+    #[test]
+    fn a_question_is_named_only_by_its_own_phrase_or_text() {
+        let asked = Asked::Run("npm  test".into());
+        assert!(asked.is_named_by("run: npm test"));
+        assert!(asked.is_named_by("npm test"));
+        assert!(!asked.is_named_by("run: rm -rf ~/important"));
+        assert!(!Asked::Run("npm test && rm -rf ~".into()).is_named_by("run: npm test"));
+        assert!(!Asked::Write("npm test".into()).is_named_by("run: npm test"));
+        let long = format!("echo {}", "x".repeat(200));
+        let told = Asked::Run(long.clone()).phrase().unwrap();
+        assert!(Asked::Run(long.clone()).is_named_by(&told));
+        assert!(!Asked::Run(format!("{long} && rm -rf ~")).is_named_by("run: echo"));
+        assert!(!Asked::Run(format!("echo {}", "y".repeat(200))).is_named_by(&told));
+        assert_eq!(Asked::named_text("edit src/login.rs"), Some("src/login.rs"));
+        assert_eq!(Asked::named_text("npm test"), Some("npm test"));
+        assert_eq!(Asked::named_text(&told), None);
+        assert_eq!(Asked::named_text("run: "), None);
+    }
 
     #[test]
     fn a_phrase_is_one_short_line_and_paths_are_said_from_the_worktree() {
@@ -90,7 +150,8 @@ mod tests {
         let hostile = Asked::Run(format!("a\u{1b}]0;x\u{7}\nb{}", "y".repeat(5000)))
             .phrase()
             .unwrap();
-        assert!(!hostile.chars().any(char::is_control), "{hostile:?}");
+        assert!(crate::inert::is_inert(&hostile), "{hostile:?}");
+        assert!(hostile.starts_with("run: a\\e]0;x\\x07\\nb"), "{hostile:?}");
         assert!(hostile.chars().count() <= "run: ".len() + super::ASK_CHARS);
         let wt = Path::new("/w/wt");
         assert_eq!(

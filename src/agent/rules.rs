@@ -300,13 +300,7 @@ impl Rules {
         if k.asks.is_empty() {
             return Ok(None);
         }
-        let lines = bottom_lines(screen);
-        let is_border = |l: &str| k.border.as_ref().is_some_and(|b| b.is_match(l));
-        let start = lines
-            .iter()
-            .rposition(|l| is_border(l))
-            .map_or(0, |i| i + 1);
-        let text = lines[start..].join("\n");
+        let text = self.asking_text(kind, screen)?;
         for (asks, re) in &k.asks {
             let what = re
                 .captures_iter(&text)
@@ -318,6 +312,22 @@ impl Rules {
             }
         }
         Ok(None)
+    }
+
+    /// The lines of `screen` a question of `kind` is on: those below the kind's last
+    /// `border` (all of the bottom lines without one), where [`Rules::asked`] looks.
+    pub fn asking_text(&self, kind: &str, screen: &str) -> Result<String, RulesError> {
+        let lines = bottom_lines(screen);
+        let border = match self.kinds.get(kind) {
+            Some(k) => compiled(kind, k)?.border.clone(),
+            None => None,
+        };
+        let is_border = |l: &str| border.as_ref().is_some_and(|b| b.is_match(l));
+        let start = lines
+            .iter()
+            .rposition(|l| is_border(l))
+            .map_or(0, |i| i + 1);
+        Ok(lines[start..].join("\n"))
     }
 
     /// Whether any rule reads the screens of `kind`.

@@ -8,6 +8,7 @@ use crate::cli::MergeArgs;
 use crate::cmd::{open_repo, run_in_popup, short_list, Context, Output};
 use crate::error::Error;
 use crate::git::Review;
+use crate::inert;
 use crate::session::merge;
 use crate::session::{find_branch_session, find_session, target_branch};
 use crate::state::{Session, Status};
@@ -85,7 +86,12 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
                 "no terminal to ask on: pass --yes to merge without the question".into(),
             ));
         }
-        let _ = write!(out.out, "Merge {} into {target}? [y/N] ", session.branch);
+        let _ = write!(
+            out.out,
+            "Merge {} into {}? [y/N] ",
+            inert::line(&session.branch),
+            inert::line(&target)
+        );
         let _ = out.out.flush();
         let mut answer = String::new();
         std::io::stdin()
@@ -113,6 +119,8 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
     Ok(())
 }
 
+/// The counts, then every commit and every file, each on a line of its own and shown
+/// inert: a subject or a name cannot erase what comes before the question.
 fn summary_text(session: &Session, target: &str, review: &Review) -> String {
     let mut text = format!(
         "{} → {target}: {} commit(s), {} file(s), +{} -{}\n",
@@ -123,12 +131,15 @@ fn summary_text(session: &Session, target: &str, review: &Review) -> String {
         review.deletions
     );
     for c in &review.commits {
-        text.push_str(&format!("  {} {}\n", &c.id[..10], c.summary));
+        let short = c.id.get(..10).unwrap_or(&c.id);
+        text.push_str(&format!("  {short} {}\n", inert::line(&c.summary)));
     }
     for f in &review.files {
         text.push_str(&format!(
             "  {:<50} +{} -{}\n",
-            f.path, f.insertions, f.deletions
+            inert::line(&f.path),
+            f.insertions,
+            f.deletions
         ));
     }
     text

@@ -159,12 +159,18 @@ pub fn quietly<T>(f: impl FnOnce(&mut Output<'_>) -> T) -> T {
 
 impl Output<'_> {
     /// A line of results. A closed stdout (e.g. `| head`) is not the command's failure.
+    /// Whatever it quotes is shown inert ([`crate::inert::lines`]): a field a command did
+    /// not render itself still cannot reach the terminal as an escape.
     pub fn line(&mut self, text: impl AsRef<str>) {
-        let _ = writeln!(self.out, "{}", text.as_ref());
+        let _ = writeln!(self.out, "{}", crate::inert::lines(text.as_ref()));
     }
 
     pub fn note(&mut self, text: impl AsRef<str>) {
-        let _ = writeln!(self.err, "orchestra: {}", text.as_ref());
+        let _ = writeln!(
+            self.err,
+            "orchestra: {}",
+            crate::inert::lines(text.as_ref())
+        );
     }
 }
 
@@ -179,7 +185,7 @@ impl crate::report::Report for Output<'_> {
     }
 
     fn detail(&mut self, text: String) {
-        let _ = writeln!(self.err, "    {text}");
+        let _ = writeln!(self.err, "    {}", crate::inert::lines(&text));
     }
 }
 
@@ -192,8 +198,14 @@ pub fn open_repo(dir: Option<&Path>) -> Result<Repo, Error> {
     Ok(Repo::discover(&dir)?)
 }
 
-/// Left-aligned columns separated by two spaces.
+/// Left-aligned columns separated by two spaces; every cell one line, shown inert (a
+/// path or a screen's text holding a line break cannot pass for another row).
 pub fn render_table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|cell| crate::inert::line(cell)).collect())
+        .collect();
+    let rows = rows.as_slice();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

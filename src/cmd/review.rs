@@ -46,7 +46,10 @@ pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(),
         if review.merges_cleanly {
             "merges cleanly".to_string()
         } else {
-            format!("CONFLICTS in {}", review.conflicts.join(", "))
+            format!(
+                "CONFLICTS in {}",
+                crate::inert::line(&review.conflicts.join(", "))
+            )
         }
     );
     let color = std::io::stdout().is_terminal();

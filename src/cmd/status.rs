@@ -46,13 +46,14 @@ pub fn status(ctx: &Context, args: &StatusArgs, out: &mut Output<'_>) -> Result<
     ) {
         out.line(line);
     }
+    // What a host says of itself is its own text: one line each.
     for host in &overview.hosts {
         match &host.error {
-            Some(e) => out.line(format!("{}: {e}", host.name)),
+            Some(e) => out.line(format!("{}: {}", host.name, crate::inert::line(e))),
             None => out.line(format!("{}: answered in {} ms", host.name, host.latency_ms)),
         }
         if let Some(note) = &host.note {
-            out.line(format!("{}: {note}", host.name));
+            out.line(format!("{}: {}", host.name, crate::inert::line(note)));
         }
     }
     Ok(())

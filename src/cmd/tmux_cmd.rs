@@ -93,6 +93,7 @@ fn act(ctx: &Context, chosen: Chosen) -> Result<Option<String>, Error> {
         SessionCommand::Approve => Command::Approve(ApproveArgs {
             label,
             always: false,
+            expect: None,
             repo,
         }),
         SessionCommand::Deny => Command::Deny(DenyArgs { label, repo }),

@@ -29,7 +29,7 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
             // (`not connected — orchestra connect gpu`).
             for host in &remote.hosts {
                 if let Some(error) = &host.error {
-                    buffer.line(format!("{}: {error}", host.name));
+                    buffer.line(format!("{}: {}", host.name, crate::inert::line(error)));
                 }
             }
             conflicts_table(ctx, &mut buffer)?;

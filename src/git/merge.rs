@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository, Sort};
 use serde::Serialize;
 
-use super::{run_git, GitError, Repo};
+use super::{git_text, run_git, GitError, Repo};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitInfo {
@@ -63,8 +63,10 @@ impl Repo {
             let c = self.repo.find_commit(oid?)?;
             commits.push(CommitInfo {
                 id: c.id().to_string(),
-                summary: c.summary().unwrap_or_default().to_string(),
-                author: c.author().name().unwrap_or_default().to_string(),
+                // Bytes that are not UTF-8 still name the commit: it is listed, not blank.
+                summary: String::from_utf8_lossy(c.summary_bytes().unwrap_or_default())
+                    .into_owned(),
+                author: String::from_utf8_lossy(c.author().name_bytes()).into_owned(),
                 time: c.time().seconds(),
             });
         }
@@ -149,31 +151,33 @@ impl Repo {
         Ok(None)
     }
 
-    /// The log, diffstat and full diff of `branch` over `base`, as git prints them
-    /// (coloured when `color`).
+    /// The log, diffstat and full diff of `branch` over `base` as a person reads them:
+    /// git's text shown inert ([`crate::inert::lines`]: a subject, a name or a file's
+    /// content holding an escape shows it, never sends it), coloured by us when `color`.
+    /// A diff past [`REVIEW_CAP`] is cut, and the text says so and how to see the rest.
     pub fn review_text(&self, base: &str, branch: &str, color: bool) -> Result<String, GitError> {
         let range = format!("{base}..{branch}");
-        let color = if color {
-            "--color=always"
-        } else {
-            "--color=never"
-        };
-        let mut text = run_git(
-            &self.main_worktree,
-            &[
-                "log",
-                color,
-                "--format=%C(yellow)%h%Creset %s %C(dim)(%an, %ar)%Creset",
-                &range,
-            ],
+        let cap = REVIEW_CAP;
+        let dir = &self.main_worktree;
+        let (log, log_cut) = git_text(
+            dir,
+            &["log", "--color=never", "--format=%h %s (%an, %ar)", &range],
+            cap,
         )?;
+        let (stat, stat_cut) = git_text(dir, &["diff", "--color=never", "--stat", &range], cap)?;
+        let (diff, diff_cut) = git_text(dir, &["diff", "--color=never", &range], cap)?;
+        let mut text = shown_log(&log, color);
+        text.push_str(&cut_note(log_cut, cap, &format!("git log {range}")));
         text.push('\n');
-        text.push_str(&run_git(
-            &self.main_worktree,
-            &["diff", color, "--stat", &range],
-        )?);
+        text.push_str(&crate::inert::lines(&stat));
+        text.push_str(&cut_note(
+            stat_cut,
+            cap,
+            &format!("git diff --stat {range}"),
+        ));
         text.push('\n');
-        text.push_str(&run_git(&self.main_worktree, &["diff", color, &range])?);
+        text.push_str(&shown_diff(&diff, color));
+        text.push_str(&cut_note(diff_cut, cap, &format!("git diff {range}")));
         Ok(text)
     }
 
@@ -238,17 +242,17 @@ impl Repo {
         .map(|_| ())
     }
 
-    /// What is uncommitted in the worktree at `path`: `status --short` and the coloured
-    /// diff of tracked files against HEAD.
+    /// What is uncommitted in the worktree at `path`: `status --short` and the diff of
+    /// tracked files against HEAD, shown and bounded as [`Repo::review_text`] shows.
     pub fn uncommitted_text(path: &Path, color: bool) -> Result<String, GitError> {
-        let mut text = run_git(path, &["status", "--short"])?;
+        let cap = REVIEW_CAP;
+        let (status, status_cut) = git_text(path, &["status", "--short"], cap)?;
+        let mut text = crate::inert::lines(&status);
+        text.push_str(&cut_note(status_cut, cap, "git status --short"));
         text.push('\n');
-        let color = if color {
-            "--color=always"
-        } else {
-            "--color=never"
-        };
-        text.push_str(&run_git(path, &["diff", color, "HEAD"])?);
+        let (diff, diff_cut) = git_text(path, &["diff", "--color=never", "HEAD"], cap)?;
+        text.push_str(&shown_diff(&diff, color));
+        text.push_str(&cut_note(diff_cut, cap, "git diff HEAD"));
         Ok(text)
     }
 
@@ -263,6 +267,87 @@ impl Repo {
     pub fn commit_tree(&self, oid: Oid) -> Result<Oid, GitError> {
         Ok(self.repo.find_commit(oid)?.tree_id())
     }
+}
+
+/// How much of each of git's texts a review shows: far more than a person reads, far less
+/// than would fill the memory or the pager.
+pub const REVIEW_CAP: usize = 16 * 1024 * 1024;
+
+/// The line that ends a text cut at `cap` bytes: how much is shown, and what shows all.
+fn cut_note(cut: bool, cap: usize, whole: &str) -> String {
+    if !cut {
+        return String::new();
+    }
+    let shown = if cap >= 1024 * 1024 {
+        format!("{} MiB", cap / (1024 * 1024))
+    } else {
+        format!("{cap} bytes")
+    };
+    format!(
+        "\n[cut: only the first {shown} are shown; `{whole}` in the repository shows the rest]\n"
+    )
+}
+
+const BOLD: &str = "\x1b[1m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[0m";
+
+/// `git log --format='%h %s (%an, %ar)'` shown inert, each commit's id in yellow.
+fn shown_log(log: &str, color: bool) -> String {
+    let log = crate::inert::lines(log);
+    if !color {
+        return log;
+    }
+    let mut shown = String::with_capacity(log.len() + log.len() / 4);
+    for line in log.split_inclusive('\n') {
+        match line.split_once(' ') {
+            Some((id, rest)) => shown.push_str(&format!("{YELLOW}{id}{RESET} {rest}")),
+            None => shown.push_str(line),
+        }
+    }
+    shown
+}
+
+/// A diff shown inert, coloured as git would: headers bold, hunks cyan, lines added
+/// green and removed red. The only escapes in it are these.
+pub(crate) fn shown_diff(diff: &str, color: bool) -> String {
+    let diff = crate::inert::lines(diff);
+    if !color {
+        return diff;
+    }
+    let mut shown = String::with_capacity(diff.len() + diff.len() / 4);
+    let mut in_header = false;
+    for line in diff.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            in_header = true;
+        } else if line.starts_with("@@") {
+            in_header = false;
+        }
+        let colour = if in_header {
+            BOLD
+        } else if line.starts_with("@@") {
+            CYAN
+        } else if line.starts_with('+') {
+            GREEN
+        } else if line.starts_with('-') {
+            RED
+        } else {
+            ""
+        };
+        if colour.is_empty() {
+            shown.push_str(line);
+            continue;
+        }
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        shown.push_str(&format!("{colour}{body}{RESET}{end}"));
+    }
+    shown
 }
 
 /// The paths an in-memory merge left in conflict, sorted, each once.

@@ -587,22 +587,64 @@ fn run_git_dir(git_dir: &Path, args: &[&str]) -> Result<String, GitError> {
 }
 
 fn git_output(run: Run, args: &[&str]) -> Result<String, GitError> {
-    let output = run.args(args).output().map_err(|e| match e {
+    let output = run.args(args).output().map_err(git_process_error)?;
+    if output.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(cli_error(args, &output.stderr))
+    }
+}
+
+fn git_process_error(e: ProcessError) -> GitError {
+    match e {
         e if e.not_found() => GitError::CliMissing,
         ProcessError::Spawn { source, .. } => GitError::Io {
             context: "running git".into(),
             source,
         },
         e => GitError::Process(e),
-    })?;
-    if output.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(GitError::Cli {
-            command: args.iter().take(2).copied().collect::<Vec<_>>().join(" "),
-            message: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-        })
     }
+}
+
+fn cli_error(args: &[&str], stderr: &[u8]) -> GitError {
+    GitError::Cli {
+        command: args.iter().take(2).copied().collect::<Vec<_>>().join(" "),
+        message: String::from_utf8_lossy(stderr).trim().to_string(),
+    }
+}
+
+/// What git printed for a person to read, at most `cap` bytes of it (cut at a line's
+/// end): `true` when it printed more. git stopped at the cap (its pipe closed) is not a
+/// failure; it failing before is.
+fn git_text(dir: &Path, args: &[&str], cap: usize) -> Result<(String, bool), GitError> {
+    let output = Run::new("git", GIT_DEADLINE)
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .cap(cap)
+        .finish()
+        .map_err(git_process_error)?;
+    if output.status.is_none() {
+        return Err(GitError::Process(ProcessError::TimedOut {
+            program: "git".into(),
+            after: GIT_DEADLINE,
+        }));
+    }
+    if !output.truncated && !output.success() {
+        return Err(cli_error(args, &output.stderr));
+    }
+    let mut stdout = output.stdout;
+    if output.truncated {
+        let whole_lines = stdout
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        stdout.truncate(whole_lines);
+    }
+    Ok((
+        String::from_utf8_lossy(&stdout).into_owned(),
+        output.truncated,
+    ))
 }
 
 /// Paths with uncommitted changes in the worktree at `path`: modified, staged, deleted and

@@ -3,7 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::agent::asked::Asked;
 use crate::agent::menu::{self, Answer, Asking, Menu, Question};
+use crate::agent::rules::Rules;
 use crate::context::Context;
 use crate::error::Error;
 use crate::session::{agent_pane, announce, record_if_gone};
@@ -21,8 +23,26 @@ const MENU_SETTLE: Duration = Duration::from_millis(700);
 /// A pane that is no longer the session's is never pressed into (and the session is
 /// recorded dead).
 pub fn answer_session(ctx: &Context, session: &Session, answer: Answer) -> Result<String, Error> {
-    let result =
-        agent_pane(session).and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer));
+    answer_named(ctx, session, answer, None)
+}
+
+/// [`answer_session`] of the one question `named` names ("run: npm test", as a
+/// notification told it, or the bare command): read from the screen just before the key
+/// that answers it, and refused, with nothing sent, when the screen asks something else
+/// (the agent moved on to another question since the person was told).
+pub fn answer_named(
+    ctx: &Context,
+    session: &Session,
+    answer: Answer,
+    named: Option<&str>,
+) -> Result<String, Error> {
+    let rules = match named {
+        Some(_) => Some(Rules::load(&ctx.home).map_err(crate::health::HealthError::from)?),
+        None => None,
+    };
+    let named = named.zip(rules.as_ref());
+    let result = agent_pane(session)
+        .and_then(|(tmux, pane)| answer_pane(&tmux, &pane, session, answer, named));
     let (chosen, pressed_at) = record_if_gone(ctx, session, result)?;
     if answer != Answer::No {
         // An approved tool may run for minutes with no hook until it ends: the agent is
@@ -50,6 +70,7 @@ fn answer_pane(
     pane: &OwnedPane,
     session: &Session,
     answer: Answer,
+    named: Option<(&str, &Rules)>,
 ) -> Result<(String, i64), Error> {
     let asking = wait_for_asking(tmux, pane.pane(), MENU_WAIT)?.ok_or_else(|| {
         Error::Refused(format!(
@@ -59,6 +80,9 @@ fn answer_pane(
     })?;
     // Let it settle: keys pressed the moment a menu appears may be dropped.
     std::thread::sleep(MENU_SETTLE);
+    if let Some((named, rules)) = named {
+        still_asks(tmux, pane.pane(), session, named, rules)?;
+    }
     match read_asking(tmux, pane.pane())?.unwrap_or(asking) {
         Asking::Menu(menu) => answer_menu_on_screen(tmux, pane, session, menu, answer),
         Asking::Question(question) => answer_question(tmux, pane, session, question, answer),
@@ -171,6 +195,45 @@ fn answer_question(
         tmux.press(pane, &[Key::Enter])?;
     }
     Ok((label, pressed_at))
+}
+
+/// Refused unless what the screen asks now is what `named` names.
+fn still_asks(
+    tmux: &Tmux,
+    pane: &PaneId,
+    session: &Session,
+    named: &str,
+    rules: &Rules,
+) -> Result<(), Error> {
+    let screen = tmux.capture_pane(pane, 0)?;
+    let asked = rules
+        .asked(session.agent_kind.as_str(), &screen)
+        .map_err(crate::health::HealthError::from)?
+        .map(|a| a.relative_to(std::path::Path::new(&session.worktree)));
+    match asked {
+        Some(asked) if asked.is_named_by(named) => Ok(()),
+        Some(asked) => Err(Error::Refused(format!(
+            "{} now asks to {}, not to {}: nothing sent",
+            session.label,
+            asked.phrase().unwrap_or_default(),
+            crate::inert::cut(named, crate::notify::ASK_CHARS + "fetch ".len())
+        ))),
+        // No rule reads this kind of question (claude's edits, fetches, tools): it is the
+        // one named only if what was named (the path, the address) stands in it.
+        None if Asked::named_text(named).is_some_and(|text| {
+            rules
+                .asking_text(session.agent_kind.as_str(), &screen)
+                .is_ok_and(|asking| crate::inert::line(&asking).contains(text))
+        }) =>
+        {
+            Ok(())
+        }
+        None => Err(Error::Refused(format!(
+            "cannot tell whether {}'s screen still asks to {}: nothing sent (answer it in its window)",
+            session.label,
+            crate::inert::cut(named, crate::notify::ASK_CHARS + "fetch ".len())
+        ))),
+    }
 }
 
 fn menu_at(menu: &Menu, cursor: usize) -> Menu {

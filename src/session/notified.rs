@@ -10,18 +10,21 @@ use crate::agent::menu::Answer;
 use crate::context::Context;
 use crate::error::Error;
 use crate::notify::{self, Action, Fallback, Note, Waited};
-use crate::session::{agent_pane, answer::answer_session, record_if_gone};
+use crate::session::{agent_pane, answer::answer_named, record_if_gone};
 use crate::state::{AgentState, Session, Store};
 use crate::tmux::{Server, Tmux};
 
 /// Shows `note` for session `id`'s wait (its change of state `event`) with actions, where
 /// the bus shows them and `@orchestra-notify-wait` is not off, and acts on the one chosen.
-/// Returns what became of it; `None` when no actions were offered (send `note` plainly).
+/// `asks`: what the note says is asked ("run: npm test"); Approve and Deny answer only
+/// that question. Returns what became of it; `None` when no actions were offered (send
+/// `note` plainly).
 pub fn offer(
     ctx: &Context,
     id: &str,
     event: i64,
     note: &Note,
+    asks: Option<&str>,
     fallback: &Fallback,
 ) -> Result<Option<String>, Error> {
     let bound = wait_bound(fallback.tmux_socket.as_deref());
@@ -56,7 +59,7 @@ pub fn offer(
         }
         Waited::Chose(action) => action,
     };
-    match act(ctx, id, event, action) {
+    match act(ctx, id, event, action, asks) {
         Ok(done) => Ok(Some(done)),
         Err(e) => {
             // The person acted and is owed an answer: the one way they are told.
@@ -81,8 +84,15 @@ fn wait_bound(socket: Option<&str>) -> Duration {
     }
 }
 
-/// Carries out `action` for session `id`, offered for its change of state `event`.
-pub fn act(ctx: &Context, id: &str, event: i64, action: Action) -> Result<String, Error> {
+/// Carries out `action` for session `id`, offered for its change of state `event` and,
+/// when the notification named one, the question `asks`.
+pub fn act(
+    ctx: &Context,
+    id: &str,
+    event: i64,
+    action: Action,
+    asks: Option<&str>,
+) -> Result<String, Error> {
     let store = ctx.store()?;
     let session = store
         .session_by_id(id)?
@@ -100,7 +110,9 @@ pub fn act(ctx: &Context, id: &str, event: i64, action: Action) -> Result<String
         )));
     }
     drop(store);
-    let chosen = answer_session(ctx, &session, answer)?;
+    // The same change of state can hold a later question (a menu answered in the pane,
+    // then another asked with no change recorded between): only the one named is answered.
+    let chosen = answer_named(ctx, &session, answer, asks)?;
     Ok(format!("{}: chose {chosen:?}", session.label))
 }
 

@@ -278,19 +278,15 @@ pub fn prompt_of(task: &Task, content: &str) -> String {
     }
 }
 
-/// `text` on one line (line ends and control characters as spaces), at most `max` chars.
+/// `text` on one line (line ends and control characters as spaces), at most `max` chars,
+/// what is left that a terminal would act on (a bidi override) shown inert.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     let flat = flat.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max {
-        flat
-    } else {
-        let cut: String = flat.chars().take(max.saturating_sub(1)).collect();
-        format!("{cut}…")
-    }
+    crate::inert::cut(&flat, max)
 }
 
 #[cfg(test)]

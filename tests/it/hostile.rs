@@ -11,7 +11,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::harness::{wait_until, Env, Run};
+use crate::harness::{bin, git_in, wait_until, Env, Run};
 
 const PASTE_START: &[u8] = b"\x1b[200~";
 const PASTE_END: &[u8] = b"\x1b[201~";
@@ -918,5 +918,304 @@ fn dispatch_in_a_repo_folder_named_like_a_command_runs_nothing() {
         ));
     }
     failures.extend(nothing_ran(&env.root));
+    all_ok(failures);
+}
+
+/// Texts a terminal acts on: what a hostile session puts in its commit subjects, its file
+/// names and its files, so that a person reads less than the branch holds. (No NUL: git
+/// refuses one in a commit message, and the kernel in a file name.)
+fn escape_corpus() -> Vec<(&'static str, String)> {
+    vec![
+        ("cursor up, erase line", "\u{1b}[1A\u{1b}[2K".to_string()),
+        (
+            "erase two lines",
+            "\u{1b}[1A\u{1b}[2K\u{1b}[1A\u{1b}[2K".to_string(),
+        ),
+        ("clear screen", "\u{1b}[2J\u{1b}[H".to_string()),
+        (
+            "OSC 52 clipboard",
+            "\u{1b}]52;c;cm0gLXJmIH4K\u{7}".to_string(),
+        ),
+        ("carriage return", "shown\rhidden".to_string()),
+        ("backspace", "abc\u{8}\u{8}\u{8}xyz".to_string()),
+        ("bidi override", "\u{202e}gnp.exe".to_string()),
+        ("C1 CSI", "\u{9b}2J".to_string()),
+        ("DEL and BEL", "a\u{7f}\u{7}b".to_string()),
+        ("newline", "one\n  0000000000 two".to_string()),
+    ]
+}
+
+/// The characters in `text` a terminal would act on (a line break aside); in a `diff`,
+/// tabs and colour codes (`ESC[…m`) are allowed.
+fn raw_controls(text: &str, diff: bool) -> Vec<String> {
+    let mut found = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\u{1b}' && diff && chars.get(i + 1) == Some(&'[') {
+            let mut j = i + 2;
+            while chars
+                .get(j)
+                .is_some_and(|d| d.is_ascii_digit() || *d == ';')
+            {
+                j += 1;
+            }
+            if chars.get(j) == Some(&'m') {
+                i = j + 1;
+                continue;
+            }
+        }
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if (c.is_control() && c != '\n' && !(diff && c == '\t')) || bidi {
+            let around: String = chars[i.saturating_sub(10)..(i + 10).min(chars.len())]
+                .iter()
+                .collect();
+            found.push(format!("{c:?} in {around:?}"));
+        }
+        i += 1;
+    }
+    found
+}
+
+/// A session `label` that commits the escape corpus: a file named by each text (holding
+/// it, and `content`) in a commit whose subject holds it; a subject of 3,000 characters;
+/// one that is not UTF-8. Returns the commit ids and the file names' visible markers.
+fn hostile_commits(env: &Env, label: &str, content: &str) -> (Vec<String>, Vec<String>) {
+    env.dispatch_shell(label).ok();
+    let wt = env.worktree_path(label);
+    let mut markers = Vec::new();
+    for (i, (_, text)) in escape_corpus().iter().enumerate() {
+        let name = format!("f{i}-{text}");
+        std::fs::write(wt.join(&name), format!("{content} {text}\n")).expect("write");
+        git_in(&wt, &["add", "--", &name]);
+        git_in(&wt, &["commit", "-q", "-m", &format!("c{i}-{text}")]);
+        markers.push(format!("f{i}-"));
+    }
+    std::fs::write(wt.join("f-long"), format!("{content}\n")).expect("write");
+    git_in(&wt, &["add", "f-long"]);
+    git_in(&wt, &["commit", "-q", "-m", &"L".repeat(3000)]);
+    markers.push("f-long".into());
+    let message = env.root.join(format!("message-{label}"));
+    std::fs::write(&message, b"c-bad \xff\xfe subject\n").expect("write");
+    std::fs::write(wt.join("f-bad"), format!("{content}\n")).expect("write");
+    git_in(&wt, &["add", "f-bad"]);
+    git_in(&wt, &["commit", "-q", "-F", &message.to_string_lossy()]);
+    markers.push("f-bad".into());
+    let ids = git_in(&wt, &["rev-list", "main..HEAD"])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    (ids, markers)
+}
+
+/// What `merge` says before its question: the counts true, then every commit and every
+/// file on a line of its own, nothing a terminal acts on.
+fn check_merge_listing(text: &str, ids: &[String], markers: &[String]) -> Vec<String> {
+    let mut failures: Vec<String> = raw_controls(text, false)
+        .into_iter()
+        .map(|c| format!("merge printed {c}"))
+        .collect();
+    let counts = format!("{} commit(s), {} file(s)", ids.len(), markers.len());
+    if !text.contains(&counts) {
+        failures.push(format!("merge did not say {counts:?}: {}", cut(text)));
+    }
+    let listed = text.lines().filter(|l| l.starts_with("  ")).count();
+    if listed != ids.len() + markers.len() {
+        failures.push(format!(
+            "merge listed {listed} lines, want {} commits and {} files: {}",
+            ids.len(),
+            markers.len(),
+            cut(text)
+        ));
+    }
+    for id in ids {
+        if !text
+            .lines()
+            .any(|l| l.starts_with(&format!("  {}", &id[..10])))
+        {
+            failures.push(format!("merge did not list commit {id}"));
+        }
+    }
+    for marker in markers {
+        if !text.lines().any(|l| l.starts_with(&format!("  {marker}"))) {
+            failures.push(format!("merge did not list file {marker}…"));
+        }
+    }
+    failures
+}
+
+#[test]
+fn a_hostile_branch_is_counted_and_listed_in_full_before_the_merge_question() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let (ids, markers) = hostile_commits(&env, "hostile", "hostile");
+    let mut failures = Vec::new();
+
+    // Asked with no terminal: the listing comes out, then the refusal.
+    let run = env.orchestra(&["merge", "hostile"]);
+    if run.code != 1 {
+        failures.push(format!("merge without a terminal exited {}", run.code));
+    }
+    failures.extend(check_merge_listing(&run.stdout, &ids, &markers));
+    failures.extend(
+        raw_controls(&run.stderr, false)
+            .into_iter()
+            .map(|c| format!("merge's stderr holds {c}")),
+    );
+
+    // On a real terminal, as the person reads it at [y/N].
+    let pane = env.run_in_window(&format!(
+        "{} merge hostile; echo \"exit=$?\"; sleep 60",
+        bin()
+    ));
+    let screen = || env.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", &pane]);
+    assert!(
+        wait_until(Duration::from_secs(10), || screen().contains("[y/N]")),
+        "{}",
+        screen()
+    );
+    let shown = screen();
+    failures.extend(
+        check_merge_listing(&shown, &ids, &markers)
+            .into_iter()
+            .map(|f| format!("on screen: {f}")),
+    );
+    env.tmux(&["send-keys", "-t", &pane, "n", "Enter"]);
+    assert!(wait_until(Duration::from_secs(10), || screen().contains("exit=1")));
+    assert_eq!(env.session("hostile")["status"], "running");
+    all_ok(failures);
+}
+
+#[test]
+fn a_hostile_branch_is_reviewed_inert_in_a_pipe_and_on_a_terminal() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let (ids, markers) = hostile_commits(&env, "hostile", "hostile");
+    let mut failures = Vec::new();
+
+    let run = env.orchestra(&["review", "hostile"]);
+    if run.code != 0 {
+        failures.push(format!("review exited {}: {}", run.code, run.stderr));
+    }
+    failures.extend(
+        raw_controls(&run.stdout, true)
+            .into_iter()
+            .map(|c| format!("review printed {c}")),
+    );
+    if run.stdout.contains('\u{1b}') {
+        failures.push("review in a pipe is coloured".into());
+    }
+    for id in &ids {
+        if !run.stdout.contains(&id[..7]) {
+            failures.push(format!("review did not show commit {id}"));
+        }
+    }
+    for marker in &markers {
+        if !run.stdout.contains(&format!("+++ b/{marker}"))
+            && !run.stdout.contains(&format!("+++ \"b/{marker}"))
+        {
+            failures.push(format!("review's diff did not show file {marker}…"));
+        }
+    }
+
+    // On a terminal the diff is coloured: by orchestra, with nothing else in it. The
+    // pager is `tee`, so what the terminal got is also kept.
+    let kept = env.root.join("reviewed.txt");
+    let pane = env.run_in_window(&format!(
+        "PAGER='tee {}' {} review hostile; echo \"exit=$?\"; sleep 60",
+        kept.display(),
+        bin()
+    ));
+    let screen = || env.tmux(&["capture-pane", "-p", "-J", "-S", "-", "-t", &pane]);
+    assert!(
+        wait_until(Duration::from_secs(10), || screen().contains("exit=")),
+        "{}",
+        screen()
+    );
+    let coloured = String::from_utf8_lossy(&std::fs::read(&kept).unwrap_or_default()).into_owned();
+    if !coloured.contains("\u{1b}[32m+") {
+        failures.push(format!(
+            "review on a terminal is not coloured: {}",
+            cut(&coloured)
+        ));
+    }
+    failures.extend(
+        raw_controls(&coloured, true)
+            .into_iter()
+            .map(|c| format!("review on a terminal printed {c}")),
+    );
+    if !screen().contains("exit=0") {
+        failures.push(format!("review on a terminal failed: {}", cut(&screen())));
+    }
+    all_ok(failures);
+}
+
+#[test]
+fn hostile_paths_are_shown_inert_in_list_health_watch_status_and_conflicts() {
+    let env = Env::new();
+    env.start_server(&[]);
+    // Two sessions changing the same hostile files differently: the radar's pairs name
+    // every one of them.
+    let (_, markers) = hostile_commits(&env, "hostile", "hostile");
+    hostile_commits(&env, "other", "other");
+    let mut failures = Vec::new();
+    let pairs = env.orchestra(&["conflicts"]);
+    if !pairs.stdout.contains("hostile") || !pairs.stdout.contains(&markers[0]) {
+        failures.push(format!("conflicts shows no pair: {}", cut(&pairs.stdout)));
+    }
+    // JSON stays JSON, and says the names exactly as they are.
+    let json: serde_json::Value =
+        serde_json::from_str(&env.orchestra(&["conflicts", "--json"]).ok().stdout)
+            .expect("conflicts --json is JSON");
+    let paths: Vec<String> = json
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|pair| pair["paths"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect();
+    for (i, (what, text)) in escape_corpus().iter().enumerate() {
+        if !paths.contains(&format!("f{i}-{text}")) {
+            failures.push(format!(
+                "conflicts --json lacks the file named by {what}: {paths:?}"
+            ));
+        }
+    }
+    for args in [vec!["list", "--json"], vec!["status", "--json"]] {
+        let run = env.orchestra(&args);
+        if serde_json::from_str::<serde_json::Value>(&run.stdout).is_err() {
+            failures.push(format!("{args:?} is not JSON: {}", cut(&run.stdout)));
+        }
+    }
+    for (what, args) in [
+        ("conflicts", vec!["conflicts"]),
+        ("list", vec!["list"]),
+        ("list --all", vec!["list", "--all"]),
+        ("health", vec!["health"]),
+        ("status", vec!["status"]),
+        ("watch", vec!["watch", "--count", "1"]),
+    ] {
+        let run = env.orchestra(&args);
+        if run.code != 0 {
+            failures.push(format!("{what} exited {}: {}", run.code, run.stderr));
+        }
+        // The dashboard's own cursor moves and clears are its only escapes.
+        let stdout = if what == "watch" {
+            run.stdout
+                .replace("\u{1b}[H", "")
+                .replace("\u{1b}[2K", "")
+                .replace("\u{1b}[J", "")
+        } else {
+            run.stdout.clone()
+        };
+        for (stream, text) in [("stdout", &stdout), ("stderr", &run.stderr)] {
+            failures.extend(
+                raw_controls(text, false)
+                    .into_iter()
+                    .map(|c| format!("{what} printed on {stream} {c}")),
+            );
+        }
+    }
     all_ok(failures);
 }

@@ -415,3 +415,40 @@ fn merge_teardown_keeps_the_commits_of_a_detached_worktree() {
     assert!(!wt.exists());
     assert!(!env.branches().contains(&"session/wandered".to_string()));
 }
+
+/// A diff larger than a review shows (a 20 MiB text file on the branch; the review shows
+/// 16 MiB of each text): what fits is shown, the cut is said with the command that shows
+/// the rest, and the review succeeds.
+#[test]
+fn a_review_of_a_diff_too_big_to_show_shows_what_fits_and_says_so() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let line = format!("{}\n", "generated data ".repeat(6));
+    let big = line.repeat(20 * 1024 * 1024 / line.len() + 1);
+    session_with_commit(&env, "huge", "huge.txt", &big);
+    let run = env.orchestra(&["review", "huge"]).ok();
+    assert!(
+        run.stdout.contains("1 commit(s), 1 file(s)"),
+        "{}",
+        &run.stdout[..run.stdout.len().min(500)]
+    );
+    assert!(run.stdout.contains("+generated data"), "the diff is shown");
+    let tail = &run.stdout[run.stdout.len().saturating_sub(500)..];
+    assert!(
+        tail.contains("[cut: only the first 16 MiB are shown; `git diff ")
+            && tail.contains("` in the repository shows the rest]"),
+        "{tail}"
+    );
+    assert!(
+        run.stdout.len() < 17 * 1024 * 1024,
+        "{} bytes shown",
+        run.stdout.len()
+    );
+    // Cut at a line's end: every diff line shown is whole.
+    let last_added = run
+        .stdout
+        .lines()
+        .rfind(|l| l.starts_with('+'))
+        .expect("an added line");
+    assert_eq!(format!("{}\n", &last_added[1..]), line);
+}

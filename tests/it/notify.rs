@@ -717,3 +717,209 @@ fn a_session_near_or_over_its_budget_carries_a_mark_on_its_badge() {
     assert!(shown.ends_with("idle"), "{shown}");
     assert_eq!(env.session("dear")["status"], "running");
 }
+
+/// The processes running this very orchestra binary, with their command lines.
+fn orchestra_processes() -> Vec<(u32, Vec<u8>)> {
+    let ours = std::fs::canonicalize(crate::harness::bin()).expect("the binary");
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe == ours))
+        .filter_map(|pid| Some((pid, std::fs::read(format!("/proc/{pid}/cmdline")).ok()?)))
+        .collect()
+}
+
+/// What a waiting agent asks may hold a secret (a token in a command): its notification's
+/// sender, alive for as long as it waits for a press, and every other orchestra process
+/// got it on stdin, not on a command line every local user can read.
+#[test]
+fn the_asked_text_is_on_no_orchestra_command_line_while_its_sender_waits() {
+    let Some((env, world, bus)) = claude_on_actions_bus("secret") else {
+        return;
+    };
+    let token = "sk-fake-token-4242";
+    dispatch_claude(&env, &world, "secret", "[[bash: touch sk-fake-token-4242]]");
+    waits_for_approval(&env, "secret");
+    let note = waiting_note(&bus, "secret");
+    assert!(
+        note["body"].as_str().unwrap_or_default().contains(token),
+        "the note names the command: {note}"
+    );
+    let id = session_id(&env, "secret");
+    let senders: Vec<(u32, Vec<u8>)> = orchestra_processes()
+        .into_iter()
+        .filter(|(_, argv)| {
+            let argv = String::from_utf8_lossy(argv);
+            argv.contains("\0notify\0") && argv.contains(&id)
+        })
+        .collect();
+    assert!(
+        !senders.is_empty(),
+        "the sender is not waiting for a press: {:?}",
+        orchestra_processes()
+    );
+    for (pid, argv) in orchestra_processes() {
+        assert!(
+            !String::from_utf8_lossy(&argv).contains(token),
+            "process {pid} has the asked text on its command line: {:?}",
+            String::from_utf8_lossy(&argv)
+        );
+    }
+    bus.press(note["id"].as_u64().unwrap(), "deny");
+}
+
+/// A notification named one question; the screen now asks another under the same change
+/// of state (a menu answered in the pane, then another asked with no change recorded in
+/// between: here the earlier sender is stood in for by one started for the current wait,
+/// naming `npm test`). Its Approve reads the screen at the press, refuses, says so, and
+/// presses nothing; `approve --expect` keeps the same rule.
+#[test]
+fn approve_approves_only_the_question_the_notification_named() {
+    let Some((env, world, bus)) = claude_on_actions_bus("moved") else {
+        return;
+    };
+    dispatch_claude(&env, &world, "moved", "[[bash: touch rm-important]]");
+    waits_for_approval(&env, "moved");
+    let real = waiting_note(&bus, "moved");
+    let id = session_id(&env, "moved");
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&env.orchestra(&["events", "moved", "--json"]).ok().stdout)
+            .expect("events --json");
+    let event = events
+        .iter()
+        .filter(|e| e["kind"] == "state")
+        .filter_map(|e| e["seq"].as_i64())
+        .max()
+        .expect("the wait's event");
+    let mut sender = env.orchestra_command(
+        &env.repo,
+        &[
+            "notify",
+            "--stdin",
+            "--session",
+            &id,
+            "--event",
+            &event.to_string(),
+        ],
+    );
+    sender
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut sender = sender.spawn().expect("start the sender");
+    {
+        use std::io::Write;
+        let note = serde_json::json!({
+            "title": "orchestra: moved is waiting for you (earlier)",
+            "body": "moved wants to run: npm test (in repo)",
+            "asks": "run: npm test",
+        });
+        let mut stdin = sender.stdin.take().expect("stdin");
+        stdin.write_all(note.to_string().as_bytes()).unwrap();
+    }
+    let stale = bus.wait_note("(earlier)", Duration::from_secs(15));
+    let requests = world.api.requests_json().len();
+    let before = env.screen("moved");
+    bus.press(stale["id"].as_u64().unwrap(), "approve");
+    let said = bus.wait_note("moved Approve: not done", Duration::from_secs(20));
+    let body = said["body"].as_str().unwrap_or_default();
+    assert!(
+        body.contains("touch rm-important") && body.contains("npm test"),
+        "the refusal names both questions: {said}"
+    );
+    assert!(body.contains("nothing sent"), "{said}");
+    let finished = sender.wait_with_output().expect("the sender ends");
+    assert!(!finished.status.success(), "{finished:?}");
+    std::thread::sleep(Duration::from_secs(3));
+    let made = env.worktree_path("moved").join("rm-important");
+    assert!(!made.exists(), "the other question was approved");
+    assert_eq!(
+        world.api.requests_json().len(),
+        requests,
+        "the model heard of a tool run"
+    );
+    assert!(env.screen("moved").contains("Do you want to proceed?"));
+    assert_eq!(
+        env.screen("moved")
+            .lines()
+            .filter(|l| l.contains("rm-important"))
+            .count(),
+        before
+            .lines()
+            .filter(|l| l.contains("rm-important"))
+            .count()
+    );
+
+    // `approve --expect` keeps the same rule; then the question it names is approved.
+    let refused = env
+        .orchestra(&["approve", "moved", "--expect", "npm test"])
+        .fails_with(1);
+    assert!(
+        refused
+            .stderr
+            .contains("now asks to run: touch rm-important, not to npm test"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!made.exists());
+    env.orchestra(&["approve", "moved", "--expect", "run: touch rm-important"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || made.exists()),
+        "{}",
+        env.screen("moved")
+    );
+    let _ = real;
+}
+
+/// Any program on the session bus can send `ActionInvoked` naming a notification's id (a
+/// small sequential number): the sender takes a press only from the notification server
+/// that showed it. A forged Approve does nothing; the server's own press still acts.
+#[test]
+fn a_forged_press_from_another_bus_connection_is_ignored() {
+    let Some((env, bus, _person)) = shell_waiting_on_actions_bus("forged") else {
+        return;
+    };
+    let pane = env.session("forged")["pane"].as_str().unwrap().to_string();
+    env.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        "-l",
+        "clear; printf 'Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\n\\nEsc to cancel\\n'; cat >/dev/null",
+    ]);
+    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+    assert!(wait_until(Duration::from_secs(10), || env
+        .tmux(&["capture-pane", "-p", "-t", &pane])
+        .trim_end()
+        .ends_with("Esc to cancel")));
+    let id = session_id(&env, "forged");
+    env.orchestra(&["event", "--session", &id, "waiting"]).ok();
+    let note = waiting_note(&bus, "forged");
+    let note_id = note["id"].as_u64().unwrap();
+    for _ in 0..3 {
+        bus.forge_press(note_id, "approve");
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !bus.closed().contains(&note_id),
+        "a forged press was taken: closed {:?}",
+        bus.closed()
+    );
+    assert_eq!(
+        env.session("forged")["state"],
+        "waiting",
+        "nothing approved"
+    );
+    // The server's own press is heard: approved (busy as of the key), then closed.
+    bus.press(note_id, "approve");
+    assert!(
+        wait_until(Duration::from_secs(10), || env.session("forged")["state"]
+            == "busy"),
+        "the real press did not approve: {}",
+        env.session("forged")
+    );
+}

@@ -644,3 +644,82 @@ fn a_remote_word_from_the_far_future_freezes_nothing() {
     );
     env.orchestra(&["down"]).ok();
 }
+
+/// A host is not trusted with what a person reads: a word left on it (by the host's
+/// orchestra or anything else there) asking with an OSC 52 clipboard write, a screen clear,
+/// line breaks and 3,000 characters reaches the notify command one line, inert, bounded.
+#[test]
+fn a_hostile_word_from_a_host_reaches_the_notify_command_one_short_inert_line() {
+    let Some((mut env, sshd)) = world() else {
+        return;
+    };
+    env.without_bus();
+    env.start_server(&[]);
+    let notes = env.notes_to_file();
+    let Some((_project, _world)) = installed_and_up(&env, &sshd) else {
+        return;
+    };
+    let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
+    assert!(
+        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
+            == ("idle".into(), "hook".into())),
+        "never idle by the hook: {:?}\n{}",
+        said(&env, "pipeline"),
+        tail()
+    );
+    let id = env.session("pipeline")["id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as i64;
+    let asks = format!(
+        "run: \u{1b}]52;c;cm0gLXJmIH4K\u{7}\u{1b}[2J\u{1b}[Hline one\nline two\r{}",
+        "x".repeat(3000)
+    );
+    let word = serde_json::json!({
+        "state": "waiting",
+        "at": at,
+        "event": "PermissionRequest",
+        "asks": asks,
+    });
+    let words = sshd
+        .remote_home()
+        .join(".local/state/orchestra/remote-states");
+    std::fs::write(words.join(format!("{id}.json")), word.to_string()).expect("write the word");
+    env.orchestra(&["refresh", "--remote"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(15), || std::fs::read_to_string(&notes)
+            .unwrap_or_default()
+            .contains("pipeline wants to")),
+        "no note for the host's word: {:?}",
+        std::fs::read_to_string(&notes)
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let text = std::fs::read_to_string(&notes).unwrap();
+    // The command writes `TITLE|BODY` and a line break: one line per note.
+    let lines: Vec<&str> = text.lines().collect();
+    let note = lines
+        .iter()
+        .find(|l| l.contains("pipeline wants to"))
+        .expect("the note");
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+    assert!(
+        note.starts_with("orchestra: pipeline is waiting"),
+        "{text:?}"
+    );
+    assert!(note.contains("\\e]52;c;"), "{note}");
+    assert!(note.contains("line one\\nline two"), "{note}");
+    assert!(
+        note.chars().count() < 600,
+        "{} characters",
+        note.chars().count()
+    );
+    assert!(!note.contains(&"x".repeat(500)), "{note}");
+    env.orchestra(&["down"]).ok();
+}

@@ -154,6 +154,28 @@ impl Bus {
     }
 }
 
+impl Bus {
+    /// An `ActionInvoked` signal for notification `id` with `key`, sent by another
+    /// connection on the bus than the notification server (any program of the session
+    /// can send one).
+    pub fn forge_press(&self, id: u64, key: &str) {
+        let ok = Command::new("/usr/bin/dbus-send")
+            .args([
+                "--session",
+                "--type=signal",
+                "/org/freedesktop/Notifications",
+                "org.freedesktop.Notifications.ActionInvoked",
+                &format!("uint32:{id}"),
+                &format!("string:{key}"),
+            ])
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "dbus-send could not send the signal");
+    }
+}
+
 impl Drop for Bus {
     fn drop(&mut self) {
         let _ = self.listener.kill();
