@@ -53,6 +53,7 @@ const HOME_ENTRIES: &[&str] = &[
     "runs",
     "collect",
     "dependencies",
+    "allowed",
     "agent-versions.json",
     "prompts",
     "agents.toml",

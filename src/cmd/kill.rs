@@ -8,7 +8,7 @@ use crate::cmd::{open_repo, short_list, Context, Output};
 use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
-use crate::session::remove::{forget, remove_worktree_keeping_work};
+use crate::session::remove::{forget, remove_worktree_keeping_work, Teardown};
 use crate::session::{close_window, find_branch_session};
 
 pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -45,7 +45,10 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
             session.label
         ),
         "kill",
-        Some(&session),
+        Some(Teardown {
+            home: &ctx.home,
+            session: &session,
+        }),
         out,
     )?;
     forget(ctx, &repo, &store, &session, "killed", "kill", out)?;
