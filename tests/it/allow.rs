@@ -269,3 +269,49 @@ fn the_menu_shows_the_commands_and_allows_them_on_a_yes() {
     env.dispatch_shell("api").ok();
     assert!(Path::new(&env.worktree_path("api")).exists());
 }
+
+/// A blocked session runs its setup only when unblocked, in its window's `prepare`: a
+/// setup changed meanwhile (a pull) is not the one allowed, and does not run there either.
+#[test]
+fn a_setup_changed_while_its_session_waited_does_not_run_when_it_starts() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let log = env.root.join("setup.log");
+    let setup = |what: &str| sh(&format!("echo {what} >> '{}'", log.display()));
+    commit_manifest(&env, &format!("[worktree]\nsetup = {}\n", setup("allowed")));
+    env.orchestra(&["allow"]).ok();
+    env.dispatch_shell("api").ok();
+    assert!(wait_until(Duration::from_secs(20), || env.session("api")
+        ["status"]
+        == "running"));
+    let mut waiting = crate::harness::shell_dispatch("consumer").to_vec();
+    waiting.extend(["--after", "api:out.txt"]);
+    env.orchestra(&waiting).ok();
+    assert_eq!(env.session("consumer")["status"], "blocked");
+
+    commit_manifest(&env, &format!("[worktree]\nsetup = {}\n", setup("changed")));
+    std::fs::write(env.worktree_path("api").join("out.txt"), "ready\n").unwrap();
+    env.orchestra(&["refresh"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || env.session("consumer")
+            ["status"]
+            == "setup-failed"),
+        "{}",
+        env.session("consumer")
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "allowed\n");
+    let events = env.orchestra(&["events", "consumer", "--json"]).ok().stdout;
+    assert!(events.contains("not allowed"), "{events}");
+
+    env.orchestra(&["restart", "consumer"]).fails_with(2);
+    env.orchestra(&["allow"]).ok();
+    env.orchestra(&["restart", "consumer"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || env.session("consumer")
+            ["status"]
+            == "running"),
+        "{}",
+        env.session("consumer")
+    );
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "allowed\nchanged\n");
+}
