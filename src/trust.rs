@@ -1,10 +1,12 @@
 //! What a repository may run without the person naming it: the commands of its committed
 //! orchestra.toml that orchestra runs on its own (a dispatch's setup, a kill's or merge's
-//! teardown, a merge's wrap-up text) and the Notion entry of its `.mcp.json` (the task
-//! source's token). A fresh clone's files are someone else's until the person says
-//! otherwise, as direnv's `allow` and mise's `trust` have it: `orchestra allow` records,
-//! per repository (its canonical path), a sha256 of those commands and one of `.mcp.json`,
-//! so any change to either needs allowing again. The records are files under
+//! teardown, a merge's wrap-up text), the Notion entry of its `.mcp.json` (the task
+//! source's token), and the agents' project settings (hooks, MCP servers) that an agent
+//! acts on once orchestra answers its "trust this folder?" for the person. A fresh
+//! clone's files are someone else's until the person says otherwise, as direnv's `allow`
+//! and mise's `trust` have it: `orchestra allow` records, per repository (its canonical
+//! path), a sha256 of those commands, one of `.mcp.json` and one of the agent settings,
+//! so any change needs allowing again. The records are files under
 //! `$ORCHESTRA_HOME/allowed/`, private like the rest of the home.
 
 use std::path::{Path, PathBuf};
@@ -30,10 +32,22 @@ pub struct Asked {
     pub commands: Vec<RepoCommand>,
     /// The bytes of the repo's `.mcp.json`, when it has one.
     mcp: Option<Vec<u8>>,
+    /// The agents' project settings the repo has, by path, with their bytes.
+    agent_settings: Vec<(&'static str, Vec<u8>)>,
 }
 
-/// A `.mcp.json` of megabytes is not Claude Code's: it is not read (nor allowed).
-const MCP_MAX_BYTES: u64 = 1024 * 1024;
+/// A settings file of megabytes is no agent's: it is not read (nor allowed).
+const SETTINGS_MAX_BYTES: u64 = 1024 * 1024;
+
+/// The files of a folder an agent acts on once it trusts that folder: hooks and MCP
+/// servers there are commands it runs (`.mcp.json` too, read apart for the token).
+const AGENT_SETTINGS: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".gemini/settings.json",
+    ".codex/config.toml",
+    ".mcp.json",
+];
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
@@ -42,6 +56,9 @@ struct Record {
     commands: Option<String>,
     /// sha256 of the `.mcp.json` allowed; `None`: there was none.
     mcp: Option<String>,
+    /// sha256 of the agent settings allowed; `None`: there were none.
+    #[serde(default)]
+    agents: Option<String>,
     allowed_at: i64,
 }
 
@@ -75,15 +92,11 @@ impl Asked {
                 });
             }
         }
-        let mcp_path = main.join(".mcp.json");
-        let mcp = std::fs::metadata(&mcp_path)
-            .ok()
-            .filter(|m| m.is_file() && m.len() <= MCP_MAX_BYTES)
-            .and_then(|_| std::fs::read(&mcp_path).ok());
         Ok(Asked {
             repo,
             commands,
-            mcp,
+            mcp: read_small(&main.join(".mcp.json")),
+            agent_settings: agent_settings_in(main),
         })
     }
 
@@ -115,6 +128,17 @@ impl Asked {
         self.mcp.as_ref().map(|bytes| hex(&Sha256::digest(bytes)))
     }
 
+    /// Whether the agent settings in `folder` (a worktree of this repo: its files may
+    /// differ from the main worktree's) are none, or exactly those allowed: only then
+    /// may orchestra tell an agent to trust that folder.
+    pub fn agent_settings_allowed_in(&self, home: &Path, folder: &Path) -> bool {
+        match agents_digest(&agent_settings_in(folder)) {
+            None => true,
+            Some(digest) => read_record(home, &self.repo)
+                .is_some_and(|r| r.agents.as_deref() == Some(digest.as_str())),
+        }
+    }
+
     /// Whether orchestra may run the repo's commands: it has none, or exactly these were
     /// allowed.
     pub fn commands_allowed(&self, home: &Path) -> bool {
@@ -135,6 +159,13 @@ impl Asked {
         }
     }
 
+    /// The `.mcp.json` as read, when exactly this file was allowed.
+    pub fn mcp_if_allowed(&self, home: &Path) -> Option<&[u8]> {
+        self.mcp_allowed(home)
+            .then_some(self.mcp.as_deref())
+            .flatten()
+    }
+
     /// The commands, one phrase: "worktree.setup `npm ci`, worktree.teardown `make down`".
     pub fn phrase(&self) -> String {
         self.commands
@@ -151,8 +182,12 @@ impl Asked {
             .iter()
             .map(|c| format!("{}: {}", c.setting, shown(&c.line)))
             .collect();
-        if self.has_mcp() {
-            lines.push(".mcp.json: its Notion entry may give the task source's token".into());
+        for (path, _) in &self.agent_settings {
+            lines.push(if *path == ".mcp.json" {
+                ".mcp.json: its MCP servers (the agent runs them) and Notion entry (the task source's token)".into()
+            } else {
+                format!("{path}: its hooks and MCP servers (the agent runs them)")
+            });
         }
         lines
     }
@@ -173,6 +208,7 @@ impl Asked {
             repo: self.repo.to_string_lossy().into_owned(),
             commands: self.commands_digest(),
             mcp: self.mcp_digest(),
+            agents: agents_digest(&self.agent_settings),
             allowed_at: crate::state::now(),
         };
         let dir = home.join(DIR);
@@ -193,6 +229,33 @@ pub fn revoke(home: &Path, main: &Path) -> std::io::Result<bool> {
 }
 
 const DIR: &str = "allowed";
+
+fn read_small(path: &Path) -> Option<Vec<u8>> {
+    std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file() && m.len() <= SETTINGS_MAX_BYTES)
+        .and_then(|_| std::fs::read(path).ok())
+}
+
+fn agent_settings_in(folder: &Path) -> Vec<(&'static str, Vec<u8>)> {
+    AGENT_SETTINGS
+        .iter()
+        .filter_map(|path| Some((*path, read_small(&folder.join(path))?)))
+        .collect()
+}
+
+fn agents_digest(files: &[(&'static str, Vec<u8>)]) -> Option<String> {
+    if files.is_empty() {
+        return None;
+    }
+    let mut hash = Sha256::new();
+    for (path, bytes) in files {
+        hash.update(path.as_bytes());
+        hash.update([0]);
+        hash.update(Sha256::digest(bytes));
+    }
+    Some(hex(&hash.finalize()))
+}
 
 fn record_path(home: &Path, repo: &Path) -> PathBuf {
     let digest = hex(&Sha256::digest(repo.as_os_str().as_encoded_bytes()));
@@ -278,5 +341,29 @@ mod tests {
         assert!(!Asked::of(repo.path())
             .expect("reads")
             .mcp_allowed(home.path()));
+    }
+
+    #[test]
+    fn agent_settings_are_allowed_as_the_folder_the_agent_trusts_has_them() {
+        let home = tempfile::tempdir().expect("home");
+        let repo = repo_with("");
+        let worktree = tempfile::tempdir().expect("worktree");
+        let asked = Asked::of(repo.path()).expect("reads");
+        assert!(
+            asked.agent_settings_allowed_in(home.path(), worktree.path()),
+            "none: nothing to allow"
+        );
+        for folder in [repo.path(), worktree.path()] {
+            std::fs::create_dir_all(folder.join(".claude")).expect("mkdir");
+            std::fs::write(folder.join(".claude/settings.json"), "{\"hooks\": {}}").expect("write");
+        }
+        let asked = Asked::of(repo.path()).expect("reads");
+        assert!(!asked.agent_settings_allowed_in(home.path(), worktree.path()));
+        asked.allow(home.path()).expect("allow");
+        assert!(asked.agent_settings_allowed_in(home.path(), worktree.path()));
+        // A worktree whose settings differ from the main worktree's (another base).
+        std::fs::write(worktree.path().join(".gemini"), "").expect("write");
+        std::fs::write(worktree.path().join(".claude/settings.json"), "{}").expect("write");
+        assert!(!asked.agent_settings_allowed_in(home.path(), worktree.path()));
     }
 }

@@ -14,7 +14,7 @@ pub fn run(ctx: &Context, args: &AllowArgs, out: &mut Output<'_>) -> Result<(), 
             .map_err(Error::io("removing what was allowed"))?;
         out.line(if revoked {
             format!(
-                "revoked: {}'s commands and .mcp.json are not allowed any more",
+                "revoked: {}'s commands, .mcp.json and agent settings are not allowed any more",
                 main.display()
             )
         } else {
@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: &AllowArgs, out: &mut Output<'_>) -> Result<(), 
     let listing = asked.listing();
     if listing.is_empty() {
         out.line(format!(
-            "nothing to allow: {} has no orchestra.toml command that runs on its own and no .mcp.json",
+            "nothing to allow: {} has no orchestra.toml command that runs on its own, no .mcp.json and no agent settings",
             main.display()
         ));
         return Ok(());

@@ -1,6 +1,6 @@
 //! Where the Notion token comes from: `NOTION_TOKEN`, else the Notion MCP server Claude
-//! Code is configured with (the person's own config, then a repo's allowed `.mcp.json`). It is never in orchestra's own files, and never printed,
-//! logged or written: [`Token`] has no `Display`, and its `Debug` shows only where it came
+//! Code is configured with (the person's own config, then a repo's allowed `.mcp.json`).
+//! It is never in orchestra's own files, and never printed, logged or written: [`Token`] has no `Display`, and its `Debug` shows only where it came
 //! from.
 
 use std::path::{Path, PathBuf};
@@ -65,13 +65,11 @@ pub fn find(root: &Path) -> Option<Token> {
     }
     // The same home every command works with (Context::home is this too).
     let home = crate::paths::orchestra_home().ok()?;
-    let allowed = crate::trust::Asked::of(root).is_ok_and(|asked| asked.mcp_allowed(&home));
-    if !allowed {
-        return None;
-    }
-    let mcp = root.join(".mcp.json");
-    let servers = read_json(&mcp)?.get("mcpServers").cloned()?;
-    from_servers(&servers, &format!("{} (mcpServers", mcp.display()), &env)
+    let asked = crate::trust::Asked::of(root).ok()?;
+    // The very bytes whose digest was checked: a file swapped after the check is not read.
+    let config: Value = serde_json::from_slice(asked.mcp_if_allowed(&home)?).ok()?;
+    let at = format!("{} (mcpServers", root.join(".mcp.json").display());
+    from_servers(config.get("mcpServers")?, &at, &env)
 }
 
 /// Claude Code's config file: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::harness::{git_in, wait_until, Env, Person};
+use crate::harness::{git_in, wait_until, ClaudeWorld, Env, Person};
 use crate::plugin::{cd_person_pane, choose, load_plugin, wait_popup_closed};
 
 /// Commits `toml` as the repo's orchestra.toml: the repo as a fresh clone has it, with
@@ -314,4 +314,88 @@ fn a_setup_changed_while_its_session_waited_does_not_run_when_it_starts() {
         env.session("consumer")
     );
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "allowed\nchanged\n");
+}
+
+fn screen(env: &Env, label: &str) -> String {
+    let pane = env.session(label)["pane"].as_str().unwrap().to_string();
+    env.tmux(&["capture-pane", "-p", "-J", "-t", &pane])
+}
+
+/// orchestra answers claude's "trust this folder?" for the person only when the
+/// worktree's agent settings (the repo's `.claude/settings.json`, whose hooks claude runs
+/// once it trusts the folder) are allowed; until then the dialog is the person's. The
+/// real claude CLI against the stand-in API.
+#[test]
+fn claude_is_told_to_trust_a_worktree_only_once_its_agent_settings_are_allowed() {
+    let env = Env::new();
+    // Nothing trusted beforehand: each worktree gets claude's trust dialog.
+    let Some(world) = ClaudeWorld::start(&env, &[]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    let ran = env.root.join("project-hook-ran");
+    let hook =
+        serde_json::json!({"type": "command", "command": format!("touch '{}'", ran.display())});
+    let settings = serde_json::json!({"hooks": {"SessionStart": [{"hooks": [hook]}]}});
+    std::fs::create_dir_all(env.repo.join(".claude")).unwrap();
+    std::fs::write(env.repo.join(".claude/settings.json"), settings.to_string()).unwrap();
+    env.git(&["add", ".claude/settings.json"]);
+    env.git(&["commit", "-q", "-m", "the author's claude settings"]);
+    let agent = format!(
+        "{} --permission-mode default",
+        shell_words::quote(&world.claude.to_string_lossy())
+    );
+    let dispatch = |label: &str| {
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--agent",
+            &agent,
+            "--prompt",
+            "[[say: hello]]",
+        ])
+        .ok()
+    };
+
+    let first = dispatch("first");
+    assert!(
+        first.stderr.contains("does not answer") && first.stderr.contains("`orchestra allow`"),
+        "{}",
+        first.stderr
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || screen(&env, "first")
+            .contains("Yes, I trust this folder")),
+        "{}",
+        screen(&env, "first")
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        screen(&env, "first").contains("Yes, I trust this folder"),
+        "the dialog was answered for the person:\n{}",
+        screen(&env, "first")
+    );
+    assert!(
+        !ran.exists(),
+        "the repo's hook ran before anyone trusted it"
+    );
+
+    let allowed = env.orchestra(&["allow"]).ok();
+    assert!(
+        allowed.stdout.contains(".claude/settings.json"),
+        "{}",
+        allowed.stdout
+    );
+    let second = dispatch("second");
+    assert!(
+        second.stdout.contains("trusted"),
+        "{}\n{}",
+        second.stdout,
+        second.stderr
+    );
+    assert!(
+        wait_until(Duration::from_secs(30), || ran.exists()),
+        "the allowed hook never ran:\n{}",
+        screen(&env, "second")
+    );
 }
