@@ -218,6 +218,17 @@ impl Asked {
     }
 }
 
+/// Refuses (bad input: the one line naming the commands and `orchestra allow`) when the
+/// commands of the repo whose main worktree is `main` are not allowed as they are now.
+pub fn require_commands_allowed(home: &Path, main: &Path) -> Result<(), crate::error::Error> {
+    let asked = Asked::of(main)?;
+    if asked.commands_allowed(home) {
+        Ok(())
+    } else {
+        Err(crate::error::Error::BadInput(asked.refusal()))
+    }
+}
+
 /// Takes back what was allowed for the repo at `main`; `false` when nothing was.
 pub fn revoke(home: &Path, main: &Path) -> std::io::Result<bool> {
     let repo = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());

@@ -133,10 +133,7 @@ pub fn plan<'a>(
         crate::worktree::check_sources(repo.main_worktree(), file, table)?;
     }
     // A fresh clone's setup and teardown are not the person's until they allow them.
-    let asked = crate::trust::Asked::of(repo.main_worktree())?;
-    if !asked.commands_allowed(home) {
-        return Err(Error::BadInput(asked.refusal()));
-    }
+    crate::trust::require_commands_allowed(home, repo.main_worktree())?;
     let setup = table.as_ref().and_then(|(_, t)| t.setup_argv()).is_some();
     Ok(Plan {
         repo_id,

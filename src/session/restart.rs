@@ -57,10 +57,7 @@ pub fn dispatched(
         Err(_) => false,
     };
     if setup_again {
-        let asked = crate::trust::Asked::of(repo.main_worktree())?;
-        if !asked.commands_allowed(&ctx.home) {
-            return Err(Error::BadInput(asked.refusal()));
-        }
+        crate::trust::require_commands_allowed(&ctx.home, repo.main_worktree())?;
         // Recorded first: the window's `prepare` runs the setup only for a session in
         // `setup`.
         store.claim_status(

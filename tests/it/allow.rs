@@ -147,6 +147,7 @@ fn restart_runs_a_failed_setup_again_only_while_it_is_allowed() {
         "{}",
         run.stderr
     );
+    env.orchestra(&["restart", "all"]).fails_with(2);
     assert_eq!(
         env.session("api")["status"],
         "setup-failed",
