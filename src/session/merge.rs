@@ -206,7 +206,7 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut dyn Report
         if !allowed {
             out.note(format!(
                 "wrap-up not sent: orchestra.toml's wrap_up_cmd `{}` is not allowed (`orchestra allow` in the repo allows it)",
-                crate::error::one_line(&command, "")
+                crate::trust::shown(&command)
             ));
             return None;
         }

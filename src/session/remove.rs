@@ -96,7 +96,7 @@ fn run_teardown(
         Ok(_) => {
             out.note(format!(
                 "teardown of {label} not run: `{}` is not allowed (`orchestra allow` in the repo allows it); the worktree is removed without it",
-                shell_words::join(&argv)
+                crate::trust::shown(&shell_words::join(&argv))
             ));
             return Ok(());
         }
