@@ -43,7 +43,8 @@ unset TMUX TMUX_PANE
 ns() { date +%s%N; }
 # orchestra.toml is left untracked in the main worktree: dispatch reads it from there.
 no_setup() { rm -f "$repo/orchestra.toml"; }
-noop_setup() { printf '[worktree]\nsetup = "true"\n' > "$repo/orchestra.toml"; }
+# Allowed as a person would (`orchestra allow`), before the clock starts.
+noop_setup() { printf '[worktree]\nsetup = "true"\n' > "$repo/orchestra.toml"; (cd "$repo" && "$bin" allow >/dev/null); }
 dispatch() { (cd "$repo" && "$bin" dispatch "$@" --agent 'sleep 600' --kind generic >/dev/null); }
 by_hand=() ; ours=() ; plain=() ; with_setup=() ; plain2=() ; waited=() ; ret_ratio=() ; wait_ratio=()
 for i in $(seq 1 "$runs"); do

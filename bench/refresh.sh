@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark: `orchestra refresh` against the per-pane way (one `tmux capture-pane` process
-# per window plus a grep, as a shell script would do it) at 8, 32 and 64 agent windows,
+# per window plus a grep, as a shell script would do it) at 8, 32, 64 and 256 agent windows,
 # side by side in one run; tmux calls counted; `orchestra event` latency.
 #
 #   bench/refresh.sh [RUNS]     (default 7; ORCHESTRA_BENCH_BIN=<binary> to skip the build)
-# Targets: at 32 windows >= 10x less wall time; a quiet refresh <= 2 tmux calls; a
+# Targets: at 32 windows >= 10x less wall time, at 256 too; a quiet refresh <= 2 tmux calls; a
 # status-line on a fresh cache 0 calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +60,9 @@ have=0
 # "quiet/8": a quiet refresh at this size against the one at 8 windows (target <= 1.2x).
 quiet8=
 printf '%-8s %12s %12s %7s %12s %7s %8s %12s %12s\n' windows per-pane orchestra ratio "orch quiet" ratio quiet/8 quiet-calls status-calls
-for n in 8 32 64; do
+# One row: grow to N windows, then the busy and quiet refreshes against the per-pane way.
+row() {
+  local n=$1
   while [ "$have" -lt "$n" ]; do
     have=$((have + 1))
     (cd "$repo" && "$bin" dispatch "w$have" --agent "$agent" --kind generic >/dev/null)
@@ -85,7 +87,8 @@ for n in 8 32 64; do
   quiet8=${quiet8:-$mq}
   awk -v n="$n" -v t="$mt" -v o="$mo" -v qt="$mq" -v q8="$quiet8" -v q="$quiet" -v s="$fresh" \
     'BEGIN { printf "%-8d %9.1f ms %9.1f ms %6.1fx %9.1f ms %6.1fx %7.2fx %12d %12d\n", n, t/1000, o/1000, t/o, qt/1000, t/qt, qt/q8, q, s }'
-done
+}
+for n in 8 32 64; do row "$n"; done
 
 # Quiet 64 against quiet 8 side by side: a second world of 8 windows (its own home, repo and
 # tmux server), both quiet, refreshed alternately; the figure is the median of each pair's
@@ -111,6 +114,10 @@ rm -f "$work/quiet"
 tmux -S "$small/tmux.sock" kill-server 2>/dev/null || true
 awk -v r="$(median "${pairs[@]}")" -v n=$((runs * 3)) \
   'BEGIN { printf "quiet refresh, 64 windows against 8, alternating (%d pairs): %.2fx (target <= 1.2x)\n", n, r/1000 }'
+
+# 256 windows: past what one tmux command can hold (a refresh's batch is cut under tmux's
+# command limit into several calls); target still >= 10x the per-pane way.
+row 256
 
 # The hook endpoint: one `orchestra event` (database write + badge), median of runs.
 id=$("$bin" list --repo "$repo" --json | awk -F'"' '/"id"/ {print $4; exit}')

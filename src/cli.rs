@@ -46,6 +46,11 @@ pub enum Command {
     /// Close a session: its window and worktree go; its branch is deleted if merged, else
     /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
     Kill(KillArgs),
+    /// Allow the commands this repo's orchestra.toml runs on its own (a dispatch's setup,
+    /// a kill's or merge's teardown, a merge's wrap_up_cmd), its .mcp.json and its agent
+    /// settings (.claude/settings.json…): `orchestra allow` in the repo. A change to any
+    /// needs allowing again.
+    Allow(AllowArgs),
     /// Send a briefing to a session's agent, exactly as given, as one message:
     /// `orchestra brief api "Use the v2 endpoints"` or `orchestra brief --all @notes.md`.
     Brief(BriefArgs),
@@ -406,7 +411,7 @@ pub enum TmuxCommand {
     /// the command itself with its outcome as a message.
     #[command(hide = true)]
     Act {
-        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "review", "merge", "brief", "approve", "deny", "kill", "task"])]
+        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "allow", "review", "merge", "brief", "approve", "deny", "kill", "task"])]
         action: String,
         /// The session, by id (what the sub-menus pass).
         #[arg(long, value_name = "ID")]
@@ -425,7 +430,7 @@ pub enum TmuxCommand {
     /// until Enter.
     #[command(hide = true)]
     Ask {
-        #[arg(value_parser = ["dispatch", "brief", "status", "conflicts"])]
+        #[arg(value_parser = ["dispatch", "brief", "status", "conflicts", "allow"])]
         what: String,
         /// The session to brief, by id.
         #[arg(long, value_name = "ID")]
@@ -792,6 +797,18 @@ pub struct ListArgs {
     /// Sessions of every repo, not only this one.
     #[arg(long)]
     pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AllowArgs {
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Take back what was allowed for this repo.
+    #[arg(long, conflicts_with = "show")]
+    pub revoke: bool,
+    /// Print what the repo asks and whether it is allowed, allowing nothing.
+    #[arg(long)]
+    pub show: bool,
 }
 
 #[derive(Debug, Args)]

@@ -304,10 +304,9 @@ pub fn refresh(
     let now_s = now_us / 1_000_000;
     let names = option_names();
     let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut outcome = Outcome {
-        tmux_calls: 1,
-        ..Outcome::default()
-    };
+    let mut outcome = Outcome::default();
+    // Counted by the handle: a batch past tmux's command limit takes more than one call.
+    let calls_before = tmux.calls();
     let mut cache = load_cache(home, key);
     // Panes busy lately are likely to have changed again: tmux recaptures them inside the
     // listing call when they did. Quiet panes cost nothing there; one that wakes up is
@@ -334,6 +333,7 @@ pub fn refresh(
         cache.commands.clear();
         cache.radar_every = 0;
         save_cache(home, key, &cache, false);
+        outcome.tmux_calls = tmux.calls() - calls_before;
         return Ok(outcome);
     };
     for pane in &mut snap.panes {
@@ -422,7 +422,6 @@ pub fn refresh(
     }
     if !first_seen.is_empty() {
         let captured = tmux.capture_many(&first_seen)?;
-        outcome.tmux_calls += 1;
         screens.extend(first_seen.into_iter().zip(captured));
     }
     outcome.captured = screens.len();
@@ -606,7 +605,6 @@ pub fn refresh(
         .collect();
     if !sets.is_empty() {
         tmux.set_window_options(&sets)?;
-        outcome.tmux_calls += 1;
     }
 
     let fallback = Fallback {
@@ -667,7 +665,6 @@ pub fn refresh(
         .collect();
     if !marks.is_empty() {
         tmux.set_window_options(&marks)?;
-        outcome.tmux_calls += 1;
     }
     outcome.rows = ours
         .iter()
@@ -695,6 +692,7 @@ pub fn refresh(
     cache.sessions = sessions.into_values().collect();
     // Sessions taken from the cache and not written to are the ones it holds.
     save_cache(home, key, &cache, wrote || !cached_sessions);
+    outcome.tmux_calls = tmux.calls() - calls_before;
     Ok(outcome)
 }
 

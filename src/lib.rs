@@ -38,4 +38,5 @@ pub mod sync;
 pub mod tasks;
 pub mod term;
 pub mod tmux;
+pub mod trust;
 pub mod worktree;

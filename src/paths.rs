@@ -54,6 +54,7 @@ const HOME_ENTRIES: &[&str] = &[
     "runs",
     "collect",
     "dependencies",
+    "allowed",
     "agent-versions.json",
     "prompts",
     "agents.toml",

@@ -20,6 +20,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         .unwrap_or_else(|| AgentKind::from_program(&command[0]));
     let mut store = ctx.store()?;
     let plan = create::plan(
+        &ctx.home,
         &store,
         &repo,
         Request {

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
 use crate::session::remove::{
-    check_own_worktree, check_submodules, forget, remove_worktree_keeping_work,
+    check_own_worktree, check_submodules, forget, remove_worktree_keeping_work, Teardown,
 };
 use crate::session::{close_window, find_branch_session};
 
@@ -55,7 +55,10 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
             session.label
         ),
         "kill",
-        Some(&session),
+        Some(Teardown {
+            home: &ctx.home,
+            session: &session,
+        }),
         out,
     )?;
     forget(ctx, &repo, &store, &session, "killed", "kill", out)?;

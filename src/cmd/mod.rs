@@ -1,6 +1,7 @@
 //! One file per subcommand: each validates its input, calls the modules that do the work,
 //! and renders the result to the writers it is given.
 
+pub mod allow;
 pub mod approve;
 pub mod brief;
 pub mod classify;
@@ -54,6 +55,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::List(args) => list::run(ctx, args, out),
         Command::Cost(args) => cost::run(ctx, args, out),
         Command::Kill(args) => kill::run(ctx, args, out),
+        Command::Allow(args) => allow::run(ctx, args, out),
         Command::Brief(args) => brief::run(ctx, args, out),
         Command::Approve(args) => approve::approve(ctx, args, out),
         Command::Deny(args) => approve::deny(ctx, args, out),

@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut Output<'_>) -> Result<()
     }
     match session.status {
         Status::Setup => {
-            if let Err(message) = prepare::setup(&store, &session, out)? {
+            if let Err(message) = prepare::setup(&ctx.home, &store, &session, out)? {
                 return Err(hold(&session, &message));
             }
         }

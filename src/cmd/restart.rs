@@ -37,6 +37,13 @@ pub fn run(ctx: &Context, args: &RestartArgs, out: &mut Output<'_>) -> Result<()
         out.line("no dead or exited session to restart");
         return Ok(());
     }
+    // `restart all` refuses before it restarts any: a setup to run again is not allowed.
+    if targets
+        .iter()
+        .any(|s| !s.is_manifest() && s.status.in_setup())
+    {
+        crate::trust::require_commands_allowed(&ctx.home, repo.main_worktree())?;
+    }
     for session in targets {
         if session.is_manifest() {
             // A manifest session restarts as `down` then `up`, its conversation resumed.

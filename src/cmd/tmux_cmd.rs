@@ -131,6 +131,7 @@ fn ask(
     let result = match what {
         "dispatch" => ask_dispatch(ctx, repo),
         "brief" => crate::plugin::ask::brief_dialog(ctx, session),
+        "allow" => open_repo(repo).and_then(|repo| crate::plugin::ask::allow_dialog(ctx, &repo)),
         "status" => {
             let args = StatusArgs {
                 manifest: ManifestArg {

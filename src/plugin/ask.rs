@@ -1,5 +1,5 @@
 //! What a menu's popup asks on its own terminal (src/term.rs), never through a tmux
-//! prompt: a dispatch's title and task, a brief's text.
+//! prompt: a dispatch's title and task, a brief's text, whether to allow a repo's commands.
 
 use crate::context::Context;
 use crate::error::Error;
@@ -84,4 +84,33 @@ pub fn brief_dialog(ctx: &Context, id: Option<&str>) -> Result<Option<String>, E
     // The text as typed: brief_one, not `brief`, which would read `@FILE`.
     crate::session::brief::brief_one(ctx, &session, &text, false)?;
     Ok(Some(format!("briefed {}", session.label)))
+}
+
+/// Shows what the repo asks to be allowed (its commands, its .mcp.json) and allows it on
+/// a `y`; what was done, or `None` when the person said no or there was nothing to allow.
+pub fn allow_dialog(ctx: &Context, repo: &Repo) -> Result<Option<String>, Error> {
+    let main = repo.main_worktree();
+    let asked = crate::trust::Asked::of(main)?;
+    let listing = asked.listing();
+    if listing.is_empty() {
+        return Ok(Some(format!("nothing to allow in {}", main.display())));
+    }
+    let mut term = Terminal::open().map_err(terminal_error)?;
+    term.say(format!(
+        "{} would have orchestra run, on its own:",
+        main.display()
+    ));
+    for line in listing {
+        term.say(format!("  {line}"));
+    }
+    let answer = term
+        .ask("allow these? [y/N] ", "y: allow · Enter or Esc: no", false)
+        .map_err(terminal_error)?;
+    if !answer.is_some_and(|a| a.trim().eq_ignore_ascii_case("y")) {
+        return Ok(None);
+    }
+    asked
+        .allow(&ctx.home)
+        .map_err(Error::io("recording what is allowed"))?;
+    Ok(Some(format!("allowed for {}", main.display())))
 }

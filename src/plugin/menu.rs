@@ -35,13 +35,22 @@ pub fn show(tmux: &Tmux, client: &str) -> Result<(), Error> {
         ),
         ("Kill…", "k", pick("kill")),
     ];
+    let repo = client_repo(tmux, client).ok();
     // The tracker's open tasks (pick → dispatch), for a repo with a task source only.
-    if client_repo(tmux, client)
-        .ok()
-        .and_then(|repo| crate::tasks::work::configured(&repo).ok().flatten())
+    if repo
+        .as_ref()
+        .and_then(|repo| crate::tasks::work::configured(repo).ok().flatten())
         .is_some()
     {
         items.insert(1, ("Tasks…", "t", pick("tasks")));
+    }
+    // The repo's own commands, shown in a popup before they are allowed.
+    if repo
+        .as_ref()
+        .and_then(|repo| crate::trust::Asked::of(repo.main_worktree()).ok())
+        .is_some_and(|asked| !asked.listing().is_empty())
+    {
+        items.push(("Allow…", "A", act("allow")));
     }
     let mut args = strings(&[
         "display-menu",
@@ -176,7 +185,7 @@ pub fn choose(
                 id: id.to_string(),
             });
         }
-        "dispatch" | "status" | "conflicts" => {
+        "dispatch" | "status" | "conflicts" | "allow" => {
             let repo = client_repo(&tmux, client)?;
             let dir = repo.main_worktree().to_string_lossy().into_owned();
             let args = ["tmux", "ask", action, "--repo", &dir];

@@ -65,8 +65,14 @@ impl Plan<'_> {
 }
 
 /// Checks `request` (bad input: refused, nothing made): the label, branch and worktree
-/// are free, the upstreams exist, the base resolves, orchestra.toml's `[worktree]` reads.
-pub fn plan<'a>(store: &Store, repo: &Repo, request: Request<'a>) -> Result<Plan<'a>, Error> {
+/// are free, the upstreams exist, the base resolves, orchestra.toml's `[worktree]` reads
+/// and the commands it would run were allowed (`crate::trust`, records under `home`).
+pub fn plan<'a>(
+    home: &Path,
+    store: &Store,
+    repo: &Repo,
+    request: Request<'a>,
+) -> Result<Plan<'a>, Error> {
     let repo_id = repo.id();
     let label = request.label;
     if let Some(existing) = store.session_by_label(&repo_id, label)? {
@@ -126,6 +132,8 @@ pub fn plan<'a>(store: &Store, repo: &Repo, request: Request<'a>) -> Result<Plan
     if let Some((file, table)) = &table {
         crate::worktree::check_sources(repo.main_worktree(), file, table)?;
     }
+    // A fresh clone's setup and teardown are not the person's until they allow them.
+    crate::trust::require_commands_allowed(home, repo.main_worktree())?;
     let setup = table.as_ref().and_then(|(_, t)| t.setup_argv()).is_some();
     Ok(Plan {
         repo_id,

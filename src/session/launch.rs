@@ -55,7 +55,10 @@ pub fn agent_launch(
         let _ = prepare_gemini_home(ctx, &dir, &session.id);
         gemini_home
     });
-    let trust_worktree = kind == AgentKind::Gemini && !manifest && trusts_worktrees(&ctx.tmux());
+    let trust_worktree = kind == AgentKind::Gemini
+        && !manifest
+        && trusts_worktrees(&ctx.tmux())
+        && agent_settings_allowed(ctx, session);
     let notify = match kind {
         AgentKind::Codex => codex_notify_from(&settings_file),
         _ => None,
@@ -217,6 +220,14 @@ fn trusts_worktrees(tmux: &Tmux) -> bool {
         != Some("off")
 }
 
+/// Whether the agent settings in `session`'s worktree (hooks and MCP servers an agent runs
+/// once it trusts the folder) are none, or allowed by `orchestra allow`: orchestra tells
+/// an agent to trust a worktree only then, never for the repo's author.
+fn agent_settings_allowed(ctx: &Context, session: &Session) -> bool {
+    crate::trust::Asked::of(Path::new(&session.repo))
+        .is_ok_and(|asked| asked.agent_settings_allowed_in(&ctx.home, Path::new(&session.worktree)))
+}
+
 /// Writes `dir/settings.json` for a codex session: the `notify` program that reports the
 /// end of each turn to `orchestra event` (none when `hooks` is false). Read back at each
 /// launch, so a restart keeps what dispatch chose.
@@ -330,10 +341,18 @@ pub fn asks_to_trust(kind: AgentKind) -> bool {
 }
 
 /// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
-/// person already works in this repo), unless `@orchestra-trust-worktrees` is off. Waits
-/// only until the agent has drawn its first screen.
+/// person already works in this repo), unless `@orchestra-trust-worktrees` is off or the
+/// worktree holds agent settings the person has not allowed. Waits only until the agent
+/// has drawn its first screen.
 pub fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &mut dyn Report) {
     if !trusts_worktrees(tmux) {
+        return;
+    }
+    if !agent_settings_allowed(ctx, session) {
+        out.note(format!(
+            "{}: orchestra does not answer the agent's \"trust this folder?\" for you: its worktree has agent settings (hooks, MCP servers) not allowed (`orchestra allow` in the repo allows them)",
+            session.label
+        ));
         return;
     }
     let Some(pane) = session.pane.as_ref() else {

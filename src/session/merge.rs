@@ -13,7 +13,9 @@ use crate::git::{self, Repo, Review};
 use crate::health::now_micros;
 use crate::paths::short_list;
 use crate::report::Report;
-use crate::session::remove::{check_own_worktree, check_submodules, remove_worktree_keeping_work};
+use crate::session::remove::{
+    check_own_worktree, check_submodules, remove_worktree_keeping_work, Teardown,
+};
 use crate::session::{close_window, settle_branch};
 use crate::state::{AgentState, Session, Status, Store};
 
@@ -202,12 +204,23 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut dyn Report
     let Ok((tmux, pane)) = crate::session::agent_pane(session) else {
         return;
     };
-    // The tmux option, else orchestra.toml's wrap_up_cmd.
+    // The tmux option (the person's), else orchestra.toml's wrap_up_cmd once allowed.
     let from_manifest = || {
-        crate::manifest::load(&crate::manifest::default_path(Path::new(&session.repo)))
-            .ok()
-            .map(|m| m.orchestrator.wrap_up_cmd)
-            .filter(|c| !c.trim().is_empty())
+        let command =
+            crate::manifest::load(&crate::manifest::default_path(Path::new(&session.repo)))
+                .ok()
+                .map(|m| m.orchestrator.wrap_up_cmd)
+                .filter(|c| !c.trim().is_empty())?;
+        let allowed = crate::trust::Asked::of(Path::new(&session.repo))
+            .is_ok_and(|asked| asked.commands_allowed(&ctx.home));
+        if !allowed {
+            out.note(format!(
+                "wrap-up not sent: orchestra.toml's wrap_up_cmd `{}` is not allowed (`orchestra allow` in the repo allows it)",
+                crate::trust::shown(&command)
+            ));
+            return None;
+        }
+        Some(command)
     };
     let Some(command) = tmux
         .global_option("@orchestra-wrap-up-cmd")
@@ -319,7 +332,10 @@ pub fn finish_teardown(
         &session.branch,
         &format!("WIP: left in session {} after its merge", session.label),
         "merge",
-        Some(session),
+        Some(Teardown {
+            home: &ctx.home,
+            session,
+        }),
         out,
     )?;
     settle_branch(repo, session, Some(target), out)?;

@@ -130,8 +130,10 @@ pub fn move_branch(
 }
 
 /// Runs the worktree's setup command in this window, bounded by its timeout, and records
-/// how it went: `Ok(Ok(()))` when the agent may start, `Ok(Err(message))` when not.
+/// how it went: `Ok(Ok(()))` when the agent may start, `Ok(Err(message))` when not. A
+/// setup changed since it was allowed (a pull between dispatch and now) does not run.
 pub fn setup(
+    home: &Path,
     store: &Store,
     session: &Session,
     out: &mut dyn Report,
@@ -141,6 +143,13 @@ pub fn setup(
         Ok(table) => table,
         Err(e) => return Ok(Err(failed(store, session, &e.to_string(), out)?)),
     };
+    match crate::trust::Asked::of(Path::new(&session.repo)) {
+        Ok(asked) if !asked.commands_allowed(home) => {
+            return Ok(Err(failed(store, session, &asked.refusal(), out)?))
+        }
+        Ok(_) => {}
+        Err(e) => return Ok(Err(failed(store, session, &e.to_string(), out)?)),
+    }
     let Some((argv, timeout)) = table
         .as_ref()
         .and_then(|(_, t)| t.setup_argv().map(|argv| (argv, t.setup_timeout())))

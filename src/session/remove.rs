@@ -63,6 +63,13 @@ pub fn check_submodules(
     )))
 }
 
+/// The teardown a removal runs: that of `session`, if allowed by the records in `home`.
+#[derive(Clone, Copy)]
+pub struct Teardown<'a> {
+    pub home: &'a Path,
+    pub session: &'a Session,
+}
+
 /// Removes a session's worktree (its window already closed, so nothing writes there any
 /// more) without losing work: uncommitted changes become a WIP commit, and commits only a
 /// detached HEAD reaches are kept on `archive/<label>-detached-<time>`; in each of its
@@ -72,7 +79,7 @@ pub fn check_submodules(
 /// done ([`check_own_worktree`]). A worktree already gone leaves only git's record of it
 /// to prune. `verb` names the command, for the fault points between the steps. With
 /// `teardown`, the worktree's teardown command (orchestra.toml) runs for that session
-/// once the work is safe, and whatever it does is not the session's work: it cannot stop
+/// once the work is safe, if the person allowed it (`crate::trust`), and whatever it does is not the session's work: it cannot stop
 /// the removal, and a commit it takes off the branch is kept on an archive/ branch.
 #[allow(clippy::too_many_arguments)]
 pub fn remove_worktree_keeping_work(
@@ -82,7 +89,7 @@ pub fn remove_worktree_keeping_work(
     branch: &str,
     wip_message: &str,
     verb: &str,
-    teardown: Option<&Session>,
+    teardown: Option<Teardown<'_>>,
     out: &mut dyn Report,
 ) -> Result<(), Error> {
     if !worktree.exists() {
@@ -124,8 +131,8 @@ pub fn remove_worktree_keeping_work(
         ));
         fault::point(verb);
     }
-    if let Some(session) = teardown {
-        run_teardown(repo, worktree, session, out)?;
+    if let Some(teardown) = teardown {
+        run_teardown(repo, worktree, teardown, out)?;
     }
     repo.remove_worktree(worktree)?;
     fault::point(verb);
@@ -142,7 +149,7 @@ pub fn remove_worktree_keeping_work(
 fn run_teardown(
     repo: &Repo,
     worktree: &Path,
-    session: &Session,
+    Teardown { home, session }: Teardown<'_>,
     out: &mut dyn Report,
 ) -> Result<(), Error> {
     let label = &session.label;
@@ -157,6 +164,20 @@ fn run_teardown(
     let Some(argv) = table.teardown_argv() else {
         return Ok(());
     };
+    match crate::trust::Asked::of(repo.main_worktree()) {
+        Ok(asked) if asked.commands_allowed(home) => {}
+        Ok(_) => {
+            out.note(format!(
+                "teardown of {label} not run: `{}` is not allowed (`orchestra allow` in the repo allows it); the worktree is removed without it",
+                crate::trust::shown(&shell_words::join(&argv))
+            ));
+            return Ok(());
+        }
+        Err(e) => {
+            out.note(format!("teardown of {label} not run: {e}"));
+            return Ok(());
+        }
+    }
     let head = Repo::worktree_head(worktree).ok();
     let started = std::time::Instant::now();
     let (ended, output) = crate::worktree::run_captured(&crate::worktree::Job {

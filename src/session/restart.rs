@@ -65,6 +65,7 @@ pub fn dispatched(
         Err(_) => false,
     };
     if setup_again {
+        crate::trust::require_commands_allowed(&ctx.home, repo.main_worktree())?;
         // Recorded first: the window's `prepare` runs the setup only for a session in
         // `setup`.
         store.claim_status(

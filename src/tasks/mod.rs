@@ -159,7 +159,7 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
     let token = token::find(root).ok_or_else(|| {
         TaskError::Fix(
             "no Notion token: set NOTION_TOKEN, or configure the Notion MCP server in Claude Code \
-             (~/.claude.json or the repo's .mcp.json) with its NOTION_TOKEN"
+             (~/.claude.json, or the repo's .mcp.json once `orchestra allow` allowed it) with its NOTION_TOKEN"
                 .into(),
         )
     })?;

@@ -1,6 +1,6 @@
 //! Where the Notion token comes from: `NOTION_TOKEN`, else the Notion MCP server Claude
-//! Code is configured with. It is never in orchestra's own files, and never printed,
-//! logged or written: [`Token`] has no `Display`, and its `Debug` shows only where it came
+//! Code is configured with (the person's own config, then a repo's allowed `.mcp.json`).
+//! It is never in orchestra's own files, and never printed, logged or written: [`Token`] has no `Display`, and its `Debug` shows only where it came
 //! from.
 
 use std::path::{Path, PathBuf};
@@ -26,9 +26,11 @@ impl std::fmt::Debug for Token {
     }
 }
 
-/// The token: `$NOTION_TOKEN`; else the Notion MCP server's entry in Claude Code's
-/// config, most specific first as Claude Code reads them: this project's entry in
-/// `~/.claude.json`, the repo's `.mcp.json`, the global `mcpServers` of `~/.claude.json`.
+/// The token: `$NOTION_TOKEN`; else the Notion MCP server's entry in the person's own
+/// Claude Code config (`~/.claude.json`: this project's entry, then the global
+/// `mcpServers`); else the repo's `.mcp.json`, only once `orchestra allow` allowed that
+/// very file (a clone's file is not the person's: it could name any variable, or a token
+/// of its author's that would see the person's tasks). Only sources the person controls.
 pub fn find(root: &Path) -> Option<Token> {
     if let Some(secret) = crate::paths::non_empty_env("NOTION_TOKEN") {
         return Some(Token {
@@ -55,20 +57,19 @@ pub fn find(root: &Path) -> Option<Token> {
                 }
             }
         }
-    }
-    let mcp = root.join(".mcp.json");
-    if let Some(servers) = read_json(&mcp).and_then(|v| v.get("mcpServers").cloned()) {
-        if let Some(token) = from_servers(&servers, &format!("{} (mcpServers", mcp.display()), &env)
-        {
+        if let Some(token) = config.get("mcpServers").and_then(|servers| {
+            from_servers(servers, &format!("{} (mcpServers", shown(path)), &env)
+        }) {
             return Some(token);
         }
     }
-    let (path, config) = claude?;
-    from_servers(
-        config.get("mcpServers")?,
-        &format!("{} (mcpServers", shown(&path)),
-        &env,
-    )
+    // The same home every command works with (Context::home is this too).
+    let home = crate::paths::orchestra_home().ok()?;
+    let asked = crate::trust::Asked::of(root).ok()?;
+    // The very bytes whose digest was checked: a file swapped after the check is not read.
+    let config: Value = serde_json::from_slice(asked.mcp_if_allowed(&home)?).ok()?;
+    let at = format!("{} (mcpServers", root.join(".mcp.json").display());
+    from_servers(config.get("mcpServers")?, &at, &env)
 }
 
 /// Claude Code's config file: `$CLAUDE_CONFIG_DIR/.claude.json`, else `~/.claude.json`.
@@ -161,8 +162,15 @@ fn entry_token(entry: &Value, env: &dyn Fn(&str) -> Option<String>) -> Option<St
     Some(token.trim().to_string()).filter(|t| !t.is_empty())
 }
 
+/// Whether `${name}` in a Notion entry may be read: only a variable that is Notion's by
+/// its name (`NOTION_TOKEN`, `MY_NOTION_KEY`), so an entry cannot send some other secret
+/// of the environment (`${AWS_SECRET_ACCESS_KEY}`) to Notion as its token.
+fn notion_variable(name: &str) -> bool {
+    name.to_ascii_uppercase().contains("NOTION")
+}
+
 /// `${VAR}` and `${VAR:-default}` replaced from `env`; `None` when a variable without a
-/// default is unset (the entry then gives no token).
+/// default is unset, or is not a Notion variable (the entry then gives no token).
 fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     let mut out = String::new();
     let mut rest = text;
@@ -174,6 +182,9 @@ fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
             Some((name, default)) => (name, Some(default)),
             None => (&after[..end], None),
         };
+        if !notion_variable(name) {
+            return None;
+        }
         out.push_str(&env(name).or_else(|| default.map(str::to_string))?);
         rest = &after[end + 1..];
     }
@@ -206,7 +217,15 @@ mod tests {
         assert_eq!(entry_token(&expanded, &env).as_deref(), Some("ntn_env"));
         let unset = serde_json::json!({"env": {"NOTION_TOKEN": "${UNSET}"}});
         assert_eq!(entry_token(&unset, &env), None);
-        assert_eq!(expand("a${UNSET:-b}c", &env).as_deref(), Some("abc"));
+        assert_eq!(expand("a${UNSET_NOTION:-b}c", &env).as_deref(), Some("abc"));
+        let secret = |name: &str| (name == "AWS_SECRET_ACCESS_KEY").then(|| "aws".to_string());
+        let hostile = serde_json::json!({"env": {"NOTION_TOKEN": "${AWS_SECRET_ACCESS_KEY}"}});
+        assert_eq!(
+            entry_token(&hostile, &secret),
+            None,
+            "not a Notion variable"
+        );
+        assert_eq!(expand("${AWS_SECRET_ACCESS_KEY:-x}", &secret), None);
     }
 
     #[test]

@@ -253,6 +253,8 @@ pub struct Pane {
 pub struct Tmux {
     transport: Box<dyn Transport>,
     inside: bool,
+    /// Invocations made so far.
+    calls: std::sync::atomic::AtomicUsize,
 }
 
 const NEW_WINDOW_FORMAT: &str = "#{session_name}\t#{window_id}\t#{pane_id}\t#{socket_path}";
@@ -262,11 +264,16 @@ impl Tmux {
         Tmux {
             transport: Box::new(Local::new(server.socket.clone())),
             inside: server.inside,
+            calls: Default::default(),
         }
     }
 
     pub fn with_transport(transport: Box<dyn Transport>, inside: bool) -> Tmux {
-        Tmux { transport, inside }
+        Tmux {
+            transport,
+            inside,
+            calls: Default::default(),
+        }
     }
 
     /// Where a window for a repo goes: the current session inside tmux, else a detached
@@ -301,42 +308,46 @@ impl Tmux {
         commands: &[Vec<String>],
         input: Option<&[u8]>,
     ) -> Result<String, TmuxError> {
-        let mut words = Vec::new();
-        for (i, command) in commands.iter().enumerate() {
-            if i > 0 {
-                words.push(";".to_string());
-            }
-            words.extend(command.iter().map(|w| argument_word(w)));
-        }
-        self.transport.tmux_with_input(&words, input)
+        self.calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.transport
+            .tmux_with_input(&joined_words(commands), input)
     }
 
-    /// Runs several commands in ONE tmux invocation and returns each one's output.
+    /// How many tmux invocations this handle has made (a refresh reports its own).
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Runs several commands and returns each one's output: in ONE tmux invocation, or,
+    /// when they would not fit in one ([`COMMAND_MAX`]: a refresh of a few hundred
+    /// windows), in as few as fit, in order.
     pub fn batch(&self, commands: &[Vec<String>]) -> Result<Vec<String>, TmuxError> {
-        if commands.is_empty() {
-            return Ok(Vec::new());
-        }
         let marker = format!("orchestra-split-{}", uuid::Uuid::new_v4().simple());
-        let mut joined = Vec::new();
-        for command in commands {
-            joined.push(command.clone());
-            joined.push(strings(&["display-message", "-p", &marker]));
-        }
-        let output = self.run_joined(&joined, None)?;
+        let split = strings(&["display-message", "-p", &marker]);
         let mut parts = Vec::with_capacity(commands.len());
-        let mut current = String::new();
-        for line in output.split_inclusive('\n') {
-            if line.trim_end_matches('\n') == marker {
-                parts.push(std::mem::take(&mut current));
-            } else {
-                current.push_str(line);
+        for chunk in chunks_under_limit(commands, &split) {
+            let mut joined = Vec::with_capacity(chunk.len() * 2);
+            for command in chunk {
+                joined.push(command.clone());
+                joined.push(split.clone());
             }
-        }
-        if parts.len() != commands.len() {
-            return Err(TmuxError::Unexpected {
-                command: "(batch)".into(),
-                output,
-            });
+            let output = self.run_joined(&joined, None)?;
+            let before = parts.len();
+            let mut current = String::new();
+            for line in output.split_inclusive('\n') {
+                if line.trim_end_matches('\n') == marker {
+                    parts.push(std::mem::take(&mut current));
+                } else {
+                    current.push_str(line);
+                }
+            }
+            if parts.len() - before != chunk.len() {
+                return Err(TmuxError::Unexpected {
+                    command: "(batch)".into(),
+                    output,
+                });
+            }
         }
         Ok(parts)
     }
@@ -1198,6 +1209,58 @@ impl Key {
     }
 }
 
+/// The most one tmux invocation's command may carry, in bytes of its words each with a
+/// NUL (how the client packs them into its one message to the server). Measured on tmux
+/// 3.3a (a `display-message -p` of growing words): 16364 passes, one byte more fails with
+/// "failed to send command", and more than that with "command too long". It is the
+/// message size limit (MAX_IMSGSIZE, 16384) less the imsg header (16) and the word
+/// count (4); `tmux::` tests/it/health.rs checks the bound against the real server.
+pub const COMMAND_MAX: usize = 16_364;
+
+/// `commands` as the words of one tmux invocation: escaped ([`argument_word`]) and
+/// joined by `;`.
+fn joined_words(commands: &[Vec<String>]) -> Vec<String> {
+    let mut words = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        if i > 0 {
+            words.push(";".to_string());
+        }
+        words.extend(command.iter().map(|w| argument_word(w)));
+    }
+    words
+}
+
+/// What `words` cost in tmux's message: each word and its NUL.
+pub fn packed_len(words: &[String]) -> usize {
+    words.iter().map(|w| w.len() + 1).sum()
+}
+
+/// `commands` cut, in order, into runs that each fit in one invocation with `split` after
+/// every command (the batch's marker). A command too long on its own goes alone, for
+/// tmux to refuse with its own message.
+fn chunks_under_limit<'a>(commands: &'a [Vec<String>], split: &[String]) -> Vec<&'a [Vec<String>]> {
+    // `;` and its NUL between two commands.
+    const SEPARATOR: usize = 2;
+    let split_cost = SEPARATOR + packed_len(&joined_words(&[split.to_vec()]));
+    let mut chunks = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (i, command) in commands.iter().enumerate() {
+        let cost = packed_len(&joined_words(std::slice::from_ref(command))) + split_cost;
+        let cost = if i > start { cost + SEPARATOR } else { cost };
+        if i > start && used + cost > COMMAND_MAX {
+            chunks.push(&commands[start..i]);
+            start = i;
+            used = cost - SEPARATOR;
+        } else {
+            used += cost;
+        }
+    }
+    if start < commands.len() {
+        chunks.push(&commands[start..]);
+    }
+    chunks
+}
+
 /// One argument as tmux's command line must see it to read it back whole: a word ending
 /// in `;` would end the command there, so its last `;` is escaped (`\;` reads as `;`).
 pub fn argument_word(word: &str) -> String {
@@ -1314,6 +1377,52 @@ mod tests {
         assert_eq!(parse_version("tmux next-3.4"), Some((3, 4)));
         assert_eq!(parse_version("tmux 2.9a"), Some((2, 9)));
         assert_eq!(parse_version("tmux master"), None);
+    }
+
+    #[test]
+    fn batches_are_cut_in_order_into_calls_under_the_command_limit() {
+        let split = strings(&[
+            "display-message",
+            "-p",
+            &format!("orchestra-split-{}", "0".repeat(32)),
+        ]);
+        // A recapture-sized command each (an if-shell with its nested commands), some
+        // ending in `;`, which the escaping makes a byte longer.
+        let commands: Vec<Vec<String>> = (0..600)
+            .map(|n| {
+                strings(&[
+                    "if-shell",
+                    "-F",
+                    "-t",
+                    &format!("%{n}"),
+                    &format!("#{{e|>=:#{{window_activity}},{n}}}"),
+                    &format!("capture-pane -p -J -t %{n} ; display-message -p marker{n};"),
+                ])
+            })
+            .collect();
+        let chunks = chunks_under_limit(&commands, &split);
+        assert!(chunks.len() > 1);
+        for (i, chunk) in chunks.iter().enumerate() {
+            let mut joined = Vec::new();
+            for c in chunk.iter() {
+                joined.push(c.clone());
+                joined.push(split.clone());
+            }
+            let len = packed_len(&joined_words(&joined));
+            assert!(len <= COMMAND_MAX, "{len}");
+            // Full, but for the last: the next command would not have fitted.
+            assert!(i + 1 == chunks.len() || len > COMMAND_MAX - 300, "{len}");
+        }
+        let rejoined: Vec<&Vec<String>> = chunks.iter().flat_map(|c| c.iter()).collect();
+        assert_eq!(rejoined, commands.iter().collect::<Vec<_>>());
+        // A command too long alone goes alone; none at all makes no call.
+        let huge = vec![
+            strings(&["a"]),
+            vec!["x".repeat(COMMAND_MAX)],
+            strings(&["b"]),
+        ];
+        assert_eq!(chunks_under_limit(&huge, &split).len(), 3);
+        assert!(chunks_under_limit(&[], &split).is_empty());
     }
 
     #[test]

@@ -13,6 +13,7 @@ requests with a status (429 with Retry-After, 401, 404…) or answer them late.
 The world file:
 
     {"token": "ntn_…",                      # the one token accepted (else 401)
+     "watched": ["…"],                      # tokens refused as any other, logged as "watched"
      "page_size": 2,                        # the most results one answer holds
      "data_sources": {"<id>": {"properties": {"Name": {"type": "title"},
                                               "Status": {"type": "status", "status": {"options": [{"name": "Done"}]}},
@@ -25,7 +26,8 @@ The world file:
                 {"method": "PATCH", "status": 500, "after": 1}]}   # from the 2nd match on
 
 Each request is appended to --log as one JSON line {"method", "path", "auth", "version",
-"body"} before it is answered ("auth" says "ok" or "bad": the token itself is never
+"body"} before it is answered ("auth" says "ok", "watched" (one of the world's
+watched tokens, a secret that must never arrive) or "bad": the token itself is never
 written), so a test that saw the answer finds the request in the log.
 """
 
@@ -68,6 +70,7 @@ class World:
     def __init__(self, spec):
         self.lock = threading.Lock()
         self.token = spec.get("token") or ""
+        self.watched = {f"Bearer {t}" for t in spec.get("watched") or []}
         self.page_size = int(spec.get("page_size") or 100)
         self.sources = {norm(k): v for k, v in (spec.get("data_sources") or {}).items()}
         self.pages = {}
@@ -275,7 +278,11 @@ class Handler(standin.Handler):
             body = "<not JSON>"
         url = urlsplit(self.path)
         world = self.server.world
-        auth = "ok" if world.token and self.headers.get("authorization") == f"Bearer {world.token}" else "bad"
+        header = self.headers.get("authorization")
+        if world.token and header == f"Bearer {world.token}":
+            auth = "ok"
+        else:
+            auth = "watched" if header in world.watched else "bad"
         version = self.headers.get("notion-version")
         self.server.record({"method": method, "path": self.path, "auth": auth,
                             "version": version, "body": body})

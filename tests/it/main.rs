@@ -8,6 +8,7 @@
 mod harness;
 
 mod aider;
+mod allow;
 mod background;
 mod classify;
 mod codex;

@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{git_in, wait_until, ClaudeWorld, Env, Run};
 
-/// Writes the repo's orchestra.toml (and .gitignore, when given) and commits them: the
-/// main worktree stays clean for merges.
+/// Writes the repo's orchestra.toml (and .gitignore, when given), commits them (the main
+/// worktree stays clean for merges), and allows its commands as the person would
+/// (`orchestra allow`: a repo's setup and teardown run only once allowed; tests/it/allow.rs
+/// checks the refusals).
 fn configure(env: &Env, toml: &str, gitignore: Option<&str>) {
     std::fs::write(env.repo.join("orchestra.toml"), toml).unwrap();
     env.git(&["add", "orchestra.toml"]);
@@ -19,6 +21,7 @@ fn configure(env: &Env, toml: &str, gitignore: Option<&str>) {
         env.git(&["add", ".gitignore"]);
     }
     env.git(&["commit", "-q", "-m", "orchestra.toml"]);
+    env.orchestra(&["allow"]).ok();
 }
 
 /// A tmux server whose notifications go to a file (no bus here): the lines the

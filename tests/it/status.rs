@@ -261,3 +261,95 @@ fn a_hung_tmux_server_costs_the_status_line_its_deadline_not_forever() {
         "#[fg=green]✓1#[default]\n"
     );
 }
+
+/// tmux's limit on one command (`orchestra::tmux::COMMAND_MAX`, what batches are cut to)
+/// is the real server's: a command of exactly that size passes, one byte more is refused.
+#[test]
+fn the_command_limit_batches_keep_to_is_tmuxs_own() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let limit = orchestra::tmux::COMMAND_MAX;
+    let sized = |total: usize| {
+        // "display-message" and "-p", each with its NUL, then the word that fills it.
+        let word = "x".repeat(total - 16 - 3 - 1);
+        env.tmux_try(&["display-message", "-p", &word])
+    };
+    let fits = sized(limit);
+    assert_eq!(fits.code, 0, "{}", fits.stderr);
+    let over = sized(limit + 1);
+    assert_ne!(over.code, 0, "tmux took {} bytes", limit + 1);
+}
+
+/// 256 sessions whose windows print: each refresh's batch is cut under tmux's command
+/// limit, so refresh and the status line still read every window. The windows run a
+/// cheap printing loop, not 256 real agents (this machine cannot run that many claude
+/// processes), made straight in the test's real tmux server and recorded as generic
+/// sessions (what dispatch records, without 256 worktrees): the refresh under test is
+/// the real one.
+#[test]
+fn two_hundred_fifty_six_printing_windows_refresh_and_show_in_the_status_line() {
+    const WINDOWS: usize = 256;
+    let env = Env::new();
+    env.start_server(&[]);
+    let store = orchestra::state::Store::open(&env.home).expect("the record");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    for n in 1..=WINDOWS {
+        let label = format!("w{n}");
+        let made = env.tmux(&[
+            "new-window",
+            "-d",
+            "-t",
+            "harness:",
+            "-P",
+            "-F",
+            "#{window_id} #{pane_id}",
+            "--",
+            "sh",
+            "-c",
+            &format!("while :; do echo printing {label}; sleep 1; done"),
+        ]);
+        let (window, pane) = made.trim().split_once(' ').expect("window and pane");
+        let id = format!("many{n:04}");
+        env.tmux(&["set-option", "-w", "-t", window, "@orchestra_id", &id]);
+        let session: orchestra::state::Session = serde_json::from_value(serde_json::json!({
+            "id": id, "repo": env.repo.to_string_lossy(), "label": label,
+            "branch": format!("session/{label}"), "base_commit": "", "base_branch": "main",
+            "worktree": env.repo.to_string_lossy(),
+            "tmux_socket": env.socket.to_string_lossy(), "tmux_session": "harness",
+            "window": window, "pane": pane, "agent_kind": "generic",
+            "agent_argv": ["sh"], "status": "running", "state": "unknown", "retry_count": 0,
+            "created_at": now, "updated_at": now, "state_at": 0,
+        }))
+        .expect("a session row");
+        store.insert_session(&session).expect("recorded");
+    }
+    drop(store);
+    std::thread::sleep(Duration::from_millis(1500));
+
+    let run = env.orchestra(&["refresh", "--json"]).ok();
+    let outcome: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        outcome["tmux_calls"].as_u64().unwrap() > 1,
+        "more than one call: one cannot hold {WINDOWS} captures: {outcome}"
+    );
+    let list = env.list_json();
+    assert_eq!(list.len(), WINDOWS);
+    let unread: Vec<&serde_json::Value> = list.iter().filter(|s| s["state"] != "busy").collect();
+    assert!(
+        unread.is_empty(),
+        "windows whose state was not read: {unread:?}"
+    );
+    // Again, now with the recent printers recaptured inside the listing call.
+    std::thread::sleep(Duration::from_millis(1100));
+    env.orchestra(&["refresh"]).ok();
+    std::thread::sleep(Duration::from_millis(1100));
+    let line = env.orchestra(&["status-line"]).ok().stdout;
+    assert!(line.contains(&WINDOWS.to_string()), "{line}");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&env.orchestra(&["health", "--json"]).ok().stdout).unwrap();
+    assert_eq!(rows.len(), WINDOWS);
+    assert!(rows.iter().all(|r| r["state"] == "busy"), "{rows:?}");
+}
