@@ -566,6 +566,8 @@ pub fn refresh(
         .values()
         .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
         .filter(|s| !present.contains(s.id.as_str()) && !settled_gone(s))
+        // A window orchestra closes itself (merge, kill) is no agent that exited.
+        .filter(|s| !crate::lock::is_closing(home, &s.id))
         .cloned()
         .collect();
     for s in gone {

@@ -27,9 +27,11 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
             Ok(())
         }
         TmuxCommand::Menu { client } => {
+            // Run by a key binding's run-shell: an error printed would open over the pane.
             let tmux = ctx.tmux();
-            let client = crate::plugin::resolve_client(&tmux, client.as_deref())?;
-            crate::plugin::menu::show(&tmux, &client)
+            let shown = crate::plugin::resolve_client(&tmux, client.as_deref())
+                .and_then(|client| crate::plugin::menu::show(&tmux, &client));
+            reported(ctx, shown.map(|()| None))
         }
         TmuxCommand::Pick { action, client } => {
             let client = crate::plugin::resolve_client(&ctx.tmux(), client.as_deref())?;
@@ -59,11 +61,16 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
             repo,
         } => ask(ctx, what, session.as_deref(), repo.as_deref(), out),
         TmuxCommand::NextWaiting { client } => {
-            match crate::plugin::next_waiting(&ctx.tmux(), client.as_deref())? {
-                Some(window) => out.line(format!("{window} is waiting")),
-                None => out.line("no window is waiting for you"),
-            }
-            Ok(())
+            // A message, not output: a binding's run-shell would show that in view mode.
+            let moved = crate::plugin::next_waiting(&ctx.tmux(), client.as_deref());
+            reported(
+                ctx,
+                moved.map(|window| {
+                    window
+                        .is_none()
+                        .then(|| "no window is waiting for you".into())
+                }),
+            )
         }
     }
 }

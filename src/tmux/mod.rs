@@ -301,14 +301,17 @@ impl Tmux {
         commands: &[Vec<String>],
         input: Option<&[u8]>,
     ) -> Result<String, TmuxError> {
-        let mut words = Vec::new();
-        for (i, command) in commands.iter().enumerate() {
-            if i > 0 {
-                words.push(";".to_string());
-            }
-            words.extend(command.iter().map(|w| argument_word(w)));
-        }
-        self.transport.tmux_with_input(&words, input)
+        self.transport
+            .tmux_with_input(&joined_words(commands), input)
+    }
+
+    /// Runs `commands`, the last a `display-menu`, in ONE call. tmux answers a menu only
+    /// when the person has chosen or left it, so the call has a person's deadline, not
+    /// tmux's 5 s.
+    pub fn menu(&self, commands: &[Vec<String>]) -> Result<(), TmuxError> {
+        self.transport
+            .tmux_waiting_for_a_person(&joined_words(commands))
+            .map(|_| ())
     }
 
     /// Runs several commands in ONE tmux invocation and returns each one's output.
@@ -1264,6 +1267,19 @@ pub fn display_message(socket: Option<&str>, message: &str) -> bool {
     let literal = message.replace('#', "##");
     tmux.run(&strings(&["display-message", "-d", "5000", &literal]))
         .is_ok()
+}
+
+/// `commands` as the words of one tmux invocation, joined by `;`, each word escaped
+/// ([`argument_word`]).
+fn joined_words(commands: &[Vec<String>]) -> Vec<String> {
+    let mut words = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        if i > 0 {
+            words.push(";".to_string());
+        }
+        words.extend(command.iter().map(|w| argument_word(w)));
+    }
+    words
 }
 
 fn no_server(message: &str) -> bool {
