@@ -60,14 +60,6 @@ pub fn receive(
         .session_by_id(id)?
         .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?;
     let state = state_of(session.agent_kind, event, hook)?;
-    // A window orchestra closes itself (merge, kill), now or done, is no agent that exited.
-    let pane_event = matches!(event, "pane-died" | "pane-exited");
-    if pane_event
-        && (session.status == crate::state::Status::Merged
-            || crate::lock::is_closing(&ctx.home, &session.id))
-    {
-        return Ok(());
-    }
     // `/clear` and `/resume` move the session to another conversation: remember it, so a
     // restart resumes the one the person was in (claude's; restart resumes no other kind).
     if session.agent_kind == AgentKind::Claude {
@@ -82,6 +74,13 @@ pub fn receive(
     let Some(state) = state else {
         return Ok(());
     };
+    // An agent whose window orchestra closes itself (merge, kill), or closed, ends as
+    // the window goes (its SessionEnd, the pane's hooks): that is no agent that exited.
+    if session.status == crate::state::Status::Merged
+        || crate::lock::is_closing(&ctx.home, &session.id)
+    {
+        return Ok(());
+    }
     let transition = store.apply_state(&session.id, state, at, StateSource::Hook, event)?;
     let worktree = Path::new(&session.worktree);
     let ask = asked(hook).and_then(|a| a.relative_to(worktree).phrase());

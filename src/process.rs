@@ -484,7 +484,12 @@ pub fn spawn_detached(
 /// (the popup it runs in closed over it), tmux's SIGTERM to a popup's command and Ctrl-C
 /// do nothing (a merge the person said yes to finishes; only SIGKILL stops it, and
 /// `doctor` settles what that leaves). A handler that does nothing rather than SIG_IGN:
-/// children get their default dispositions back at exec.
+/// children get their default dispositions back at exec. And the terminal stops being
+/// this process's controlling one, so the children it starts from now on (git removing
+/// the worktree) get no hangup either when it goes: a session of its own where it can
+/// (a popup's shell leads the terminal's session and, as it dies, hangs up its foreground
+/// group, children included), else the terminal let go (a session leader's letting go
+/// sends that group one SIGHUP, handled here, while no child runs).
 pub fn outlive_the_terminal() {
     extern "C" fn nothing(_: libc::c_int) {}
     for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
@@ -496,6 +501,19 @@ pub fn outlive_the_terminal() {
             action.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut action.sa_mask);
             libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+    // SAFETY: setsid takes no arguments and fails harmlessly for a group leader.
+    if unsafe { libc::setsid() } != -1 {
+        return;
+    }
+    for fd in 0..3 {
+        // SAFETY: queries and an ioctl on our own standard descriptors.
+        unsafe {
+            if libc::isatty(fd) == 1 {
+                libc::ioctl(fd, libc::TIOCNOTTY);
+                return;
+            }
         }
     }
 }

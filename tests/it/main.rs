@@ -34,6 +34,7 @@ mod merge;
 mod notify;
 mod openssh;
 mod plugin;
+mod popups;
 mod radar;
 mod remote;
 mod remote_hooks;
