@@ -1131,11 +1131,11 @@ pub fn refresh_host(
                 outcome.asks.insert(s.id.clone(), ask);
             }
         }
-        if let Some(p) = pane.filter(|p| p.orchestra_state != current.state.as_str()) {
+        if let Some(p) = pane.filter(|p| p.orchestra_state != current.badge()) {
             badges.push((
                 p.window.clone(),
                 "@orchestra_state".into(),
-                current.state.to_string(),
+                current.badge().to_string(),
             ));
         }
         *outcome.counts.entry(current.state.to_string()).or_default() += 1;

@@ -195,9 +195,10 @@ impl Status {
 }
 
 impl Session {
-    /// What the window's badge says: the setup while there is one, else the agent's state.
+    /// What the window's badge says: the setup while there is one, `blocked` while the
+    /// agent waits for its upstreams (it has no state yet), else the agent's state.
     pub fn badge(&self) -> &'static str {
-        if self.status.in_setup() {
+        if self.status.in_setup() || self.status == Status::Blocked {
             self.status.as_str()
         } else {
             self.state.as_str()

@@ -310,3 +310,44 @@ fn a_window_orchestra_is_closing_is_no_agent_that_exited() {
     assert_eq!(env.session("closing")["status"], "dead");
     assert_eq!(state(), "exited");
 }
+
+#[test]
+fn a_blocked_sessions_badge_says_blocked_and_its_start_is_said_once() {
+    let mut env = Env::new();
+    env.without_bus();
+    env.start_server(&[]);
+    let person = Person::attach(&env);
+    env.dispatch_shell("pipeline").ok();
+    env.orchestra(&[
+        "dispatch",
+        "report",
+        "--agent",
+        "bash --norc --noprofile",
+        "--kind",
+        "generic",
+        "--after",
+        "pipeline:out/data.csv",
+    ])
+    .ok();
+    let window = env.session("report")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let badge = || env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
+    assert_eq!(env.session("report")["status"], "blocked");
+    assert_eq!(badge().trim(), "blocked", "as made");
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(badge().trim(), "blocked", "after a refresh");
+
+    let seen = messages(&env).len();
+    let out = env.worktree_path("pipeline").join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("data.csv"), "a,b\n").unwrap();
+    env.orchestra(&["refresh"]).ok();
+    wait_message(
+        &env,
+        seen,
+        "orchestra: report started: out/data.csv (from pipeline) ready",
+    );
+    drop(person);
+}
