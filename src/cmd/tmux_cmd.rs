@@ -163,14 +163,22 @@ fn ask(
 
 fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Error> {
     let repo = open_repo(repo)?;
+    // The menu has no --agent: its dispatch runs `@orchestra-agent`, else the default,
+    // and a missing agent is said before anything is asked, with the option to set.
+    let agent = ctx.tmux().global_option(MENU_AGENT_OPTION)?;
+    let choose = format!("set the menu's agent: tmux set -g {MENU_AGENT_OPTION} 'COMMAND'");
+    crate::session::launch::chosen_agent_command(agent.as_deref(), &choose)?;
     // The popup's terminal stays raw (held by `asked`) until the dispatch is done.
     let Some(asked) = crate::plugin::ask::dispatch_dialog(ctx, &repo)? else {
         return Ok(None);
     };
-    let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), None);
+    let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), agent);
     quietly(|quiet| run_command(ctx, &dispatch, quiet))?;
     Ok(Some(format!("dispatched {}", asked.label)))
 }
+
+/// The tmux option naming the agent command the menu's Dispatch… runs.
+const MENU_AGENT_OPTION: &str = "@orchestra-agent";
 
 /// What `show` prints, kept on the popup's screen until Enter (an error as its message).
 fn until_enter(

@@ -48,11 +48,18 @@ fn pane_in_mode(env: &Env) -> bool {
 
 /// A server with the plugin loaded, the person's pane in the repo, and the person.
 fn world() -> (Env, Person) {
+    world_with(&[])
+}
+
+/// [`world`], the server's environment holding `vars` too.
+fn world_with(vars: &[(&str, &str)]) -> (Env, Person) {
     let env = Env::new();
-    env.start_server(&[(
-        "ORCHESTRA_HOME".into(),
+    let mut server_env = vec![(
+        "ORCHESTRA_HOME".to_string(),
         env.home.to_string_lossy().into_owned(),
-    )]);
+    )];
+    server_env.extend(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    env.start_server(&server_env);
     cd_person_pane(&env, &env.repo);
     load_plugin(&env);
     let person = Person::attach(&env);
@@ -350,4 +357,64 @@ fn a_blocked_sessions_badge_says_blocked_and_its_start_is_said_once() {
         "orchestra: report started: out/data.csv (from pipeline) ready",
     );
     drop(person);
+}
+
+#[test]
+fn the_menus_dispatch_names_the_option_that_chooses_its_agent_and_runs_it() {
+    let (env, person) = world_with(&[("ORCHESTRA_AGENT", "no-such-agent")]);
+    let seen = messages(&env).len();
+    choose(&person, "Dispatch", "d");
+    wait_message(
+        &env,
+        seen,
+        "orchestra: agent program \"no-such-agent\" not found (not on PATH or not executable): install it or set the menu's agent: tmux set -g @orchestra-agent 'COMMAND'",
+    );
+    wait_popup_closed(&person, "Dispatch an agent");
+    assert!(env.list_json().is_empty());
+
+    env.tmux(&[
+        "set-option",
+        "-g",
+        "@orchestra-agent",
+        "bash --norc --noprofile",
+    ]);
+    choose(&person, "Dispatch", "d");
+    person.wait_to_see("title:");
+    person.type_text("Chosen agent");
+    person.keys(&["Enter"]);
+    person.wait_to_see("task:");
+    person.keys(&["Enter"]);
+    assert!(
+        wait_until(Duration::from_secs(30), || env
+            .list_json()
+            .iter()
+            .any(|s| s["label"] == "chosen-agent")),
+        "not dispatched:\n{}\nmessages: {:?}",
+        person.sees(),
+        messages(&env)
+    );
+    let pane = env.session("chosen-agent")["pane"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        wait_until(Duration::from_secs(10), || env
+            .tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &pane,
+                "#{pane_current_command}"
+            ])
+            .trim()
+            == "bash"),
+        "{}",
+        env.tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &pane,
+            "#{pane_current_command}"
+        ])
+    );
 }
