@@ -156,6 +156,9 @@ pub struct HealthRow {
     /// The remote host it runs on; `None` here.
     #[serde(default)]
     pub host: Option<String>,
+    /// The permission mode its claude says it runs in (its hooks' word), if any.
+    #[serde(default)]
+    pub permission_mode: Option<String>,
 }
 
 impl HealthRow {
@@ -179,6 +182,7 @@ impl HealthRow {
             window: s.window.as_deref().unwrap_or_default().to_string(),
             pane: s.pane.as_deref().unwrap_or_default().to_string(),
             host: s.host.clone(),
+            permission_mode: None,
         }
     }
 }

@@ -33,6 +33,7 @@ mod matrix;
 mod merge;
 mod notify;
 mod openssh;
+mod permission;
 mod plugin;
 mod popups;
 mod radar;
