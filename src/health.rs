@@ -445,7 +445,19 @@ pub fn refresh(
             if pane.dead || s.status.in_setup() {
                 continue;
             }
-            let verdict = rules.classify(s.agent_kind.as_str(), screen)?;
+            let mut verdict = rules.classify(s.agent_kind.as_str(), screen)?;
+            // An error on screen is news only of a turn run since the agent started (its
+            // hooks said so): a resumed conversation redraws the last one's, error included.
+            if verdict.state == AgentState::Error
+                && s.state != AgentState::Error
+                && opened(&mut store, home)?.started_since_busy(&s.id)?
+            {
+                verdict = rules.classify_except(
+                    s.agent_kind.as_str(),
+                    screen,
+                    Some(AgentState::Error),
+                )?;
+            }
             let hook_is_fresh = said_lately(s, now_us);
             let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(

@@ -756,6 +756,21 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Whether session `id`'s agent started a conversation (claude's SessionStart hook:
+    /// a start or a resume) since it was last busy: no turn has run in it yet.
+    pub fn started_since_busy(&self, id: &str) -> Result<bool, StateError> {
+        self.conn
+            .query_row(
+                "SELECT COALESCE((SELECT max(seq) FROM events WHERE session_id = ?1 \
+                 AND kind = 'state' AND detail = 'SessionStart'), 0) > COALESCE((SELECT \
+                 max(seq) FROM events WHERE session_id = ?1 AND kind = 'state' \
+                 AND new = 'busy'), 0)",
+                params![id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
     /// The newest `limit` events (of one repo, and one label, when given), oldest first.
     pub fn events(
         &self,

@@ -40,6 +40,7 @@ mod radar;
 mod remote;
 mod remote_hooks;
 mod removal;
+mod resumed;
 mod screens;
 mod setup;
 mod status;
