@@ -10,7 +10,8 @@ use std::path::Path;
 
 /// A claude permission mode, as its `--permission-mode` names it (the choices of the
 /// pinned 2.1.x, and `default` of 2.0.x).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum PermissionMode {
     #[value(name = "default")]
     Default,

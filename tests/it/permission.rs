@@ -89,3 +89,31 @@ fn a_dispatch_chooses_claudes_permission_mode_and_health_says_the_one_it_runs_in
         .iter()
         .any(|b| b.contains("nomode") || b.contains("twice")));
 }
+
+#[test]
+fn a_manifest_session_chooses_claudes_permission_mode_too() {
+    let Some(world) = AgentWorld::start(
+        AgentCli::claude(""),
+        |env| vec![env.root.join("planner-folder")],
+        None,
+    ) else {
+        return;
+    };
+    let folder = world.root.join("planner-folder");
+    world.write_agent_manifest(&world.agent, "planner", &folder, "true");
+    let manifest = world.repo.join("orchestra.toml");
+    let mut text = std::fs::read_to_string(&manifest).unwrap();
+    text.push_str("permission_mode = \"plan\"\n");
+    std::fs::write(&manifest, text).unwrap();
+    world.orchestra(&["up"]).ok();
+    let cmdline = world.pane_process("planner", "cmdline");
+    assert!(cmdline.contains("\n--permission-mode\nplan\n"), "{cmdline}");
+    world.said_without_ticks("planner", "idle", world.patience);
+    world.brief("planner", "[[say: planned]]");
+    assert!(
+        wait_until(world.patience, || health_mode(&world, "planner").as_deref()
+            == Some("plan")),
+        "health: {}",
+        world.orchestra(&["health"]).stdout
+    );
+}
