@@ -68,7 +68,7 @@ fn world_with(vars: &[(&str, &str)]) -> (Env, Person) {
 
 #[test]
 fn popups_and_menus_say_what_happened_wait_for_the_person_and_leave_on_ctrl_c() {
-    let (env, person) = world();
+    let (env, person) = world_with(&[("ORCHESTRA_AGENT", "bash --norc --noprofile")]);
     env.dispatch_shell("tidy").ok();
     let worktree = env.worktree_path("tidy");
     commit_file(&worktree, "tidy.txt", "tidy\n", "tidy: a file");
@@ -141,6 +141,28 @@ fn popups_and_menus_say_what_happened_wait_for_the_person_and_leave_on_ctrl_c() 
         run.stderr.trim(),
         "orchestra: not merged: session/tidy stays as it is"
     );
+
+    // Kill…'s confirmation left open 10 s, then yes: refused for the uncommitted file,
+    // said exactly; No leaves everything as it is and says nothing.
+    std::fs::write(worktree.join("dirty.txt"), "not committed\n").unwrap();
+    let seen = messages(&env).len();
+    choose(&person, "Kill", "k");
+    choose_session(&person, "tidy");
+    person.wait_to_see("kill tidy?");
+    std::thread::sleep(Duration::from_secs(10));
+    no_timeout(&env);
+    person.keys(&["y"]);
+    wait_message(
+        &env,
+        seen,
+        "orchestra: session tidy has uncommitted changes (dirty.txt): commit them, or run `orchestra kill tidy --force` to save them as a WIP commit on session/tidy",
+    );
+    std::fs::remove_file(worktree.join("dirty.txt")).unwrap();
+    choose(&person, "Kill", "k");
+    choose_session(&person, "tidy");
+    person.wait_to_see("kill tidy?");
+    person.keys(&["n"]);
+    wait_popup_closed(&person, "kill tidy?");
 
     // Ctrl-C in every popup leaves it: no message, nothing over the pane, nothing changed.
     let seen = messages(&env).len();
