@@ -740,6 +740,11 @@ pub struct DispatchArgs {
     /// Default: $ORCHESTRA_AGENT, else `claude`.
     #[arg(long, value_name = "CMD")]
     pub agent: Option<String>,
+    /// claude's permission mode for this session (passed as its --permission-mode).
+    /// Default: none passed, so the person's own claude settings decide; `health` shows
+    /// the mode it runs in.
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<crate::agent::PermissionMode>,
     /// The agent's kind, when its program name does not tell.
     #[arg(long, value_parser = agent_kind())]
     pub kind: Option<crate::agent::AgentKind>,

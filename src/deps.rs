@@ -164,7 +164,8 @@ fn start_ready(ctx: &Context, store: &Store) -> Result<Vec<Started>, Error> {
         crate::notify::spawn(
             &crate::notify::Note {
                 title: format!("orchestra: {} started", session.label),
-                body: format!("{} started: {} ready", session.label, names.join(", ")),
+                // The title names who started: the message tmux shows is "title: body".
+                body: format!("{} ready", names.join(", ")),
             },
             &crate::notify::Fallback {
                 command: None,

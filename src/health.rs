@@ -157,6 +157,9 @@ pub struct HealthRow {
     /// The remote host it runs on; `None` here.
     #[serde(default)]
     pub host: Option<String>,
+    /// The permission mode its claude says it runs in (its hooks' word), if any.
+    #[serde(default)]
+    pub permission_mode: Option<String>,
 }
 
 impl HealthRow {
@@ -181,6 +184,7 @@ impl HealthRow {
             window: s.window.as_deref().unwrap_or_default().to_string(),
             pane: s.pane.as_deref().unwrap_or_default().to_string(),
             host: s.host.clone(),
+            permission_mode: None,
         }
     }
 }
@@ -437,7 +441,19 @@ pub fn refresh(
             if pane.dead || s.status.in_setup() {
                 continue;
             }
-            let verdict = rules.classify(s.agent_kind.as_str(), screen)?;
+            let mut verdict = rules.classify(s.agent_kind.as_str(), screen)?;
+            // An error on screen is news only of a turn run since the agent started (its
+            // hooks said so): a resumed conversation redraws the last one's, error included.
+            if verdict.state == AgentState::Error
+                && s.state != AgentState::Error
+                && opened(&mut store, home)?.started_since_busy(&s.id)?
+            {
+                verdict = rules.classify_except(
+                    s.agent_kind.as_str(),
+                    screen,
+                    Some(AgentState::Error),
+                )?;
+            }
             let hook_is_fresh = said_lately(s, now_us);
             let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             cache.panes.insert(
@@ -562,6 +578,8 @@ pub fn refresh(
         .values()
         .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
         .filter(|s| !present.contains(s.id.as_str()) && !settled_gone(s))
+        // A window orchestra closes itself (merge, kill) is no agent that exited.
+        .filter(|s| !crate::lock::is_closing(home, &s.id))
         .cloned()
         .collect();
     for s in gone {
@@ -1143,11 +1161,11 @@ pub fn refresh_host(
                 outcome.asks.insert(s.id.clone(), ask);
             }
         }
-        if let Some(p) = pane.filter(|p| p.orchestra_state != current.state.as_str()) {
+        if let Some(p) = pane.filter(|p| p.orchestra_state != current.badge()) {
             badges.push((
                 p.window.clone(),
                 "@orchestra_state".into(),
-                current.state.to_string(),
+                current.badge().to_string(),
             ));
         }
         *outcome.counts.entry(current.state.to_string()).or_default() += 1;

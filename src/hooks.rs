@@ -182,13 +182,49 @@ fn record(ctx: &Context, store: &Store, word: &Spooled) -> Result<(), Error> {
     }
     // codex and gemini name their conversation only in their hooks: its log is found by it.
     crate::cost::note_conversation(store, &session, event, hook)?;
+    note_permission_mode(&ctx.home, &session.id, hook);
     let Some(state) = state else {
         return Ok(());
     };
+    // An agent whose window orchestra closes itself (merge, kill), or closed, ends as
+    // the window goes (its SessionEnd, the pane's hooks): that is no agent that exited.
+    if session.status == crate::state::Status::Merged
+        || crate::lock::is_closing(&ctx.home, &session.id)
+    {
+        return Ok(());
+    }
     let transition = store.apply_state(&session.id, state, at, StateSource::Hook, event)?;
     let worktree = Path::new(&session.worktree);
     let ask = asked(hook).and_then(|a| a.relative_to(worktree).phrase());
     tell(ctx, store, &session, transition, ask.as_deref())
+}
+
+/// The permission mode claude's hooks say the session runs in (`permission_mode`), kept
+/// in the session's folder for `health`: what it runs in, whoever chose it (a flag, the
+/// person's settings, Shift-Tab in the window).
+fn note_permission_mode(home: &Path, id: &str, hook: &serde_json::Value) {
+    let Some(mode) = hook
+        .get("permission_mode")
+        .and_then(|m| m.as_str())
+        .filter(|m| !m.is_empty() && m.len() <= 40 && m.chars().all(|c| c.is_ascii_alphanumeric()))
+    else {
+        return;
+    };
+    if permission_mode(home, id).as_deref() != Some(mode) {
+        let _ = crate::paths::write_private(&permission_mode_path(home, id), mode);
+    }
+}
+
+/// The permission mode session `id` last said it runs in (claude's hooks), if any.
+pub fn permission_mode(home: &Path, id: &str) -> Option<String> {
+    std::fs::read_to_string(permission_mode_path(home, id))
+        .ok()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty())
+}
+
+fn permission_mode_path(home: &Path, id: &str) -> std::path::PathBuf {
+    crate::paths::session_dir(home, id).join("permission-mode")
 }
 
 /// A hook of session `id` of another machine's orchestra (a remote claude calling this

@@ -58,6 +58,30 @@ pub fn work_exclusive(home: &Path, wait: bool) -> std::io::Result<Option<File>> 
     }
 }
 
+/// Held by the orchestra that closes a session's window itself (merge, kill), from before
+/// the window goes until the record says what became of the session: a refresh or a pane
+/// hook that finds the window gone meanwhile knows it is no agent that exited. In the
+/// session's own folder, which goes with the session; released however the process ends.
+pub fn closing(home: &Path, id: &str) -> std::io::Result<File> {
+    exclusive_in_place(&closing_path(home, id))
+}
+
+/// Whether an orchestra is closing session `id`'s window now ([`closing`]).
+pub fn is_closing(home: &Path, id: &str) -> bool {
+    is_held(&closing_path(home, id))
+}
+
+fn closing_path(home: &Path, id: &str) -> std::path::PathBuf {
+    crate::paths::session_dir(home, id).join("closing.lock")
+}
+
+/// [`exclusive`], its folder made first if missing.
+fn exclusive_in_place(path: &Path) -> std::io::Result<File> {
+    let file = open(path)?;
+    file.lock()?;
+    Ok(file)
+}
+
 fn work_lock_path(home: &Path) -> std::path::PathBuf {
     home.join("locks").join("work.lock")
 }

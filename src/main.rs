@@ -9,6 +9,7 @@ use orchestra::cli::{Cli, Command};
 use orchestra::cmd::{self, Context, Output};
 
 fn main() -> ExitCode {
+    orchestra::plugin::take_popup_word();
     let cli = match parse_args() {
         Ok(cli) => cli,
         Err(code) => return code,
@@ -38,16 +39,18 @@ fn main() -> ExitCode {
 fn finish(result: Result<(), orchestra::error::Error>) -> ExitCode {
     // Reentrant: this thread may hold the lock already.
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            if !e.is_silent() {
-                // One line, whatever path or name it quotes.
-                eprintln!("orchestra: {}", orchestra::inert::line(&e.to_string()));
-            }
-            ExitCode::from(e.exit_code())
-        }
+    let (code, message) = match &result {
+        Ok(()) => (0, String::new()),
+        Err(e) if e.is_silent() => (e.exit_code(), String::new()),
+        // One line, whatever path or name it quotes.
+        Err(e) => (e.exit_code(), orchestra::inert::line(&e.to_string())),
+    };
+    // In a popup this stderr closes with it: the orchestra that opened it says it instead.
+    orchestra::plugin::leave_popup_word(code, &message);
+    if !message.is_empty() {
+        eprintln!("orchestra: {message}");
     }
+    ExitCode::from(code)
 }
 
 /// The command line, or ONE line on stderr and exit 2: clap's own errors run to several

@@ -109,6 +109,8 @@ pub struct ManifestSession {
     pub env: Option<String>,
     #[serde(alias = "claude_args")]
     pub agent_args: Option<String>,
+    /// claude's `--permission-mode` for this session; none: the person's settings decide.
+    pub permission_mode: Option<crate::agent::PermissionMode>,
     #[serde(default)]
     pub blocked_by: Vec<String>,
 }
@@ -810,6 +812,7 @@ blocked_by = []
 [sessions.analysis]
 path = "/home/user/analysis"
 claude_args = "--model opus"
+permission_mode = "acceptEdits"
 blocked_by = ["pipeline"]
 
 [[dependencies]]
@@ -827,6 +830,11 @@ then = 'brief analysis "Data ready at /share/output"'
             "claude_args is an alias"
         );
         assert_eq!(m.sessions["analysis"].blocked_by, ["pipeline"]);
+        assert_eq!(
+            m.sessions["analysis"].permission_mode,
+            Some(crate::agent::PermissionMode::AcceptEdits)
+        );
+        assert_eq!(m.sessions["pipeline"].permission_mode, None);
         assert_eq!(m.dependencies[0].when, "pipeline done");
         assert_eq!(
             m.start_order(&["analysis".into(), "pipeline".into()]),
@@ -922,6 +930,7 @@ then = 'brief analysis "Data ready at /share/output"'
                 1,
                 "a → b → a",
             ),
+            ("unknown permission mode", "[sessions.a]\npath = \"/x\"\npermission_mode = \"yolo\"\n", 3, 19, "unknown variant"),
             ("unsplittable args", "[sessions.a]\npath = \"/x\"\nagent_args = \"--x 'open\"\n", 3, 15, "cannot split"),
             ("user with a leading dash", "[hosts.h]\naddress = \"-oProxyCommand=touch@box\"\n", 2, 1, "the user part \"-oProxyCommand=touch\""),
             ("user with a space", "[hosts.h]\naddress = \"a b@box\"\n", 2, 1, "is not a user name"),

@@ -493,6 +493,44 @@ pub fn spawn_detached(
     Ok(())
 }
 
+/// From now on this process goes to its end whatever happens to its terminal: a hangup
+/// (the popup it runs in closed over it), tmux's SIGTERM to a popup's command and Ctrl-C
+/// do nothing (a merge the person said yes to finishes; only SIGKILL stops it, and
+/// `doctor` settles what that leaves). A handler that does nothing rather than SIG_IGN:
+/// children get their default dispositions back at exec. And the terminal stops being
+/// this process's controlling one, so the children it starts from now on (git removing
+/// the worktree) get no hangup either when it goes: a session of its own where it can
+/// (a popup's shell leads the terminal's session and, as it dies, hangs up its foreground
+/// group, children included), else the terminal let go (a session leader's letting go
+/// sends that group one SIGHUP, handled here, while no child runs).
+pub fn outlive_the_terminal() {
+    extern "C" fn nothing(_: libc::c_int) {}
+    for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: a zeroed sigaction filled with a handler that touches nothing; system
+        // calls it interrupts restart (SA_RESTART).
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = nothing as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+    // SAFETY: setsid takes no arguments and fails harmlessly for a group leader.
+    if unsafe { libc::setsid() } != -1 {
+        return;
+    }
+    for fd in 0..3 {
+        // SAFETY: queries and an ioctl on our own standard descriptors.
+        unsafe {
+            if libc::isatty(fd) == 1 {
+                libc::ioctl(fd, libc::TIOCNOTTY);
+                return;
+            }
+        }
+    }
+}
+
 /// Job control: the few system calls std has no word for.
 mod terminal {
     /// Whether stdin is a terminal whose foreground job is this process's group.

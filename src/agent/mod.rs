@@ -8,6 +8,67 @@ pub mod rules;
 
 use std::path::Path;
 
+/// A claude permission mode, as its `--permission-mode` names it (the choices of the
+/// pinned 2.1.x, and `default` of 2.0.x).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum PermissionMode {
+    #[value(name = "default")]
+    Default,
+    #[value(name = "acceptEdits")]
+    AcceptEdits,
+    #[value(name = "auto")]
+    Auto,
+    #[value(name = "bypassPermissions")]
+    BypassPermissions,
+    #[value(name = "manual")]
+    Manual,
+    #[value(name = "dontAsk")]
+    DontAsk,
+    #[value(name = "plan")]
+    Plan,
+}
+
+impl PermissionMode {
+    /// Its name on claude's command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PermissionMode::Default => "default",
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Auto => "auto",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::Manual => "manual",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::Plan => "plan",
+        }
+    }
+
+    /// `--permission-mode` with this mode at the end of a `kind` agent's `command`: only
+    /// claude has one, and a command that names one already is not given a second.
+    pub fn add_to(
+        self,
+        kind: AgentKind,
+        command: &mut Vec<String>,
+    ) -> Result<(), crate::error::Error> {
+        if kind != AgentKind::Claude {
+            return Err(crate::error::Error::BadInput(format!(
+                "--permission-mode is claude's: a {} agent has none",
+                kind.as_str()
+            )));
+        }
+        if command
+            .iter()
+            .any(|w| w == "--permission-mode" || w.starts_with("--permission-mode="))
+        {
+            return Err(crate::error::Error::BadInput(
+                "the agent command names a permission mode already: pass one or the other".into(),
+            ));
+        }
+        command.extend(["--permission-mode".to_string(), self.as_str().to_string()]);
+        Ok(())
+    }
+}
+
 /// Recorded and shown as its name (`claude`, …, `generic`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -346,6 +346,18 @@ impl Rules {
     /// Classifies one captured screen of an agent of `kind`. An unknown kind says
     /// "unknown"; a bad pattern of that kind is an error.
     pub fn classify(&self, kind: &str, screen: &str) -> Result<Verdict, RulesError> {
+        self.classify_except(kind, screen, None)
+    }
+
+    /// [`Rules::classify`], the rules that give `passed` left out: what the screen says
+    /// once a state it shows is known to be history (an old error a resumed conversation
+    /// redraws).
+    pub fn classify_except(
+        &self,
+        kind: &str,
+        screen: &str,
+        passed: Option<AgentState>,
+    ) -> Result<Verdict, RulesError> {
         let unknown = Verdict {
             state: AgentState::Unknown,
             rule: None,
@@ -374,7 +386,7 @@ impl Rules {
             })
             .filter(|&(_, end)| lines.len() - end <= INPUT_BOX_WITHIN);
         let input_at = input_box.map(|(i, _)| i);
-        for rule in &k.rules {
+        for rule in k.rules.iter().filter(|r| Some(r.state) != passed) {
             if rule
                 .input_box
                 .is_some_and(|wanted| wanted != input_at.is_some())

@@ -14,10 +14,13 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     label::validate(&args.label)?;
     let prompt = read_prompt(args)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
-    let command = agent_command(args.agent.as_deref())?;
+    let mut command = agent_command(args.agent.as_deref())?;
     let kind = args
         .kind
         .unwrap_or_else(|| AgentKind::from_program(&command[0]));
+    if let Some(mode) = args.permission_mode {
+        mode.add_to(kind, &mut command)?;
+    }
     let mut store = ctx.store()?;
     let plan = create::plan(
         &ctx.home,

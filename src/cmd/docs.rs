@@ -13,12 +13,19 @@ pub fn completions(shell: &str, out: &mut Output<'_>) -> Result<(), Error> {
         "fish" => clap_complete::Shell::Fish,
         other => return Err(Error::BadInput(format!("no completions for {other:?}"))),
     };
-    clap_complete::generate(shell, &mut Cli::command(), "orchestra", out.out);
+    // clap_complete panics on a write error: it writes to memory, and a closed stdout
+    // (`| head -1`) ends the command quietly as everywhere else.
+    let mut text = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "orchestra", &mut text);
+    let _ = out.out.write_all(&text);
     Ok(())
 }
 
 pub fn man(out: &mut Output<'_>) -> Result<(), Error> {
+    let mut text = Vec::new();
     clap_mangen::Man::new(Cli::command())
-        .render(out.out)
-        .map_err(Error::io("writing the manual page"))
+        .render(&mut text)
+        .map_err(Error::io("writing the manual page"))?;
+    let _ = out.out.write_all(&text);
+    Ok(())
 }

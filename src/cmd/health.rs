@@ -13,6 +13,7 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
         if let Some(why) = stranded.remove(&row.id) {
             row.status = format!("{} ({why})", row.status);
         }
+        row.permission_mode = crate::hooks::permission_mode(&ctx.home, &row.id);
     }
     // Remote sessions live: each host once, in parallel, bounded by its timeouts.
     let remote = refresh_remote(ctx)?.cache;

@@ -42,6 +42,9 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
     )?;
 
     fault::point("kill");
+    // Until the row is gone, the gone window is no agent that exited.
+    let _closing = crate::lock::closing(&ctx.home, &session.id)
+        .map_err(Error::io("taking the session's closing lock"))?;
     close_window(&session, out);
     fault::point("kill");
     // Checked again now that the agent is stopped: whatever it wrote meanwhile is kept.

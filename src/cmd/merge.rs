@@ -106,6 +106,8 @@ pub fn run(ctx: &Context, args: &MergeArgs, out: &mut Output<'_>) -> Result<(), 
         }
     }
 
+    // Said yes to, the merge goes to its end, also when its popup or terminal goes.
+    crate::process::outlive_the_terminal();
     merge::land(
         ctx,
         &repo,

@@ -135,6 +135,7 @@ pub fn dispatch_command(
         prompt_file: None,
         base: None,
         agent,
+        permission_mode: None,
         kind: None,
         no_hooks: false,
         after: Vec::new(),
@@ -330,6 +331,7 @@ pub fn health_table(
                 },
                 r.window.clone(),
                 r.pane.clone(),
+                r.permission_mode.clone().unwrap_or_else(|| "-".into()),
                 r.host.clone().unwrap_or_else(|| "local".into()),
                 costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),
             ]
@@ -338,7 +340,7 @@ pub fn health_table(
     for line in render_table(
         &[
             "LABEL", "STATE", "STATUS", "SAID BY", "SINCE", "QUIET", "SCREEN", "WINDOW", "PANE",
-            "HOST", "COST",
+            "MODE", "HOST", "COST",
         ],
         &rows,
     ) {

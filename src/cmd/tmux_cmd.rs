@@ -27,9 +27,11 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
             Ok(())
         }
         TmuxCommand::Menu { client } => {
+            // Run by a key binding's run-shell: an error printed would open over the pane.
             let tmux = ctx.tmux();
-            let client = crate::plugin::resolve_client(&tmux, client.as_deref())?;
-            crate::plugin::menu::show(&tmux, &client)
+            let shown = crate::plugin::resolve_client(&tmux, client.as_deref())
+                .and_then(|client| crate::plugin::menu::show(&tmux, &client));
+            reported(ctx, shown.map(|()| None))
         }
         TmuxCommand::Pick { action, client } => {
             let client = crate::plugin::resolve_client(&ctx.tmux(), client.as_deref())?;
@@ -59,11 +61,16 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
             repo,
         } => ask(ctx, what, session.as_deref(), repo.as_deref(), out),
         TmuxCommand::NextWaiting { client } => {
-            match crate::plugin::next_waiting(&ctx.tmux(), client.as_deref())? {
-                Some(window) => out.line(format!("{window} is waiting")),
-                None => out.line("no window is waiting for you"),
-            }
-            Ok(())
+            // A message, not output: a binding's run-shell would show that in view mode.
+            let moved = crate::plugin::next_waiting(&ctx.tmux(), client.as_deref());
+            reported(
+                ctx,
+                moved.map(|window| {
+                    window
+                        .is_none()
+                        .then(|| "no window is waiting for you".into())
+                }),
+            )
         }
     }
 }
@@ -158,14 +165,22 @@ fn ask(
 
 fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Error> {
     let repo = open_repo(repo)?;
+    // The menu has no --agent: its dispatch runs `@orchestra-agent`, else the default,
+    // and a missing agent is said before anything is asked, with the option to set.
+    let agent = ctx.tmux().global_option(MENU_AGENT_OPTION)?;
+    let choose = format!("set the menu's agent: tmux set -g {MENU_AGENT_OPTION} 'COMMAND'");
+    crate::session::launch::chosen_agent_command(agent.as_deref(), &choose)?;
     // The popup's terminal stays raw (held by `asked`) until the dispatch is done.
     let Some(asked) = crate::plugin::ask::dispatch_dialog(ctx, &repo)? else {
         return Ok(None);
     };
-    let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), None);
+    let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), agent);
     quietly(|quiet| run_command(ctx, &dispatch, quiet))?;
     Ok(Some(format!("dispatched {}", asked.label)))
 }
+
+/// The tmux option naming the agent command the menu's Dispatch… runs.
+const MENU_AGENT_OPTION: &str = "@orchestra-agent";
 
 /// What `show` prints, kept on the popup's screen until Enter (an error as its message).
 fn until_enter(

@@ -67,7 +67,7 @@ pub fn show(tmux: &Tmux, client: &str) -> Result<(), Error> {
         args.extend([label.to_string(), key.to_string(), command]);
     }
     // The entries name this very binary, also when the menu was opened without `init`.
-    tmux.run_commands(&[strings(&["set-option", "-g", EXE_OPTION, &exe()?]), args])?;
+    tmux.menu(&[strings(&["set-option", "-g", EXE_OPTION, &exe()?]), args])?;
     Ok(())
 }
 
@@ -112,7 +112,7 @@ pub fn pick(ctx: &Context, action: &str, client: &str) -> Result<(), Error> {
     if sessions.is_empty() {
         args.extend(["no sessions".to_string(), String::new(), String::new()]);
     }
-    tmux.run_commands(&[args])?;
+    tmux.menu(&[args])?;
     Ok(())
 }
 
@@ -139,7 +139,7 @@ fn pick_task(tmux: &Tmux, repo: &Repo, client: &str) -> Result<(), Error> {
     if open.is_empty() {
         args.extend(["no open tasks".to_string(), String::new(), String::new()]);
     }
-    tmux.run_commands(&[args])?;
+    tmux.menu(&[args])?;
     Ok(())
 }
 
@@ -268,7 +268,7 @@ fn confirm_kill(tmux: &Tmux, client: &str, session: &Session) -> Result<(), Erro
         "n",
         "",
     ]);
-    tmux.run_commands(&[args])?;
+    tmux.menu(&[args])?;
     Ok(())
 }
 

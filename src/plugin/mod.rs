@@ -191,6 +191,10 @@ pub fn popup_orchestra(
     if let Some(socket) = &ctx.server.socket {
         words.push(format!("ORCHESTRA_TMUX_SOCKET={}", socket.display()));
     }
+    let dir = ctx.home.join("popups");
+    crate::paths::private_dir(&dir).map_err(Error::io("making the popups folder"))?;
+    let word = dir.join(uuid::Uuid::new_v4().simple().to_string());
+    words.push(format!("{POPUP_WORD_VAR}={}", word.display()));
     words.push(exe.to_string_lossy().into_owned());
     words.extend(args.iter().map(|a| a.as_ref().to_string()));
     let command = shell_words::join(&words);
@@ -199,8 +203,54 @@ pub fn popup_orchestra(
         .check_version()
         .map(|v| crate::tmux::parse_version(&v).is_none_or(|v| v >= (3, 3)))
         .unwrap_or(true);
-    tmux.popup(&client, cwd, if titled { title } else { "" }, &command)?;
-    Ok(())
+    let shown = tmux.popup(&client, cwd, if titled { title } else { "" }, &command);
+    let said = std::fs::read_to_string(&word).ok();
+    let _ = std::fs::remove_file(&word);
+    match said.as_deref().and_then(parse_word) {
+        Some((0, _)) => Ok(()),
+        Some((_, "")) => Err(Error::CheckFailed),
+        Some((2, message)) => Err(Error::BadInput(message.to_string())),
+        Some((_, message)) => Err(Error::Refused(message.to_string())),
+        // No word: the command never ended by itself (Ctrl-C, or the popup closed over
+        // it). The person left it; tmux's status of the popup is no message of ours.
+        None => match shown {
+            Err(crate::tmux::TmuxError::Failed { message, .. }) if message.is_empty() => Ok(()),
+            other => Ok(other?),
+        },
+    }
+}
+
+/// The variable naming the file where orchestra run in a popup leaves its word (exit
+/// status, then its error) for the orchestra that opened the popup: the popup closes as
+/// its command ends, and what that command said must still reach the person.
+const POPUP_WORD_VAR: &str = "ORCHESTRA_POPUP_WORD";
+
+static POPUP_WORD: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+
+/// Takes the popup's word file out of the environment (main calls this first, before any
+/// thread or child): only this process answers to it, no child it starts.
+pub fn take_popup_word() {
+    let path = std::env::var_os(POPUP_WORD_VAR)
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from);
+    if path.is_some() {
+        std::env::remove_var(POPUP_WORD_VAR);
+    }
+    let _ = POPUP_WORD.set(path);
+}
+
+/// Leaves this command's outcome for the orchestra whose popup runs it (nothing when not
+/// run in one): `code`, its exit status, and `message`, what it printed as its error.
+pub fn leave_popup_word(code: u8, message: &str) {
+    if let Some(Some(path)) = POPUP_WORD.get() {
+        let _ = crate::paths::write_private(path, format!("{code}\n{message}"));
+    }
+}
+
+/// A popup's word: its exit status and its error (empty when it had none).
+fn parse_word(text: &str) -> Option<(u8, &str)> {
+    let (code, message) = text.split_once('\n')?;
+    Some((code.parse().ok()?, message.trim_end()))
 }
 
 /// `client`, else the attached client that was active most recently.
@@ -266,6 +316,21 @@ mod tests {
         assert_eq!(parser_word("a b"), "'a b'");
         assert_eq!(parser_word("it's"), r"'it'\''s'");
         assert_eq!(parser_word("$HOME ~ \" ; \\"), "'$HOME ~ \" ; \\'");
+    }
+
+    #[test]
+    fn a_popups_word_is_its_status_and_its_error() {
+        assert_eq!(parse_word("0\n"), Some((0, "")));
+        assert_eq!(
+            parse_word("1\nnot merged: session/a stays as it is\n"),
+            Some((1, "not merged: session/a stays as it is"))
+        );
+        assert_eq!(
+            parse_word("2\nno session labelled \"x\""),
+            Some((2, "no session labelled \"x\""))
+        );
+        assert_eq!(parse_word(""), None);
+        assert_eq!(parse_word("x\ny"), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::session::launch::{
     window_argv, write_hook_settings, FROM_UPSTREAM,
 };
 use crate::session::{find_session, Branch, New};
-use crate::state::{AgentState, Session, Status, Store};
+use crate::state::{Session, Status, Store};
 use crate::tmux::{OwnedPane, Tmux, WindowId, WindowSpec};
 
 /// What a dispatch asks for, its arguments read.
@@ -262,11 +262,7 @@ pub fn dispatch(
         } else {
             launch.argv.clone()
         };
-        let badge = if session.status == Status::Setup {
-            Status::Setup.as_str()
-        } else {
-            AgentState::Unknown.as_str()
-        };
+        let badge = session.badge();
         let window = tmux.new_window(
             &WindowSpec {
                 name: label,

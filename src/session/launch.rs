@@ -318,6 +318,12 @@ pub fn after_start(
 /// `--agent`, else `$ORCHESTRA_AGENT`, else `claude`, split like a shell would; the program
 /// must exist.
 pub fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
+    chosen_agent_command(flag, "pass --agent")
+}
+
+/// [`agent_command`] for a caller whose agent is chosen otherwise (the menu's option):
+/// a missing program says `how_to_choose` as the way to name another.
+pub fn chosen_agent_command(flag: Option<&str>, how_to_choose: &str) -> Result<Vec<String>, Error> {
     let text = flag
         .map(str::to_string)
         .or_else(|| non_empty_env("ORCHESTRA_AGENT"))
@@ -329,7 +335,7 @@ pub fn agent_command(flag: Option<&str>) -> Result<Vec<String>, Error> {
     };
     if find_program(program).is_none() {
         return Err(Error::BadInput(format!(
-            "agent program {program:?} not found (not on PATH or not executable): install it or pass --agent"
+            "agent program {program:?} not found (not on PATH or not executable): install it or {how_to_choose}"
         )));
     }
     Ok(words)

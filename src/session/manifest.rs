@@ -85,8 +85,11 @@ pub fn up_one(
         // A stale row (its pane ended or its server went away): start afresh.
         close_and_forget(ctx, store, tmux, &existing, "its pane is gone")?;
     }
-    let command = agent_command(&plan.manifest, spec)?;
+    let mut command = agent_command(&plan.manifest, spec)?;
     let kind = AgentKind::from_program(&command[0]);
+    if let Some(mode) = spec.permission_mode {
+        mode.add_to(kind, &mut command)?;
+    }
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     // claude resumes its conversation; aider reads back the history carried in. gemini's
     // and codex's latest chat in the person's own folder may be the person's, not this

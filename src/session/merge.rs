@@ -323,6 +323,9 @@ pub fn finish_teardown(
     target: &str,
     out: &mut dyn Report,
 ) -> Result<(), Error> {
+    // Until the record says merged, the gone window is no agent that exited.
+    let _closing = crate::lock::closing(&ctx.home, &session.id)
+        .map_err(Error::io("taking the session's closing lock"))?;
     close_window(session, out);
     fault::point("merge");
     remove_worktree_keeping_work(

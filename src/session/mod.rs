@@ -133,11 +133,7 @@ pub fn announce(transition: &crate::state::Transition, ask: Option<&str>) -> Res
     };
     let tmux = session_tmux(&transition.session)?;
     let notify_cmd = tmux
-        .set_badge(
-            window,
-            transition.session.state.as_str(),
-            "@orchestra-notify-cmd",
-        )
+        .set_badge(window, transition.session.badge(), "@orchestra-notify-cmd")
         .ok()
         .flatten();
     crate::health::tell(

@@ -230,9 +230,10 @@ impl Status {
 }
 
 impl Session {
-    /// What the window's badge says: the setup while there is one, else the agent's state.
+    /// What the window's badge says: the setup while there is one, `blocked` while the
+    /// agent waits for its upstreams (it has no state yet), else the agent's state.
     pub fn badge(&self) -> &'static str {
-        if self.status.in_setup() {
+        if self.status.in_setup() || self.status == Status::Blocked {
             self.status.as_str()
         } else {
             self.state.as_str()
@@ -882,6 +883,21 @@ impl Store {
         self.conn
             .query_row(
                 "SELECT max(seq) FROM events WHERE session_id = ?1 AND kind = 'state'",
+                params![id],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Whether session `id`'s agent started a conversation (claude's SessionStart hook:
+    /// a start or a resume) since it was last busy: no turn has run in it yet.
+    pub fn started_since_busy(&self, id: &str) -> Result<bool, StateError> {
+        self.conn
+            .query_row(
+                "SELECT COALESCE((SELECT max(seq) FROM events WHERE session_id = ?1 \
+                 AND kind = 'state' AND detail = 'SessionStart'), 0) > COALESCE((SELECT \
+                 max(seq) FROM events WHERE session_id = ?1 AND kind = 'state' \
+                 AND new = 'busy'), 0)",
                 params![id],
                 |r| r.get(0),
             )

@@ -314,6 +314,15 @@ impl Tmux {
             .tmux_with_input(&joined_words(commands), input)
     }
 
+    /// Runs `commands`, the last a `display-menu`, in ONE call. tmux answers a menu only
+    /// when the person has chosen or left it, so the call has a person's deadline, not
+    /// tmux's 5 s.
+    pub fn menu(&self, commands: &[Vec<String>]) -> Result<(), TmuxError> {
+        self.transport
+            .tmux_waiting_for_a_person(&joined_words(commands))
+            .map(|_| ())
+    }
+
     /// How many tmux invocations this handle has made (a refresh reports its own).
     pub fn calls(&self) -> usize {
         self.calls.load(std::sync::atomic::Ordering::Relaxed)
@@ -1334,6 +1343,19 @@ pub fn display_message(socket: Option<&str>, message: &str) -> bool {
     let literal = message.replace('#', "##");
     tmux.run(&strings(&["display-message", "-d", "5000", &literal]))
         .is_ok()
+}
+
+/// `commands` as the words of one tmux invocation, joined by `;`, each word escaped
+/// ([`argument_word`]).
+fn joined_words(commands: &[Vec<String>]) -> Vec<String> {
+    let mut words = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        if i > 0 {
+            words.push(";".to_string());
+        }
+        words.extend(command.iter().map(|w| argument_word(w)));
+    }
+    words
 }
 
 fn no_server(message: &str) -> bool {

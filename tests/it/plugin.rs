@@ -324,7 +324,7 @@ pub(crate) fn choose(person: &Person, entry: &str, key: &str) {
 }
 
 /// In a sub-menu of sessions, chooses `label` (listed first).
-fn choose_session(person: &Person, label: &str) {
+pub(crate) fn choose_session(person: &Person, label: &str) {
     person.wait_to_see(&format!("{label} ("));
     person.keys(&["1"]);
 }
