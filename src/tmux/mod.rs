@@ -1345,19 +1345,6 @@ pub fn display_message(socket: Option<&str>, message: &str) -> bool {
         .is_ok()
 }
 
-/// `commands` as the words of one tmux invocation, joined by `;`, each word escaped
-/// ([`argument_word`]).
-fn joined_words(commands: &[Vec<String>]) -> Vec<String> {
-    let mut words = Vec::new();
-    for (i, command) in commands.iter().enumerate() {
-        if i > 0 {
-            words.push(";".to_string());
-        }
-        words.extend(command.iter().map(|w| argument_word(w)));
-    }
-    words
-}
-
 fn no_server(message: &str) -> bool {
     message.contains("no server running") || message.contains("error connecting to")
 }
