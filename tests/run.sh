@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need when it is missing,
-# then runs cargo fmt --check, clippy and the whole suite.
+# then runs cargo fmt --check, clippy and the whole suite, then the tmux matrix (the
+# plugin-side groups on each tmux release in the cache; README "Tested on").
 #
 #   tests/run.sh                 # everything
-#   tests/run.sh dispatch::      # extra arguments go to the test filter
+#   tests/run.sh dispatch::      # extra arguments go to the test filter (no matrix)
+#   ORCHESTRA_TMUX_MATRIX="3.5a" tests/run.sh   # the matrix's releases (empty: none)
 #
 # The pinned Claude CLI releases and aider are installed once into $ORCHESTRA_TEST_CACHE
 # (default ~/.cache/orchestra-test), outside the clone, and reused.
@@ -116,6 +118,156 @@ say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
+# The tmux matrix (README "Tested on"): each release in $CACHE/tmux-<release>, built from
+# Debian's source package when missing (a private apt configuration under $CACHE/apt: the
+# machine's own sources stay as they are). 3.2a and 3.4 are not in Debian's suites, and
+# the suites that list 3.6b, 3.7c and 3.8 did not serve their files when this was written:
+# those run when built by hand into the cache (README), and are skipped otherwise.
+TMUX_MATRIX=${ORCHESTRA_TMUX_MATRIX-3.2a 3.4 3.5a 3.6b 3.7c 3.8}
+TMUX_BY_HAND=" 3.2a 3.4 3.6b 3.7c 3.8 "
+# The tests that drive tmux's plugin side: TPM load, status interpolation, badges, menus,
+# popups, the person harness, merge in a popup, pane hooks, refresh and the status line.
+TMUX_GROUPS=(plugin:: status:: markup:: radar:: health:: notify:: merge::merge_in_a_popup
+  tasks::the_menu_offers)
+apt_dir="$CACHE/apt"
+private_apt=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
+  -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -qq)
+# As root, apt's download sandbox user cannot read the cache's folder: download as root.
+[ "$(id -u)" -ne 0 ] || private_apt+=(-o APT::Sandbox::User=root)
+private_apt_ready=""
+private_apt_update() {
+  [ -n "$private_apt_ready" ] && return 0
+  mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+  local suite mirror
+  # The Debian archive this machine's own apt uses (its first URI ending in /debian):
+  # the private lists add source suites of it, never another host.
+  mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    grep -oE '(https?|file)://[^ ]*/debian/?( |$)' | head -n 1 | tr -d ' ')
+  if [ -z "$mirror" ]; then
+    echo "tests/run.sh: no Debian archive in this machine's apt sources to take tmux's sources from" >&2
+    return 1
+  fi
+  : >"$apt_dir/sources.list"
+  for suite in bullseye bookworm bookworm-backports trixie trixie-backports sid; do
+    echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/} $suite main" \
+      >>"$apt_dir/sources.list"
+  done
+  apt-get "${private_apt[@]}" update
+  private_apt_ready=1
+}
+build_tmux() { # build_tmux RELEASE: $CACHE/tmux-RELEASE/bin/tmux from Debian's source
+  local release=$1 prefix="$CACHE/tmux-$1" version work
+  [ -x "$prefix/bin/tmux" ] && return 0
+  case "$TMUX_BY_HAND" in *" $release "*) return 1 ;; esac
+  need_cmd dpkg-source dpkg-dev
+  need_cmd bison bison
+  need_cmd pkg-config pkg-config
+  need_cmd make make
+  dpkg -s libevent-dev >/dev/null 2>&1 || apt_install libevent-dev
+  dpkg -s libncurses-dev >/dev/null 2>&1 || apt_install libncurses-dev
+  private_apt_update
+  version=$(apt-cache "${private_apt[@]}" showsrc tmux | awk '/^Version:/ {print $2}' |
+    grep -E "^$release-" | sort -V | tail -n 1)
+  if [ -z "$version" ]; then
+    echo "tests/run.sh: Debian's suites list no source of tmux $release" >&2
+    return 1
+  fi
+  work=$(mktemp -d)
+  say "building tmux $release (Debian's $version) into $prefix"
+  if ! (cd "$work" && apt-get "${private_apt[@]}" source --download-only "tmux=$version" >/dev/null 2>&1 &&
+    tar -xzf "tmux_$release.orig.tar.gz" && cd "tmux-$release" &&
+    ./configure --prefix="$prefix" >/dev/null && make -j"$(nproc)" >/dev/null 2>&1 && make install >/dev/null); then
+    echo "tests/run.sh: tmux $release (Debian's $version) could not be fetched or built" >&2
+    rm -rf "$work" "$prefix"
+    return 1
+  fi
+  rm -rf "$work"
+}
+
+# The oldest release refused at load (plugin::a_tmux_older_than_3_2_is_refused…).
+build_tmux 3.1c || true
+
 say "cargo test"
 # Each test runs its own tmux server and often a real claude: two per core is plenty.
 cargo test --quiet -- --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "$@"
+
+# The matrix runs with the whole suite (a filter given runs only the suite), release
+# groups side by side where the machine has the cores (one group per two).
+if [ $# -eq 0 ] && [ -n "$TMUX_MATRIX" ]; then
+  missing=()
+  ready=()
+  for release in $TMUX_MATRIX; do
+    if build_tmux "$release"; then
+      ready+=("$release")
+    else
+      missing+=("$release")
+    fi
+  done
+  jobs=$(($(nproc) / 2))
+  [ "$jobs" -ge 1 ] || jobs=1
+  logs=$(mktemp -d)
+  failed=()
+  running=0
+  for release in "${ready[@]}"; do
+    bin="$CACHE/tmux-$release/bin"
+    say "tmux $release: ${TMUX_GROUPS[*]}"
+    (
+      start=$(date +%s)
+      rc=0
+      PATH="$bin:$PATH" ORCHESTRA_TEST_TMUX="$bin/tmux" cargo test --quiet --test it -- \
+        --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "${TMUX_GROUPS[@]}" >"$logs/$release" 2>&1 || rc=$?
+      echo "tmux $release: $(($(date +%s) - start))s" >>"$logs/$release"
+      exit $rc
+    ) &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then
+      wait -n || true
+      running=$((running - 1))
+    fi
+  done
+  wait || true
+  group_passed() { grep -q '^test result: ok' "$logs/$1" && ! grep -q 'FAILED' "$logs/$1"; }
+  for release in "${ready[@]}"; do
+    group_passed "$release" && continue
+    # A shared two-core machine makes a timing-bound test miss now and then: a release's
+    # groups get one more run, alone, and both runs' output is kept when that fails too.
+    say "tmux $release: failed once, running its groups again alone"
+    mv "$logs/$release" "$logs/$release.first"
+    bin="$CACHE/tmux-$release/bin"
+    start=$(date +%s)
+    PATH="$bin:$PATH" ORCHESTRA_TEST_TMUX="$bin/tmux" cargo test --quiet --test it -- \
+      --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "${TMUX_GROUPS[@]}" >"$logs/$release" 2>&1 || true
+    echo "tmux $release: $(($(date +%s) - start))s (second run)" >>"$logs/$release"
+    group_passed "$release" || cat "$logs/$release.first"
+  done
+  for release in "${ready[@]}"; do
+    if group_passed "$release"; then
+      say "$(tail -n 1 "$logs/$release"), $(grep '^test result' "$logs/$release")"
+    else
+      cat "$logs/$release"
+      failed+=("$release")
+    fi
+  done
+  rm -rf "$logs"
+  for release in "${missing[@]}"; do
+    case "$TMUX_BY_HAND" in
+      *" $release "*) say "tmux $release: not in the cache (not served by Debian; README: by hand)" ;;
+      *) say "tmux $release: MISSING (Debian's source could not be fetched or built)" ;;
+    esac
+  done
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "tests/run.sh: the plugin groups failed on tmux ${failed[*]}" >&2
+    exit 1
+  fi
+  if [ "${CI:-}" = true ]; then
+    for release in "${missing[@]}"; do
+      case "$TMUX_BY_HAND" in
+        *" $release "*) ;;
+        *)
+          echo "tests/run.sh: tmux $release is missing from the matrix" >&2
+          exit 1
+          ;;
+      esac
+    done
+  fi
+fi

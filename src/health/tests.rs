@@ -9,6 +9,7 @@ use std::rc::Rc;
 use super::*;
 use crate::process::ProcessError;
 use crate::state::StateSource;
+use crate::tmux::printed;
 use crate::tmux::Transport;
 
 const SOCKET: &str = "/fake/tmux.sock";
@@ -140,20 +141,25 @@ impl World {
                 let tail = &rest[start + ASKED_SINCE.len()..];
                 let (since, tail) = tail.split_once('}').expect("the condition's end");
                 let tail = tail
-                    .strip_prefix(",#{pane_current_command},}")
+                    .strip_prefix(&format!(",{},}}", printed::field("pane_current_command")))
                     .expect("the command, or nothing");
                 let p = pane.expect("a pane's format");
                 if p.activity >= since.parse::<i64>().expect("a second") {
-                    out.push_str(&p.command);
+                    out.push_str(&printed::escaped(&p.command));
                 }
                 self.asked_commands.borrow_mut().push(p.pane.clone());
                 rest = tail;
                 continue;
             }
             out.push_str(&rest[..start]);
+            // A value asked escaped (every text field).
+            if let Some((name, len)) = printed::field_at(&rest[start..]) {
+                out.push_str(&printed::escaped(&self.value(name, pane)));
+                rest = &rest[start + len..];
+                continue;
+            }
             let end = rest[start..].find('}').expect("a closed format") + start;
-            let name = &rest[start + 2..end];
-            out.push_str(&self.value(name, pane));
+            out.push_str(&self.value(&rest[start + 2..end], pane));
             rest = &rest[end + 1..];
         }
         out.push_str(rest);

@@ -8,6 +8,7 @@ mod transport;
 use std::path::{Path, PathBuf};
 
 mod ids;
+pub(crate) mod printed;
 
 pub use ids::{PaneId, WindowId};
 pub use transport::{Local, Transport, TMUX_DEADLINE};
@@ -24,7 +25,8 @@ pub enum TmuxError {
     Process(crate::process::ProcessError),
     #[error("tmux {command}: {message}")]
     Failed { command: String, message: String },
-    #[error("tmux {found} is too old: orchestra needs tmux 3.2 or newer")]
+    /// `found` is what `tmux -V` says ("tmux 3.1c").
+    #[error("{found} is too old: orchestra needs tmux 3.2 or newer")]
     TooOld { found: String },
     #[error("{0}")]
     Remote(String),
@@ -185,28 +187,41 @@ impl Snapshot {
     }
 }
 
-const PANE_FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_dead}\t#{window_activity}\t#{@orchestra_id}\t#{@orchestra_state}\t#{@orchestra_budget}\t#{pane_current_command}\t#{session_name}";
-
-/// [`PANE_FORMAT`] with the pane's command asked only of windows that showed output at or
-/// after `since` (empty for the others). The command is the one costly field of a listing
-/// (tmux reads the pane's foreground process from /proc): at 64 windows it was a third of
-/// a quiet tick's growth over 8. A foreground program that changes prints (the shell a
-/// finished agent leaves shows its prompt), and a new window is active from its creation.
-/// The session's name is left out too (a refresh does not use it).
-fn pane_format_commands_since(since: i64) -> String {
-    PANE_FORMAT
-        .replace(
-            "#{pane_current_command}",
-            &format!("#{{?#{{e|>=:#{{window_activity}},{since}}},#{{pane_current_command}},}}"),
-        )
-        .replace("#{session_name}", "")
+/// What `list-panes -F` asks of each pane, tab-separated ([`parse_panes`] reads it). With
+/// `commands_since`, the pane's command is asked only of windows that showed output at or
+/// after it (empty for the others): the command is the one costly field of a listing (tmux
+/// reads the pane's foreground process from /proc), at 64 windows a third of a quiet tick's
+/// growth over 8. A foreground program that changes prints (the shell a finished agent
+/// leaves shows its prompt), and a new window is active from its creation. The session's
+/// name is then left out too (a refresh does not use it).
+fn pane_format(commands_since: Option<i64>) -> String {
+    let command = printed::field("pane_current_command");
+    let (command, session) = match commands_since {
+        Some(since) => (
+            format!("#{{?#{{e|>=:#{{window_activity}},{since}}},{command},}}"),
+            String::new(),
+        ),
+        None => (command, printed::field("session_name")),
+    };
+    [
+        "#{pane_id}".to_string(),
+        "#{window_id}".into(),
+        "#{pane_dead}".into(),
+        "#{window_activity}".into(),
+        printed::field("@orchestra_id"),
+        printed::field("@orchestra_state"),
+        printed::field("@orchestra_budget"),
+        command,
+        session,
+    ]
+    .join("\t")
 }
 
 fn parse_panes(out: &str) -> Vec<Pane> {
     out.lines()
         .filter_map(|line| {
-            let f: Vec<&str> = line.splitn(9, '\t').collect();
-            let [pane, window, dead, activity, id, state, budget, command, session] = f[..] else {
+            let f: Vec<String> = printed::fields(line).collect();
+            let [pane, window, dead, activity, id, state, budget, command, session] = &f[..] else {
                 return None;
             };
             Some(Pane {
@@ -214,11 +229,11 @@ fn parse_panes(out: &str) -> Vec<Pane> {
                 window: WindowId::parse(window).ok()?,
                 dead: dead == "1",
                 window_activity: activity.parse().unwrap_or(0),
-                orchestra_id: id.into(),
-                orchestra_state: state.into(),
-                orchestra_budget: budget.into(),
-                current_command: command.into(),
-                session_name: session.into(),
+                orchestra_id: id.clone(),
+                orchestra_state: state.clone(),
+                orchestra_budget: budget.clone(),
+                current_command: command.clone(),
+                session_name: session.clone(),
             })
         })
         .collect()
@@ -255,9 +270,27 @@ pub struct Tmux {
     inside: bool,
     /// Invocations made so far.
     calls: std::sync::atomic::AtomicUsize,
+    /// The server's (major, minor), asked once: `None` when unparsable ("master").
+    version: std::sync::OnceLock<Option<(u32, u32)>>,
 }
 
-const NEW_WINDOW_FORMAT: &str = "#{session_name}\t#{window_id}\t#{pane_id}\t#{socket_path}";
+/// Where formats are expanded: the server (global options), a client (its current pane),
+/// or a pane.
+#[derive(Clone, Copy)]
+enum FormatTarget<'a> {
+    Server,
+    Client(&'a str),
+    Pane(&'a PaneId),
+}
+
+/// What `new-window -P -F` prints: the session's name, the window, the pane, the socket.
+fn new_window_format() -> String {
+    format!(
+        "{}\t#{{window_id}}\t#{{pane_id}}\t{}",
+        printed::field("session_name"),
+        printed::field("socket_path")
+    )
+}
 
 impl Tmux {
     pub fn new(server: &Server) -> Tmux {
@@ -265,6 +298,7 @@ impl Tmux {
             transport: Box::new(Local::new(server.socket.clone())),
             inside: server.inside,
             calls: Default::default(),
+            version: std::sync::OnceLock::new(),
         }
     }
 
@@ -273,6 +307,7 @@ impl Tmux {
             transport,
             inside,
             calls: Default::default(),
+            version: std::sync::OnceLock::new(),
         }
     }
 
@@ -365,10 +400,21 @@ impl Tmux {
     pub fn check_version(&self) -> Result<String, TmuxError> {
         let out = self.run(&["-V".to_string()])?;
         let found = out.trim().to_string();
+        let _ = self.version.set(parse_version(&found));
         match parse_version(&found) {
             Some(v) if v < (3, 2) => Err(TmuxError::TooOld { found }),
             _ => Ok(found),
         }
+    }
+
+    /// The server's (major, minor) where a command differs between releases; `None` when
+    /// it cannot be told (then the newest behaviour is assumed).
+    fn version(&self) -> Option<(u32, u32)> {
+        *self.version.get_or_init(|| {
+            self.run(&["-V".to_string()])
+                .ok()
+                .and_then(|out| parse_version(out.trim()))
+        })
     }
 
     pub fn has_session(&self, name: &str) -> Result<bool, TmuxError> {
@@ -444,7 +490,7 @@ impl Tmux {
                 format!(":={unique}")
             }
         };
-        args.extend(strings(&["-P", "-F", NEW_WINDOW_FORMAT, "-c"]));
+        args.extend(strings(&["-P", "-F", &new_window_format(), "-c"]));
         args.push(format_literal(&spec.cwd.to_string_lossy()));
         for (key, value) in spec.env {
             args.push("-e".into());
@@ -471,8 +517,8 @@ impl Tmux {
                 return Err(e);
             }
         };
-        let fields: Vec<&str> = out.trim_end().split('\t').collect();
-        let [session_name, window, pane, socket_path] = fields[..] else {
+        let fields: Vec<String> = printed::fields(out.trim_end_matches('\n')).collect();
+        let [session_name, window, pane, socket_path] = &fields[..] else {
             return Err(TmuxError::Unexpected {
                 command: "new-window".into(),
                 output: out,
@@ -483,10 +529,10 @@ impl Tmux {
             output: out.clone(),
         };
         Ok(NewWindow {
-            session_name: session_name.into(),
+            session_name: session_name.clone(),
             window: WindowId::parse(window).map_err(|_| unexpected())?,
             pane: PaneId::parse(pane).map_err(|_| unexpected())?,
-            socket_path: socket_path.into(),
+            socket_path: socket_path.clone(),
             made_session,
         })
     }
@@ -505,11 +551,11 @@ impl Tmux {
                 "-p",
                 "-t",
                 window,
-                &format!("#{{{read_option}}}"),
+                &printed::field(read_option),
             ]),
         ])?;
-        let value = parts[1].trim_end_matches('\n');
-        Ok((!value.is_empty()).then(|| value.to_string()))
+        let value = printed::decode(parts[1].trim_end_matches('\n'));
+        Ok((!value.is_empty()).then_some(value))
     }
 
     /// The clients looking at `window` right now: attached (not suspended) clients whose
@@ -531,23 +577,22 @@ impl Tmux {
             .collect())
     }
 
-    /// Shows `message` on `client`'s status line, literally.
+    /// Shows `message` on `client`'s status line, literally. tmux 3.2 cannot name the
+    /// client (its `display-message -c` takes no argument): there the message goes to the
+    /// client tmux picks, the most recently active one.
     pub fn message_client(&self, client: &str, message: &str) -> Result<(), TmuxError> {
-        self.run(&strings(&[
-            "display-message",
-            "-c",
-            client,
-            "-d",
-            "5000",
-            &format_literal(message),
-        ]))
-        .map(|_| ())
+        let mut args = strings(&["display-message"]);
+        if self.version().is_none_or(|v| v >= (3, 3)) {
+            args.extend(strings(&["-c", client]));
+        }
+        args.extend(strings(&["-d", "5000", &format_literal(message)]));
+        self.run(&args).map(|_| ())
     }
 
     /// The raw values of global options (session or window scope, user options too), in
     /// ONE call; unset ones are empty.
     pub fn global_values(&self, names: &[&str]) -> Result<Vec<String>, TmuxError> {
-        self.format_values(None, names)
+        self.format_values(FormatTarget::Server, names)
     }
 
     /// The values of formats as `client` sees them (its current pane), in ONE call.
@@ -556,37 +601,54 @@ impl Tmux {
         client: &str,
         names: &[&str],
     ) -> Result<Vec<String>, TmuxError> {
-        self.format_values(Some(("-c", client)), names)
+        self.format_values(FormatTarget::Client(client), names)
     }
 
     /// The values of formats for pane `pane` (its path, the command it started with), in
     /// ONE call.
     pub fn pane_values(&self, pane: &PaneId, names: &[&str]) -> Result<Vec<String>, TmuxError> {
-        self.format_values(Some(("-t", pane.as_str())), names)
+        self.format_values(FormatTarget::Pane(pane), names)
     }
 
-    /// `target` is `-c CLIENT` or `-t PANE`.
     fn format_values(
         &self,
-        target: Option<(&str, &str)>,
+        target: FormatTarget<'_>,
         names: &[&str],
     ) -> Result<Vec<String>, TmuxError> {
         let format = names
             .iter()
-            .map(|n| format!("#{{{n}}}"))
+            .map(|n| printed::field(n))
             .collect::<Vec<_>>()
-            .join("\u{1f}");
-        let mut args = strings(&["display-message", "-p"]);
-        if let Some((flag, target)) = target {
-            args.extend(strings(&[flag, target]));
-        }
-        args.push(format);
-        let out = self.run(&args)?;
-        let mut values: Vec<String> = out
-            .trim_end_matches('\n')
-            .split('\u{1f}')
-            .map(str::to_string)
-            .collect();
+            .join("\t");
+        let line = match target {
+            FormatTarget::Server => self.run(&strings(&["display-message", "-p", &format]))?,
+            FormatTarget::Pane(pane) => self.run(&strings(&[
+                "display-message",
+                "-p",
+                "-t",
+                pane.as_str(),
+                &format,
+            ]))?,
+            // `display-message -c` takes no client in 3.2 (restored in 3.3); list-clients
+            // expands formats with each client's current pane on every release.
+            FormatTarget::Client(client) => {
+                let out = self.run(&strings(&[
+                    "list-clients",
+                    "-F",
+                    &format!("{}\t{format}", printed::field("client_name")),
+                ]))?;
+                out.lines()
+                    .find_map(|line| {
+                        let (name, values) = line.split_once('\t')?;
+                        (printed::decode(name) == client).then(|| values.to_string())
+                    })
+                    .ok_or_else(|| TmuxError::Failed {
+                        command: "list-clients".into(),
+                        message: format!("can't find client: {client}"),
+                    })?
+            }
+        };
+        let mut values: Vec<String> = printed::fields(line.trim_end_matches('\n')).collect();
         values.resize(names.len(), String::new());
         Ok(values)
     }
@@ -598,14 +660,8 @@ impl Tmux {
 
     /// The window `client` shows.
     pub fn window_of_client(&self, client: &str) -> Result<Option<WindowId>, TmuxError> {
-        match self.run(&strings(&[
-            "display-message",
-            "-p",
-            "-c",
-            client,
-            "#{window_id}",
-        ])) {
-            Ok(out) => Ok(WindowId::parse(out.trim()).ok()),
+        match self.format_values(FormatTarget::Client(client), &["window_id"]) {
+            Ok(values) => Ok(WindowId::parse(&values[0]).ok()),
             Err(TmuxError::Failed { .. }) => Ok(None),
             Err(e) => Err(e),
         }
@@ -644,12 +700,11 @@ impl Tmux {
     }
 
     /// A global option's value; `None` when unset (or no server runs).
+    /// Asked as a format, not of `show-options` (which 3.4 prints with `$NAME` as
+    /// `\$NAME`: a shell command such as `@orchestra-notify-cmd` would change meaning).
     pub fn global_option(&self, name: &str) -> Result<Option<String>, TmuxError> {
-        match self.run(&strings(&["show-options", "-g", "-q", "-v", name])) {
-            Ok(v) => {
-                let v = v.trim_end_matches('\n');
-                Ok((!v.is_empty()).then(|| v.to_string()))
-            }
+        match self.format_values(FormatTarget::Server, &[name]) {
+            Ok(mut values) => Ok(Some(values.remove(0)).filter(|v| !v.is_empty())),
             Err(TmuxError::Failed { message, .. }) if no_server(&message) => Ok(None),
             Err(e) => Err(e),
         }
@@ -791,7 +846,7 @@ impl Tmux {
     /// Every pane on the server with what orchestra needs to know of it, in one call.
     /// No server running means no panes.
     pub fn list_panes(&self) -> Result<Vec<Pane>, TmuxError> {
-        match self.run(&strings(&["list-panes", "-a", "-F", PANE_FORMAT])) {
+        match self.run(&strings(&["list-panes", "-a", "-F", &pane_format(None)])) {
             Ok(out) => Ok(parse_panes(&out)),
             Err(TmuxError::Failed { message, .. }) if no_server(&message) => Ok(Vec::new()),
             Err(e) => Err(e),
@@ -818,13 +873,11 @@ impl Tmux {
         recapture: &[(PaneId, i64)],
         commands_since: Option<i64>,
     ) -> Result<Option<Snapshot>, TmuxError> {
-        let pane_format = match commands_since {
-            Some(since) => pane_format_commands_since(since),
-            None => PANE_FORMAT.to_string(),
-        };
-        let mut format = String::from("#{socket_path}");
+        let pane_format = pane_format(commands_since);
+        let mut format = printed::field("socket_path");
         for name in options {
-            format.push_str(&format!("\t#{{{name}}}"));
+            format.push('\t');
+            format.push_str(&printed::field(name));
         }
         let captured_marker = format!("orchestra-captured-{}", uuid::Uuid::new_v4().simple());
         let mut commands = vec![
@@ -858,16 +911,11 @@ impl Tmux {
             }
             Err(e) => return Err(e),
         };
-        let mut values = parts[1].trim_end_matches('\n').split('\t');
-        let socket_path = values.next().unwrap_or_default().to_string();
+        let mut values = printed::fields(parts[1].trim_end_matches('\n'));
+        let socket_path = values.next().unwrap_or_default();
         let options = options
             .iter()
-            .map(|name| {
-                (
-                    name.to_string(),
-                    values.next().unwrap_or_default().to_string(),
-                )
-            })
+            .map(|name| (name.to_string(), values.next().unwrap_or_default()))
             .collect();
         let marker_line = format!("{captured_marker}\n");
         let screens = recapture
@@ -895,15 +943,19 @@ impl Tmux {
     ) -> Result<Option<WindowsSeen>, TmuxError> {
         let values = options
             .iter()
-            .map(|n| format!("#{{{n}}}"))
+            .map(|n| printed::field(n))
             .collect::<Vec<_>>()
-            .join("\u{1f}");
+            .join("\t");
         let parts = match self.batch(&[
             strings(&[
                 "list-windows",
                 "-a",
                 "-F",
-                &format!("#{{window_id}}\t#{{@orchestra_id}}\t#{{{option}}}"),
+                &format!(
+                    "#{{window_id}}\t{}\t{}",
+                    printed::field("@orchestra_id"),
+                    printed::field(option)
+                ),
             ]),
             strings(&["display-message", "-p", &values]),
         ]) {
@@ -914,17 +966,13 @@ impl Tmux {
         let windows = parts[0]
             .lines()
             .filter_map(|line| {
-                let mut f = line.splitn(3, '\t');
+                let mut f = printed::fields(line);
                 let (window, id, value) = (f.next()?, f.next()?, f.next().unwrap_or_default());
-                let window = WindowId::parse(window).ok()?;
-                (!id.is_empty()).then(|| (window, id.to_string(), value.to_string()))
+                let window = WindowId::parse(&window).ok()?;
+                (!id.is_empty()).then_some((window, id, value))
             })
             .collect();
-        let mut values: Vec<String> = parts[1]
-            .trim_end_matches('\n')
-            .split('\u{1f}')
-            .map(str::to_string)
-            .collect();
+        let mut values: Vec<String> = printed::fields(parts[1].trim_end_matches('\n')).collect();
         values.resize(options.len(), String::new());
         Ok(Some(WindowsSeen { windows, values }))
     }

@@ -53,7 +53,10 @@ impl Local {
         input: Option<&[u8]>,
         deadline: Duration,
     ) -> Result<String, TmuxError> {
+        // -u: to a client whose locale is not UTF-8 (cron, a bare CI shell) tmux prints
+        // non-ASCII and tabs as `_`, and orchestra reads UTF-8 values split by tabs.
         let mut run = Run::new("tmux", deadline)
+            .arg("-u")
             .args(self.socket_args())
             .args(args);
         if let Some(input) = input {

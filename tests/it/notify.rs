@@ -512,9 +512,10 @@ fn show_on_client(env: &Env, window: &str) {
     env.tmux(&["switch-client", "-c", client.trim(), "-t", window]);
 }
 
+/// The window the one client shows (list-clients: tmux 3.2's `display-message -c` takes
+/// no client).
 fn client_window(env: &Env) -> String {
-    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
-    env.tmux(&["display-message", "-p", "-c", client.trim(), "#{window_id}"])
+    env.tmux(&["list-clients", "-F", "#{window_id}"])
         .trim()
         .to_string()
 }

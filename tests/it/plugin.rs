@@ -119,6 +119,180 @@ fn the_plugin_binds_keys_interpolates_status_badges_windows_and_hooks_panes_idem
     );
 }
 
+/// Option values that each tmux release prints differently (3.4 and 3.5 strvis command
+/// output: `\ooo` for control characters, `\$` before a name in 3.4, `\` left as is).
+const PRINTED_DIFFERENTLY: &str =
+    "a\\b \\037 \x1f \x07 $HOME ${x} \\$y \\\\ ## #{x} \u{e9} \u{2713}\ttab\nline";
+
+/// Whether the global option `option` holds exactly `value`, asked of tmux itself (a
+/// print of it could not tell `\037` from 0x1f on 3.4).
+fn option_is(env: &Env, option: &str, value: &str) -> bool {
+    env.tmux(&["set-option", "-g", "@expected", value]);
+    env.tmux(&[
+        "display-message",
+        "-p",
+        &format!("#{{==:#{{{option}}},#{{@expected}}}}"),
+    ])
+    .trim()
+        == "1"
+}
+
+#[test]
+fn values_read_back_from_tmux_arrive_exactly_on_every_release() {
+    let mut env = Env::new();
+    env.start_server(&[]);
+    let hostile = PRINTED_DIFFERENTLY;
+    env.tmux(&["set-option", "-g", "status-left", hostile]);
+    let right = format!("#{{orchestra_status}}{hostile}");
+    env.tmux(&["set-option", "-g", "status-right", &right]);
+    env.tmux(&["set-option", "-gw", "window-status-format", hostile]);
+    env.tmux(&["set-option", "-g", "@orchestra-key", "F5"]);
+    env.tmux(&["set-option", "-g", "@orchestra-key-next", "F6"]);
+    load_plugin(&env);
+
+    assert!(
+        option_is(&env, "status-left", hostile),
+        "status-left changed"
+    );
+    let status = format!("#(#{{@orchestra-exe}} status-line){hostile}");
+    assert!(
+        option_is(&env, "status-right", &status),
+        "{}",
+        env.tmux(&["show-options", "-gv", "status-right"])
+    );
+    let badges = "#{?@orchestra_state, #{@orchestra_state},}\
+                  #{?@orchestra_conflicts, #{@orchestra_conflicts},}\
+                  #{?@orchestra_budget, #{@orchestra_budget},}";
+    assert!(
+        option_is(&env, "window-status-format", &format!("{hostile}{badges}")),
+        "{}",
+        env.tmux(&["show-options", "-gwv", "window-status-format"])
+    );
+    let keys = env.tmux(&["list-keys", "-T", "prefix"]);
+    assert!(
+        keys.lines()
+            .any(|l| l.contains(" F5 ") && l.contains("tmux menu")),
+        "{keys}"
+    );
+    assert!(
+        keys.lines()
+            .any(|l| l.contains(" F6 ") && l.contains("next-waiting")),
+        "{keys}"
+    );
+
+    // Loaded again, nothing doubles; nor from a shell whose locale is not UTF-8 (tmux
+    // prints non-ASCII to such a client as `_` unless told -u).
+    load_plugin(&env);
+    env.env.push(("LC_ALL".into(), "C".into()));
+    env.env.push(("LANG".into(), "C".into()));
+    env.orchestra(&["tmux", "init"]).ok();
+    env.env.clear();
+    assert!(option_is(&env, "status-left", hostile));
+    assert!(option_is(&env, "status-right", &status));
+    assert!(option_is(
+        &env,
+        "window-status-format",
+        &format!("{hostile}{badges}")
+    ));
+}
+
+/// next-waiting goes on from the window the client shows (tmux 3.2 cannot name a client
+/// to `display-message -c`: there it started from the first waiting window every time).
+#[test]
+fn next_waiting_goes_round_the_waiting_windows_from_the_one_the_client_shows() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let mut windows = Vec::new();
+    for label in ["wait-a", "wait-b", "wait-c"] {
+        env.dispatch_shell(label).ok();
+        let window = env.session(label)["window"].as_str().unwrap().to_string();
+        // The badge the hooks would set when the agent asks for the person.
+        env.tmux(&[
+            "set-option",
+            "-w",
+            "-t",
+            &window,
+            "@orchestra_state",
+            "waiting",
+        ]);
+        windows.push(window);
+    }
+    let _person = Person::attach(&env);
+    let client = env.tmux(&["list-clients", "-F", "#{client_name}"]);
+    let client = client.trim();
+    let shown = || {
+        env.tmux(&["list-clients", "-F", "#{window_id}"])
+            .trim()
+            .to_string()
+    };
+    env.tmux(&["switch-client", "-c", client, "-t", &windows[0]]);
+    for expected in [&windows[1], &windows[2], &windows[0]] {
+        env.orchestra(&["tmux", "next-waiting", "--client", client])
+            .ok();
+        assert!(
+            wait_until(Duration::from_secs(5), || shown() == *expected),
+            "showed {} instead of {expected} ({windows:?})",
+            shown()
+        );
+    }
+}
+
+/// A release below 3.2 (Debian 11's 3.1c, built by tests/run.sh into the test cache) is
+/// refused with one line naming it, by the binary and by orchestra.tmux, and nothing is
+/// set up on its server.
+#[test]
+fn a_tmux_older_than_3_2_is_refused_at_load_with_one_message_naming_it() {
+    let old = crate::harness::test_cache().join("tmux-3.1c/bin/tmux");
+    if !crate::harness::require("tmux 3.1c in the test cache", old.is_file()) {
+        return;
+    }
+    let env = Env::new();
+    let path = format!(
+        "{}:{}",
+        old.parent().unwrap().display(),
+        std::env::var("PATH").unwrap()
+    );
+    env.cli(&["tmux", "init"])
+        .env("PATH", &path)
+        .status(2)
+        .stderr_line("orchestra: tmux 3.1c is too old: orchestra needs tmux 3.2 or newer")
+        .run();
+
+    // orchestra.tmux on a 3.1c server, as TPM runs it: it stops before the binary.
+    let socket = env.root.join("old.sock");
+    let old_tmux = |args: &[&str]| {
+        std::process::Command::new(&old)
+            .arg("-S")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(
+        old_tmux(&["-f", "/dev/null", "new-session", "-d", "-s", "old"])
+            .status
+            .success()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("orchestra.tmux");
+    let dir = Path::new(bin()).parent().unwrap();
+    let loaded = std::process::Command::new(&script)
+        .env("PATH", format!("{}:{path}", dir.display()))
+        .env("TMUX", format!("{},0,0", socket.display()))
+        .env("ORCHESTRA_HOME", &env.home)
+        .output()
+        .unwrap();
+    assert!(loaded.status.success());
+    let exe = old_tmux(&["show-options", "-gqv", "@orchestra-exe"]);
+    let keys = old_tmux(&["list-keys", "-T", "prefix"]);
+    let _ = old_tmux(&["kill-server"]);
+    assert!(
+        exe.stdout.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&exe.stdout)
+    );
+    assert!(!String::from_utf8_lossy(&keys.stdout).contains("orchestra"));
+}
+
 #[test]
 fn badge_off_and_completions_and_man() {
     let env = Env::new();
@@ -442,7 +616,10 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
     let before = existing("pwned");
     // tmux expands #() and $VAR in command strings; quotes and spaces end words.
     let hostile = "#(touch pwned) $HOME 'q\" ;x";
-    env.repo = env.root.join("proj #(touch pwned) $HOME");
+    // `\037` and `${x}` too: tmux 3.4 and 3.5 print them back escaped.
+    env.repo = env
+        .root
+        .join("proj #(touch pwned) $HOME ${x} a\\037 \u{e9}");
     env.home = env.root.join(format!("home {hostile}"));
     let install = env.root.join(format!("bin {hostile}"));
     std::fs::create_dir_all(&install).unwrap();
@@ -474,7 +651,9 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
         String::from_utf8_lossy(&init.stderr)
     );
     env.dispatch_shell("lab").ok();
-    let worktree = env.root.join("proj #(touch pwned) $HOME.worktrees/lab");
+    let worktree = env
+        .root
+        .join("proj #(touch pwned) $HOME ${x} a\\037 \u{e9}.worktrees/lab");
     std::fs::write(worktree.join("menu.txt"), "reviewed\n").unwrap();
     crate::harness::git_in(&worktree, &["add", "menu.txt"]);
     crate::harness::git_in(&worktree, &["commit", "-q", "-m", "a commit to review"]);

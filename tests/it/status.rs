@@ -13,7 +13,8 @@ pub(crate) fn count_tmux_calls(env: &mut Env) -> std::path::PathBuf {
     std::fs::write(
         dir.join("tmux"),
         format!(
-            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            // One line per call: an argument may hold a newline (tmux formats do).
+            "#!/bin/sh\n{{ printf '%s' \"$*\" | tr '\\n' ' '; echo; }} >> {}\nexec {} \"$@\"\n",
             log.display(),
             real.display()
         ),

@@ -28,6 +28,16 @@ impl Env {
             which("tmux").is_some(),
             "tmux is required (tests/run.sh installs it)"
         );
+        // A release of the tmux matrix (tests/run.sh) runs only if it is the tmux the tests
+        // and orchestra find on PATH; another tmux would pass for it silently.
+        if let Some(chosen) = std::env::var_os("ORCHESTRA_TEST_TMUX") {
+            assert_eq!(
+                which("tmux"),
+                Some(PathBuf::from(&chosen)),
+                "ORCHESTRA_TEST_TMUX={} is not the first tmux on PATH",
+                PathBuf::from(&chosen).display()
+            );
+        }
         assert!(
             which("git").is_some(),
             "git is required (tests/run.sh installs it)"

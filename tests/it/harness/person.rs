@@ -59,10 +59,23 @@ impl Person {
         self.tmux(&["capture-pane", "-p", "-t", "person"])
     }
 
+    /// A popup's text as a person reads it: each line's inside of the box, wrapped lines
+    /// joined (where a line wraps depends on the release's popup borders).
+    pub fn reads(&self) -> String {
+        self.sees()
+            .lines()
+            .map(|line| match (line.find('│'), line.rfind('│')) {
+                (Some(start), Some(end)) if end > start => &line[start + '│'.len_utf8()..end],
+                _ => line,
+            })
+            .collect()
+    }
+
     #[track_caller]
     pub fn wait_to_see(&self, text: &str) {
         assert!(
-            wait_until(Duration::from_secs(30), || self.sees().contains(text)),
+            wait_until(Duration::from_secs(30), || self.sees().contains(text)
+                || self.reads().contains(text)),
             "never saw {text:?}:\n{}",
             self.sees()
         );
