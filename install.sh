@@ -22,7 +22,13 @@ command -v cargo >/dev/null 2>&1 || die "cargo is required to build orchestra (h
 command -v perl >/dev/null 2>&1 || die "perl is required to build the bundled OpenSSL"
 command -v make >/dev/null 2>&1 || die "make is required to build the bundled OpenSSL"
 
-cargo build --release --locked --quiet
+# The first build compiles about 240 crates and bundled C (OpenSSL for ssh2, libgit2,
+# SQLite): say what that costs before it starts, and let cargo show its progress.
+if [ ! -x target/release/orchestra ]; then
+  echo "install.sh: building orchestra for the first time: about 600 MB in target/release and up"
+  echo "            to half an hour on a busy two-core machine; later runs rebuild only what changed"
+fi
+cargo build --release --locked
 prefix=${PREFIX:-$HOME/.local}
 mkdir -p "$prefix/bin"
 # Copy then rename: a running orchestra (a status job) keeps its old file intact.
@@ -40,5 +46,6 @@ cat <<CONF
 To see every agent's state in tmux, add to ~/.tmux.conf:
     set -g status-right '#{orchestra_status} %H:%M'
     run-shell '$(pwd)/orchestra.tmux'
-(with TPM: set -g @plugin '<this repository>' in place of the run-shell line)
+(with TPM: set -g @plugin '<what you would give git clone for this repository>'
+ in place of the run-shell line, then prefix + I)
 CONF

@@ -371,29 +371,52 @@ impl Tmux {
         let split = strings(&["display-message", "-p", &marker]);
         let mut parts = Vec::with_capacity(commands.len());
         for chunk in chunks_under_limit(commands, &split) {
-            let mut joined = Vec::with_capacity(chunk.len() * 2);
-            for command in chunk {
-                joined.push(command.clone());
-                joined.push(split.clone());
-            }
-            let output = self.run_joined(&joined, None)?;
-            let before = parts.len();
-            let mut current = String::new();
-            for line in output.split_inclusive('\n') {
-                if line.trim_end_matches('\n') == marker {
-                    parts.push(std::mem::take(&mut current));
-                } else {
-                    current.push_str(line);
-                }
-            }
-            if parts.len() - before != chunk.len() {
-                return Err(TmuxError::Unexpected {
-                    command: "(batch)".into(),
-                    output,
-                });
-            }
+            self.batch_chunk(chunk, &split, &marker, &mut parts)?;
         }
         Ok(parts)
+    }
+
+    /// One call of a batch, its outputs appended to `parts`. A release that holds a
+    /// message to less than [`COMMAND_MAX`] (3.7c refused a refresh of 256 windows cut
+    /// under it) gets the chunk in two halves instead, down to one command a call.
+    fn batch_chunk(
+        &self,
+        chunk: &[Vec<String>],
+        split: &[String],
+        marker: &str,
+        parts: &mut Vec<String>,
+    ) -> Result<(), TmuxError> {
+        let mut joined = Vec::with_capacity(chunk.len() * 2);
+        for command in chunk {
+            joined.push(command.clone());
+            joined.push(split.to_vec());
+        }
+        let output = match self.run_joined(&joined, None) {
+            Err(TmuxError::Failed { message, .. })
+                if chunk.len() > 1 && too_long_for_tmux(&message) =>
+            {
+                let (first, second) = chunk.split_at(chunk.len() / 2);
+                self.batch_chunk(first, split, marker, parts)?;
+                return self.batch_chunk(second, split, marker, parts);
+            }
+            result => result?,
+        };
+        let before = parts.len();
+        let mut current = String::new();
+        for line in output.split_inclusive('\n') {
+            if line.trim_end_matches('\n') == marker {
+                parts.push(std::mem::take(&mut current));
+            } else {
+                current.push_str(line);
+            }
+        }
+        if parts.len() - before != chunk.len() {
+            return Err(TmuxError::Unexpected {
+                command: "(batch)".into(),
+                output,
+            });
+        }
+        Ok(())
     }
 
     /// The server's version, refused below 3.2.
@@ -1391,6 +1414,11 @@ pub fn display_message(socket: Option<&str>, message: &str) -> bool {
     let literal = message.replace('#', "##");
     tmux.run(&strings(&["display-message", "-d", "5000", &literal]))
         .is_ok()
+}
+
+/// What the tmux client says of a command its message cannot hold.
+fn too_long_for_tmux(message: &str) -> bool {
+    message.contains("command too long") || message.contains("failed to send command")
 }
 
 fn no_server(message: &str) -> bool {
