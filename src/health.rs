@@ -863,7 +863,7 @@ fn said_ask(ask: &str) -> String {
 }
 
 /// What a person is told of transition `t`, `None` when it needs no person. `ask`: what a
-/// waiting agent asks for ("run: npm test"), already one short line.
+/// waiting agent asks for ("run: npm test"), already one short inert line ([`said_ask`]).
 pub fn note_for(t: &Transition, ask: Option<&str>) -> Option<Note> {
     let what = match (t.kind, t.new.as_str()) {
         (TransitionKind::State, "waiting") => "is waiting for you",
@@ -879,7 +879,6 @@ pub fn note_for(t: &Transition, ask: Option<&str>) -> Option<Note> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| t.session.repo.clone());
     let label = &t.session.label;
-    let ask = ask.map(said_ask);
     let body = match ask.filter(|a| !a.is_empty() && t.new.as_str() == "waiting") {
         Some(ask) => format!("{label} wants to {ask} (in {repo})"),
         None => format!("session {label} in {repo} {what}"),

@@ -486,6 +486,22 @@ fn a_late_action_after_the_menu_closed_sends_nothing_and_says_so() {
 
 /// A waiting session on a bus that shows actions, and a person attached, looking at
 /// another window.
+/// A menu as claude draws one, left on screen in `pane` by a program that reads keys.
+fn draw_a_menu(env: &Env, pane: &str) {
+    env.tmux(&[
+        "send-keys",
+        "-t",
+        pane,
+        "-l",
+        "clear; printf 'Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\n\\nEsc to cancel\\n'; cat >/dev/null",
+    ]);
+    env.tmux(&["send-keys", "-t", pane, "Enter"]);
+    assert!(wait_until(Duration::from_secs(10), || env
+        .tmux(&["capture-pane", "-p", "-t", pane])
+        .trim_end()
+        .ends_with("Esc to cancel")));
+}
+
 fn shell_waiting_on_actions_bus(label: &str) -> Option<(Env, Bus, crate::harness::Person)> {
     let mut env = Env::new();
     let bus = Bus::with_actions(&env.root)?;
@@ -592,19 +608,7 @@ fn an_action_for_an_earlier_wait_presses_nothing_on_a_later_menu() {
         .as_str()
         .unwrap()
         .to_string();
-    // A menu as claude draws one, left on screen by a program that reads keys.
-    env.tmux(&[
-        "send-keys",
-        "-t",
-        &pane,
-        "-l",
-        "clear; printf 'Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\n\\nEsc to cancel\\n'; cat >/dev/null",
-    ]);
-    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
-    assert!(wait_until(Duration::from_secs(10), || env
-        .tmux(&["capture-pane", "-p", "-t", &pane])
-        .trim_end()
-        .ends_with("Esc to cancel")));
+    draw_a_menu(&env, &pane);
     let before = env.tmux(&["capture-pane", "-p", "-t", &pane]);
     let id = session_id(&env, "moved-on");
     env.orchestra(&["event", "--session", &id, "waiting"]).ok();
@@ -884,18 +888,7 @@ fn a_forged_press_from_another_bus_connection_is_ignored() {
         return;
     };
     let pane = env.session("forged")["pane"].as_str().unwrap().to_string();
-    env.tmux(&[
-        "send-keys",
-        "-t",
-        &pane,
-        "-l",
-        "clear; printf 'Do you want to proceed?\\n❯ 1. Yes\\n  2. No\\n\\nEsc to cancel\\n'; cat >/dev/null",
-    ]);
-    env.tmux(&["send-keys", "-t", &pane, "Enter"]);
-    assert!(wait_until(Duration::from_secs(10), || env
-        .tmux(&["capture-pane", "-p", "-t", &pane])
-        .trim_end()
-        .ends_with("Esc to cancel")));
+    draw_a_menu(&env, &pane);
     let id = session_id(&env, "forged");
     env.orchestra(&["event", "--session", &id, "waiting"]).ok();
     let note = waiting_note(&bus, "forged");

@@ -28,6 +28,17 @@ fn said(env: &Env, label: &str) -> (String, String) {
     )
 }
 
+/// Waits until `label` is idle by its hook's word, failing with its screen if it never is.
+fn idle_by_its_hook(env: &Env, label: &str) {
+    assert!(
+        wait_until(Duration::from_secs(30), || said(env, label)
+            == ("idle".into(), "hook".into())),
+        "never idle by the hook: {:?}\n{}",
+        said(env, label),
+        env.orchestra(&["tail", label, "40"]).stdout
+    );
+}
+
 #[test]
 fn a_remote_claude_on_an_installed_host_says_its_states_by_hooks_then_by_screen_without_the_binary()
 {
@@ -244,13 +255,7 @@ fn a_clear_on_a_remote_claude_moves_what_its_restart_resumes() {
         "up gave claude a conversation id: {first:?}"
     );
     let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
-    assert!(
-        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
-            == ("idle".into(), "hook".into())),
-        "never idle by the hook: {:?}\n{}",
-        said(&env, "pipeline"),
-        tail()
-    );
+    idle_by_its_hook(&env, "pipeline");
     env.orchestra(&["brief", "pipeline", "/clear"]).ok();
     assert!(
         wait_until(Duration::from_secs(30), || conversation() != first),
@@ -348,12 +353,6 @@ fn a_host_of_another_architecture_is_refused_naming_what_to_build() {
     );
     sshd.prepend_remote_path(&fake);
     let refused = env.orchestra(&["hosts", "install", "gpu"]).fails_with(1);
-    assert_eq!(
-        refused.stderr.trim().lines().count(),
-        1,
-        "{}",
-        refused.stderr
-    );
     assert!(
         refused.stderr.contains(&format!(
             "gpu is Linux {other}; this orchestra is Linux {}: build one for \
@@ -374,12 +373,6 @@ fn an_unknown_host_name_is_bad_input_and_copies_nothing() {
     let Some((env, sshd)) = world() else { return };
     write_manifest(&env, &sshd, "cat", "");
     let refused = env.orchestra(&["hosts", "install", "nope"]).fails_with(2);
-    assert_eq!(
-        refused.stderr.trim().lines().count(),
-        1,
-        "{}",
-        refused.stderr
-    );
     assert!(
         refused.stderr.contains("\"nope\" is not a [hosts.*] entry"),
         "{}",
@@ -535,12 +528,6 @@ fn an_upload_cut_short_changed_or_unchecked_never_replaces_a_working_binary() {
         let refused = env
             .orchestra(&["hosts", "install", "gpu", "--force"])
             .fails_with(1);
-        assert_eq!(
-            refused.stderr.trim().lines().count(),
-            1,
-            "{}",
-            refused.stderr
-        );
         assert!(
             refused.stderr.contains(&format!(
                 "gpu: not installed, ~/.local/bin/orchestra is left as it was: {why}"
@@ -599,13 +586,7 @@ fn a_remote_word_from_the_far_future_freezes_nothing() {
         return;
     };
     let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
-    assert!(
-        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
-            == ("idle".into(), "hook".into())),
-        "never idle by the hook: {:?}\n{}",
-        said(&env, "pipeline"),
-        tail()
-    );
+    idle_by_its_hook(&env, "pipeline");
     let id = env.session("pipeline")["id"]
         .as_str()
         .unwrap_or_default()
@@ -659,14 +640,7 @@ fn a_hostile_word_from_a_host_reaches_the_notify_command_one_short_inert_line() 
     let Some((_project, _world)) = installed_and_up(&env, &sshd) else {
         return;
     };
-    let tail = || env.orchestra(&["tail", "pipeline", "40"]).stdout;
-    assert!(
-        wait_until(Duration::from_secs(30), || said(&env, "pipeline")
-            == ("idle".into(), "hook".into())),
-        "never idle by the hook: {:?}\n{}",
-        said(&env, "pipeline"),
-        tail()
-    );
+    idle_by_its_hook(&env, "pipeline");
     let id = env.session("pipeline")["id"]
         .as_str()
         .expect("id")

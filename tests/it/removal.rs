@@ -108,12 +108,6 @@ fn kill_refuses_a_submodule_with_work_and_force_keeps_it_in_the_main_copy() {
     let windows = env.windows();
 
     let refused = env.orchestra(&["kill", "sub"]).fails_with(1);
-    assert_eq!(
-        refused.stderr.trim().lines().count(),
-        1,
-        "{}",
-        refused.stderr
-    );
     for word in ["submodule", "lib (", "lib.txt", "1 commit(s)", "--force"] {
         assert!(refused.stderr.contains(word), "{word}: {}", refused.stderr);
     }
@@ -274,12 +268,6 @@ fn a_foreign_repository_at_the_worktree_path_is_never_committed_into_or_removed(
         &["merge", "victim", "--yes", "--include-uncommitted"],
     ] {
         let refused = env.orchestra(args).fails_with(1);
-        assert_eq!(
-            refused.stderr.trim().lines().count(),
-            1,
-            "{}",
-            refused.stderr
-        );
         assert!(
             refused.stderr.contains(&format!(
                 "the folder {} is not the worktree of session victim: it belongs to another repository",
