@@ -376,9 +376,9 @@ impl Tmux {
         Ok(parts)
     }
 
-    /// One call of a batch, its outputs appended to `parts`. A release that holds a
-    /// message to less than [`COMMAND_MAX`] (3.7c refused a refresh of 256 windows cut
-    /// under it) gets the chunk in two halves instead, down to one command a call.
+    /// One call of a batch, its outputs appended to `parts`. A release that refuses a
+    /// chunk cut under [`COMMAND_MAX`] and [`WORDS_MAX`] (a limit of a release to come)
+    /// gets it in two halves instead, down to one command a call.
     fn batch_chunk(
         &self,
         chunk: &[Vec<String>],
@@ -786,24 +786,19 @@ impl Tmux {
         self.transport.tmux_waiting_for_a_person(&words).map(|_| ())
     }
 
-    /// A window option's value; `None` when the window is gone or the option unset.
+    /// A window option's value as the window sees it (set on it, else inherited); `None`
+    /// when the window is gone or the option unset. Asked as a format and decoded
+    /// ([`printed`]), not of `show-options`, which 3.4/3.5 print escaped.
     pub fn window_option(
         &self,
         window: &WindowId,
         name: &str,
     ) -> Result<Option<String>, TmuxError> {
-        match self.run(&strings(&[
-            "show-options",
-            "-w",
-            "-v",
-            "-q",
-            "-t",
-            window,
-            name,
-        ])) {
-            Ok(v) => {
-                let v = v.trim_end_matches('\n');
-                Ok((!v.is_empty()).then(|| v.to_string()))
+        let format = printed::field(name);
+        match self.run(&strings(&["display-message", "-p", "-t", window, &format])) {
+            Ok(line) => {
+                let value = printed::decode(line.strip_suffix('\n').unwrap_or(&line));
+                Ok((!value.is_empty()).then_some(value))
             }
             Err(TmuxError::Failed { .. }) => Ok(None),
             Err(e) => Err(e),
@@ -839,26 +834,32 @@ impl Tmux {
         .map(|_| ())
     }
 
-    /// Ends tmux session `name` only if [`Tmux::mark_session`] marked it for `id`.
+    /// Ends tmux session `name` only if [`Tmux::mark_session`] marked it for `id`. The
+    /// owner is compared inside tmux (a format, never printed and read back) and the
+    /// check and the kill are ONE call, so a session renamed or re-marked in between is
+    /// left alone. Returns whether it ended.
     pub fn kill_session_if_ours(&self, name: &str, id: &str) -> Result<bool, TmuxError> {
+        let id = checked_session_id(id)?;
         let target = format!("={name}");
-        let owner = match self.run(&strings(&[
-            "show-options",
-            "-v",
-            "-q",
+        let marker = format!("orchestra-not-ours-{}", uuid::Uuid::new_v4().simple());
+        let check = strings(&[
+            "if-shell",
+            "-F",
             "-t",
             &format!("{target}:"),
-            "@orchestra_owner",
-        ])) {
-            Ok(v) => v.trim().to_string(),
-            Err(TmuxError::Failed { .. }) => return Ok(false),
-            Err(e) => return Err(e),
-        };
-        if owner != id {
-            return Ok(false);
+            &format!("#{{==:#{{@orchestra_owner}},{id}}}"),
+            &format!("kill-session -t {}", command_quote(&target)),
+            &format!("display-message -p {marker}"),
+        ]);
+        match self.run(&check) {
+            Ok(out) => Ok(!out.lines().any(|l| l == marker)),
+            Err(TmuxError::Failed { message, .. })
+                if message.contains("can't find") || no_server(&message) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
         }
-        self.run(&strings(&["kill-session", "-t", &target]))?;
-        Ok(true)
     }
 
     fn kill_window(&self, window: &str) -> Result<(), TmuxError> {
@@ -1297,6 +1298,13 @@ impl Key {
 /// count (4); `tmux::` tests/it/health.rs checks the bound against the real server.
 pub const COMMAND_MAX: usize = 16_364;
 
+/// The most words one tmux invocation may carry. From 3.7 the server refuses a command
+/// message of more than 1000 words, whatever their size, with "command too long" (tmux
+/// commit "Limit argc to between 0 and 1000 to prevent fatal from MSG_COMMAND", in
+/// `cmd_unpack_argv`): a refresh of 256 windows is short in bytes but long in words.
+/// Older releases take more; the batch keeps to this on every release.
+pub const WORDS_MAX: usize = 1000;
+
 /// `commands` as the words of one tmux invocation: escaped ([`argument_word`]) and
 /// joined by `;`.
 fn joined_words(commands: &[Vec<String>]) -> Vec<String> {
@@ -1316,23 +1324,32 @@ pub fn packed_len(words: &[String]) -> usize {
 }
 
 /// `commands` cut, in order, into runs that each fit in one invocation with `split` after
-/// every command (the batch's marker). A command too long on its own goes alone, for
-/// tmux to refuse with its own message.
+/// every command (the batch's marker): under [`COMMAND_MAX`] bytes and [`WORDS_MAX`]
+/// words. A command too long on its own goes alone, for tmux to refuse with its own
+/// message.
 fn chunks_under_limit<'a>(commands: &'a [Vec<String>], split: &[String]) -> Vec<&'a [Vec<String>]> {
-    // `;` and its NUL between two commands.
+    // `;` and its NUL between two commands: one word of two bytes.
     const SEPARATOR: usize = 2;
     let split_cost = SEPARATOR + packed_len(&joined_words(&[split.to_vec()]));
+    let split_words = 1 + split.len();
     let mut chunks = Vec::new();
-    let (mut start, mut used) = (0, 0);
+    let (mut start, mut used, mut words) = (0, 0, 0);
     for (i, command) in commands.iter().enumerate() {
         let cost = packed_len(&joined_words(std::slice::from_ref(command))) + split_cost;
-        let cost = if i > start { cost + SEPARATOR } else { cost };
-        if i > start && used + cost > COMMAND_MAX {
+        let count = command.len() + split_words;
+        let (cost, count) = if i > start {
+            (cost + SEPARATOR, count + 1)
+        } else {
+            (cost, count)
+        };
+        if i > start && (used + cost > COMMAND_MAX || words + count > WORDS_MAX) {
             chunks.push(&commands[start..i]);
             start = i;
             used = cost - SEPARATOR;
+            words = count - 1;
         } else {
             used += cost;
+            words += count;
         }
     }
     if start < commands.len() {
@@ -1495,6 +1512,7 @@ mod tests {
             }
             let len = packed_len(&joined_words(&joined));
             assert!(len <= COMMAND_MAX, "{len}");
+            assert!(joined_words(&joined).len() <= WORDS_MAX);
             // Full, but for the last: the next command would not have fitted.
             assert!(i + 1 == chunks.len() || len > COMMAND_MAX - 300, "{len}");
         }
@@ -1508,6 +1526,34 @@ mod tests {
         ];
         assert_eq!(chunks_under_limit(&huge, &split).len(), 3);
         assert!(chunks_under_limit(&[], &split).is_empty());
+    }
+
+    /// Short commands fill tmux's 1000 words (3.7's limit) long before its bytes: a
+    /// 256-window refresh of `set-option`s is such a batch.
+    #[test]
+    fn batches_of_short_commands_are_cut_under_the_word_limit() {
+        let split = strings(&["display-message", "-p", "orchestra-split-0"]);
+        let commands: Vec<Vec<String>> = (0..600)
+            .map(|n| strings(&["set-option", "-w", "-t", &format!("@{n}"), "@o", "x"]))
+            .collect();
+        let chunks = chunks_under_limit(&commands, &split);
+        let mut words_of = Vec::new();
+        for chunk in &chunks {
+            let mut joined = Vec::new();
+            for c in chunk.iter() {
+                joined.push(c.clone());
+                joined.push(split.clone());
+            }
+            let words = joined_words(&joined).len();
+            assert!(words <= WORDS_MAX, "{words} words");
+            assert!(packed_len(&joined_words(&joined)) < COMMAND_MAX / 2);
+            words_of.push(words);
+        }
+        // Full but for the last: one more command (11 words) would not have fitted.
+        assert!(words_of[..words_of.len() - 1]
+            .iter()
+            .all(|w| *w > WORDS_MAX - 11));
+        assert_eq!(chunks.iter().map(|c| c.len()).sum::<usize>(), 600);
     }
 
     #[test]

@@ -739,3 +739,197 @@ fn the_menu_works_in_a_repo_home_and_install_folder_whose_names_tmux_would_expan
         Vec::<std::path::PathBuf>::new()
     );
 }
+
+/// Values no print of a release may change (control characters, `$`, `#{`, newlines,
+/// tabs, backslashes) read back exactly by the window-option and session-owner reads,
+/// on the release under test (tests/run.sh runs this group on each).
+#[test]
+fn a_window_option_and_a_sessions_owner_are_read_exactly_on_every_release() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let tmux = orchestra::tmux::Tmux::new(&orchestra::tmux::Server::at(Some(
+        env.socket.to_str().unwrap(),
+    )));
+    let window = env.tmux(&["display-message", "-p", "-t", "harness:0", "#{window_id}"]);
+    let window = orchestra::tmux::WindowId::parse(window.trim()).unwrap();
+    for value in [
+        PRINTED_DIFFERENTLY,
+        "\x01\x1b[31m\r\x7f end\\",
+        "$HOME ${HOME} \\$HOME #{session_name} #(touch pwned)",
+        "trailing newline\n",
+    ] {
+        env.tmux(&["set-option", "-w", "-t", &window, "@orchestra_probe", value]);
+        assert_eq!(
+            tmux.window_option(&window, "@orchestra_probe")
+                .unwrap()
+                .as_deref(),
+            Some(value),
+            "{value:?}"
+        );
+    }
+    assert_eq!(
+        tmux.window_option(&window, "@orchestra_unset").unwrap(),
+        None
+    );
+    let gone = orchestra::tmux::WindowId::parse("@9999").unwrap();
+    assert_eq!(tmux.window_option(&gone, "@orchestra_probe").unwrap(), None);
+
+    // A session is ended only when its owner is exactly the id: owners that print like
+    // it, or hold it with more around it, leave it alone.
+    let id = "0123abcd";
+    for (n, owner) in [
+        format!("{id}\n"),
+        format!("{id}\x1f"),
+        format!("${id}"),
+        format!("#{{{id}}}"),
+        format!("{id} "),
+        "0123ABCD".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let name = format!("owned {n} by-orchestra");
+        env.tmux(&["new-session", "-d", "-s", &name]);
+        env.tmux(&[
+            "set-option",
+            "-t",
+            &format!("={name}:"),
+            "@orchestra_owner",
+            owner,
+        ]);
+        assert!(!tmux.kill_session_if_ours(&name, id).unwrap(), "{owner:?}");
+        assert_eq!(
+            env.tmux_try(&["has-session", "-t", &format!("={name}")])
+                .code,
+            0
+        );
+    }
+    let name = "owned by-orchestra";
+    env.tmux(&["new-session", "-d", "-s", name]);
+    tmux.mark_session(name, id).unwrap();
+    assert!(tmux.kill_session_if_ours(name, id).unwrap());
+    assert_ne!(
+        env.tmux_try(&["has-session", "-t", &format!("={name}")])
+            .code,
+        0
+    );
+    assert!(
+        !tmux.kill_session_if_ours(name, id).unwrap(),
+        "gone: not ours"
+    );
+    assert!(!tmux.kill_session_if_ours("no such session", id).unwrap());
+}
+
+/// tmux 3.7 refuses a command of more than 1000 words, whatever their size ("command too
+/// long", `cmd_unpack_argv`): the word limit batches keep to (`orchestra::tmux::WORDS_MAX`)
+/// is that release's own, and a refresh batch of many short commands goes in calls cut
+/// under it, none refused. Run on 3.7c from the test cache: it is built by hand (README),
+/// so its absence is a skip, on CI too.
+#[test]
+fn tmux_3_7s_word_limit_is_the_one_batches_keep_to() {
+    let release = crate::harness::test_cache().join("tmux-3.7c/bin/tmux");
+    if !release.is_file() {
+        eprintln!("SKIP: tmux 3.7c is not in the test cache (built by hand: README \"Tested on\")");
+        return;
+    }
+    let env = Env::new();
+    let socket = env.root.join("3.7c.sock");
+    let run = |args: &[String]| {
+        std::process::Command::new(&release)
+            .arg("-S")
+            .arg(&socket)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let start = ["-f", "/dev/null", "new-session", "-d", "-s", "w"].map(String::from);
+    assert!(run(&start).status.success());
+    let limit = orchestra::tmux::WORDS_MAX;
+    // `total` words of short commands joined by `;` (a word each): a few KB, far under
+    // the byte limit.
+    let words = |total: usize| {
+        let mut args = vec!["has-session".to_string()];
+        if total % 2 == 0 {
+            args.push("-tw".to_string());
+        }
+        while args.len() < total {
+            args.extend([";".to_string(), "has-session".to_string()]);
+        }
+        args
+    };
+    let fits = run(&words(limit));
+    assert!(
+        fits.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fits.stderr)
+    );
+    let over = run(&words(limit + 1));
+    assert!(!over.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&over.stderr).trim(),
+        "command too long"
+    );
+
+    // 300 options set in one batch through orchestra's tmux (the transport names the
+    // 3.7c binary: the PATH's tmux is another release): every one arrives.
+    let tmux = orchestra::tmux::Tmux::with_transport(
+        Box::new(FixedTmux {
+            program: release.clone(),
+            socket: socket.clone(),
+        }),
+        false,
+    );
+    let sets: Vec<Vec<String>> = (0..300)
+        .map(|n| {
+            ["set-option", "-g", &format!("@w{n}"), &n.to_string()]
+                .map(String::from)
+                .to_vec()
+        })
+        .collect();
+    let outputs = tmux.batch(&sets).unwrap();
+    assert_eq!(outputs.len(), 300);
+    // About 10 words a command with the batch's marker: 100 a call. Cut by bytes alone
+    // they went 150 a call, were refused and halved: 6 calls.
+    assert_eq!(tmux.calls(), 3, "calls refused and halved");
+    let shown = run(&["display-message", "-p", "#{@w0} #{@w299}"].map(String::from));
+    assert_eq!(String::from_utf8_lossy(&shown.stdout).trim(), "0 299");
+    let _ = run(&["kill-server".to_string()]);
+}
+
+/// One tmux binary on one socket (the release under test here is not the PATH's).
+struct FixedTmux {
+    program: std::path::PathBuf,
+    socket: std::path::PathBuf,
+}
+
+impl orchestra::tmux::Transport for FixedTmux {
+    fn tmux(&self, args: &[String]) -> Result<String, orchestra::tmux::TmuxError> {
+        self.tmux_with_input(args, None)
+    }
+
+    fn tmux_with_input(
+        &self,
+        args: &[String],
+        _input: Option<&[u8]>,
+    ) -> Result<String, orchestra::tmux::TmuxError> {
+        let out = std::process::Command::new(&self.program)
+            .arg("-u")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .unwrap();
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(orchestra::tmux::TmuxError::Failed {
+                command: args[0].clone(),
+                message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            })
+        }
+    }
+
+    fn command_prefix(&self) -> Vec<String> {
+        vec![self.program.to_string_lossy().into_owned()]
+    }
+}

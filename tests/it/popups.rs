@@ -440,3 +440,56 @@ fn the_menus_dispatch_names_the_option_that_chooses_its_agent_and_runs_it() {
         ])
     );
 }
+
+/// The entries the other walks do not reach, as a person uses them: Approve and Deny on a
+/// session that asks nothing, Review's pager (the diff, then Ctrl-C leaves it, saying
+/// nothing), and a session that went while its picker was open, each with the exact
+/// message the person sees.
+#[test]
+fn approve_deny_and_review_from_the_menu_say_exactly_what_happened() {
+    let (env, person) = world_with(&[("ORCHESTRA_AGENT", "bash --norc --noprofile")]);
+    env.dispatch_shell("tidy").ok();
+    let worktree = env.worktree_path("tidy");
+    commit_file(&worktree, "tidy.txt", "tidy-line\n", "tidy: a file");
+
+    for (entry, key) in [("Approve", "a"), ("Deny", "n")] {
+        let seen = messages(&env).len();
+        choose(&person, entry, key);
+        choose_session(&person, "tidy");
+        wait_message(
+            &env,
+            seen,
+            "orchestra: no menu or question on tidy's screen: nothing sent",
+        );
+        assert!(!pane_in_mode(&env), "{}", person.sees());
+    }
+
+    // Review: the diff in the pager; Ctrl-C leaves it and says nothing.
+    let seen = messages(&env).len();
+    choose(&person, "Review", "r");
+    choose_session(&person, "tidy");
+    person.wait_to_see("+tidy-line");
+    person.keys(&["C-c"]);
+    wait_popup_closed(&person, "+tidy-line");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        messages(&env)[seen..],
+        [] as [String; 0],
+        "{}",
+        person.sees()
+    );
+    assert!(!pane_in_mode(&env), "{}", person.sees());
+
+    // A session killed while its picker is open: the choice says it went.
+    let seen = messages(&env).len();
+    choose(&person, "Review", "r");
+    person.wait_to_see("tidy (");
+    env.orchestra(&["kill", "tidy", "--force"]).ok();
+    person.keys(&["1"]);
+    wait_message(
+        &env,
+        seen,
+        "orchestra: that session is gone (killed or merged since the menu was drawn)",
+    );
+    assert!(!pane_in_mode(&env), "{}", person.sees());
+}
