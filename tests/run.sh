@@ -128,7 +128,7 @@ TMUX_BY_HAND=" 3.2a 3.4 3.6b 3.7c 3.8 "
 # The tests that drive tmux's plugin side: TPM load, status interpolation, badges, menus,
 # popups, the person harness, merge in a popup, pane hooks, refresh and the status line.
 TMUX_GROUPS=(plugin:: status:: markup:: radar:: health:: notify:: merge::merge_in_a_popup
-  tasks::the_menu_offers)
+  tasks::the_menu_offers popups::)
 apt_dir="$CACHE/apt"
 private_apt=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d"
   -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -qq)

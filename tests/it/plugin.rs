@@ -849,7 +849,7 @@ fn tmux_3_7s_word_limit_is_the_one_batches_keep_to() {
     // the byte limit.
     let words = |total: usize| {
         let mut args = vec!["has-session".to_string()];
-        if total % 2 == 0 {
+        if total.is_multiple_of(2) {
             args.push("-tw".to_string());
         }
         while args.len() < total {
