@@ -493,3 +493,31 @@ fn approve_deny_and_review_from_the_menu_say_exactly_what_happened() {
     );
     assert!(!pane_in_mode(&env), "{}", person.sees());
 }
+
+/// Allow…'s popup left with Ctrl-C: it closes, says nothing, and allows nothing (a
+/// dispatch is still refused for the repo's unallowed setup).
+#[test]
+fn ctrl_c_in_allow_allows_nothing_and_says_nothing() {
+    let (env, person) = world();
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        "[worktree]\nsetup = [\"sh\", \"-c\", \"echo set up\"]\n",
+    )
+    .unwrap();
+    env.git(&["add", "orchestra.toml"]);
+    env.git(&["commit", "-q", "-m", "orchestra.toml"]);
+    let seen = messages(&env).len();
+    choose(&person, "Allow…", "A");
+    person.wait_to_see("allow these? [y/N]");
+    person.keys(&["C-c"]);
+    wait_popup_closed(&person, "allow these?");
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(
+        messages(&env)[seen..],
+        [] as [String; 0],
+        "{}",
+        person.sees()
+    );
+    assert!(!pane_in_mode(&env), "{}", person.sees());
+    env.dispatch_shell("api").fails_with(2);
+}
