@@ -31,7 +31,8 @@ DEFAULT_ANSWER = "Done."
 DEFAULT_AFTER = "Finished."
 DEFAULT_NOTIFIED = "Noted."
 # Texts the CLI adds to the user's side of the conversation that nobody typed.
-NOT_TYPED = ("<system-reminder>", "[Request interrupted", "<task-notification>")
+# ("Tool loaded." follows a ToolSearch result in 2.1.3xx.)
+NOT_TYPED = ("<system-reminder>", "[Request interrupted", "<task-notification>", "Tool loaded.")
 # The CLI tells the model a background task ended: bare (2.0, 2.1.100) or inside a
 # <system-reminder> (2.1.332), naming the task by the id its Bash result gave.
 TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>\s*([^<\s]+)\s*</task-id>", re.S)
@@ -79,9 +80,10 @@ def typed_texts(messages):
 
 def user_texts(messages):
     """Every text on the user's side, the CLI's own notes too (its plan-mode note names the
-    plan file)."""
-    return [i.get("text") or "" for m in messages if m.get("role") == "user"
-            for i in items(m.get("content")) if i.get("type") == "text"]
+    plan file), also those it put into a tool result."""
+    return [i.get("text") or "" if i.get("type") == "text" else result_text(i.get("content"))
+            for m in messages if m.get("role") == "user"
+            for i in items(m.get("content")) if i.get("type") in ("text", "tool_result")]
 
 
 def tool_results(messages):

@@ -246,7 +246,7 @@ class Turns(unittest.TestCase):
         search = self.c.send(user("[[fetch: http://x/]] [[after: fetched]]"), tools=tools)
         self.assertEqual(search.tool[:2], ("ToolSearch", {"query": "select:WebFetch", "max_results": 1}))
         # The next request may still list only the name: the call comes, no second search.
-        fetch = self.c.send(user(result(search.tool[2], "<functions>…</functions>")), tools=tools)
+        fetch = self.c.send(user(result(search.tool[2], "<functions>…</functions>"), "Tool loaded."), tools=tools)
         self.assertEqual(fetch.tool[0], "WebFetch")
         self.assertEqual(self.c.send(user(result(fetch.tool[2], "a page")), tools=tools).text, "fetched")
 
