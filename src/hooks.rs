@@ -596,6 +596,29 @@ mod tests {
     }
 
     #[test]
+    fn a_question_or_a_plan_waits_from_its_tool_use_and_its_answer_goes_on() {
+        for tool in ["AskUserQuestion", "ExitPlanMode"] {
+            let hook = json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {}});
+            assert_eq!(
+                state_for("PreToolUse", &hook).unwrap(),
+                Some(AgentState::Waiting),
+                "{tool}"
+            );
+            assert_eq!(super::asked(&hook), None, "nothing to approve by name");
+            let answered = json!({"hook_event_name": "PostToolUse", "tool_name": tool});
+            assert_eq!(
+                state_for("PostToolUse", &answered).unwrap(),
+                Some(AgentState::Busy)
+            );
+        }
+        let bash = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+        assert_eq!(
+            state_for("PreToolUse", &bash).unwrap(),
+            Some(AgentState::Busy)
+        );
+    }
+
+    #[test]
     fn notifications_wait_only_for_a_person() {
         let perm = json!({"notification_type": "permission_prompt"});
         let idle = json!({"notification_type": "idle_prompt", "message": "Claude is waiting for your input"});

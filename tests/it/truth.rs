@@ -11,9 +11,15 @@ struct Claude {
 }
 
 fn start(label: &str) -> Option<Claude> {
+    start_trusting(&[label])
+}
+
+/// A world whose claude trusts the worktrees of `labels`.
+fn start_trusting(labels: &[&str]) -> Option<Claude> {
     let env = Env::new();
-    let wt = env.worktree_path(label);
-    let world = ClaudeWorld::start(&env, &[&wt])?;
+    let worktrees: Vec<std::path::PathBuf> = labels.iter().map(|l| env.worktree_path(l)).collect();
+    let trusted: Vec<&std::path::Path> = worktrees.iter().map(|w| w.as_path()).collect();
+    let world = ClaudeWorld::start(&env, &trusted)?;
     env.start_server(&world.env);
     Some(Claude { env, world })
 }
@@ -462,4 +468,85 @@ fn a_wrong_idle_word_gives_way_to_the_running_turn_on_screen_and_is_kept() {
         .orchestra(&["event", "--session", &id, "waiting"])
         .ok();
     assert_eq!(c.state("going"), "waiting");
+}
+
+/// Issue 25: a question the agent asks (AskUserQuestion) and its plan put up for approval
+/// (ExitPlanMode) are waiting by their `PreToolUse` hook, exactly, whatever the screen
+/// rules make of the dialog; the person's answer ends the tool (`PostToolUse`: busy) and
+/// the turn goes on to its `Stop`.
+fn questions_and_plans_wait_by_their_hook_on(release: &str) {
+    let Some(mut c) = start_trusting(&["ask", "plan"]) else {
+        return;
+    };
+    let Some(claude) = crate::matrix::claude_release(release) else {
+        return;
+    };
+    c.world.claude = claude;
+    c.dispatch(
+        "ask",
+        "[[ask: Which colour should the button be? | Red: warm | Blue: cool]] [[after: the button is red]]",
+    );
+    c.wait_screen("ask", "Which colour should the button be?");
+    assert!(
+        wait_until(Duration::from_secs(10), || c.state("ask") == "waiting"),
+        "{}\n{}",
+        c.env.changes_text("ask"),
+        c.screen("ask")
+    );
+    let changes = c.env.changes_text("ask");
+    assert!(changes.contains(">waiting:PreToolUse"), "{changes}");
+    // The first option, as a person picks it (a review step, where a release has one,
+    // submits with the same key).
+    let pane = c.pane("ask");
+    let answered = wait_until(Duration::from_secs(20), || {
+        c.env.tmux(&["send-keys", "-t", &pane, "Enter"]);
+        std::thread::sleep(Duration::from_millis(800));
+        c.screen("ask").contains("the button is red")
+    });
+    assert!(answered, "{}", c.screen("ask"));
+    assert!(
+        wait_until(Duration::from_secs(10), || c.state("ask") == "idle"),
+        "{}",
+        c.env.changes_text("ask")
+    );
+    let changes = c.env.changes_text("ask");
+    assert!(changes.contains("waiting>busy:PostToolUse"), "{changes}");
+
+    // Plan mode: the plan put up for approval waits by ExitPlanMode's PreToolUse.
+    c.env
+        .orchestra(&[
+            "dispatch",
+            "plan",
+            "--agent",
+            &format!(
+                "{} --permission-mode plan",
+                shell_words::quote(&c.world.claude.to_string_lossy())
+            ),
+            "--prompt",
+            "[[plan: paint the button red]]",
+        ])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(30), || c.state("plan") == "waiting"),
+        "{}\n{}",
+        c.env.changes_text("plan"),
+        c.screen("plan")
+    );
+    let changes = c.env.changes_text("plan");
+    assert!(changes.contains(">waiting:PreToolUse"), "{changes}");
+}
+
+#[test]
+fn questions_and_plans_wait_by_their_hook_on_claude_2_0_77() {
+    questions_and_plans_wait_by_their_hook_on(crate::matrix::CLAUDE_RELEASES[0]);
+}
+
+#[test]
+fn questions_and_plans_wait_by_their_hook_on_claude_2_1_100() {
+    questions_and_plans_wait_by_their_hook_on(crate::matrix::CLAUDE_RELEASES[1]);
+}
+
+#[test]
+fn questions_and_plans_wait_by_their_hook_on_claude_2_1_332() {
+    questions_and_plans_wait_by_their_hook_on(crate::matrix::CLAUDE_RELEASES[2]);
 }
