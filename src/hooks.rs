@@ -598,7 +598,8 @@ mod tests {
     #[test]
     fn a_question_or_a_plan_waits_from_its_tool_use_and_its_answer_goes_on() {
         for tool in ["AskUserQuestion", "ExitPlanMode"] {
-            let hook = json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {}});
+            let hook =
+                json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {}});
             assert_eq!(
                 state_for("PreToolUse", &hook).unwrap(),
                 Some(AgentState::Waiting),

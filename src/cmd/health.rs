@@ -43,7 +43,10 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
     }
     health_table(&outcome, &cost_cells(ctx)?, out);
     for (note, labels) in &unproven {
-        out.line(crate::inert::line(&format!("{note} ({})", labels.join(", "))));
+        out.line(crate::inert::line(&format!(
+            "{note} ({})",
+            labels.join(", ")
+        )));
     }
     for host in &remote.hosts {
         for said in host.error.iter().chain(&host.note) {

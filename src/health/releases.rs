@@ -44,10 +44,9 @@ pub fn learn(home: &Path, s: &Session) -> Option<String> {
     if let Some(known) = recorded(home, &s.id) {
         return Some(known);
     }
-    let (a, b, c) =
-        crate::agent::agent_version(&s.agent_argv, &home.join("agent-versions.json"))?;
+    let (a, b, c) = crate::agent::agent_version(&s.agent_argv, &home.join("agent-versions.json"))?;
     let release = format!("{a}.{b}.{c}");
-    let _ = crate::paths::write_private(recorded_path(home, &s.id), &release);
+    let _ = crate::paths::write_private(&recorded_path(home, &s.id), &release);
     Some(release)
 }
 

@@ -344,7 +344,7 @@ fn a_changed_screen_is_classified_recorded_and_badged_then_the_quiet_tick_is_one
 }
 
 #[test]
-fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_it() {
+fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_it_a_few_ticks() {
     let bench = Bench::new();
     let s = bench.session(1, "claude", AgentState::Busy);
     bench.pane(&s, BUSY, now_s() - 30);
@@ -372,10 +372,13 @@ fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_i
     );
     assert_eq!(cache.panes[&pane_id("%1")].screen_state, "idle");
 
-    // Past the hook's grace the screen wins.
+    // Past the hook's grace the screen has said so on two ticks: a third wins (the hook's
+    // busy is one its hooks say exactly, and so is the screen's idle).
     std::thread::sleep(std::time::Duration::from_micros(
         HOOK_GRACE_MICROS as u64 + 100_000,
     ));
+    let outcome = bench.refresh().unwrap();
+    assert!(outcome.transitions.is_empty(), "{:?}", outcome.transitions);
     let outcome = bench.refresh().unwrap();
     let moves: Vec<(&str, &str)> = outcome
         .transitions
@@ -576,7 +579,13 @@ fn a_hook_word_a_quiet_screen_disputes_is_read_again_and_gives_way_after_three_t
     assert_eq!(bench.recorded(&s).state, AgentState::Busy);
     bench
         .store()
-        .apply_state(&s.id, AgentState::Idle, now_micros(), StateSource::Hook, "Stop")
+        .apply_state(
+            &s.id,
+            AgentState::Idle,
+            now_micros(),
+            StateSource::Hook,
+            "Stop",
+        )
         .unwrap();
     for tick in 1..=2 {
         bench.reset();
@@ -604,7 +613,13 @@ fn a_hook_word_a_quiet_screen_disputes_is_read_again_and_gives_way_after_three_t
     // A later word wins again, and stands its own ticks.
     bench
         .store()
-        .apply_state(&s.id, AgentState::Idle, now_micros(), StateSource::Hook, "Stop")
+        .apply_state(
+            &s.id,
+            AgentState::Idle,
+            now_micros(),
+            StateSource::Hook,
+            "Stop",
+        )
         .unwrap();
     bench.refresh().unwrap();
     assert_eq!(bench.recorded(&s).state, AgentState::Idle);
@@ -616,8 +631,7 @@ fn a_hook_word_a_quiet_screen_disputes_is_read_again_and_gives_way_after_three_t
 fn a_screen_state_no_hook_says_waits_only_the_grace() {
     let bench = Bench::new();
     let s = bench.session(1, "codex", AgentState::Busy);
-    let busy =
-        include_str!("../../tests/fixtures/screens/codex/0.171.0/busy-running-command.txt");
+    let busy = include_str!("../../tests/fixtures/screens/codex/0.171.0/busy-running-command.txt");
     bench.pane(&s, busy, now_s() - 30);
     bench.refresh().unwrap();
     bench

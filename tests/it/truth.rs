@@ -145,7 +145,11 @@ fn an_interrupted_turn_is_idle_a_few_ticks_after_the_interrupt_and_the_gap_is_ke
     });
     assert!(idle, "{}", c.screen("stopped"));
     assert!(since.elapsed() >= Duration::from_secs(2));
-    let kept = c.env.orchestra(&["classify", "--disagreements", "--json"]).ok().stdout;
+    let kept = c
+        .env
+        .orchestra(&["classify", "--disagreements", "--json"])
+        .ok()
+        .stdout;
     let kept: Vec<serde_json::Value> = serde_json::from_str(&kept).unwrap();
     let last = kept.last().unwrap_or_else(|| panic!("nothing kept"));
     assert_eq!(last["label"], "stopped");
@@ -348,15 +352,13 @@ fn a_prompt_typed_over_many_lines_reads_right_on_claude_2_1_332() {
 
 impl Claude {
     fn id(&self, label: &str) -> String {
-        self.env.session(label)["id"]
-            .as_str()
-            .unwrap()
-            .to_string()
+        self.env.session(label)["id"].as_str().unwrap().to_string()
     }
 
-    /// The process group of the pane's program (the agent and its children): what a
-    /// machine too loaded to redraw looks like is this one stopped.
-    fn agent_group(&self, label: &str) -> String {
+    /// The agent's process under the pane's shell (see [`wrapped_claude`]): what a machine
+    /// too loaded to redraw looks like is this one stopped. (tmux wakes a pane's own
+    /// program when it stops, so the agent runs one level below it.)
+    fn agent_pid(&self, label: &str) -> String {
         let pid = self
             .env
             .tmux(&[
@@ -368,15 +370,34 @@ impl Claude {
             ])
             .trim()
             .to_string();
-        format!("-{pid}")
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap();
+        children.split_whitespace().next().unwrap().to_string()
     }
 
-    fn signal(&self, signal: &str, group: &str) {
+    fn signal(&self, signal: &str, pid: &str) {
         let sent = std::process::Command::new("kill")
-            .args([signal, "--", group])
+            .args([signal, pid])
             .status()
             .unwrap();
-        assert!(sent.success(), "kill {signal} {group}");
+        assert!(sent.success(), "kill {signal} {pid}");
+    }
+
+    /// A claude run by a small program rather than exec'd by it (dispatched `--kind
+    /// claude`): the same CLI, one process below the pane's. (Not a shell script: a
+    /// shell where the agent was is an agent that exited.)
+    fn wrapped_claude(&self) -> String {
+        let script = self.env.root.join("claude-below");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/usr/bin/env python3\nimport subprocess, sys\nsys.exit(subprocess.call([{:?}] + sys.argv[1:]))\n",
+                self.world.claude.to_string_lossy()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script.to_string_lossy().into_owned()
     }
 }
 
@@ -388,20 +409,29 @@ impl Claude {
 #[test]
 fn a_wrong_idle_word_gives_way_to_the_running_turn_on_screen_and_is_kept() {
     let Some(c) = start("going") else { return };
-    c.dispatch("going", "[[slow: 60]] [[say: the long answer]]");
+    c.env
+        .orchestra(&[
+            "dispatch",
+            "going",
+            "--kind",
+            "claude",
+            "--agent",
+            &format!("{} --permission-mode default", c.wrapped_claude()),
+            "--prompt",
+            "[[slow: 60]] [[say: the long answer]]",
+        ])
+        .ok();
     assert!(c.ticks_until("going", "busy", Duration::from_secs(30)));
     c.wait_screen("going", "esc to interrupt");
     // A tick reads the running turn (and caches what it read).
     c.env.orchestra(&["refresh"]).ok();
-    let group = c.agent_group("going");
-    c.signal("-STOP", &group);
+    let agent = c.agent_pid("going");
+    c.signal("-STOP", &agent);
     // Whatever tmux still had to draw lands before the word.
     std::thread::sleep(Duration::from_millis(1500));
     c.env.orchestra(&["refresh"]).ok();
     let id = c.id("going");
-    c.env
-        .orchestra(&["event", "--session", &id, "idle"])
-        .ok();
+    c.env.orchestra(&["event", "--session", &id, "idle"]).ok();
     assert_eq!(c.state("going"), "idle");
     let said = std::time::Instant::now();
     // The word is exact when said: the next ticks do not overrule it at once.
@@ -414,12 +444,20 @@ fn a_wrong_idle_word_gives_way_to_the_running_turn_on_screen_and_is_kept() {
         c.state("going") == "busy"
     });
     let screen = c.screen("going");
-    c.signal("-CONT", &group);
+    c.signal("-CONT", &agent);
     assert!(back, "the screen never overruled the word:\n{screen}");
-    assert!(said.elapsed() >= Duration::from_secs(2), "{:?}", said.elapsed());
+    assert!(
+        said.elapsed() >= Duration::from_secs(2),
+        "{:?}",
+        said.elapsed()
+    );
     assert!(screen.contains("esc to interrupt"), "{screen}");
     // The disagreement is kept: listed, and saved as a fixture a person names.
-    let listed = c.env.orchestra(&["classify", "--disagreements"]).ok().stdout;
+    let listed = c
+        .env
+        .orchestra(&["classify", "--disagreements"])
+        .ok()
+        .stdout;
     let row = listed
         .lines()
         .find(|l| l.starts_with("1 "))
@@ -445,7 +483,10 @@ fn a_wrong_idle_word_gives_way_to_the_running_turn_on_screen_and_is_kept() {
         ])
         .ok();
     let saved = std::fs::read_to_string(&fixture).unwrap();
-    assert!(saved.contains("esc to interrupt"), "{saved}");
+    assert!(
+        saved.contains("[[slow: 60]]"),
+        "the captured screen: {saved}"
+    );
     let verdict = c
         .env
         .orchestra(&["classify", fixture.to_str().unwrap()])
@@ -501,7 +542,7 @@ fn questions_and_plans_wait_by_their_hook_on(release: &str) {
     let answered = wait_until(Duration::from_secs(20), || {
         c.env.tmux(&["send-keys", "-t", &pane, "Enter"]);
         std::thread::sleep(Duration::from_millis(800));
-        c.screen("ask").contains("the button is red")
+        c.screen("ask").contains("● the button is red")
     });
     assert!(answered, "{}", c.screen("ask"));
     assert!(
