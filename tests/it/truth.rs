@@ -595,3 +595,56 @@ fn questions_and_plans_wait_by_their_hook_on_claude_2_1_100() {
 fn questions_and_plans_wait_by_their_hook_on_claude_2_1_332() {
     questions_and_plans_wait_by_their_hook_on(crate::matrix::CLAUDE_RELEASES[2]);
 }
+
+/// Issue 25: a session whose agent runs a release the screen rules were not proven on is
+/// named by `health`, once, with what still holds; its `--version` is asked once (at
+/// launch, cached) and never again by a tick or by `health`.
+#[test]
+fn health_names_a_release_the_screen_rules_were_not_proven_on_once() {
+    let Some(c) = start("newer") else { return };
+    let asked = c.env.root.join("version-asked");
+    let program = c.env.root.join("claude-2.1.400");
+    std::fs::write(
+        &program,
+        format!(
+            "#!/usr/bin/env python3\nimport os, sys\nif '--version' in sys.argv:\n    open({asked:?}, 'a').write('asked\\n')\n    print('2.1.400 (Claude Code)')\n    sys.exit(0)\nos.execv({claude:?}, [{claude:?}] + sys.argv[1:])\n",
+            asked = asked.to_string_lossy(),
+            claude = c.world.claude.to_string_lossy(),
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    c.env
+        .orchestra(&[
+            "dispatch",
+            "newer",
+            "--kind",
+            "claude",
+            "--agent",
+            &format!("{} --permission-mode default", program.to_string_lossy()),
+            "--prompt",
+            "[[say: hello]]",
+        ])
+        .ok();
+    assert!(c.ticks_until("newer", "idle", Duration::from_secs(30)));
+    for _ in 0..2 {
+        let health = c.env.orchestra(&["health"]).ok().stdout;
+        let notes: Vec<&str> = health
+            .lines()
+            .filter(|l| l.contains("screen rules unproven"))
+            .collect();
+        assert_eq!(
+            notes,
+            ["claude 2.1.400: screen rules unproven, hooks exact (newer)"],
+            "{health}"
+        );
+    }
+    let rows = c.env.orchestra(&["health", "--json"]).ok().stdout;
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&rows).unwrap();
+    assert_eq!(rows[0]["agent_release"], "2.1.400");
+    assert_eq!(rows[0]["rules_proven"], false);
+    c.env.orchestra(&["refresh"]).ok();
+    let times = std::fs::read_to_string(&asked).unwrap_or_default();
+    assert_eq!(times.lines().count(), 1, "--version asked {times:?}");
+}
