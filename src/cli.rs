@@ -522,9 +522,19 @@ pub struct ClassifyArgs {
     /// The agent kind whose rules apply.
     #[arg(long, default_value = "claude")]
     pub kind: String,
-    /// Print {"state", "rule", "kind"} instead of the word.
+    /// Print {"state", "rule", "kind"} instead of the word (with --disagreements: each
+    /// kept disagreement as JSON, screen included).
     #[arg(long)]
     pub json: bool,
+    /// List the screens kept when the screen disagreed with a hook's word long enough to
+    /// win: number, when, session, agent release, the hook's word, the screen's verdict
+    /// and rule.
+    #[arg(long, conflicts_with = "file")]
+    pub disagreements: bool,
+    /// With --disagreements: write kept screen N (as listed) to PATH, a new file, to make
+    /// a fixture of it.
+    #[arg(long, num_args = 2, value_names = ["N", "PATH"], requires = "disagreements")]
+    pub save: Option<Vec<String>>,
 }
 
 #[derive(Debug, Args)]

@@ -4,6 +4,8 @@
 //! notifications. Hooks (`orchestra event`) report state at once; a screen that clearly
 //! says otherwise later overrides them, since some changes fire no hook.
 
+pub mod disagreements;
+pub mod releases;
 pub mod remote;
 pub mod tick;
 
@@ -24,6 +26,12 @@ use crate::tmux::{Pane, PaneId, Snapshot, Tmux, TmuxError, WindowId};
 /// A hook's word stands against the screen for this long: screens lag behind hooks (a
 /// menu is announced before it is drawn).
 const HOOK_GRACE_MICROS: i64 = 2_000_000;
+/// A screen that contradicts a hook's word about a state that kind's hooks say
+/// ([`crate::hooks::hook_exact`]) wins once it has done so on this many ticks in a row…
+const CONTRADICTED_TICKS: u32 = 3;
+/// …spanning at least this long (the hook's grace): a hook's word is exact when it is
+/// said, not forever, and one misread screen overrules nothing.
+const CONTRADICTED_MICROS: i64 = HOOK_GRACE_MICROS;
 /// The status line refreshes at most this often, however many clients ask.
 const STATUS_EVERY_MS: i64 = 1_000;
 /// An agent without screen rules counts as busy while its window showed output this
@@ -132,6 +140,43 @@ pub struct PaneSeen {
     pub activity: i64,
     pub screen_state: String,
     pub rule: Option<String>,
+    /// The hook's word this pane's screen contradicts, tick after tick.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub against: Option<Against>,
+}
+
+/// A screen's run of ticks contradicting one hook word.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Against {
+    /// The contradicted word's time (`state_at`): a new word starts a new run.
+    pub word_at: i64,
+    pub ticks: u32,
+    /// When the run began (microseconds).
+    pub since: i64,
+}
+
+/// Whether screen verdict `screen` disputes `s`'s recorded state: a hook's word of a
+/// state its kind's hooks say exactly, against a screen saying another such state (one
+/// the hooks would have said too). A screen saying what no hook of its kind says (codex
+/// busy, an API error before claude's StopFailure) only follows the hook's grace.
+fn disputes(s: &Session, screen: AgentState) -> bool {
+    let exact = crate::hooks::hook_exact(s.agent_kind);
+    screen != AgentState::Unknown
+        && screen != s.state
+        && s.state_source == StateSource::Hook
+        && exact.contains(&s.state)
+        && exact.contains(&screen)
+}
+
+/// Whether the verdict a pane's screen had at its last capture differs from what is
+/// recorded now by a word that outranks the screen: a word said after that capture (a
+/// hook's `idle` while the turn goes on). Such a pane is read again whether it printed
+/// or not, since a quiet pane is otherwise never captured again and the word would stand
+/// against a screen nobody looks at.
+fn seen_differs(s: &Session, seen: &PaneSeen) -> bool {
+    AgentState::parse(&seen.screen_state).is_some_and(|screen| {
+        screen != AgentState::Unknown && screen != s.state && s.state_source.outranks_screen()
+    })
 }
 
 /// One row of `health`.
@@ -160,6 +205,12 @@ pub struct HealthRow {
     /// The permission mode its claude says it runs in (its hooks' word), if any.
     #[serde(default)]
     pub permission_mode: Option<String>,
+    /// The release its agent runs (`health` learns it once per session), if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_release: Option<String>,
+    /// Whether the screen rules were proven on that release (captured and read right).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_proven: Option<bool>,
 }
 
 impl HealthRow {
@@ -185,6 +236,8 @@ impl HealthRow {
             pane: s.pane.as_deref().unwrap_or_default().to_string(),
             host: s.host.clone(),
             permission_mode: None,
+            agent_release: None,
+            rules_proven: None,
         }
     }
 }
@@ -415,11 +468,12 @@ pub fn refresh(
             ));
         } else {
             let recaptured = recapture.iter().any(|(p, _)| p == &pane.pane);
-            let changed = cache
-                .panes
-                .get(&pane.pane)
-                .is_none_or(|seen| !recaptured && pane.window_activity >= seen.captured_at);
-            if changed {
+            let seen = cache.panes.get(&pane.pane);
+            let changed =
+                seen.is_none_or(|seen| !recaptured && pane.window_activity >= seen.captured_at);
+            let read_now = snap.screens.iter().any(|(p, _)| p == &pane.pane);
+            let disputed = seen.is_some_and(|seen| seen_differs(s, seen));
+            if changed || (disputed && !read_now) {
                 first_seen.push(pane.pane.clone());
             }
         }
@@ -456,20 +510,61 @@ pub fn refresh(
             }
             let hook_is_fresh = said_lately(s, now_us);
             let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
+            // A screen disputing a hook's word counts its ticks against that word; it wins
+            // after a few, and the screen is kept for a person to judge.
+            let against = disputes(s, verdict.state).then(|| {
+                match cache.panes.get(pane_id).and_then(|p| p.against.clone()) {
+                    Some(run) if run.word_at == s.state_at => Against {
+                        ticks: run.ticks + 1,
+                        ..run
+                    },
+                    _ => Against {
+                        word_at: s.state_at,
+                        ticks: 1,
+                        since: now_us,
+                    },
+                }
+            });
+            let screen_wins = match &against {
+                Some(run) => {
+                    run.ticks >= CONTRADICTED_TICKS && now_us - run.since >= CONTRADICTED_MICROS
+                }
+                None => differs && !hook_is_fresh,
+            };
+            let held = differs && !screen_wins;
             cache.panes.insert(
                 pane_id.clone(),
                 PaneSeen {
-                    // A verdict a fresh word holds back is read again next tick: the
-                    // screen may not change again (aider back at its prompt after an
-                    // approved command with no hook to say so; an API error on screen
-                    // while the Stop hook of a release without StopFailure said idle).
-                    captured_at: if differs && hook_is_fresh { 0 } else { now_s },
+                    // A verdict a word holds back is read again next tick: the screen may
+                    // not change again (aider back at its prompt after an approved command
+                    // with no hook to say so; an API error on screen while the Stop hook
+                    // of a release without StopFailure said idle; a turn going on quietly
+                    // after a wrong `idle`).
+                    captured_at: if held { 0 } else { now_s },
                     activity: pane.window_activity,
                     screen_state: verdict.state.to_string(),
                     rule: verdict.rule.clone(),
+                    against: against.clone().filter(|_| !screen_wins),
                 },
             );
-            if differs && !hook_is_fresh {
+            if screen_wins && against.is_some() {
+                disagreements::keep(
+                    home,
+                    disagreements::Disagreement {
+                        session: s.id.clone(),
+                        label: s.label.clone(),
+                        agent: s.agent_kind.as_str().to_string(),
+                        release: releases::recorded(home, &s.id),
+                        at: now_us,
+                        hook_state: s.state.to_string(),
+                        hook_at: s.state_at,
+                        screen_state: verdict.state.to_string(),
+                        rule: verdict.rule.clone(),
+                        screen: screen.clone(),
+                    },
+                );
+            }
+            if screen_wins {
                 if verdict.state == AgentState::Waiting {
                     if let Some(ask) = rules.asked(s.agent_kind.as_str(), screen)? {
                         let worktree = Path::new(&s.worktree);

@@ -350,7 +350,9 @@ pub fn asked(hook: &serde_json::Value) -> Option<Asked> {
     let input = hook.get("tool_input");
     let field = |name: &str| text(input.and_then(|i| i.get(name)));
     let asked = match tool.as_str() {
+        // A question or a plan is no permission: nothing to approve by name.
         "" => return None,
+        tool if asks_the_person(tool) => return None,
         "Bash" => Asked::Run(field("command")),
         "Write" => Asked::Write(field("file_path")),
         "Edit" | "MultiEdit" => Asked::Edit(field("file_path")),
@@ -365,6 +367,10 @@ pub fn asked(hook: &serde_json::Value) -> Option<Asked> {
 pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
     let field = |name: &str| hook.get(name).and_then(|v| v.as_str()).unwrap_or("");
     Ok(match event {
+        // A question the agent asks, or its plan put up for approval, is shown to the
+        // person as the tool starts: waiting, without the screen. Their answer is the
+        // tool's end (PostToolUse): the turn goes on.
+        "PreToolUse" if asks_the_person(field("tool_name")) => Some(AgentState::Waiting),
         "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "PostToolUseFailure" => {
             Some(AgentState::Busy)
         }
@@ -391,6 +397,44 @@ pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentSt
         "SessionEnd" => Some(AgentState::Exited),
         other => return not_a_hook(other, "a Claude Code hook event"),
     })
+}
+
+/// Claude Code's tools whose use is a question to the person: AskUserQuestion (its
+/// options), ExitPlanMode (the plan, to approve or not).
+pub const CLAUDE_PERSON_TOOLS: &[&str] = &["AskUserQuestion", "ExitPlanMode"];
+
+fn asks_the_person(tool: &str) -> bool {
+    CLAUDE_PERSON_TOOLS.contains(&tool)
+}
+
+/// The states `kind`'s hooks say whenever they come true, on every release orchestra
+/// supports: for these a screen that disagrees with a hook's word is a disagreement (kept,
+/// and the hook's word stands a few ticks); the others only the screen (or tmux) reads.
+/// README's table of hook-exact states is this one.
+pub fn hook_exact(kind: AgentKind) -> &'static [AgentState] {
+    match kind {
+        // UserPromptSubmit/PreToolUse/PostToolUse, PermissionRequest and the question
+        // tools, Stop; SessionEnd. An error is said only from 2.1.78 on (StopFailure).
+        AgentKind::Claude => &[
+            AgentState::Busy,
+            AgentState::Waiting,
+            AgentState::Idle,
+            AgentState::Exited,
+        ],
+        // BeforeAgent/BeforeTool/AfterTool, the ToolPermission notification, AfterAgent;
+        // SessionEnd. An error ends with AfterAgent too: the screen says it.
+        AgentKind::Gemini => &[
+            AgentState::Busy,
+            AgentState::Waiting,
+            AgentState::Idle,
+            AgentState::Exited,
+        ],
+        // `notify` says only that a turn ended.
+        AgentKind::Codex => &[AgentState::Idle],
+        // aider's notification says when; what (idle, a question, an error) is read from
+        // the screen.
+        _ => &[],
+    }
 }
 
 /// The state a Gemini CLI hook event means (0.61.0's events; `agent::gemini::HOOK_EVENTS`
@@ -549,6 +593,30 @@ mod tests {
         );
         assert!(state_for("bogus", &none).is_err());
         assert!(state_for("unknown", &none).is_err());
+    }
+
+    #[test]
+    fn a_question_or_a_plan_waits_from_its_tool_use_and_its_answer_goes_on() {
+        for tool in ["AskUserQuestion", "ExitPlanMode"] {
+            let hook =
+                json!({"hook_event_name": "PreToolUse", "tool_name": tool, "tool_input": {}});
+            assert_eq!(
+                state_for("PreToolUse", &hook).unwrap(),
+                Some(AgentState::Waiting),
+                "{tool}"
+            );
+            assert_eq!(super::asked(&hook), None, "nothing to approve by name");
+            let answered = json!({"hook_event_name": "PostToolUse", "tool_name": tool});
+            assert_eq!(
+                state_for("PostToolUse", &answered).unwrap(),
+                Some(AgentState::Busy)
+            );
+        }
+        let bash = json!({"tool_name": "Bash", "tool_input": {"command": "ls"}});
+        assert_eq!(
+            state_for("PreToolUse", &bash).unwrap(),
+            Some(AgentState::Busy)
+        );
     }
 
     #[test]

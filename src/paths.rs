@@ -56,6 +56,7 @@ const HOME_ENTRIES: &[&str] = &[
     "dependencies",
     "allowed",
     "agent-versions.json",
+    "disagreements",
     "prompts",
     "agents.toml",
     "prices.toml",

@@ -344,7 +344,7 @@ fn a_changed_screen_is_classified_recorded_and_badged_then_the_quiet_tick_is_one
 }
 
 #[test]
-fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_it() {
+fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_it_a_few_ticks() {
     let bench = Bench::new();
     let s = bench.session(1, "claude", AgentState::Busy);
     bench.pane(&s, BUSY, now_s() - 30);
@@ -372,10 +372,13 @@ fn a_screen_that_changed_again_is_recorded_and_a_fresh_hook_word_holds_against_i
     );
     assert_eq!(cache.panes[&pane_id("%1")].screen_state, "idle");
 
-    // Past the hook's grace the screen wins.
+    // Past the hook's grace the screen has said so on two ticks: a third wins (the hook's
+    // busy is one its hooks say exactly, and so is the screen's idle).
     std::thread::sleep(std::time::Duration::from_micros(
         HOOK_GRACE_MICROS as u64 + 100_000,
     ));
+    let outcome = bench.refresh().unwrap();
+    assert!(outcome.transitions.is_empty(), "{:?}", outcome.transitions);
     let outcome = bench.refresh().unwrap();
     let moves: Vec<(&str, &str)> = outcome
         .transitions
@@ -561,4 +564,87 @@ fn a_program_is_asked_only_of_windows_that_printed_since_the_tick_before() {
         load_cache(bench.home(), KEY).commands[&pane_id("%1")],
         "bash"
     );
+}
+
+/// Issue 25: a hook's `idle` said while the turn goes on, on a pane that prints nothing
+/// more (the turn's screen captured before the word): the pane is read again at every tick
+/// although its window is quiet, the word stands two ticks, and the third, 2 s after the
+/// first, gives the screen the state and keeps the screen; a later word wins again.
+#[test]
+fn a_hook_word_a_quiet_screen_disputes_is_read_again_and_gives_way_after_three_ticks() {
+    let bench = Bench::new();
+    let s = bench.session(1, "claude", AgentState::Busy);
+    bench.pane(&s, BUSY, now_s() - 30);
+    bench.refresh().unwrap();
+    assert_eq!(bench.recorded(&s).state, AgentState::Busy);
+    bench
+        .store()
+        .apply_state(
+            &s.id,
+            AgentState::Idle,
+            now_micros(),
+            StateSource::Hook,
+            "Stop",
+        )
+        .unwrap();
+    for tick in 1..=2 {
+        bench.reset();
+        bench.refresh().unwrap();
+        assert_eq!(
+            bench.world.borrow().captured,
+            ["%1"],
+            "tick {tick} reads the quiet pane again"
+        );
+        assert_eq!(bench.recorded(&s).state, AgentState::Idle, "tick {tick}");
+    }
+    assert!(disagreements::list(bench.home()).is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    bench.refresh().unwrap();
+    let recorded = bench.recorded(&s);
+    assert_eq!(recorded.state, AgentState::Busy);
+    assert_eq!(recorded.state_source, StateSource::Screen);
+    let kept = disagreements::list(bench.home());
+    assert_eq!(kept.len(), 1);
+    assert_eq!(
+        (kept[0].hook_state.as_str(), kept[0].screen_state.as_str()),
+        ("idle", "busy")
+    );
+    assert_eq!(kept[0].screen, BUSY);
+    // A later word wins again, and stands its own ticks.
+    bench
+        .store()
+        .apply_state(
+            &s.id,
+            AgentState::Idle,
+            now_micros(),
+            StateSource::Hook,
+            "Stop",
+        )
+        .unwrap();
+    bench.refresh().unwrap();
+    assert_eq!(bench.recorded(&s).state, AgentState::Idle);
+}
+
+/// A screen saying what the kind's hooks never say (codex busy after its turn-end idle)
+/// is no disputed word: it follows the hook's grace alone and keeps nothing.
+#[test]
+fn a_screen_state_no_hook_says_waits_only_the_grace() {
+    let bench = Bench::new();
+    let s = bench.session(1, "codex", AgentState::Busy);
+    let busy = include_str!("../../tests/fixtures/screens/codex/0.171.0/busy-running-command.txt");
+    bench.pane(&s, busy, now_s() - 30);
+    bench.refresh().unwrap();
+    bench
+        .store()
+        .apply_state(
+            &s.id,
+            AgentState::Idle,
+            now_micros() - 3_000_000,
+            StateSource::Hook,
+            "codex-notify",
+        )
+        .unwrap();
+    bench.refresh().unwrap();
+    assert_eq!(bench.recorded(&s).state, AgentState::Busy);
+    assert!(disagreements::list(bench.home()).is_empty());
 }

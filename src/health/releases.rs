@@ -1,0 +1,131 @@
+//! Which agent releases the screen rules were proven on, and the release each session's
+//! agent runs: learnt once per session (`--version`, cached per program file) and
+//! recorded in the session's folder, never on the status line's path.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::AgentKind;
+use crate::state::{AgentState, Session};
+
+/// The releases whose screens are captured under tests/fixtures/screens/<agent>/ and read
+/// right there (a test checks this list is those folders).
+pub const PROVEN: &[(&str, &[&str])] = &[
+    ("aider", &["0.86.2"]),
+    ("claude", &["2.0.77", "2.1.100", "2.1.332"]),
+    ("codex", &["0.171.0"]),
+    ("gemini", &["0.61.0"]),
+];
+
+/// Whether the screen rules were proven on `release` of `agent`.
+pub fn proven(agent: &str, release: &str) -> bool {
+    PROVEN
+        .iter()
+        .any(|(a, releases)| *a == agent && releases.contains(&release))
+}
+
+fn recorded_path(home: &Path, id: &str) -> PathBuf {
+    crate::paths::session_dir(home, id).join("agent-release")
+}
+
+/// The release session `id`'s agent was recorded to run, if it was.
+pub fn recorded(home: &Path, id: &str) -> Option<String> {
+    let text = std::fs::read_to_string(recorded_path(home, id)).ok()?;
+    let text = text.trim();
+    crate::agent::parse_version(text).map(|_| text.to_string())
+}
+
+/// The release `s`'s agent runs: as recorded, else asked once (`--version`, cached per
+/// program file in the home) and recorded. `None` for agents without screen rules or a
+/// release to tell, and for remote sessions (their program is on the host).
+pub fn learn(home: &Path, s: &Session) -> Option<String> {
+    if s.host.is_some() || !has_proven_list(s.agent_kind) {
+        return None;
+    }
+    if let Some(known) = recorded(home, &s.id) {
+        return Some(known);
+    }
+    let (a, b, c) = crate::agent::agent_version(&s.agent_argv, &home.join("agent-versions.json"))?;
+    let release = format!("{a}.{b}.{c}");
+    let _ = crate::paths::write_private(&recorded_path(home, &s.id), &release);
+    Some(release)
+}
+
+fn has_proven_list(kind: AgentKind) -> bool {
+    PROVEN.iter().any(|(a, _)| *a == kind.as_str())
+}
+
+/// What a person should know of `release` of `kind`, when the screen rules were not
+/// proven on it: "claude 2.1.400: screen rules unproven, hooks exact".
+pub fn unproven_note(kind: AgentKind, release: &str) -> Option<String> {
+    if proven(kind.as_str(), release) {
+        return None;
+    }
+    let exact = crate::hooks::hook_exact(kind);
+    let hooks = match exact {
+        [] => "no hook tells its state: the screen alone".to_string(),
+        [AgentState::Idle] => "only a turn's end is hook-exact".to_string(),
+        _ => "hooks exact".to_string(),
+    };
+    Some(format!(
+        "{} {release}: screen rules unproven, {hooks}",
+        kind.as_str()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_proven_releases_are_the_captured_ones() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let mut captured: Vec<(String, Vec<String>)> = Vec::new();
+        for agent in std::fs::read_dir(&root).unwrap() {
+            let agent = agent.unwrap().path();
+            if !agent.is_dir() {
+                continue;
+            }
+            let mut releases: Vec<String> = std::fs::read_dir(&agent)
+                .unwrap()
+                .map(|r| r.unwrap().path())
+                .filter(|r| r.is_dir())
+                .filter_map(|r| Some(r.file_name()?.to_str()?.to_string()))
+                .filter(|r| crate::agent::parse_version(r).is_some())
+                .collect();
+            releases.sort();
+            let name = agent.file_name().unwrap().to_string_lossy().into_owned();
+            captured.push((name, releases));
+        }
+        captured.sort();
+        let mut listed: Vec<(String, Vec<String>)> = PROVEN
+            .iter()
+            .map(|(a, r)| {
+                let mut r: Vec<String> = r.iter().map(|s| s.to_string()).collect();
+                r.sort();
+                (a.to_string(), r)
+            })
+            .collect();
+        listed.sort();
+        assert_eq!(
+            listed, captured,
+            "health::releases::PROVEN must name every captured release folder"
+        );
+    }
+
+    #[test]
+    fn an_unproven_release_says_what_still_holds() {
+        assert_eq!(unproven_note(AgentKind::Claude, "2.1.332"), None);
+        assert_eq!(
+            unproven_note(AgentKind::Claude, "2.1.400").as_deref(),
+            Some("claude 2.1.400: screen rules unproven, hooks exact")
+        );
+        assert_eq!(
+            unproven_note(AgentKind::Codex, "0.200.0").as_deref(),
+            Some("codex 0.200.0: screen rules unproven, only a turn's end is hook-exact")
+        );
+        assert_eq!(
+            unproven_note(AgentKind::Aider, "0.90.0").as_deref(),
+            Some("aider 0.90.0: screen rules unproven, no hook tells its state: the screen alone")
+        );
+    }
+}
