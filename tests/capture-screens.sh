@@ -21,54 +21,10 @@ out_root=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/claude}
 # The release matrix (tests/run.sh installs these; tests/it/matrix.rs walks them).
 MATRIX=(2.0.77 2.1.100 2.1.332)
 
-work=$(mktemp -d /tmp/orchestra-capture.XXXXXX)
-sock=$work/sock
-cleanup() {
-  tmux -S "$sock" kill-server 2>/dev/null || true
-  [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null
-  # A hook of the CLI just killed may still write its file: once more after it.
-  rm -rf "$work" 2>/dev/null || { sleep 1; rm -rf "$work"; }
-}
-trap cleanup EXIT
+. tests/capture-lib.sh
+capture_init orchestra-capture
+start_standin anthropic.py
 
-python3 "$FAKE/anthropic.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
-api_pid=$!
-for _ in $(seq 100); do [ -f "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
-# A session of its own keeps the server up between runs (a restarting server races).
-tmux -S "$sock" -f /dev/null new-session -d -s keep
-
-screen() { tmux -S "$sock" capture-pane -p -t cap:0; }
-capture() { # capture NAME
-  screen > "$out/$1.txt"
-  tmux -S "$sock" capture-pane -p -e -t cap:0 > "$out/$1.ansi"
-}
-wait_for() { # wait_for TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-30} * 10 ))); do
-    screen | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for: $1" >&2
-  screen >&2
-  return 1
-}
-wait_gone() { # wait_gone TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-30} * 10 ))); do
-    screen | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for this to go: $1" >&2
-  screen >&2
-  return 1
-}
-wait_dead() { # wait_dead [SECONDS]
-  for _ in $(seq $(( ${1:-30} * 10 ))); do
-    [ "$(tmux -S "$sock" display-message -p -t cap:0 '#{pane_dead}')" = 1 ] && return 0
-    sleep 0.1
-  done
-  echo "the CLI did not exit" >&2
-  return 1
-}
 # A turn is over when the CLI says no more "esc to interrupt" (a Stop hook may still run
 # after the text is complete), and for a moment after.
 idle_then() { # idle_then NAME
@@ -92,8 +48,6 @@ type_line() {
     tmux -S "$sock" send-keys -t cap:0 Enter || true
   done
 }
-# The CLI ignores keys for a moment after it draws a menu (against stray presses).
-press() { sleep 1; tmux -S "$sock" send-keys -t cap:0 "$@"; }
 # A prompt typed over many lines: backslash-Enter starts a new line in every release.
 NEWLINE_KEYS=('\' Enter)
 . tests/typed-lines.sh
