@@ -124,9 +124,11 @@ catalogue_part() {
   p="[[slow: 20]] [[say: one two three four five six seven eight nine ten eleven twelve thirteen]]"
   type_line "$p"
   SETTLE=3 entry busy-streaming "esc to interrupt" || true
-  # A prompt sent while the turn runs is queued under it.
-  type_line "the next prompt, sent while the turn runs [[say: queued one answered]]"
-  SETTLE=0.5 entry busy-queued-prompt "esc to interrupt" 5 || true
+  # A prompt sent while the turn runs is queued under it (Tab; Enter would steer the turn).
+  tmux -S "$sock" send-keys -t cap:0 -l -- "the next prompt, sent while the turn runs [[say: queued one answered]]"
+  sleep 0.3
+  tmux -S "$sock" send-keys -t cap:0 Tab
+  SETTLE=0.5 entry busy-queued-prompt "queued one answered" 5 || true
   wait_for "queued one answered" 60 || true
   sleep 2
   capture_sizes idle-after-turn
@@ -174,23 +176,30 @@ catalogue_part() {
   entry idle-slash-autocomplete "/model" 5 || true
   press Escape; press C-u
   tmux -S "$sock" send-keys -t cap:0 -l '?'
-  entry idle-shortcuts-panel "for commands" 5 || true
-  press Escape; press C-u
-  type_line /approvals
-  entry idle-approvals-picker "Full Access" 5 || true
+  entry idle-shortcuts-panel "esc close" 5 || true
+  press Escape; press BSpace
+  tmux -S "$sock" send-keys -t cap:0 -l /permissions
+  sleep 0.7
+  tmux -S "$sock" send-keys -t cap:0 Enter
+  entry idle-permissions-picker "Full Access" 5 || true
   press Escape
+  # Plan mode: shift+tab cycles the collaboration modes.
+  press BTab
+  entry idle-plan-mode "Plan mode" 5 || true
+  press BTab
   sleep 1
   type_line "/quit"
   if wait_dead 20; then sleep 0.5; capture_sizes exited-quit; else missed+=(exited-quit); fi
   tmux -S "$sock" kill-session -t cap
 
-  # The other approval presets, as started by their flags: Auto (--full-auto) and Full
-  # Access (no approvals, no sandbox).
+  # The other approval presets, as started by their flags: workspace-write with approvals
+  # on request (0.171's "Ask for approval"; --full-auto of older releases) and Full Access
+  # (no approvals, no sandbox).
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
     -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
-    -- "$codex" --no-daemon --full-auto
+    -- "$codex" --no-daemon --sandbox workspace-write --ask-for-approval on-request
   tmux -S "$sock" set-option -t cap remain-on-exit on
-  entry idle-start-full-auto "? for shortcuts" 60 || true
+  entry idle-start-workspace-write "? for shortcuts" 60 || true
   tmux -S "$sock" kill-session -t cap
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
     -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
