@@ -9,6 +9,7 @@
 #   tests/newest-release.sh                  # claude codex gemini aider
 #   tests/newest-release.sh gemini aider     # some of them
 #   ORCHESTRA_NEWEST_BUDGET=300 tests/newest-release.sh   # seconds per CLI (default 600)
+#   ORCHESTRA_NEWEST_CODEX=0.110.0 tests/newest-release.sh codex   # that release instead
 #
 # When the newest release is the pinned one it says so and moves on: the pinned release's
 # fixtures and tests already prove it. Exit status: 0 when every newest release read as its
@@ -90,9 +91,16 @@ read_screen() { # read_screen AGENT FILE: the state orchestra reads
 walk_release() { # walk_release AGENT CLI SECONDS: its live tests, on that CLI
   local var filter
   var=ORCHESTRA_TEST_$(echo "$1" | tr '[:lower:]' '[:upper:]')
+  # The tests that run the CLI through busy, waiting, idle, error and exited (not the ones
+  # that read the pinned release's fixtures: those say nothing of this release).
   case $1 in
     claude) filter=(health::hooks_report_the_real_agents_states health::screens_alone_report_the_real_agents_states) ;;
-    *) filter=("$1::") ;;
+    codex) filter=(codex::a_codex_session_is_busy_then_idle codex::codex_approvals_wait_and_approve
+      codex::a_failing_api_makes_a_codex_session_error_and_quit) ;;
+    gemini) filter=(gemini::a_dispatched_gemini_is_busy_then_idle gemini::gemini_approvals_wait_and_approve
+      gemini::a_gemini_api_error_reads_as_error gemini::with_no_hooks_gemini_is_read_from_its_screen) ;;
+    aider) filter=(aider::a_dispatched_aider_is_busy_then_idle aider::aider_asks_before_a_command
+      aider::an_api_error_is_an_error_exiting_is_exited) ;;
   esac
   env "$var=$2" timeout "$3" cargo test --quiet --test it -- --test-threads=2 "${filter[@]}"
 }
@@ -120,7 +128,9 @@ for agent in "${agents[@]}"; do
   deadline=$((started + BUDGET))
   left() { local n=$((deadline - $(date +%s))); [ "$n" -gt 10 ] && echo "$n" || echo 10; }
   pinned=$(pinned_of "$agent")
-  newest=$(newest_of "$agent")
+  # ORCHESTRA_NEWEST_<AGENT>=<release> compares that release instead (one not newest).
+  override=ORCHESTRA_NEWEST_$(echo "$agent" | tr '[:lower:]' '[:upper:]')
+  newest=${!override:-$(newest_of "$agent")}
   if [ -z "$newest" ]; then
     say "$agent: the newest release could not be looked up (pinned $pinned)"
     summary+=("$agent: newest unknown, pinned $pinned")
