@@ -46,12 +46,19 @@ esac
 home=$work/home
 eval "$(python3 "$FAKE/gemini_home.py" "$home" --print-env --port "$port")"
 # Hooks that record their JSON, one file per event (in the user settings of this HOME).
-python3 - "$home/.gemini/settings.json" "$work/hooks" <<'PY'
+# Releases before the settings said enableAutoUpdate read disableAutoUpdate: without it
+# 0.20.0 updated itself into the machine's global npm folder.
+schema=$(dirname "$gemini")/src/config/settingsSchema.js
+old_update_keys=0
+[ -f "$schema" ] && grep -q disableAutoUpdate "$schema" && old_update_keys=1
+python3 - "$home/.gemini/settings.json" "$work/hooks" "$old_update_keys" <<'PY'
 import json, sys
 path, d = sys.argv[1], sys.argv[2]
 events = ["SessionStart", "BeforeAgent", "BeforeTool", "Notification", "AfterTool", "AfterAgent",
           "PreCompress", "SessionEnd"]
 conf = json.load(open(path))
+if sys.argv[3] == "1":
+    conf.setdefault("general", {}).update({"disableAutoUpdate": True, "disableUpdateNag": True})
 conf["hooks"] = {e: [{"hooks": [{"name": f"record-{e}", "type": "command",
                                  "command": f"cat > {d}/{e}.$(date +%s%N).json"}]}] for e in events}
 json.dump(conf, open(path, "w"), indent=2)
@@ -80,11 +87,9 @@ if [ "$part" = typed ]; then
   exit 0
 fi
 
-# The catalogue (tests/fixtures/screens/gemini/catalogue.toml): each entry driven live and
-# captured at every size as <state>-<id>@<cols>x<rows>. An entry this release cannot show
-# (its text never comes) is said on stderr and left out: never a screen under a name it
-# does not show.
-missed=()
+# The catalogue (tests/fixtures/screens/gemini/catalogue.toml), entry by entry. The
+# approval menus' "Allow once" is "Yes, allow once" in older releases: waited for as
+# "llow once".
 # Resizing leaves old lines above the redrawn screen: a turn is over when its spinner
 # text has left the bottom of the screen.
 wait_gone_below() { # wait_gone_below TEXT [SECONDS]
@@ -102,16 +107,9 @@ wait_below() { # wait_below TEXT [SECONDS]: TEXT at the bottom of the screen
   done
   return 1
 }
-entry() { # entry STATE-ID WAIT_TEXT [SECONDS]: captured when WAIT_TEXT shows at the bottom
-  if wait_below "$2" "${3:-20}"; then
-    sleep "${SETTLE:-1}"
-    capture_sizes "$1"
-  else
-    echo "gemini $VERSION: $1 not shown (no \"$2\")" >&2
-    missed+=("$1")
-    return 1
-  fi
-}
+CATALOGUE_WHAT="gemini $VERSION"
+ENTRY_WAIT=wait_below
+. tests/capture-catalogue.sh
 catalogue_part() {
   local untrusted=$work/untrusted
   mkdir -p "$untrusted"
@@ -130,31 +128,37 @@ catalogue_part() {
   # A prompt sent while the turn runs waits its turn (queued under the spinner).
   type_line "the next prompt, sent while the turn runs [[say: queued one answered]]"
   entry busy-queued-prompt "esc to cancel" 5 || true
-  wait_for "queued one answered" 60
+  # The answer's line, not the queued prompt that says the same words.
+  wait_for "✦ queued one answered" 60 || true
   wait_gone_below "esc to cancel" 30 || true
   sleep 1
   capture_sizes idle-after-turn
 
   type_line "[[bash: touch created-by-shell.txt]]"
-  entry waiting-shell-approval "Allow once" && press Escape
-  wait_gone_below "Allow once" 10 || true
-  sleep 1
-  capture_sizes idle-after-deny
+  # Escape denies; when the menu did not come it cancels whatever did.
+  if entry waiting-shell-approval "llow once"; then
+    press Escape
+    wait_gone_below "llow once" 10 || true
+    sleep 1
+    capture_sizes idle-after-deny
+  else
+    press Escape
+  fi
   type_line "[[write: $wt/new-file.txt | hello]]"
-  entry waiting-write-approval "Allow once" && press Escape
-  wait_gone_below "Allow once" 10 || true
+  entry waiting-write-approval "llow once" || true; press Escape
+  wait_gone_below "llow once" 10 || true
   type_line "[[tool: replace | {\"file_path\": \"$wt/README.md\", \"old_string\": \"hello\", \"new_string\": \"goodbye\", \"instruction\": \"Say goodbye\"}]]"
-  entry waiting-edit-approval "Allow once" && press Escape
-  wait_gone_below "Allow once" 10 || true
+  entry waiting-edit-approval "llow once" || true; press Escape
+  wait_gone_below "llow once" 10 || true
   type_line "[[tool: web_fetch | {\"prompt\": \"Summarise http://127.0.0.1:9/page\"}]]"
-  entry waiting-web-fetch-approval "Allow once" && press Escape
-  wait_gone_below "Allow once" 10 || true
+  entry waiting-web-fetch-approval "llow once" || true; press Escape
+  wait_gone_below "llow once" 10 || true
   sleep 1
 
   type_line "[[bash: sleep 15 && touch slow.txt]] [[after: the slow command ended]]"
-  if wait_below "Allow once" 20; then
+  if wait_below "llow once" 20; then
     press Enter
-    wait_gone_below "Allow once" 10 || true
+    wait_gone_below "llow once" 10 || true
     sleep 2
     capture_sizes busy-shell-running
     wait_for "the slow command ended" 40 || true
@@ -212,7 +216,7 @@ catalogue_part() {
   if wait_for "Type your message" 60; then sleep 6; capture_sizes idle-yolo-start; else missed+=(idle-yolo-start); fi
   tmux -S "$sock" kill-session -t cap
   GEMINI_ARGS=()
-  [ ${#missed[@]} -eq 0 ] || echo "gemini $VERSION: not shown: ${missed[*]}" >&2
+  missed_entries
 }
 if [ "$part" = catalogue ]; then
   catalogue_part
