@@ -77,10 +77,10 @@ install_release() { # install_release AGENT VERSION SECONDS
 capture_release() { # capture_release AGENT VERSION OUT SECONDS: the catalogue's screens into OUT/VERSION
   local env=(ORCHESTRA_SCREENS_OUT="$3" ORCHESTRA_SCREENS_PART=catalogue)
   case $1 in
-    claude) env timeout "$4" "${env[@]}" tests/capture-screens.sh "$2" ;;
-    codex) env timeout "$4" "${env[@]}" CODEX_VERSION="$2" tests/capture-codex-screens.sh ;;
-    gemini) env timeout "$4" "${env[@]}" GEMINI_VERSION="$2" tests/capture-gemini-screens.sh ;;
-    aider) env timeout "$4" "${env[@]}" AIDER_VERSION="$2" tests/capture-aider-screens.sh ;;
+    claude) env "${env[@]}" timeout "$4" tests/capture-screens.sh "$2" ;;
+    codex) env "${env[@]}" CODEX_VERSION="$2" timeout "$4" tests/capture-codex-screens.sh ;;
+    gemini) env "${env[@]}" GEMINI_VERSION="$2" timeout "$4" tests/capture-gemini-screens.sh ;;
+    aider) env "${env[@]}" AIDER_VERSION="$2" timeout "$4" tests/capture-aider-screens.sh ;;
   esac
 }
 
@@ -158,7 +158,8 @@ for agent in "${agents[@]}"; do
   mkdir -p "$out"
   capture_release "$agent" "$newest" "$out" "$(left)" >"$work/$agent-capture.log" 2>&1
   captured_rc=$?
-  grep -E 'not shown|timed out' "$work/$agent-capture.log" | sed "s/^/  /"
+  grep -E 'not shown:|timed out' "$work/$agent-capture.log" | sed "s/^/  /"
+  [ "$captured_rc" -eq 0 ] || tail -n 5 "$work/$agent-capture.log" | sed "s/^/  /"
   differ=0 screens=0
   printf '  %-40s %-9s %-10s %-10s\n' entry size pinned "newest"
   for file in "$out/$newest"/*@*.txt; do
