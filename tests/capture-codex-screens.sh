@@ -20,6 +20,10 @@ out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/codex}/$VERSION
 # The shared background server (which --no-daemon keeps off) came after 0.110.0.
 no_daemon=()
 "$codex" --help 2>/dev/null | grep -q -- --no-daemon && no_daemon=(--no-daemon)
+# Releases that old write no "Worked for" line under a turn: there its end is a reply
+# with no "esc to interrupt" left on screen (0.171 streams with none, so not there).
+turn_end=worked
+[ ${#no_daemon[@]} -gt 0 ] || turn_end=quiet
 
 . tests/capture-lib.sh
 capture_init orchestra-capture-codex
@@ -31,9 +35,11 @@ turn_done() {
 import re, sys
 lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
 marks = [i for i, l in enumerate(lines) if l.startswith("› ")]
-ok = len(marks) >= 2 and lines[marks[-2]].startswith("› " + sys.argv[1][:30]) and any(
-    re.match(r"^\s+Worked for |^■ ", l) for l in lines[marks[-2] + 1 : marks[-1]])
-sys.exit(0 if ok else 1)' "$1"
+after = lines[marks[-2] + 1 : marks[-1]] if len(marks) >= 2 else []
+ok = len(marks) >= 2 and lines[marks[-2]].startswith("› " + sys.argv[1][:30]) and (any(
+    re.match(r"^\s+Worked for |^■ ", l) for l in after) or (sys.argv[2] == "quiet" and any(
+    l.startswith("• ") for l in after) and not any("esc to interrupt" in l for l in lines)))
+sys.exit(0 if ok else 1)' "$1" "$turn_end"
 }
 wait_done() { # wait_done PROMPT [SECONDS]
   for _ in $(seq $(( ${2:-30} * 10 ))); do

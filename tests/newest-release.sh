@@ -182,14 +182,21 @@ for agent in "${agents[@]}"; do
     fi
   done
   walk=passed
-  walk_release "$agent" "$(cli_path "$agent" "$newest")" "$(left)" >"$work/$agent-walk.log" 2>&1 || walk=FAILED
-  [ "$walk" = passed ] || tail -n 30 "$work/$agent-walk.log" | sed 's/^/  /'
+  if [ "$(printf '%s\n%s\n' "$newest" "$pinned" | sort -V | head -n 1)" = "$newest" ]; then
+    # The harness writes the pinned release's settings: an older release misreads them
+    # (gemini 0.20.0 then updates itself into the global npm folder). Its screens are
+    # compared above; its walk is not run.
+    walk="not run (older than pinned)"
+  else
+    walk_release "$agent" "$(cli_path "$agent" "$newest")" "$(left)" >"$work/$agent-walk.log" 2>&1 || walk=FAILED
+    [ "$walk" != FAILED ] || grep -E '^test .*FAILED|^test result|panicked' "$work/$agent-walk.log" | head -n 20 | sed 's/^/  /'
+  fi
   line="$agent $newest (pinned $pinned): $screens screens, $differ read differently"
   [ "$captured_rc" -eq 0 ] || line+=", capture stopped (status $captured_rc)"
   line+=", live walk $walk, $(($(date +%s) - started))s"
   say "$line"
   summary+=("$line")
-  { [ "$differ" -eq 0 ] && [ "$walk" = passed ] && [ "$captured_rc" -eq 0 ]; } || failed+=("$agent")
+  { [ "$differ" -eq 0 ] && [ "$walk" != FAILED ] && [ "$captured_rc" -eq 0 ]; } || failed+=("$agent")
 done
 say "newest releases:"
 printf '  %s\n' "${summary[@]}"
