@@ -5,48 +5,29 @@
 #
 #   tests/capture-codex-screens.sh
 #   ORCHESTRA_SCREENS_PART=typed tests/capture-codex-screens.sh   # only prompts typed over lines
+#   ORCHESTRA_SCREENS_PART=catalogue CODEX_VERSION=0.110.0 tests/capture-codex-screens.sh
+#     # only the catalogue's entries, each at four sizes (<state>-<id>@<cols>x<rows>)
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 VERSION=${CODEX_VERSION:-0.171.0}
-codex=$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
+# The native binary: vendor/<triple>/bin/codex, in older releases vendor/<triple>/codex/codex.
+codex=$(find "$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor" -type f -name codex 2>/dev/null | head -n 1)
+[ -x "$codex" ] || { echo "no codex $VERSION in $CACHE (npm install it into codex-$VERSION)" >&2; exit 2; }
 out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/codex}/$VERSION
+# The shared background server (which --no-daemon keeps off) came after 0.110.0.
+no_daemon=()
+"$codex" --help 2>/dev/null | grep -q -- --no-daemon && no_daemon=(--no-daemon)
+# Releases that old write no "Worked for" line under a turn: there its end is a reply
+# with no "esc to interrupt" left on screen (0.171 streams with none, so not there).
+turn_end=worked
+[ ${#no_daemon[@]} -gt 0 ] || turn_end=quiet
 
-work=$(mktemp -d /tmp/orchestra-capture-codex.XXXXXX)
-sock=$work/sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-python3 "$FAKE/openai.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
-api_pid=$!
-for _ in $(seq 100); do [ -f "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
-# A session of its own keeps the server up between runs (a restarting server races).
-tmux -S "$sock" -f /dev/null new-session -d -s keep
-
-capture() { # capture NAME
-  tmux -S "$sock" capture-pane -p -t cap:0 > "$out/$1.txt"
-  tmux -S "$sock" capture-pane -p -e -t cap:0 > "$out/$1.ansi"
-}
-wait_for() { # wait_for TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    tmux -S "$sock" capture-pane -p -t cap:0 | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for: $1" >&2
-  tmux -S "$sock" capture-pane -p -t cap:0 >&2
-  return 1
-}
-wait_gone() { # wait_gone TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    tmux -S "$sock" capture-pane -p -t cap:0 | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for this to go: $1" >&2
-  return 1
-}
+. tests/capture-lib.sh
+capture_init orchestra-capture-codex
+start_standin openai.py
 # Whether the turn of the prompt starting with $1 has ended: between that prompt and the
 # input box, a "Worked for …" line or an error/interrupt mark ("■ …").
 turn_done() {
@@ -54,9 +35,11 @@ turn_done() {
 import re, sys
 lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
 marks = [i for i, l in enumerate(lines) if l.startswith("› ")]
-ok = len(marks) >= 2 and lines[marks[-2]].startswith("› " + sys.argv[1][:30]) and any(
-    re.match(r"^\s+Worked for |^■ ", l) for l in lines[marks[-2] + 1 : marks[-1]])
-sys.exit(0 if ok else 1)' "$1"
+after = lines[marks[-2] + 1 : marks[-1]] if len(marks) >= 2 else []
+ok = len(marks) >= 2 and lines[marks[-2]].startswith("› " + sys.argv[1][:30]) and (any(
+    re.match(r"^\s+Worked for |^■ ", l) for l in after) or (sys.argv[2] == "quiet" and any(
+    l.startswith("• ") for l in after) and not any("esc to interrupt" in l for l in lines)))
+sys.exit(0 if ok else 1)' "$1" "$turn_end"
 }
 wait_done() { # wait_done PROMPT [SECONDS]
   for _ in $(seq $(( ${2:-30} * 10 ))); do
@@ -75,7 +58,10 @@ type_line() {
 
 part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$out/notify" "$work/notify"
-[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json
+case "$part" in
+  all) rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json ;;
+  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+esac
 wt=$work/wt
 mkdir -p "$wt"
 git -C "$wt" init -q
@@ -90,12 +76,16 @@ SH
 chmod +x "$work/record-notify"
 # What orchestra's own tests run: manual approvals (a read-only sandbox and on-request),
 # no shared background server (it copies the whole CLI into CODEX_HOME).
-start() { # start DIR ARGS...
+start_as() { # start_as DIR ARGS...: codex with only these approval and sandbox flags
   local dir=$1; shift
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$dir" \
     -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
-    -- "$codex" --no-daemon --ask-for-approval on-request --sandbox read-only "$@"
+    -- "$codex" "${no_daemon[@]}" "$@"
   tmux -S "$sock" set-option -t cap remain-on-exit on
+}
+start() { # start DIR ARGS...
+  local dir=$1; shift
+  start_as "$dir" --ask-for-approval on-request --sandbox read-only "$@"
 }
 
 # A prompt typed over many lines: ctrl+j starts a new line in the box.
@@ -113,6 +103,122 @@ typed_part() { # a prompt typed over many lines (not sent): idle, busy, pasted
 if [ "$part" = typed ]; then
   typed_part
   echo "captured typed prompts of codex $VERSION into $out"
+  exit 0
+fi
+
+# The catalogue (tests/fixtures/screens/codex/catalogue.toml), entry by entry.
+CATALOGUE_WHAT="codex $VERSION"
+. tests/capture-catalogue.sh
+# The input box is ready: its footer says "? for shortcuts" (0.171) or "100% left" (0.110).
+wait_box() { # wait_box [SECONDS]
+  for _ in $(seq $(( ${1:-60} * 10 ))); do
+    screen | grep -qE -- '\? for shortcuts|[0-9]+% (context )?left' && return 0
+    sleep 0.1
+  done
+  return 1
+}
+catalogue_part() {
+  local p untrusted=$work/untrusted-catalogue
+  mkdir -p "$untrusted"
+  git -C "$untrusted" init -q
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$untrusted"
+  entry waiting-trust-dialog "Trust" 60 || true
+  tmux -S "$sock" kill-session -t cap
+
+  start "$wt"
+  ENTRY_WAIT=wait_box entry idle-start "" 60 || { missed_entries; return 0; }
+  p="[[slow: 20]] [[say: one two three four five six seven eight nine ten eleven twelve thirteen]]"
+  type_line "$p"
+  SETTLE=3 entry busy-streaming "esc to interrupt" || true
+  # A prompt sent while the turn runs is queued under it (Tab; Enter would steer the turn).
+  tmux -S "$sock" send-keys -t cap:0 -l -- "the next prompt, sent while the turn runs [[say: queued one answered]]"
+  sleep 0.3
+  tmux -S "$sock" send-keys -t cap:0 Tab
+  SETTLE=0.5 entry busy-queued-prompt "queued one answered" 5 || true
+  # The queued prompt's own text says "queued one answered": its turn's end is the sign.
+  if wait_done "the next prompt, sent while the turn runs" 60; then
+    sleep 1
+    capture_sizes idle-after-turn
+  else
+    missed+=(idle-after-turn)
+  fi
+
+  p="[[bash: touch created-by-bash.txt]]"
+  type_line "$p"
+  entry waiting-exec-approval "Press enter to confirm" && press Escape
+  wait_done "$p" || true
+  sleep 1
+  capture_sizes idle-after-deny
+  p="[[write: new-file.txt | hello]]"
+  type_line "$p"
+  entry waiting-patch-approval "Press enter to confirm" && press Escape
+  wait_done "$p" || true
+  p="[[bash: sleep 12 && touch slept.txt]]"
+  type_line "$p"
+  if wait_for "Press enter to confirm" 20; then
+    press Enter
+    SETTLE=2 entry busy-running-command "esc to interrupt" 10 || true
+    wait_done "$p" 30 || true
+  fi
+  sleep 1
+  p="[[error: 400]]"
+  type_line "$p"
+  wait_done "$p" 30 || true
+  sleep 1
+  capture_sizes error-api-400
+  p="[[error: 429]]"
+  type_line "$p"
+  if wait_for "Reconnecting" 30 2>/dev/null; then sleep 1; capture_sizes busy-reconnecting-429; fi
+  wait_done "$p" 150 || true
+  sleep 1
+  turn_done "$p" && capture_sizes error-rate-limit-429
+  p="[[slow: 30]] [[say: a long story that is interrupted before it ends, word after word]]"
+  type_line "$p"
+  sleep 4
+  press Escape
+  wait_done "$p" 20 || true
+  sleep 1
+  capture_sizes idle-interrupted
+
+  # What a person opens at the prompt: the slash-command list, the shortcuts panel, the
+  # approval-mode picker; each closed before the next.
+  tmux -S "$sock" send-keys -t cap:0 -l /
+  entry idle-slash-autocomplete "/model" 5 || true
+  press Escape; press C-u
+  tmux -S "$sock" send-keys -t cap:0 -l '?'
+  entry idle-shortcuts-panel "esc close" 5 || true
+  press Escape; press BSpace
+  tmux -S "$sock" send-keys -t cap:0 -l /permissions
+  sleep 0.7
+  tmux -S "$sock" send-keys -t cap:0 Enter
+  entry idle-permissions-picker "Full Access" 5 || true
+  press Escape
+  # Plan mode: shift+tab cycles the collaboration modes.
+  press BTab
+  entry idle-plan-mode "Plan mode" 5 || true
+  press BTab
+  sleep 1
+  type_line "/quit"
+  if wait_dead 20; then sleep 0.5; capture_sizes exited-quit; else missed+=(exited-quit); fi
+  tmux -S "$sock" kill-session -t cap
+
+  # The other approval presets, as started by their flags: workspace-write with approvals
+  # on request (0.171's "Ask for approval"; --full-auto of older releases) and Full Access
+  # (no approvals, no sandbox).
+  start_as "$wt" --sandbox workspace-write --ask-for-approval on-request
+  ENTRY_WAIT=wait_box entry idle-start-workspace-write "" 60 || true
+  tmux -S "$sock" kill-session -t cap
+  start_as "$wt" --dangerously-bypass-approvals-and-sandbox
+  ENTRY_WAIT=wait_box entry idle-start-full-access "" 60 || true
+  type_line "[[bash: touch by-full-access.txt]] [[after: ran it without asking]]"
+  entry idle-full-access-ran-command "ran it without asking" 30 || true
+  tmux -S "$sock" kill-session -t cap
+  missed_entries
+}
+if [ "$part" = catalogue ]; then
+  catalogue_part
+  echo "captured the catalogue of codex $VERSION into $out"
   exit 0
 fi
 
@@ -211,6 +317,7 @@ capture waiting-trust-dialog
 tmux -S "$sock" kill-session -t cap
 
 typed_part
+catalogue_part
 
 # The notify payloads, with this run's folder and ids made neutral.
 n=0
