@@ -5,7 +5,10 @@ The real `claude` CLI talks to this instead of the network (ANTHROPIC_BASE_URL).
 "model" does is written into the prompt as markers (see README.md beside this file):
 
     [[bash: CMD]]  [[background: CMD]]  [[poll: N]]  [[write: PATH | TEXT]]  [[slow: N]]
-    [[error: CODE]]  [[say: TEXT]]  [[after: TEXT]]  [[notified: TEXT]]
+    [[edit: PATH | OLD | NEW]]  [[multiedit: PATH | OLD | NEW]]  [[notebook: PATH | SOURCE]]
+    [[fetch: URL]]  [[search: QUERY]]  [[mcp: SERVER TOOL]]  [[plan: TEXT]]  [[exitplan: x]]
+    [[ask: QUESTION | LABEL: DESCRIPTION …]]  [[askmany: …]]  [[long: N]]
+    [[error: CODE]]  [[fails: N]]  [[say: TEXT]]  [[after: TEXT]]  [[notified: TEXT]]
 
     python3 anthropic.py --port 0 --port-file PORT_FILE --log requests.jsonl
 
@@ -28,7 +31,8 @@ DEFAULT_ANSWER = "Done."
 DEFAULT_AFTER = "Finished."
 DEFAULT_NOTIFIED = "Noted."
 # Texts the CLI adds to the user's side of the conversation that nobody typed.
-NOT_TYPED = ("<system-reminder>", "[Request interrupted", "<task-notification>")
+# ("Tool loaded." follows a ToolSearch result in 2.1.3xx.)
+NOT_TYPED = ("<system-reminder>", "[Request interrupted", "<task-notification>", "Tool loaded.")
 # The CLI tells the model a background task ended: bare (2.0, 2.1.100) or inside a
 # <system-reminder> (2.1.332), naming the task by the id its Bash result gave.
 TASK_NOTIFICATION = re.compile(r"<task-notification>.*?<task-id>\s*([^<\s]+)\s*</task-id>", re.S)
@@ -72,6 +76,14 @@ def typed_texts(messages):
             if text and not text.startswith(NOT_TYPED):
                 out.append(text)
     return out
+
+
+def user_texts(messages):
+    """Every text on the user's side, the CLI's own notes too (its plan-mode note names the
+    plan file), also those it put into a tool result."""
+    return [i.get("text") or "" if i.get("type") == "text" else result_text(i.get("content"))
+            for m in messages if m.get("role") == "user"
+            for i in items(m.get("content")) if i.get("type") in ("text", "tool_result")]
 
 
 def tool_results(messages):
@@ -129,32 +141,115 @@ def fingerprint(messages):
 
 class Reply:
     """What to send back: an HTTP error, a tool call, or text streamed over `seconds` (a
-    tool call comes after `seconds` of pings: a model that thinks first)."""
+    tool call comes after `seconds` of pings: a model that thinks first). An error with
+    `fails` ({"left": N}, shared by the copies retries get) turns into `recovered` once N
+    tries have failed."""
 
-    def __init__(self, turn, text="", seconds=0.0, error=None, tool=None):
+    def __init__(self, turn, text="", seconds=0.0, error=None, tool=None, fails=None, recovered=None):
         self.turn, self.text, self.seconds, self.error, self.tool = turn, text, seconds, error, tool
+        self.fails, self.recovered = fails, recovered
 
 
-def answer_to(text, turn, tools_allowed=True):
-    """The reply a prompt's markers ask for (a tool call gets its id from Model.issue)."""
+# What an [[ask:]] without options offers: four options whose descriptions run to two lines
+# in a window of 120 columns (the layout the issue saw read wrong).
+DEFAULT_OPTIONS = [
+    ("Keep it small", "Change only the function the report names and leave its callers alone, "
+                      "so the diff stays easy to review and nothing else moves at all"),
+    ("Refactor first", "Split the module into the parts it really has before the fix, which "
+                       "touches more files but leaves each of them shorter and clearer"),
+    ("Write tests", "Add the failing test that shows the bug before any change, then make the "
+                    "smallest change that turns it green and keep the test in the suite"),
+    ("Ask the owner", "Stop here and write to the person who owns the module, because the "
+                      "behaviour may be relied on by callers this repository cannot see"),
+]
+# Where the CLI's plan-mode note says the plan goes ("…/.claude/plans/NAME.md").
+PLAN_FILE = re.compile(r"(/[^\s`'\"()]*/plans/[^\s`'\"()]+\.md)")
+
+
+def ask_input(spec, many):
+    """AskUserQuestion's input from `QUESTION | LABEL: DESCRIPTION | …`."""
+    question, *rest = [p.strip() for p in spec.split("|")]
+    options = [tuple(x.strip() for x in o.partition(":")[::2]) for o in rest if o]
+    options = [(label, desc or label) for label, desc in options] or DEFAULT_OPTIONS
+    return {"questions": [{"question": question or "Which way should I take?",
+                           "header": "Approach", "multiSelect": many,
+                           "options": [{"label": label, "description": desc} for label, desc in options]}]}
+
+
+def long_text(lines):
+    return "\n\n".join(f"Paragraph {n} of a long answer: the model goes on about the change, "
+                        f"its reasons and what it leaves alone, so the reply fills the screen."
+                        for n in range(1, lines + 1))
+
+
+def tool_steps(s, texts=()):
+    """The tool calls a prompt's markers ask for, in order (the first is the reply, the
+    rest follow its results): a file is Read before it is edited, as the CLI demands."""
+    if "bash" in s:
+        return [("Bash", {"command": s["bash"], "description": "Run a scripted command"})]
+    if "background" in s:
+        return [("Bash", {"command": s["background"], "description": "Run a scripted command in the background",
+                          "run_in_background": True})]
+    if "write" in s:
+        path, _, body = s["write"].partition("|")
+        return [("Write", {"file_path": path.strip(), "content": body.strip() + "\n"})]
+    if "edit" in s or "multiedit" in s:
+        path, old, new = ([p.strip() for p in s.get("edit", s.get("multiedit")).split("|")] + ["", ""])[:3]
+        read = ("Read", {"file_path": path})
+        if "edit" in s:
+            return [read, ("Edit", {"file_path": path, "old_string": old, "new_string": new})]
+        return [read, ("MultiEdit", {"file_path": path, "edits": [{"old_string": old, "new_string": new}]})]
+    if "notebook" in s:
+        path, _, source = s["notebook"].partition("|")
+        path = path.strip()
+        return [("Read", {"file_path": path}),
+                ("NotebookEdit", {"notebook_path": path, "new_source": source.strip() or "print('hello')",
+                                  "cell_type": "code", "edit_mode": "insert"})]
+    if "fetch" in s:
+        return [("WebFetch", {"url": s["fetch"], "prompt": "Summarise the page in one sentence"})]
+    if "search" in s:
+        return [("WebSearch", {"query": s["search"]})]
+    if "mcp" in s:
+        server, _, tool = s["mcp"].partition(" ")
+        return [(f"mcp__{server.strip()}__{tool.strip() or 'note'}", {"text": "a note from the stand-in"})]
+    if "plan" in s:
+        plan = s["plan"] or "1. Read the code\n2. Make the change\n3. Run the tests"
+        # The CLI shows the plan file it named in its plan-mode note (2.0.7x and later);
+        # older releases took the plan as the tool's input.
+        paths = [m for t in texts for m in PLAN_FILE.findall(t)]
+        write = [("Write", {"file_path": paths[-1], "content": "# Plan\n\n" + plan + "\n"})] if paths else []
+        return write + [("ExitPlanMode", {"plan": plan})]
+    if "exitplan" in s:
+        # A model that forgot to write its plan: the CLI's short "Exit plan mode?".
+        return [("ExitPlanMode", {})]
+    if "ask" in s or "askmany" in s:
+        return [("AskUserQuestion", ask_input(s.get("ask", s.get("askmany", "")), "ask" not in s))]
+    return []
+
+
+def answer_to(text, turn, tools_allowed=True, texts=()):
+    """The reply a prompt's markers ask for (a tool call gets its id from Model.issue; the
+    tool calls after the first wait in the Plan)."""
     s = script(text)
     if "error" in s:
         code = int(s["error"]) if s["error"].isdigit() else 500
-        return Reply(turn, error=code if 400 <= code <= 599 else 500)
-    if tools_allowed and "bash" in s:
-        return Reply(turn, tool=("Bash", {"command": s["bash"], "description": "Run a scripted command"}))
-    if tools_allowed and "background" in s:
-        return Reply(turn, tool=("Bash", {"command": s["background"],
-                                          "description": "Run a scripted command in the background",
-                                          "run_in_background": True}))
-    if tools_allowed and "write" in s:
-        path, _, body = s["write"].partition("|")
-        return Reply(turn, tool=("Write", {"file_path": path.strip(), "content": body.strip() + "\n"}))
+        code = code if 400 <= code <= 599 else 500
+        if s.get("fails", "").isdigit():
+            rest = re.sub(r"\[\[\s*error\s*:.*?\]\]", "", text, flags=re.S | re.I)
+            return Reply(turn, error=code, fails={"left": int(s["fails"])},
+                         recovered=answer_to(rest, turn, tools_allowed=False))
+        return Reply(turn, error=code)
+    steps = tool_steps(s, texts) if tools_allowed else []
+    if steps:
+        return Reply(turn, tool=steps[0])
     try:
         seconds = max(0.0, float(s.get("slow", "0")))
     except ValueError:
         seconds = 0.0
-    return Reply(turn, text=s.get("say", DEFAULT_ANSWER), seconds=seconds)
+    answer = s.get("say", DEFAULT_ANSWER)
+    if s.get("long", "").isdigit():
+        answer = long_text(int(s["long"])) + ("\n\n" + s["say"] if "say" in s else "")
+    return Reply(turn, text=answer, seconds=seconds)
 
 
 class Model:
@@ -189,16 +284,26 @@ class Model:
         with self.lock:
             seen_key = (key, fingerprint(messages))
             if seen_key in self.replies:
-                return self.again(self.replies[seen_key])
+                return self.recover(self.again(self.replies[seen_key]))
             tools = {t.get("name") for t in request["tools"] if isinstance(t, dict)}
-            reply = self.decide(key, texts, tool_results(messages), task_notifications(messages), tools)
+            reply = self.decide(key, texts, tool_results(messages), task_notifications(messages), tools,
+                                user_texts(messages))
             self.last[key] = reply
             if len(self.replies) > 10000:
                 self.replies.clear()
             self.replies[seen_key] = reply
-            return reply
+            return self.recover(reply)
 
-    def decide(self, key, texts, results, notes=(), tools=()):
+    @staticmethod
+    def recover(reply):
+        """An error scripted to fail N times: the (N+1)th try gets the reply it stood for."""
+        if reply.error and reply.fails is not None:
+            if reply.fails["left"] <= 0:
+                return Reply("retry", reply.recovered.text, reply.recovered.seconds)
+            reply.fails["left"] -= 1
+        return reply
+
+    def decide(self, key, texts, results, notes=(), tools=(), notes_of_cli=()):
         answered = self.answered.setdefault(key, Counter())
         typed, prompt = Counter(), None
         for text in texts:
@@ -218,7 +323,7 @@ class Model:
             # a sub-agent's warmup, shares the key but not the texts: merge, never replace).
             for text, count in typed.items():
                 answered[text] = max(answered[text], count)
-            return self.issue(answer_to(prompt, "prompt"), prompt)
+            return self.issue(answer_to(prompt, "prompt", texts=notes_of_cli), prompt, tools, notes_of_cli)
         if fresh:
             return self.after(self.tools.get(fresh[-1][0]) or Plan({}), tools)
         if new_notes:
@@ -230,11 +335,14 @@ class Model:
         if key in self.last:
             return self.again(self.last[key], "again")
         newest = texts[-1] if texts else ""
-        return self.issue(answer_to(newest, "again"), newest)
+        return self.issue(answer_to(newest, "again", texts=notes_of_cli), newest, tools, notes_of_cli)
 
-    def issue(self, reply, prompt):
+    def issue(self, reply, prompt, tools=(), notes_of_cli=()):
         if reply.tool:
-            self.call(reply, Plan(script(prompt)))
+            plan = Plan(script(prompt))
+            plan.steps = tool_steps(script(prompt), notes_of_cli)[1:]
+            reply.tool = loadable(reply.tool, tools, plan)
+            self.call(reply, plan)
         return reply
 
     def call(self, reply, plan):
@@ -245,6 +353,10 @@ class Model:
     def after(self, plan, tools):
         """The reply to a tool's result: a poll of the background task the prompt started
         while polls are left, else the `after` text; each takes the prompt's `slow` time."""
+        if plan.steps:
+            reply = Reply("tool-result", tool=loadable(plan.steps.pop(0), tools, plan))
+            self.call(reply, plan)
+            return reply
         task = next(((t, path) for t, (p, path) in self.tasks.items() if p is plan), None)
         if plan.polls_left > 0 and task:
             plan.polls_left -= 1
@@ -256,7 +368,17 @@ class Model:
     def again(self, reply, turn="retry"):
         """The same answer to a resent request; a tool call keeps its id (the first never
         arrived, or its result would be in the request)."""
-        return Reply(turn, reply.text, reply.seconds, reply.error, reply.tool)
+        return Reply(turn, reply.text, reply.seconds, reply.error, reply.tool, reply.fails, reply.recovered)
+
+
+def loadable(call, tools, plan):
+    """`call`, or first a ToolSearch that loads its schema when the CLI only names the tool
+    (2.1.3xx defers WebFetch, NotebookEdit and more: "calling them directly will fail")."""
+    if tools and call[0] not in tools and "ToolSearch" in tools and call[0] not in plan.searched:
+        plan.searched.add(call[0])
+        plan.steps.insert(0, call)
+        return ("ToolSearch", {"query": "select:" + call[0], "max_results": 1})
+    return call
 
 
 class Plan:
@@ -268,6 +390,8 @@ class Plan:
         self.after = s.get("after", DEFAULT_AFTER)
         self.notified = s.get("notified", DEFAULT_NOTIFIED)
         self.background = "background" in s and "bash" not in s
+        self.steps = []  # the tool calls still to come, one per result
+        self.searched = set()  # tools a ToolSearch was sent for (once each)
         try:
             self.seconds = max(0.0, float(s.get("slow", "0")))
         except ValueError:

@@ -214,6 +214,76 @@ class Turns(unittest.TestCase):
         self.assertEqual(self.c.send(user("[[slow: 1.5]]")).seconds, 1.5)
         self.assertEqual(self.c.send(user("[[error: teapot]]")).error, 500)
 
+    def test_an_edit_reads_the_file_first_then_asks_to_edit_it(self):
+        read = self.c.send(user("[[edit: /w/a.txt | old words | new words]] [[after: edited]]"))
+        self.assertEqual(read.tool[:2], ("Read", {"file_path": "/w/a.txt"}))
+        edit = self.c.send(user(result(read.tool[2], "1\told words")))
+        self.assertEqual((edit.turn, edit.tool[:2]), ("tool-result", ("Edit", {
+            "file_path": "/w/a.txt", "old_string": "old words", "new_string": "new words"})))
+        self.assertEqual(self.c.send(user(result(edit.tool[2], "ok"))).text, "edited")
+
+    def test_multiedit_and_notebook_markers(self):
+        read = self.c.send(user("[[multiedit: /w/a.txt | a | b]]"))
+        multi = self.c.send(user(result(read.tool[2], "1\ta")))
+        self.assertEqual(multi.tool[:2], ("MultiEdit", {"file_path": "/w/a.txt",
+                                                        "edits": [{"old_string": "a", "new_string": "b"}]}))
+        c = Conversation(self.model, session="nb")
+        read = c.send(user("[[notebook: /w/n.ipynb | x = 1]]"))
+        edit = c.send(user(result(read.tool[2], "cells")))
+        self.assertEqual(edit.tool[:2], ("NotebookEdit", {"notebook_path": "/w/n.ipynb", "new_source": "x = 1",
+                                                          "cell_type": "code", "edit_mode": "insert"}))
+
+    def test_web_and_mcp_markers_name_the_cli_tools(self):
+        calls = {m: Conversation(self.model, session=m).send(user(m)).tool[:2] for m in (
+            "[[fetch: http://127.0.0.1:9/page]]", "[[search: tmux status line]]", "[[mcp: orchestra note]]")}
+        self.assertEqual(list(calls.values()), [
+            ("WebFetch", {"url": "http://127.0.0.1:9/page", "prompt": "Summarise the page in one sentence"}),
+            ("WebSearch", {"query": "tmux status line"}),
+            ("mcp__orchestra__note", {"text": "a note from the stand-in"})])
+
+    def test_a_tool_the_cli_only_names_is_loaded_by_tool_search_first(self):
+        tools = [{"name": "Bash"}, {"name": "ToolSearch"}]
+        search = self.c.send(user("[[fetch: http://x/]] [[after: fetched]]"), tools=tools)
+        self.assertEqual(search.tool[:2], ("ToolSearch", {"query": "select:WebFetch", "max_results": 1}))
+        # The next request may still list only the name: the call comes, no second search.
+        fetch = self.c.send(user(result(search.tool[2], "<functions>…</functions>"), "Tool loaded."), tools=tools)
+        self.assertEqual(fetch.tool[0], "WebFetch")
+        self.assertEqual(self.c.send(user(result(fetch.tool[2], "a page")), tools=tools).text, "fetched")
+
+    def test_plan_writes_the_plan_file_the_cli_named_then_asks_to_exit_plan_mode(self):
+        note = ("<system-reminder>\nPlan mode is active. … Plan File Info:\nNo plan file exists yet. You should "
+                "create your plan at /h/.claude/plans/quiet-fox.md using the Write tool.\n</system-reminder>")
+        write = self.c.send(user(note, "[[plan: 1. Do it]]"))
+        self.assertEqual(write.tool[:2], ("Write", {"file_path": "/h/.claude/plans/quiet-fox.md",
+                                                    "content": "# Plan\n\n1. Do it\n"}))
+        done = self.c.send(user(result(write.tool[2], "written")))
+        self.assertEqual(done.tool[:2], ("ExitPlanMode", {"plan": "1. Do it"}))
+        forgot = Conversation(self.model, session="forgot").send(user(note, "[[exitplan: x]]"))
+        self.assertEqual(forgot.tool[:2], ("ExitPlanMode", {}))
+        bare = Conversation(self.model, session="bare").send(user("[[plan: 2. Go]]"))
+        self.assertEqual(bare.tool[:2], ("ExitPlanMode", {"plan": "2. Go"}))
+
+    def test_ask_markers_ask_single_and_multi_select_questions(self):
+        one = self.c.send(user("[[ask: Which one? | Red: warm | Blue: cold]]")).tool[1]["questions"][0]
+        self.assertEqual((one["question"], one["multiSelect"], one["options"]), ("Which one?", False, [
+            {"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cold"}]))
+        many = Conversation(self.model, session="m").send(user("[[askmany: Which ones?]]")).tool[1]["questions"][0]
+        self.assertTrue(many["multiSelect"])
+        self.assertEqual(len(many["options"]), 4)
+        self.assertTrue(all(len(o["description"]) > 120 for o in many["options"]))
+
+    def test_an_error_with_fails_recovers_after_that_many_tries(self):
+        prompt = "[[error: 529]] [[fails: 2]] [[say: through at last]]"
+        tries = [self.c.send(user(prompt)) for _ in range(1)]
+        tries += [self.model.reply({"messages": self.c.messages, "tools": TOOLS, "metadata": self.c.metadata})
+                  for _ in range(2)]
+        self.assertEqual([(t.error, t.text) for t in tries], [(529, ""), (529, ""), (None, "through at last")])
+
+    def test_long_streams_many_paragraphs(self):
+        reply = self.c.send(user("[[long: 30]] [[slow: 20]] [[say: the end]]"))
+        self.assertEqual((reply.text.count("Paragraph "), reply.seconds), (30, 20.0))
+        self.assertTrue(reply.text.endswith("the end"))
+
     def test_session_ids_of_both_metadata_forms(self):
         self.assertEqual(anthropic.conversation_key({"metadata": {"user_id": json.dumps({"session_id": "s-1"})}}), "s-1")
         old = {"metadata": {"user_id": "user_abc_account__session_14c5558a-9804-4db6-82f3-fb104daf15c4"}}
