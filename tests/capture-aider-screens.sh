@@ -6,33 +6,21 @@
 #
 #   tests/capture-aider-screens.sh
 #   ORCHESTRA_SCREENS_PART=typed tests/capture-aider-screens.sh   # only prompts typed over lines
+#   ORCHESTRA_SCREENS_PART=catalogue tests/capture-aider-screens.sh
+#     # only the catalogue's entries, each at four sizes (<state>-<id>@<cols>x<rows>)
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when the release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
-AIDER_VERSION=0.86.2
+AIDER_VERSION=${AIDER_VERSION:-0.86.2}
 aider=$CACHE/aider-$AIDER_VERSION/bin/aider
 out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/aider}/$AIDER_VERSION
 [ -x "$aider" ] || { echo "no aider at $aider (tests/run.sh installs it)" >&2; exit 2; }
 
-work=$(mktemp -d /tmp/orchestra-capture-aider.XXXXXX)
-sock=$work/sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-python3 "$FAKE/openai_chat.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
-api_pid=$!
-for _ in $(seq 100); do [ -f "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
-# A session of its own keeps the server up between runs (a restarting server races).
-tmux -S "$sock" -f /dev/null new-session -d -s keep
-
-screen() { tmux -S "$sock" capture-pane -p -t cap:0; }
-capture() { # capture NAME
-  tmux -S "$sock" capture-pane -p -t cap:0 > "$out/$1.txt"
-  tmux -S "$sock" capture-pane -p -e -t cap:0 > "$out/$1.ansi"
-}
+. tests/capture-lib.sh
+capture_init orchestra-capture-aider
+start_standin openai_chat.py
 last_line() { screen | grep -v '^[[:space:]]*$' | tail -n 1; }
 wait_line() { # wait_line REGEX [SECONDS]: a line matching (grep -E)
   for _ in $(seq $(( ${2:-30} * 10 ))); do
@@ -40,15 +28,6 @@ wait_line() { # wait_line REGEX [SECONDS]: a line matching (grep -E)
     sleep 0.1
   done
   echo "timed out waiting for a line: $1" >&2
-  screen >&2
-  return 1
-}
-wait_for() { # wait_for TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-30} * 10 ))); do
-    screen | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for: $1" >&2
   screen >&2
   return 1
 }
@@ -86,7 +65,10 @@ new_repo() { # new_repo DIR
 
 part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out"
-[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi
+case "$part" in
+  all) rm -f "$out"/*.txt "$out"/*.ansi ;;
+  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+esac
 eval "$(python3 "$FAKE/aider_home.py" "$work/home" --port "$port" --print-env)"
 export HOME
 
@@ -112,6 +94,105 @@ typed_part() { # a prompt typed over many lines (not sent), and pasted
 if [ "$part" = typed ]; then
   typed_part
   echo "captured typed prompts of aider $AIDER_VERSION into $out"
+  exit 0
+fi
+
+# The catalogue (tests/fixtures/screens/aider/catalogue.toml): each entry driven live and
+# captured at every size as <state>-<id>@<cols>x<rows>. An entry this release cannot show
+# (its text never comes) is said on stderr and left out: never a screen under a name it
+# does not show.
+missed=()
+entry() { # entry STATE-ID WAIT_TEXT [SECONDS]: captured when WAIT_TEXT shows
+  if wait_for "$2" "${3:-20}" 2>/dev/null; then
+    sleep "${SETTLE:-0.5}"
+    capture_sizes "$1"
+  else
+    echo "aider $AIDER_VERSION: $1 not shown (no \"$2\")" >&2
+    missed+=("$1")
+    return 1
+  fi
+}
+at_prompt() { # at_prompt STATE-ID [SECONDS]: captured at aider's prompt
+  if wait_prompt "${2:-30}" 2>/dev/null; then
+    sleep 0.5
+    capture_sizes "$1"
+  else
+    missed+=("$1")
+    return 1
+  fi
+}
+catalogue_part() {
+  local repo=$work/catalogue
+  new_repo "$work/catalogue-fresh"
+  start "$work/catalogue-fresh" --gitignore
+  entry waiting-gitignore-question "Add .aider* to .gitignore" 90 || true
+  tmux -S "$sock" kill-session -t cap
+
+  new_repo "$repo"
+  start "$repo" --detect-urls
+  at_prompt idle-start 90 || true
+  type_line "[[slow: 8]] [[say: Done.]]"
+  entry busy-waiting-spinner "Waiting for" 10 || true
+  wait_prompt 30 || true
+  type_line "[[slow: 15]] [[say: one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen]]"
+  wait_line "^one two three" 20 && sleep 1 && capture_sizes busy-streaming || missed+=(busy-streaming)
+  at_prompt idle-after-turn || true
+
+  type_line "[[bash: sleep 6; echo ran-by-aider]] [[say: Running it.]]"
+  entry waiting-shell-command "Run shell command?" && type_line y
+  entry busy-running-command "Running sleep" 10 || true
+  entry waiting-command-output "Add command output to the chat?" && type_line n
+  at_prompt idle-after-command || true
+
+  type_line "[[write: notes/new-file.txt | hello from aider]] [[say: Writing it.]]"
+  entry waiting-new-file "Create new file?" && type_line n
+  at_prompt idle-after-deny || true
+  # A file of the repo named in the prompt: aider offers to add it. Then an edit of a
+  # file the chat does not hold: aider asks before editing it.
+  type_line "[[write: README.md | goodbye from aider]] [[say: Editing it.]]"
+  entry waiting-add-mentioned-file "Add file to the chat?" && type_line n
+  entry waiting-edit-file-not-in-chat "Allow edits to" 10 && type_line n
+  wait_prompt 20 || true
+  # A URL in the prompt: aider offers to scrape it into the chat.
+  type_line "Look at http://127.0.0.1:9/page please [[say: Looked.]]"
+  entry waiting-add-url "Add URL to the chat?" && type_line n
+  wait_prompt 20 || true
+
+  type_line "[[error: 400]]"
+  entry error-api-400 "BadRequestError" 30 || true
+  wait_prompt 20 || true
+  type_line "[[error: 429]]"
+  entry busy-retrying-429 "Retrying in" 30 || true
+  press C-c
+  at_prompt error-rate-limit-429-interrupted 20 || true
+  type_line "[[error: 500]]"
+  entry busy-retrying-500 "Retrying in" 30 || true
+  press C-c
+  at_prompt error-api-500-interrupted 20 || true
+
+  # What a person opens at the prompt: the command completions, the ask and architect
+  # chat modes (their prompts say the mode).
+  tmux -S "$sock" send-keys -t cap:0 -l /ad
+  sleep 0.5
+  tmux -S "$sock" send-keys -t cap:0 Tab
+  entry idle-slash-autocomplete "/add" 5 || true
+  press C-u
+  sleep 0.5
+  type_line "/chat-mode ask"
+  entry idle-ask-mode "ask>" 10 || true
+  type_line "/chat-mode architect"
+  entry idle-architect-mode "architect>" 10 || true
+  type_line "/chat-mode code"
+  wait_prompt 10 || true
+
+  type_line "/exit"
+  entry exited-after-exit "Pane is dead" 30 || true
+  tmux -S "$sock" kill-session -t cap
+  [ ${#missed[@]} -eq 0 ] || echo "aider $AIDER_VERSION: not shown: ${missed[*]}" >&2
+}
+if [ "$part" = catalogue ]; then
+  catalogue_part
+  echo "captured the catalogue of aider $AIDER_VERSION into $out"
   exit 0
 fi
 
@@ -218,4 +299,5 @@ sleep 0.5
 capture exited-after-exit
 tmux -S "$sock" kill-session -t cap
 typed_part
+catalogue_part
 echo "captured aider $AIDER_VERSION into $out"

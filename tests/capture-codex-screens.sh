@@ -5,48 +5,22 @@
 #
 #   tests/capture-codex-screens.sh
 #   ORCHESTRA_SCREENS_PART=typed tests/capture-codex-screens.sh   # only prompts typed over lines
+#   ORCHESTRA_SCREENS_PART=catalogue CODEX_VERSION=0.110.0 tests/capture-codex-screens.sh
+#     # only the catalogue's entries, each at four sizes (<state>-<id>@<cols>x<rows>)
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 VERSION=${CODEX_VERSION:-0.171.0}
-codex=$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex
+# The native binary: vendor/<triple>/bin/codex, in older releases vendor/<triple>/codex/codex.
+codex=$(find "$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor" -type f -name codex 2>/dev/null | head -n 1)
+[ -x "$codex" ] || { echo "no codex $VERSION in $CACHE (npm install it into codex-$VERSION)" >&2; exit 2; }
 out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/codex}/$VERSION
 
-work=$(mktemp -d /tmp/orchestra-capture-codex.XXXXXX)
-sock=$work/sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-
-python3 "$FAKE/openai.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
-api_pid=$!
-for _ in $(seq 100); do [ -f "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
-# A session of its own keeps the server up between runs (a restarting server races).
-tmux -S "$sock" -f /dev/null new-session -d -s keep
-
-capture() { # capture NAME
-  tmux -S "$sock" capture-pane -p -t cap:0 > "$out/$1.txt"
-  tmux -S "$sock" capture-pane -p -e -t cap:0 > "$out/$1.ansi"
-}
-wait_for() { # wait_for TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    tmux -S "$sock" capture-pane -p -t cap:0 | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for: $1" >&2
-  tmux -S "$sock" capture-pane -p -t cap:0 >&2
-  return 1
-}
-wait_gone() { # wait_gone TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    tmux -S "$sock" capture-pane -p -t cap:0 | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for this to go: $1" >&2
-  return 1
-}
+. tests/capture-lib.sh
+capture_init orchestra-capture-codex
+start_standin openai.py
 # Whether the turn of the prompt starting with $1 has ended: between that prompt and the
 # input box, a "Worked for …" line or an error/interrupt mark ("■ …").
 turn_done() {
@@ -75,7 +49,10 @@ type_line() {
 
 part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$out/notify" "$work/notify"
-[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json
+case "$part" in
+  all) rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json ;;
+  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+esac
 wt=$work/wt
 mkdir -p "$wt"
 git -C "$wt" init -q
@@ -113,6 +90,130 @@ typed_part() { # a prompt typed over many lines (not sent): idle, busy, pasted
 if [ "$part" = typed ]; then
   typed_part
   echo "captured typed prompts of codex $VERSION into $out"
+  exit 0
+fi
+
+# The catalogue (tests/fixtures/screens/codex/catalogue.toml): each entry driven live and
+# captured at every size as <state>-<id>@<cols>x<rows>. An entry this release cannot show
+# (its text never comes) is said on stderr and left out: never a screen under a name it
+# does not show.
+missed=()
+entry() { # entry STATE-ID WAIT_TEXT [SECONDS]: captured when WAIT_TEXT shows
+  if wait_for "$2" "${3:-20}" 2>/dev/null; then
+    sleep "${SETTLE:-1}"
+    capture_sizes "$1"
+  else
+    echo "codex $VERSION: $1 not shown (no \"$2\")" >&2
+    missed+=("$1")
+    return 1
+  fi
+}
+catalogue_part() {
+  local p untrusted=$work/untrusted-catalogue
+  mkdir -p "$untrusted"
+  git -C "$untrusted" init -q
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$untrusted"
+  entry waiting-trust-dialog "Trust" 60 || true
+  tmux -S "$sock" kill-session -t cap
+
+  start "$wt"
+  wait_for "? for shortcuts" 60
+  sleep 1
+  capture_sizes idle-start
+  p="[[slow: 20]] [[say: one two three four five six seven eight nine ten eleven twelve thirteen]]"
+  type_line "$p"
+  SETTLE=3 entry busy-streaming "esc to interrupt" || true
+  # A prompt sent while the turn runs is queued under it (Tab; Enter would steer the turn).
+  tmux -S "$sock" send-keys -t cap:0 -l -- "the next prompt, sent while the turn runs [[say: queued one answered]]"
+  sleep 0.3
+  tmux -S "$sock" send-keys -t cap:0 Tab
+  SETTLE=0.5 entry busy-queued-prompt "queued one answered" 5 || true
+  wait_for "queued one answered" 60 || true
+  sleep 2
+  capture_sizes idle-after-turn
+
+  p="[[bash: touch created-by-bash.txt]]"
+  type_line "$p"
+  entry waiting-exec-approval "Press enter to confirm" && press Escape
+  wait_done "$p" || true
+  sleep 1
+  capture_sizes idle-after-deny
+  p="[[write: new-file.txt | hello]]"
+  type_line "$p"
+  entry waiting-patch-approval "Press enter to confirm" && press Escape
+  wait_done "$p" || true
+  p="[[bash: sleep 12 && touch slept.txt]]"
+  type_line "$p"
+  if wait_for "Press enter to confirm" 20; then
+    press Enter
+    SETTLE=2 entry busy-running-command "esc to interrupt" 10 || true
+    wait_done "$p" 30 || true
+  fi
+  sleep 1
+  p="[[error: 400]]"
+  type_line "$p"
+  wait_done "$p" 30 || true
+  sleep 1
+  capture_sizes error-api-400
+  p="[[error: 429]]"
+  type_line "$p"
+  if wait_for "Reconnecting" 30 2>/dev/null; then sleep 1; capture_sizes busy-reconnecting-429; fi
+  wait_done "$p" 150 || true
+  sleep 1
+  turn_done "$p" && capture_sizes error-rate-limit-429
+  p="[[slow: 30]] [[say: a long story that is interrupted before it ends, word after word]]"
+  type_line "$p"
+  sleep 4
+  press Escape
+  wait_done "$p" 20 || true
+  sleep 1
+  capture_sizes idle-interrupted
+
+  # What a person opens at the prompt: the slash-command list, the shortcuts panel, the
+  # approval-mode picker; each closed before the next.
+  tmux -S "$sock" send-keys -t cap:0 -l /
+  entry idle-slash-autocomplete "/model" 5 || true
+  press Escape; press C-u
+  tmux -S "$sock" send-keys -t cap:0 -l '?'
+  entry idle-shortcuts-panel "esc close" 5 || true
+  press Escape; press BSpace
+  tmux -S "$sock" send-keys -t cap:0 -l /permissions
+  sleep 0.7
+  tmux -S "$sock" send-keys -t cap:0 Enter
+  entry idle-permissions-picker "Full Access" 5 || true
+  press Escape
+  # Plan mode: shift+tab cycles the collaboration modes.
+  press BTab
+  entry idle-plan-mode "Plan mode" 5 || true
+  press BTab
+  sleep 1
+  type_line "/quit"
+  if wait_dead 20; then sleep 0.5; capture_sizes exited-quit; else missed+=(exited-quit); fi
+  tmux -S "$sock" kill-session -t cap
+
+  # The other approval presets, as started by their flags: workspace-write with approvals
+  # on request (0.171's "Ask for approval"; --full-auto of older releases) and Full Access
+  # (no approvals, no sandbox).
+  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
+    -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
+    -- "$codex" --no-daemon --sandbox workspace-write --ask-for-approval on-request
+  tmux -S "$sock" set-option -t cap remain-on-exit on
+  entry idle-start-workspace-write "? for shortcuts" 60 || true
+  tmux -S "$sock" kill-session -t cap
+  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
+    -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
+    -- "$codex" --no-daemon --dangerously-bypass-approvals-and-sandbox
+  tmux -S "$sock" set-option -t cap remain-on-exit on
+  entry idle-start-full-access "? for shortcuts" 60 || true
+  type_line "[[bash: touch by-full-access.txt]] [[after: ran it without asking]]"
+  entry idle-full-access-ran-command "ran it without asking" 30 || true
+  tmux -S "$sock" kill-session -t cap
+  [ ${#missed[@]} -eq 0 ] || echo "codex $VERSION: not shown: ${missed[*]}" >&2
+}
+if [ "$part" = catalogue ]; then
+  catalogue_part
+  echo "captured the catalogue of codex $VERSION into $out"
   exit 0
 fi
 
@@ -211,6 +312,7 @@ capture waiting-trust-dialog
 tmux -S "$sock" kill-session -t cap
 
 typed_part
+catalogue_part
 
 # The notify payloads, with this run's folder and ids made neutral.
 n=0

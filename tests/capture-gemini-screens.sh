@@ -5,6 +5,8 @@
 #
 #   tests/capture-gemini-screens.sh
 #   ORCHESTRA_SCREENS_PART=typed tests/capture-gemini-screens.sh   # only prompts typed over lines
+#   ORCHESTRA_SCREENS_PART=catalogue GEMINI_VERSION=0.35.3 tests/capture-gemini-screens.sh
+#     # only the catalogue's entries, each at four sizes (<state>-<id>@<cols>x<rows>)
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,51 +14,14 @@ CACHE=${ORCHESTRA_TEST_CACHE:-$HOME/.cache/orchestra-test}
 FAKE=${ORCHESTRA_FAKE_API:-$PWD/tests/fake-api}
 VERSION=${GEMINI_VERSION:-0.61.0}
 gemini=$CACHE/gemini-$VERSION/node_modules/@google/gemini-cli/bundle/gemini.js
+# Older releases ship dist/index.js instead of one bundle.
+[ -f "$gemini" ] || gemini=$CACHE/gemini-$VERSION/node_modules/@google/gemini-cli/dist/index.js
+[ -f "$gemini" ] || { echo "no gemini $VERSION in $CACHE (npm install it into gemini-$VERSION)" >&2; exit 2; }
 out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/gemini}/$VERSION
 
-work=$(mktemp -d /tmp/orchestra-capture.XXXXXX)
-sock=$work/sock
-cleanup() {
-  # The CLI's relaunched node process can outlive its pane's hangup: end each pane's group.
-  for pid in $(tmux -S "$sock" list-panes -a -F '#{pane_pid}' 2>/dev/null); do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  tmux -S "$sock" kill-server 2>/dev/null || true
-  [ -n "${api_pid:-}" ] && kill "$api_pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-python3 "$FAKE/gemini.py" --port 0 --port-file "$work/port" --log "$work/requests.jsonl" &
-api_pid=$!
-for _ in $(seq 100); do [ -f "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
-# A session of its own keeps the server up between runs (a restarting server races).
-tmux -S "$sock" -f /dev/null new-session -d -s keep
-
-capture() { # capture NAME
-  tmux -S "$sock" capture-pane -p -t cap:0 > "$out/$1.txt"
-  tmux -S "$sock" capture-pane -p -e -t cap:0 > "$out/$1.ansi"
-}
-screen() { tmux -S "$sock" capture-pane -p -t cap:0; }
-wait_for() { # wait_for TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    screen | grep -qF -- "$1" && return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for: $1" >&2
-  screen >&2
-  return 1
-}
-wait_gone() { # wait_gone TEXT [SECONDS]
-  for _ in $(seq $(( ${2:-20} * 10 ))); do
-    screen | grep -qF -- "$1" || return 0
-    sleep 0.1
-  done
-  echo "timed out waiting for this to go: $1" >&2
-  screen >&2
-  return 1
-}
+. tests/capture-lib.sh
+capture_init orchestra-capture-gemini
+start_standin gemini.py
 type_line() {
   tmux -S "$sock" send-keys -t cap:0 -l -- "$1"
   sleep 0.3
@@ -66,23 +31,34 @@ start() { # start DIR WIDTH [ENV...]: the CLI in DIR, its home the test HOME
   local dir=$1 width=$2; shift 2
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x "$width" -y 40 -c "$dir" \
     -e HOME="$HOME" -e GEMINI_API_KEY="$GEMINI_API_KEY" -e GOOGLE_GEMINI_BASE_URL="$GOOGLE_GEMINI_BASE_URL" \
-    "$@" -- node "$gemini"
+    "$@" -- node "$gemini" "${GEMINI_ARGS[@]}"
   # As orchestra's windows: the last screen stays when the CLI exits.
   tmux -S "$sock" set-option -w -t cap:0 remain-on-exit on
 }
 
+GEMINI_ARGS=()
 part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$work/hooks"
-[ "$part" = typed ] || rm -f "$out"/*.txt "$out"/*.ansi
+case "$part" in
+  all) rm -f "$out"/*.txt "$out"/*.ansi ;;
+  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+esac
 home=$work/home
 eval "$(python3 "$FAKE/gemini_home.py" "$home" --print-env --port "$port")"
 # Hooks that record their JSON, one file per event (in the user settings of this HOME).
-python3 - "$home/.gemini/settings.json" "$work/hooks" <<'PY'
+# Releases before the settings said enableAutoUpdate read disableAutoUpdate: without it
+# 0.20.0 updated itself into the machine's global npm folder.
+schema=$(dirname "$gemini")/src/config/settingsSchema.js
+old_update_keys=0
+[ -f "$schema" ] && grep -q disableAutoUpdate "$schema" && old_update_keys=1
+python3 - "$home/.gemini/settings.json" "$work/hooks" "$old_update_keys" <<'PY'
 import json, sys
 path, d = sys.argv[1], sys.argv[2]
 events = ["SessionStart", "BeforeAgent", "BeforeTool", "Notification", "AfterTool", "AfterAgent",
           "PreCompress", "SessionEnd"]
 conf = json.load(open(path))
+if sys.argv[3] == "1":
+    conf.setdefault("general", {}).update({"disableAutoUpdate": True, "disableUpdateNag": True})
 conf["hooks"] = {e: [{"hooks": [{"name": f"record-{e}", "type": "command",
                                  "command": f"cat > {d}/{e}.$(date +%s%N).json"}]}] for e in events}
 json.dump(conf, open(path, "w"), indent=2)
@@ -111,6 +87,143 @@ if [ "$part" = typed ]; then
   exit 0
 fi
 
+# The catalogue (tests/fixtures/screens/gemini/catalogue.toml), entry by entry. The
+# approval menus' "Allow once" is "Yes, allow once" in older releases: waited for as
+# "llow once".
+# Resizing leaves old lines above the redrawn screen: a turn is over when its spinner
+# text has left the bottom of the screen.
+wait_gone_below() { # wait_gone_below TEXT [SECONDS]
+  for _ in $(seq $(( ${2:-30} * 10 ))); do
+    screen | grep -v '^[[:space:]]*$' | tail -n 12 | grep -qF -- "$1" || return 0
+    sleep 0.1
+  done
+  echo "timed out waiting for this to go: $1" >&2
+  return 1
+}
+wait_below() { # wait_below TEXT [SECONDS]: TEXT at the bottom of the screen
+  for _ in $(seq $(( ${2:-30} * 10 ))); do
+    screen | grep -v '^[[:space:]]*$' | tail -n 12 | grep -qF -- "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+CATALOGUE_WHAT="gemini $VERSION"
+ENTRY_WAIT=wait_below
+. tests/capture-catalogue.sh
+catalogue_part() {
+  local untrusted=$work/untrusted
+  mkdir -p "$untrusted"
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  start "$untrusted" 120
+  entry waiting-trust-dialog "Do you trust" 60 || true
+  tmux -S "$sock" kill-session -t cap
+
+  echo hello > "$wt/README.md"
+  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
+  wait_for "Type your message" 60
+  sleep 6
+  capture_sizes idle-start
+  type_line "[[slow: 25]] [[say: one two three four five six seven eight nine ten eleven twelve thirteen]]"
+  entry busy-streaming "esc to cancel" || true
+  # A prompt sent while the turn runs waits its turn (queued under the spinner).
+  type_line "the next prompt, sent while the turn runs [[say: queued one answered]]"
+  entry busy-queued-prompt "esc to cancel" 5 || true
+  # The answer's line, not the queued prompt that says the same words.
+  wait_for "✦ queued one answered" 60 || true
+  wait_gone_below "esc to cancel" 30 || true
+  sleep 1
+  capture_sizes idle-after-turn
+
+  type_line "[[bash: touch created-by-shell.txt]]"
+  # Escape denies; when the menu did not come it cancels whatever did.
+  if entry waiting-shell-approval "llow once"; then
+    press Escape
+    wait_gone_below "llow once" 10 || true
+    sleep 1
+    capture_sizes idle-after-deny
+  else
+    press Escape
+  fi
+  type_line "[[write: $wt/new-file.txt | hello]]"
+  entry waiting-write-approval "llow once" || true; press Escape
+  wait_gone_below "llow once" 10 || true
+  type_line "[[tool: replace | {\"file_path\": \"$wt/README.md\", \"old_string\": \"hello\", \"new_string\": \"goodbye\", \"instruction\": \"Say goodbye\"}]]"
+  entry waiting-edit-approval "llow once" || true; press Escape
+  wait_gone_below "llow once" 10 || true
+  type_line "[[tool: web_fetch | {\"prompt\": \"Summarise http://127.0.0.1:9/page\"}]]"
+  entry waiting-web-fetch-approval "llow once" || true; press Escape
+  wait_gone_below "llow once" 10 || true
+  sleep 1
+
+  type_line "[[bash: sleep 15 && touch slow.txt]] [[after: the slow command ended]]"
+  if wait_below "llow once" 20; then
+    press Enter
+    wait_gone_below "llow once" 10 || true
+    sleep 2
+    capture_sizes busy-shell-running
+    wait_for "the slow command ended" 40 || true
+  fi
+  sleep 1
+
+  type_line "[[error: 400]]"
+  entry error-api-400 "API Error" 30 || true
+  type_line "[[error: 503]]"
+  SETTLE=3 entry busy-retrying-503 "esc to cancel" || true
+  press Escape
+  wait_gone_below "esc to cancel" 20 || true
+  type_line "[[error: 429]]"
+  SETTLE=3 entry busy-retrying-429 "esc to cancel" || true
+  press Escape
+  wait_gone_below "esc to cancel" 20 || true
+  sleep 1
+
+  # What a person opens at the prompt: the slash-command and @-file lists, the shortcuts
+  # panel, shell mode; each cleared before the next.
+  tmux -S "$sock" send-keys -t cap:0 -l /
+  entry idle-slash-autocomplete "/help" 5 || true
+  press Escape; press C-u
+  tmux -S "$sock" send-keys -t cap:0 -l @
+  entry idle-at-file-autocomplete "README.md" 5 || true
+  press Escape; press C-u
+  tmux -S "$sock" send-keys -t cap:0 -l '?'
+  entry idle-shortcuts-panel "YOLO" 5 || true
+  press Escape; press C-u
+  tmux -S "$sock" send-keys -t cap:0 -l '!'
+  entry idle-shell-mode "shell mode" 5 || true
+  press Escape; press C-u
+  sleep 1
+
+  # The approval modes: shift+tab to auto-accept edits, ctrl+y to YOLO (the input line
+  # then starts with `*`).
+  press BTab
+  entry idle-auto-edit-mode "auto-accept edits" 5 || true
+  press BTab
+  sleep 1
+  screen | grep -qi "auto-accept edits" && press BTab
+  press C-y
+  entry idle-yolo-mode "YOLO" 5 || true
+  type_line "[[slow: 20]] [[say: one two three four five six seven eight nine ten in yolo mode]]"
+  entry busy-yolo-streaming "esc to cancel" || true
+  wait_gone_below "esc to cancel" 40 || true
+  sleep 1
+  type_line "/quit"
+  if wait_dead 20; then sleep 1; capture_sizes exited-quit; else missed+=(exited-quit); fi
+  tmux -S "$sock" kill-session -t cap
+
+  # Started in YOLO mode by its flag.
+  GEMINI_ARGS=(--yolo)
+  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
+  if wait_for "Type your message" 60; then sleep 6; capture_sizes idle-yolo-start; else missed+=(idle-yolo-start); fi
+  tmux -S "$sock" kill-session -t cap
+  GEMINI_ARGS=()
+  missed_entries
+}
+if [ "$part" = catalogue ]; then
+  catalogue_part
+  echo "captured the catalogue of gemini $VERSION into $out"
+  exit 0
+fi
+
 # The trust dialog: a folder the CLI was not told to trust.
 mkdir -p "$work/untrusted"
 start "$work/untrusted" 120
@@ -129,7 +242,7 @@ type_line "[[slow: 10]] [[say: one two three four five six seven eight nine ten 
 wait_for "esc to cancel" 20
 sleep 2
 capture busy-streaming
-wait_gone "esc to cancel" 30
+wait_gone_below "esc to cancel" 30
 sleep 1
 capture idle-after-turn
 type_line "[[bash: touch created-by-shell.txt]]"
@@ -144,7 +257,7 @@ type_line "[[bash: sleep 8 && touch slow.txt]] [[after: the slow command ended]]
 wait_for "Allow once" 20
 sleep 0.5
 tmux -S "$sock" send-keys -t cap:0 Enter
-wait_gone "Allow once" 10
+wait_gone_below "Allow once" 10
 sleep 2
 capture busy-shell-running
 wait_for "the slow command ended" 30
@@ -168,7 +281,7 @@ wait_for "esc to cancel" 20
 sleep 3
 capture busy-retrying-503
 tmux -S "$sock" send-keys -t cap:0 Escape
-wait_gone "esc to cancel" 10
+wait_gone_below "esc to cancel" 10
 sleep 1
 # Last: the quoted text stays on screen and would match the waits above.
 type_line "Please explain [[say: You asked about this menu: │ ● 1. Allow once │ and 'Allow execution of [Shell]?' (esc to cancel, 3s). That is text I am quoting.]]"
@@ -199,6 +312,7 @@ tmux -S "$sock" send-keys -t cap:0 Escape
 tmux -S "$sock" kill-session -t cap
 
 typed_part
+catalogue_part
 
 mkdir -p "$out/hooks"
 rm -f "$out"/hooks/*.json

@@ -6,6 +6,7 @@
 #   tests/run.sh                 # everything
 #   tests/run.sh dispatch::      # extra arguments go to the test filter (no matrix)
 #   ORCHESTRA_TMUX_MATRIX="3.5a" tests/run.sh   # the matrix's releases (empty: none)
+#   ORCHESTRA_NEWEST=1 tests/run.sh   # also the newest-release report (always on CI)
 #
 # The pinned Claude CLI releases and aider are installed once into $ORCHESTRA_TEST_CACHE
 # (default ~/.cache/orchestra-test), outside the clone, and reused.
@@ -190,6 +191,19 @@ build_tmux 3.1c || true
 say "cargo test"
 # Each test runs its own tmux server and often a real claude: two per core is plenty.
 cargo test --quiet -- --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "$@"
+
+# The newest published release of each agent CLI against the pinned one
+# (tests/newest-release.sh): with ORCHESTRA_NEWEST=1, and on CI, as a report only. Its
+# status never fails the run; each CLI has ORCHESTRA_NEWEST_BUDGET seconds (420 here), the
+# whole report at most 30 minutes. When every newest release is the pinned one it takes
+# seconds.
+if [ $# -eq 0 ] && { [ "${ORCHESTRA_NEWEST:-}" = 1 ] || [ "${CI:-}" = true ]; }; then
+  say "newest releases (a report: it does not fail the run)"
+  newest_start=$(date +%s)
+  ORCHESTRA_NEWEST_BUDGET=${ORCHESTRA_NEWEST_BUDGET:-420} timeout 1800 tests/newest-release.sh 2>&1 |
+    sed 's/^/    /' || true
+  say "newest releases: $(($(date +%s) - newest_start))s"
+fi
 
 # The matrix runs with the whole suite (a filter given runs only the suite), release
 # groups side by side where the machine has the cores (one group per two).

@@ -4,7 +4,8 @@
 The real `gemini` CLI talks to this instead of Google (GOOGLE_GEMINI_BASE_URL). What the
 "model" does is written into the prompt as markers (see README.md beside this file):
 
-    [[bash: CMD]]  [[write: PATH | TEXT]]  [[slow: N]]  [[error: CODE]]  [[say: TEXT]]  [[after: TEXT]]
+    [[bash: CMD]]  [[write: PATH | TEXT]]  [[tool: NAME | JSON]]  [[slow: N]]  [[error: CODE]]
+    [[say: TEXT]]  [[after: TEXT]]
 
     python3 gemini.py --port 0 --port-file PORT_FILE --log requests.jsonl
 
@@ -115,6 +116,15 @@ def answer_to(text, turn):
     if "write" in s:
         path, _, body = s["write"].partition("|")
         return Reply(turn, tool=("write_file", {"file_path": path.strip(), "content": body.strip() + "\n"}))
+    if "tool" in s:
+        # Any other tool the CLI offers (replace, web_fetch, …), its arguments as JSON: the
+        # dialogs of the tools no marker of their own drives.
+        name, _, args = s["tool"].partition("|")
+        try:
+            parsed = json.loads(args) if args.strip() else {}
+        except ValueError:
+            parsed = {}
+        return Reply(turn, tool=(name.strip(), parsed if isinstance(parsed, dict) else {}))
     try:
         seconds = max(0.0, float(s.get("slow", "0")))
     except ValueError:

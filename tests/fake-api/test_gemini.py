@@ -80,6 +80,12 @@ class Turns(unittest.TestCase):
         ask = self.c.send(user("[[write: notes/a b.txt | two words]]"))
         self.assertEqual(ask.tool[:2], ("write_file", {"file_path": "notes/a b.txt", "content": "two words\n"}))
 
+    def test_a_tool_marker_calls_that_tool_with_its_json_arguments(self):
+        ask = self.c.send(user('[[tool: web_fetch | {"prompt": "Summarise https://example.com"}]]'))
+        self.assertEqual(ask.tool[:2], ("web_fetch", {"prompt": "Summarise https://example.com"}))
+        bad = gemini.answer_to("[[tool: replace | not json]]", "prompt")
+        self.assertEqual(bad.tool, ("replace", {}))
+
     def test_the_session_context_is_not_a_prompt(self):
         self.assertEqual(gemini.typed_texts([user(CONTEXT, "hi")]), ["hi"])
         reply = self.c.send(user("[[say: hello]]"))
