@@ -99,6 +99,7 @@ struct RuleSpec {
     last_turn: Option<String>,
     last_turn_not: Option<String>,
     last_turn_text: Option<String>,
+    last_frame: Option<String>,
     earlier_turns: Option<String>,
     input_box: Option<bool>,
     menu_last: Option<bool>,
@@ -117,6 +118,7 @@ struct Rule {
     last_turn: Option<Regex>,
     last_turn_not: Option<Regex>,
     last_turn_text: Option<Regex>,
+    last_frame: Option<Regex>,
     earlier_turns: Option<Regex>,
     /// `Some(true)`: an input line must be there; `Some(false)`: none may be.
     input_box: Option<bool>,
@@ -452,6 +454,7 @@ impl Rules {
                 || rule.last_turn_not.is_some()
                 || rule.last_turn_text.is_some()
                 || rule.earlier_turns.is_some()
+                || rule.last_frame.is_some()
             {
                 let Some(input) = input_at else { continue };
                 let start = last_turn_start(input);
@@ -468,6 +471,18 @@ impl Rules {
                 }
                 if let Some(re) = &rule.earlier_turns {
                     if !lines[..start].iter().any(|l| re.is_match(l)) {
+                        continue;
+                    }
+                }
+                if let Some(re) = &rule.last_frame {
+                    // Below the border that closes the frame before the box's own: a
+                    // resized pane keeps frames of its earlier size above, each with
+                    // its rule.
+                    let top = turn.iter().rposition(|l| is_border(k, l));
+                    let from = top
+                        .and_then(|t| turn[..t].iter().rposition(|l| is_border(k, l)))
+                        .map_or(0, |b| b + 1);
+                    if !turn[from..].iter().any(|l| re.is_match(l)) {
                         continue;
                     }
                 }
@@ -595,6 +610,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
             last_turn_not: compile(file, &r.name, "last_turn_not", r.last_turn_not.as_deref())?,
             last_turn_text: compile(file, &r.name, "last_turn_text", r.last_turn_text.as_deref())?,
             earlier_turns: compile(file, &r.name, "earlier_turns", r.earlier_turns.as_deref())?,
+            last_frame: compile(file, &r.name, "last_frame", r.last_frame.as_deref())?,
             input_box: r.input_box,
             menu_last: r.menu_last,
         });
