@@ -236,12 +236,20 @@ fn hand_made_edge_cases() {
     let recovered = replace_line(
         &error,
         "● API Error",
-        "● API Error: 400 scripted error 400\n\n❯ try again\n\n● Done.",
+        "● API Error: 400 scripted error 400\n\n❯ try again\n\n● Done.\n\n✻ Worked for 1s · done 3:48 PM",
     );
     check(
         recovered.as_bytes(),
         "idle",
         "an error followed by a good turn",
+    );
+    // 2.1.332 ends every good turn with its summary line (the turns above show it): a
+    // reply without one yet is still streaming, spinner or not.
+    let streaming = recovered.replace("\n\n✻ Worked for 1s · done 3:48 PM", "");
+    check(
+        streaming.as_bytes(),
+        "busy",
+        "a reply before its summary line",
     );
 
     // A prompt being typed is the person's words: lines of it that look like the footer,
