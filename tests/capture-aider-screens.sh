@@ -97,21 +97,10 @@ if [ "$part" = typed ]; then
   exit 0
 fi
 
-# The catalogue (tests/fixtures/screens/aider/catalogue.toml): each entry driven live and
-# captured at every size as <state>-<id>@<cols>x<rows>. An entry this release cannot show
-# (its text never comes) is said on stderr and left out: never a screen under a name it
-# does not show.
-missed=()
-entry() { # entry STATE-ID WAIT_TEXT [SECONDS]: captured when WAIT_TEXT shows
-  if wait_for "$2" "${3:-20}" 2>/dev/null; then
-    sleep "${SETTLE:-0.5}"
-    capture_sizes "$1"
-  else
-    echo "aider $AIDER_VERSION: $1 not shown (no \"$2\")" >&2
-    missed+=("$1")
-    return 1
-  fi
-}
+# The catalogue (tests/fixtures/screens/aider/catalogue.toml), entry by entry.
+CATALOGUE_WHAT="aider $AIDER_VERSION"
+SETTLE=0.5
+. tests/capture-catalogue.sh
 at_prompt() { # at_prompt STATE-ID [SECONDS]: captured at aider's prompt
   if wait_prompt "${2:-30}" 2>/dev/null; then
     sleep 0.5
@@ -188,7 +177,7 @@ catalogue_part() {
   type_line "/exit"
   entry exited-after-exit "Pane is dead" 30 || true
   tmux -S "$sock" kill-session -t cap
-  [ ${#missed[@]} -eq 0 ] || echo "aider $AIDER_VERSION: not shown: ${missed[*]}" >&2
+  missed_entries
 }
 if [ "$part" = catalogue ]; then
   catalogue_part

@@ -17,6 +17,13 @@ VERSION=${CODEX_VERSION:-0.171.0}
 codex=$(find "$CACHE/codex-$VERSION/node_modules/@openai/codex-linux-x64/vendor" -type f -name codex 2>/dev/null | head -n 1)
 [ -x "$codex" ] || { echo "no codex $VERSION in $CACHE (npm install it into codex-$VERSION)" >&2; exit 2; }
 out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/codex}/$VERSION
+# The shared background server (which --no-daemon keeps off) came after 0.110.0.
+no_daemon=()
+"$codex" --help 2>/dev/null | grep -q -- --no-daemon && no_daemon=(--no-daemon)
+# Releases that old write no "Worked for" line under a turn: there its end is a reply
+# with no "esc to interrupt" left on screen (0.171 streams with none, so not there).
+turn_end=worked
+[ ${#no_daemon[@]} -gt 0 ] || turn_end=quiet
 
 . tests/capture-lib.sh
 capture_init orchestra-capture-codex
@@ -28,9 +35,11 @@ turn_done() {
 import re, sys
 lines = [l for l in sys.stdin.read().splitlines() if l.strip()]
 marks = [i for i, l in enumerate(lines) if l.startswith("› ")]
-ok = len(marks) >= 2 and lines[marks[-2]].startswith("› " + sys.argv[1][:30]) and any(
-    re.match(r"^\s+Worked for |^■ ", l) for l in lines[marks[-2] + 1 : marks[-1]])
-sys.exit(0 if ok else 1)' "$1"
+after = lines[marks[-2] + 1 : marks[-1]] if len(marks) >= 2 else []
+ok = len(marks) >= 2 and lines[marks[-2]].startswith("› " + sys.argv[1][:30]) and (any(
+    re.match(r"^\s+Worked for |^■ ", l) for l in after) or (sys.argv[2] == "quiet" and any(
+    l.startswith("• ") for l in after) and not any("esc to interrupt" in l for l in lines)))
+sys.exit(0 if ok else 1)' "$1" "$turn_end"
 }
 wait_done() { # wait_done PROMPT [SECONDS]
   for _ in $(seq $(( ${2:-30} * 10 ))); do
@@ -67,12 +76,16 @@ SH
 chmod +x "$work/record-notify"
 # What orchestra's own tests run: manual approvals (a read-only sandbox and on-request),
 # no shared background server (it copies the whole CLI into CODEX_HOME).
-start() { # start DIR ARGS...
+start_as() { # start_as DIR ARGS...: codex with only these approval and sandbox flags
   local dir=$1; shift
   tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$dir" \
     -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
-    -- "$codex" --no-daemon --ask-for-approval on-request --sandbox read-only "$@"
+    -- "$codex" "${no_daemon[@]}" "$@"
   tmux -S "$sock" set-option -t cap remain-on-exit on
+}
+start() { # start DIR ARGS...
+  local dir=$1; shift
+  start_as "$dir" --ask-for-approval on-request --sandbox read-only "$@"
 }
 
 # A prompt typed over many lines: ctrl+j starts a new line in the box.
@@ -93,20 +106,16 @@ if [ "$part" = typed ]; then
   exit 0
 fi
 
-# The catalogue (tests/fixtures/screens/codex/catalogue.toml): each entry driven live and
-# captured at every size as <state>-<id>@<cols>x<rows>. An entry this release cannot show
-# (its text never comes) is said on stderr and left out: never a screen under a name it
-# does not show.
-missed=()
-entry() { # entry STATE-ID WAIT_TEXT [SECONDS]: captured when WAIT_TEXT shows
-  if wait_for "$2" "${3:-20}" 2>/dev/null; then
-    sleep "${SETTLE:-1}"
-    capture_sizes "$1"
-  else
-    echo "codex $VERSION: $1 not shown (no \"$2\")" >&2
-    missed+=("$1")
-    return 1
-  fi
+# The catalogue (tests/fixtures/screens/codex/catalogue.toml), entry by entry.
+CATALOGUE_WHAT="codex $VERSION"
+. tests/capture-catalogue.sh
+# The input box is ready: its footer says "? for shortcuts" (0.171) or "100% left" (0.110).
+wait_box() { # wait_box [SECONDS]
+  for _ in $(seq $(( ${1:-60} * 10 ))); do
+    screen | grep -qE -- '\? for shortcuts|[0-9]+% (context )?left' && return 0
+    sleep 0.1
+  done
+  return 1
 }
 catalogue_part() {
   local p untrusted=$work/untrusted-catalogue
@@ -118,9 +127,7 @@ catalogue_part() {
   tmux -S "$sock" kill-session -t cap
 
   start "$wt"
-  wait_for "? for shortcuts" 60
-  sleep 1
-  capture_sizes idle-start
+  ENTRY_WAIT=wait_box entry idle-start "" 60 || { missed_entries; return 0; }
   p="[[slow: 20]] [[say: one two three four five six seven eight nine ten eleven twelve thirteen]]"
   type_line "$p"
   SETTLE=3 entry busy-streaming "esc to interrupt" || true
@@ -129,9 +136,13 @@ catalogue_part() {
   sleep 0.3
   tmux -S "$sock" send-keys -t cap:0 Tab
   SETTLE=0.5 entry busy-queued-prompt "queued one answered" 5 || true
-  wait_for "queued one answered" 60 || true
-  sleep 2
-  capture_sizes idle-after-turn
+  # The queued prompt's own text says "queued one answered": its turn's end is the sign.
+  if wait_done "the next prompt, sent while the turn runs" 60; then
+    sleep 1
+    capture_sizes idle-after-turn
+  else
+    missed+=(idle-after-turn)
+  fi
 
   p="[[bash: touch created-by-bash.txt]]"
   type_line "$p"
@@ -195,21 +206,15 @@ catalogue_part() {
   # The other approval presets, as started by their flags: workspace-write with approvals
   # on request (0.171's "Ask for approval"; --full-auto of older releases) and Full Access
   # (no approvals, no sandbox).
-  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
-    -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
-    -- "$codex" --no-daemon --sandbox workspace-write --ask-for-approval on-request
-  tmux -S "$sock" set-option -t cap remain-on-exit on
-  entry idle-start-workspace-write "? for shortcuts" 60 || true
+  start_as "$wt" --sandbox workspace-write --ask-for-approval on-request
+  ENTRY_WAIT=wait_box entry idle-start-workspace-write "" 60 || true
   tmux -S "$sock" kill-session -t cap
-  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "$wt" \
-    -e HOME="$HOME" -e CODEX_HOME="$CODEX_HOME" -e ORCHESTRA_STAND_IN_API_KEY="$ORCHESTRA_STAND_IN_API_KEY" \
-    -- "$codex" --no-daemon --dangerously-bypass-approvals-and-sandbox
-  tmux -S "$sock" set-option -t cap remain-on-exit on
-  entry idle-start-full-access "? for shortcuts" 60 || true
+  start_as "$wt" --dangerously-bypass-approvals-and-sandbox
+  ENTRY_WAIT=wait_box entry idle-start-full-access "" 60 || true
   type_line "[[bash: touch by-full-access.txt]] [[after: ran it without asking]]"
   entry idle-full-access-ran-command "ran it without asking" 30 || true
   tmux -S "$sock" kill-session -t cap
-  [ ${#missed[@]} -eq 0 ] || echo "codex $VERSION: not shown: ${missed[*]}" >&2
+  missed_entries
 }
 if [ "$part" = catalogue ]; then
   catalogue_part

@@ -77,10 +77,10 @@ install_release() { # install_release AGENT VERSION SECONDS
 capture_release() { # capture_release AGENT VERSION OUT SECONDS: the catalogue's screens into OUT/VERSION
   local env=(ORCHESTRA_SCREENS_OUT="$3" ORCHESTRA_SCREENS_PART=catalogue)
   case $1 in
-    claude) env timeout "$4" "${env[@]}" tests/capture-screens.sh "$2" ;;
-    codex) env timeout "$4" "${env[@]}" CODEX_VERSION="$2" tests/capture-codex-screens.sh ;;
-    gemini) env timeout "$4" "${env[@]}" GEMINI_VERSION="$2" tests/capture-gemini-screens.sh ;;
-    aider) env timeout "$4" "${env[@]}" AIDER_VERSION="$2" tests/capture-aider-screens.sh ;;
+    claude) env "${env[@]}" timeout "$4" tests/capture-screens.sh "$2" ;;
+    codex) env "${env[@]}" CODEX_VERSION="$2" timeout "$4" tests/capture-codex-screens.sh ;;
+    gemini) env "${env[@]}" GEMINI_VERSION="$2" timeout "$4" tests/capture-gemini-screens.sh ;;
+    aider) env "${env[@]}" AIDER_VERSION="$2" timeout "$4" tests/capture-aider-screens.sh ;;
   esac
 }
 
@@ -158,7 +158,8 @@ for agent in "${agents[@]}"; do
   mkdir -p "$out"
   capture_release "$agent" "$newest" "$out" "$(left)" >"$work/$agent-capture.log" 2>&1
   captured_rc=$?
-  grep -E 'not shown|timed out' "$work/$agent-capture.log" | sed "s/^/  /"
+  grep -E 'not shown:|timed out' "$work/$agent-capture.log" | sed "s/^/  /"
+  [ "$captured_rc" -eq 0 ] || tail -n 5 "$work/$agent-capture.log" | sed "s/^/  /"
   differ=0 screens=0
   printf '  %-40s %-9s %-10s %-10s\n' entry size pinned "newest"
   for file in "$out/$newest"/*@*.txt; do
@@ -181,14 +182,21 @@ for agent in "${agents[@]}"; do
     fi
   done
   walk=passed
-  walk_release "$agent" "$(cli_path "$agent" "$newest")" "$(left)" >"$work/$agent-walk.log" 2>&1 || walk=FAILED
-  [ "$walk" = passed ] || tail -n 30 "$work/$agent-walk.log" | sed 's/^/  /'
+  if [ "$(printf '%s\n%s\n' "$newest" "$pinned" | sort -V | head -n 1)" = "$newest" ]; then
+    # The harness writes the pinned release's settings: an older release misreads them
+    # (gemini 0.20.0 then updates itself into the global npm folder). Its screens are
+    # compared above; its walk is not run.
+    walk="not run (older than pinned)"
+  else
+    walk_release "$agent" "$(cli_path "$agent" "$newest")" "$(left)" >"$work/$agent-walk.log" 2>&1 || walk=FAILED
+    [ "$walk" != FAILED ] || grep -E '^test .*FAILED|^test result|panicked' "$work/$agent-walk.log" | head -n 20 | sed 's/^/  /'
+  fi
   line="$agent $newest (pinned $pinned): $screens screens, $differ read differently"
   [ "$captured_rc" -eq 0 ] || line+=", capture stopped (status $captured_rc)"
   line+=", live walk $walk, $(($(date +%s) - started))s"
   say "$line"
   summary+=("$line")
-  { [ "$differ" -eq 0 ] && [ "$walk" = passed ] && [ "$captured_rc" -eq 0 ]; } || failed+=("$agent")
+  { [ "$differ" -eq 0 ] && [ "$walk" != FAILED ] && [ "$captured_rc" -eq 0 ]; } || failed+=("$agent")
 done
 say "newest releases:"
 printf '  %s\n' "${summary[@]}"

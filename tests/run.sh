@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need when it is missing,
-# then runs cargo fmt --check, clippy and the whole suite, then the tmux matrix (the
-# plugin-side groups on each tmux release in the cache; README "Tested on").
+# then runs cargo fmt --check, clippy and the whole suite, then (ORCHESTRA_NEWEST=1 or CI)
+# the newest-release report, then the tmux matrix (the plugin-side groups on each tmux
+# release in the cache; README "Tested on").
 #
 #   tests/run.sh                 # everything
 #   tests/run.sh dispatch::      # extra arguments go to the test filter (no matrix)
