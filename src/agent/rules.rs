@@ -754,6 +754,15 @@ mod tests {
             ("aider", "waiting-new-file") => Some(Asked::Write("notes/new-file.txt".into())),
             // Its command ran: the question is about its output, not a command.
             ("aider", "waiting-command-output") => None,
+            // Derived from the menus above, their footer dropped: the same ask.
+            ("claude", n) if n.starts_with("waiting-bash-menu-derived-") => {
+                run("touch created-by-bash.txt")
+            }
+            ("claude", n) if n.starts_with("waiting-write-menu-derived-") => {
+                Some(Asked::Write("new-file.txt".into()))
+            }
+            // Questions, plans, a fetch and the trust dialog, derived: nothing to run.
+            (_, n) if n.contains("-derived-") => None,
             other => panic!("no expectation for {other:?}: add one"),
         }
     }
@@ -765,6 +774,9 @@ mod tests {
         let mut seen = 0;
         for agent in std::fs::read_dir(&root).unwrap() {
             let agent = agent.unwrap();
+            if !agent.path().is_dir() {
+                continue;
+            }
             let kind = agent.file_name().to_string_lossy().into_owned();
             for version in std::fs::read_dir(agent.path()).unwrap() {
                 let version = version.unwrap().path();
@@ -782,7 +794,9 @@ mod tests {
                     };
                     let screen = screen_text(&std::fs::read(&path).unwrap(), usize::MAX);
                     let asked = rules.asked(&kind, &screen).unwrap();
-                    if !stem.starts_with("waiting-") {
+                    // The catalogue's screens (`<state>-<entry>@<size>`) are read by the
+                    // accuracy bench; their asks are not written down here.
+                    if !stem.starts_with("waiting-") || stem.contains('@') {
                         continue;
                     }
                     assert_eq!(
