@@ -107,6 +107,13 @@ wait_below() { # wait_below TEXT [SECONDS]: TEXT at the bottom of the screen
   done
   return 1
 }
+wait_below_re() { # wait_below_re REGEX [SECONDS]: a line matching (grep -E) at the bottom
+  for _ in $(seq $(( ${2:-30} * 10 ))); do
+    screen | grep -v '^[[:space:]]*$' | tail -n 12 | grep -qE -- "$1" && return 0
+    sleep 0.1
+  done
+  return 1
+}
 CATALOGUE_WHAT="gemini $VERSION"
 ENTRY_WAIT=wait_below
 . tests/capture-catalogue.sh
@@ -180,7 +187,8 @@ catalogue_part() {
   # What a person opens at the prompt: the slash-command and @-file lists, the shortcuts
   # panel, shell mode; each cleared before the next.
   tmux -S "$sock" send-keys -t cap:0 -l /
-  entry idle-slash-autocomplete "/help" 5 || true
+  # 0.61 lists "/help", 0.20 "help" (its commands without the slash).
+  ENTRY_WAIT=wait_below_re entry idle-slash-autocomplete '^ *(/)?(about|help) ' 5 || true
   press Escape; press C-u
   tmux -S "$sock" send-keys -t cap:0 -l @
   entry idle-at-file-autocomplete "README.md" 5 || true
@@ -196,10 +204,10 @@ catalogue_part() {
   # The approval modes: shift+tab to auto-accept edits, ctrl+y to YOLO (the input line
   # then starts with `*`).
   press BTab
-  entry idle-auto-edit-mode "auto-accept edits" 5 || true
+  ENTRY_WAIT=wait_below_re entry idle-auto-edit-mode 'auto-accept edits|accepting edits' 5 || true
   press BTab
   sleep 1
-  screen | grep -qi "auto-accept edits" && press BTab
+  screen | grep -v '^[[:space:]]*$' | tail -n 12 | grep -qiE "auto-accept edits|accepting edits" && press BTab
   press C-y
   entry idle-yolo-mode "YOLO" 5 || true
   type_line "[[slow: 20]] [[say: one two three four five six seven eight nine ten in yolo mode]]"
