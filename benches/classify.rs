@@ -25,7 +25,10 @@ fn main() {
     for s in &screens {
         let _ = rules.classify("claude", &screen_text(s, usize::MAX));
     }
-    let passes = 2_000;
+    let passes: usize = std::env::var("CLASSIFY_PASSES")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(2_000);
     let started = Instant::now();
     for _ in 0..passes {
         for s in &screens {
@@ -55,7 +58,7 @@ fn main() {
         );
     }
     big.extend_from_slice(&screens[0]);
-    let runs = 2_000;
+    let runs = passes;
     let started = Instant::now();
     for _ in 0..runs {
         let v = rules

@@ -80,6 +80,17 @@ wait_for() { # wait_for TEXT [SECONDS]
   return 1
 }
 
+wait_re() { # wait_re REGEX [SECONDS]: an extended regular expression, for texts that
+  # differ between releases
+  for _ in $(seq $(( ${2:-${WAIT_SECONDS:-30}} * 10 ))); do
+    screen | grep -qE -- "$1" && return 0
+    sleep 0.1
+  done
+  echo "timed out waiting for: /$1/" >&2
+  screen >&2
+  return 1
+}
+
 wait_gone() { # wait_gone TEXT [SECONDS]
   for _ in $(seq $(( ${2:-${WAIT_SECONDS:-30}} * 10 ))); do
     screen | grep -qF -- "$1" || return 0

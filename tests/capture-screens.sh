@@ -8,6 +8,8 @@
 #   tests/capture-screens.sh 2.1.150           # one release (installed in the cache)
 #   ORCHESTRA_SCREENS_OUT=/tmp/x tests/capture-screens.sh 2.1.50   # elsewhere, to compare
 #   ORCHESTRA_SCREENS_PART=typed tests/capture-screens.sh   # only the prompts typed over lines
+#   ORCHESTRA_SCREENS_PART=catalogue tests/capture-screens.sh 2.1.20   # every catalogue entry
+#   ORCHESTRA_SCREENS_PART=catalogue ORCHESTRA_CATALOGUE_ONLY="ask-single ask-multi" tests/capture-screens.sh
 #
 # The CLI runs against OUR stand-in (tests/fake-api/anthropic.py), in a sandboxed HOME.
 # Needs what tests/run.sh installs. The fixtures are committed; rerun when a release changes
@@ -33,8 +35,9 @@ idle_then() { # idle_then NAME
   wait_gone "esc to interrupt" 30
   capture "$1"
 }
-input_line() { # the line of the input box: the one under its top border
-  screen | grep -E -A1 '^(─|━){8,}' | grep '^❯' | tail -1
+input_line() { # the line of the input box: the one under its top border (2.0.77 puts a
+  # no-break space after the ❯)
+  screen | grep -E -A1 '^(─|━){8,}' | grep '^❯' | tail -1 | sed 's/\xc2\xa0/ /g'
 }
 type_line() {
   tmux -S "$sock" send-keys -t cap:0 -l -- "$1"
@@ -42,7 +45,7 @@ type_line() {
   tmux -S "$sock" send-keys -t cap:0 Enter
   # Under load the CLI can drop an Enter: the text stays in the input box. Once more then.
   local head=${1:0:20}
-  for _ in 1 2 3; do
+  for _ in $(seq "${TYPE_RETRIES:-3}"); do
     sleep 1.5
     input_line | grep -qF -- "❯ $head" || return 0
     tmux -S "$sock" send-keys -t cap:0 Enter || true
@@ -90,7 +93,8 @@ PY
   case ${ORCHESTRA_SCREENS_PART:-all} in
     all) states_part; typed_part ;;
     typed) typed_part; return ;;
-    *) echo "capture-screens.sh: ORCHESTRA_SCREENS_PART is all or typed" >&2; exit 2 ;;
+    catalogue) catalogue_part; return ;;
+    *) echo "capture-screens.sh: ORCHESTRA_SCREENS_PART is all, typed or catalogue" >&2; exit 2 ;;
   esac
   mkdir -p "$out/hooks"
   cp "$work/hooks-$version"/*.json "$out/hooks/" 2>/dev/null || true
@@ -282,6 +286,187 @@ typed_part() { # a prompt typed over many lines (not sent) in every state it can
   sleep 1.5
   capture idle-after-turn-typed-narrow
   tmux -S "$sock" kill-session -t cap
+}
+
+# The catalogue (tests/fixtures/screens/claude/catalogue.toml): every dialog and mode, each
+# driven on a fresh CLI and captured at the four sizes of capture_sizes as
+# <state>-<id>@<cols>x<rows>. A drive_<id> function gets the screen there and sets `proof`,
+# the regular expressions every capture must match: a size at which the screen does not
+# show what the entry says is not kept, and an entry whose screen never came is skipped
+# for that release (both said on stderr and in $work/catalogue-report).
+CATALOGUE=tests/fixtures/screens/claude/catalogue.toml
+
+catalogue_entries() { # the id and state of each entry $version has and that is driven
+  python3 - "$CATALOGUE" "$version" <<'PY2'
+import sys, tomllib
+key = lambda v: tuple(int(x) for x in v.split("."))
+version = key(sys.argv[2])
+for e in tomllib.load(open(sys.argv[1], "rb"))["entry"]:
+    if e["drive"].startswith("not driven"):
+        continue
+    if key(e.get("since", "0")) <= version <= key(e.get("until", "999")):
+        print(e["id"], e["state"])
+PY2
+}
+
+cat_cli() { # cat_cli [NAME=VALUE…]: a fresh CLI of $version in `cap` (120x40), at its prompt
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  local envs=() a
+  for a in "$@"; do envs+=(-e "$a"); done
+  tmux -S "$sock" -f /dev/null new-session -d -s cap -x 120 -y 40 -c "${cat_dir:-$wt}" \
+    -e HOME="$HOME" -e ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY" -e ANTHROPIC_BASE_URL="$ANTHROPIC_BASE_URL" \
+    -e DISABLE_TELEMETRY=1 -e DISABLE_AUTOUPDATER=1 -e CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+    "${envs[@]}" -- "$cli" --permission-mode default --settings "$work/settings-$version.json" "${cli_args[@]}"
+  tmux -S "$sock" set-option -t cap remain-on-exit on
+  [ -n "${cat_dir:-}" ] && return 0
+  # The footer's hint (vim mode shows its own instead of the hint).
+  wait_re 'for shortcuts|-- INSERT --|NORMAL' 60 || return 1
+  # A CLI that has just drawn its box can still drop keys while it starts up (MCP servers,
+  # plugins): give it the time a person takes to start typing.
+  sleep 3
+}
+keys() { tmux -S "$sock" send-keys -t cap:0 "$@"; }
+typed() { keys -l -- "$1"; sleep 1.5; } # text into the box, not sent
+# shift+tab until the footer says MODE (the cycle's order changed between releases)
+to_mode() { # to_mode TEXT
+  local _
+  for _ in 1 2 3 4 5 6; do
+    screen | grep -qF -- "$1" && return 0
+    keys BTab
+    sleep 1
+  done
+  screen | grep -qF -- "$1"
+}
+ran() { wait_re "$1" 30 && wait_gone "esc to interrupt" 30 && sleep 1; } # a turn that ended
+
+drive_permission_bash() { cat_cli && type_line "[[bash: touch catalogue-bash.txt]]" && wait_re '1\. Yes' && proof=('Bash|command' '1\. Yes'); }
+drive_permission_edit() { cat_cli && type_line "[[edit: $wt/a.txt | old words | new words]]" && wait_re 'make this edit|Edit file' && proof=('make this|Edit file' '1\. Yes'); }
+drive_permission_write() { cat_cli && type_line "[[write: $wt/new-file.txt | hello]]" && wait_re 'Do you want to create' && proof=('create|Create' '1\. Yes'); }
+drive_permission_notebook_edit() { cat_cli && type_line "[[notebook: $wt/nb.ipynb | y = 2]]" && wait_re 'insert this cell|Edit notebook' && proof=('cell|notebook' '1\. Yes'); }
+drive_permission_webfetch() { cat_cli && type_line "[[fetch: http://127.0.0.1:$port/page]]" && wait_re 'fetch this content' && proof=('[Ff]etch' '1\. Yes'); }
+drive_permission_websearch() { cat_cli && type_line "[[search: tmux status line]]" && wait_re '1\. Yes' && proof=('[Ss]earch' '1\. Yes'); }
+drive_permission_mcp() {
+  cli_args=(--mcp-config "$work/mcp.json")
+  cat_cli && type_line "[[mcp: orchestra note]]" && wait_re '1\. Yes' && proof=('orchestra' '1\. Yes')
+  local ok=$?
+  cli_args=()
+  return $ok
+}
+drive_exit_plan_mode() { cat_cli && to_mode "plan mode on" && type_line "[[plan: 1. Read the code]]" && wait_re 'Would you like to proceed|Ready to code' && proof=('plan' '1\. Yes'); }
+drive_exit_plan_mode_no_plan() { cat_cli && to_mode "plan mode on" && type_line "[[exitplan: x]]" && wait_re '[Ee]xit plan mode\?' && proof=('[Ee]xit plan mode' '1\. Yes'); }
+drive_ask_single() { cat_cli && type_line "[[ask: Which way should I take?]]" && wait_for "Keep it small" && proof=('Keep it small|Refactor first|Write tests' 'Which way'); }
+drive_ask_multi() { cat_cli && type_line "[[askmany: Which checks should run?]]" && wait_re '\[ \]' && proof=('\[ \]' 'Which checks'); }
+drive_trust_dialog() {
+  mkdir -p "$work/untrusted-$version"
+  cat_dir=$work/untrusted-$version cat_cli
+  cat_dir="" wait_re '[Tt]rust' 60 && sleep 2 && proof=('[Tt]rust' '1\. Yes')
+}
+drive_plan_mode() { cat_cli && to_mode "plan mode on" && proof=('plan mode on'); }
+drive_plan_mode_busy() { cat_cli && to_mode "plan mode on" && type_line "[[slow: 20]] [[say: planned slowly]]" && wait_for interrupt && proof=('plan mode' 'interrupt'); }
+drive_accept_edits_mode() { cat_cli && to_mode "accept edits on" && proof=('accept edits on'); }
+drive_auto_mode() { cat_cli && to_mode "auto mode on" && proof=('auto mode on'); }
+drive_bash_mode() { cat_cli && typed '!' && wait_re $'^!( |\xc2\xa0|$)' && proof=($'^!( |\xc2\xa0|$)'); }
+vim_cli() { # vim mode: /vim where the release has it, else editorMode "vim" for this start
+  cat_cli || return 1
+  type_line "/vim"
+  sleep 2
+  if screen | grep -qiE 'editor mode set to vim|vim mode'; then
+    return 0
+  fi
+  keys Escape
+  vim_config
+}
+vim_config() { editor_mode vim && cat_cli; }
+editor_mode() { # editor_mode vim|normal: the CLI's own setting in HOME/.claude.json
+  python3 - "$HOME/.claude.json" "$1" <<'PY2'
+import json, sys
+conf = json.load(open(sys.argv[1]))
+conf["editorMode"] = sys.argv[2]
+json.dump(conf, open(sys.argv[1], "w"), indent=2)
+PY2
+}
+drive_vim_mode_insert() { vim_cli && keys Escape && sleep 1 && keys i && wait_for "-- INSERT --" && proof=('-- INSERT --'); }
+# Only where the footer says NORMAL: elsewhere vim's normal mode looks like the plain box.
+drive_vim_mode_normal() { vim_cli && keys Escape && sleep 1 && keys i && wait_for "-- INSERT --" && keys Escape && wait_for "NORMAL" 5 && sleep 1 && proof=('NORMAL'); }
+drive_slash_autocomplete() { cat_cli && typed '/' && wait_re '/[a-z][a-z-]+ {2,}[A-Z]' && proof=('/[a-z][a-z-]+ {2,}[A-Z]'); }
+drive_at_autocomplete() { cat_cli && typed '@' && wait_re '(alpha|beta|gamma|delta)\.' && proof=('(alpha|beta|gamma|delta|epsilon|zeta)\.'); }
+drive_shortcuts_panel() { cat_cli && typed '?' && wait_re 'for commands' && proof=('for commands'); }
+drive_resume_picker() {
+  cat_cli && type_line "[[say: an earlier conversation]]" && ran "an earlier conversation" || return 1
+  cat_cli && type_line "/resume" && wait_re '[Rr]esume' && wait_re 'earlier conversation|say: an' && sleep 1 &&
+    proof=('earlier conversation|say: an')
+}
+drive_model_picker() { cat_cli && type_line "/model" && wait_re '[Ss]elect model|Switch between' && sleep 1 && proof=('[Mm]odel' '(Default|Opus|Sonnet|Haiku)'); }
+drive_permissions_panel() { cat_cli && type_line "/permissions" && wait_re 'Allow' && sleep 1 && proof=('[Pp]ermissions' 'Allow'); }
+drive_long_reply_streaming() { cat_cli && type_line "[[long: 40]] [[slow: 40]]" && wait_for "Paragraph 3 " 30 && sleep 8 && proof=('Paragraph [0-9]+ of a long answer'); }
+drive_queued_message() {
+  cat_cli && type_line "[[slow: 20]] [[say: the first one ran]]" && wait_for interrupt &&
+    type_line "[[say: the queued prompt ran]]" && sleep 1 && proof=('queued prompt ran' 'interrupt')
+}
+drive_compacting() {
+  cat_cli && type_line "[[say: something to compact]]" && ran "something to compact" &&
+    type_line "/compact [[slow: 20]] [[say: the summary]]" && wait_re '[Cc]ompacting' && sleep 1 && proof=('[Cc]ompact')
+}
+drive_compacted() {
+  cat_cli && type_line "[[say: something to compact]]" && ran "something to compact" &&
+    type_line "/compact" && wait_re '[Cc]ompacted' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('[Cc]ompacted')
+}
+drive_background_task() {
+  cat_cli && type_line "[[background: sleep 90]] [[after: started in the background]]" && wait_re '1\. Yes' &&
+    press Enter && ran "started in the background" && proof=('background|shell|bash')
+}
+drive_retrying() { cat_cli && type_line "[[error: 529]] [[fails: 8]] [[say: through at last]]" && wait_re 'attempt [4-9]/' 120 && proof=('Retrying|retrying' 'attempt [0-9]+/'); }
+error_cli() { cat_cli CLAUDE_CODE_MAX_RETRIES=0; }
+drive_login_401() { error_cli && type_line "[[error: 401]]" && wait_re '/login' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('401' 'login'); }
+drive_rate_limit_429() { error_cli && type_line "[[error: 429]]" && wait_re 'API Error.*429|429.*rate' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('429|[Rr]ate limit'); }
+drive_overloaded_529() { error_cli && type_line "[[error: 529]]" && wait_re 'API Error.*529|[Oo]verloaded' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('529|[Oo]verloaded'); }
+
+catalogue_part() {
+  local id state fn size file re missing report=$work/catalogue-report
+  rm -f "$out"/*@*x*.txt "$out"/*@*x*.ansi
+  # What the drives use: a file to edit, a notebook, files for @ to list, an MCP server.
+  printf 'old words here\n' > "$wt/a.txt"
+  printf '%s\n' '{"cells": [{"cell_type": "code", "execution_count": null, "id": "c1", "metadata": {},' \
+    '"outputs": [], "source": ["x = 1\n"]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}' > "$wt/nb.ipynb"
+  for f in alpha.txt beta.md gamma.py delta.rs epsilon.go zeta.sh eta.toml theta.json; do : > "$wt/$f"; done
+  printf '{"mcpServers": {"orchestra": {"command": "python3", "args": ["%s"]}}}\n' "$FAKE/mcp_server.py" > "$work/mcp.json"
+  cli_args=()
+  TYPE_RETRIES=8
+  while read -r id state; do
+    [ -n "${ORCHESTRA_CATALOGUE_ONLY:-}" ] && [[ " $ORCHESTRA_CATALOGUE_ONLY " != *" $id "* ]] && continue
+    fn=drive_${id//-/_}
+    if ! declare -F "$fn" >/dev/null; then
+      echo "capture-screens.sh: the catalogue entry $id has no $fn" >&2
+      exit 2
+    fi
+    proof=()
+    if ! "$fn" 2>"$work/drive.err" || [ ${#proof[@]} -eq 0 ]; then
+      [[ $id == vim-* ]] && { tmux -S "$sock" kill-session -t cap 2>/dev/null || true; editor_mode normal; }
+      echo "$version $id: skipped, its screen did not come: $(head -1 "$work/drive.err")" | tee -a "$report" >&2
+      [ -n "${ORCHESTRA_CATALOGUE_DEBUG:-}" ] && cat "$work/drive.err" >&2
+      continue
+    fi
+    capture_sizes "$state-$id"
+    for size in "${CAPTURE_SIZES[@]}"; do
+      file=$out/$state-$id@$size
+      missing=""
+      for re in "${proof[@]}"; do grep -qE -- "$re" "$file.txt" || missing+=" /$re/"; done
+      if [ -n "$missing" ]; then
+        rm -f "$file.txt" "$file.ansi"
+        echo "$version $id@$size: not kept, the screen lacks$missing" | tee -a "$report" >&2
+      fi
+    done
+    echo "$version $id: captured"
+    keys Escape 2>/dev/null || true
+    # /vim is remembered: the entries after must not start in vim mode.
+    if [[ $id == vim-* ]]; then
+      tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+      editor_mode normal
+    fi
+  done < <(catalogue_entries)
+  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+  [ -f "$report" ] && cp "$report" "${ORCHESTRA_CATALOGUE_REPORT:-/tmp}/catalogue-report-$version.txt"
+  return 0
 }
 
 versions=("$@")

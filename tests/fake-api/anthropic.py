@@ -6,7 +6,7 @@ The real `claude` CLI talks to this instead of the network (ANTHROPIC_BASE_URL).
 
     [[bash: CMD]]  [[background: CMD]]  [[poll: N]]  [[write: PATH | TEXT]]  [[slow: N]]
     [[edit: PATH | OLD | NEW]]  [[multiedit: PATH | OLD | NEW]]  [[notebook: PATH | SOURCE]]
-    [[fetch: URL]]  [[search: QUERY]]  [[mcp: SERVER TOOL]]  [[plan: TEXT]]
+    [[fetch: URL]]  [[search: QUERY]]  [[mcp: SERVER TOOL]]  [[plan: TEXT]]  [[exitplan: x]]
     [[ask: QUESTION | LABEL: DESCRIPTION …]]  [[askmany: …]]  [[long: N]]
     [[error: CODE]]  [[fails: N]]  [[say: TEXT]]  [[after: TEXT]]  [[notified: TEXT]]
 
@@ -219,6 +219,9 @@ def tool_steps(s, texts=()):
         paths = [m for t in texts for m in PLAN_FILE.findall(t)]
         write = [("Write", {"file_path": paths[-1], "content": "# Plan\n\n" + plan + "\n"})] if paths else []
         return write + [("ExitPlanMode", {"plan": plan})]
+    if "exitplan" in s:
+        # A model that forgot to write its plan: the CLI's short "Exit plan mode?".
+        return [("ExitPlanMode", {})]
     if "ask" in s or "askmany" in s:
         return [("AskUserQuestion", ask_input(s.get("ask", s.get("askmany", "")), "ask" not in s))]
     return []

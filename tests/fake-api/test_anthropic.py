@@ -258,6 +258,8 @@ class Turns(unittest.TestCase):
                                                     "content": "# Plan\n\n1. Do it\n"}))
         done = self.c.send(user(result(write.tool[2], "written")))
         self.assertEqual(done.tool[:2], ("ExitPlanMode", {"plan": "1. Do it"}))
+        forgot = Conversation(self.model, session="forgot").send(user(note, "[[exitplan: x]]"))
+        self.assertEqual(forgot.tool[:2], ("ExitPlanMode", {}))
         bare = Conversation(self.model, session="bare").send(user("[[plan: 2. Go]]"))
         self.assertEqual(bare.tool[:2], ("ExitPlanMode", {"plan": "2. Go"}))
 

@@ -236,12 +236,20 @@ fn hand_made_edge_cases() {
     let recovered = replace_line(
         &error,
         "● API Error",
-        "● API Error: 400 scripted error 400\n\n❯ try again\n\n● Done.",
+        "● API Error: 400 scripted error 400\n\n❯ try again\n\n● Done.\n\n✻ Worked for 1s · done 3:48 PM",
     );
     check(
         recovered.as_bytes(),
         "idle",
         "an error followed by a good turn",
+    );
+    // 2.1.332 ends every good turn with its summary line (the turns above show it): a
+    // reply without one yet is still streaming, spinner or not.
+    let streaming = recovered.replace("\n\n✻ Worked for 1s · done 3:48 PM", "");
+    check(
+        streaming.as_bytes(),
+        "busy",
+        "a reply before its summary line",
     );
 
     // A prompt being typed is the person's words: lines of it that look like the footer,
@@ -276,6 +284,66 @@ fn hand_made_edge_cases() {
     assert_eq!(err.lines().count(), 1, "{err}");
 }
 
+/// The structure the rules read, whatever the words: a numbered menu with its cursor and
+/// no input box below is a question, whatever its footer (or none) and however many lines
+/// its entries take; a prompt echoed above it, or its own cursor line, is no input box;
+/// what is under a framed box (lists, panels) leaves it the box.
+#[test]
+fn the_screen_is_read_by_its_structure() {
+    let env = Env::new();
+    let check = |input: &str, want: &str, why: &str| {
+        let (code, got, err) = classify(&env, input.as_bytes(), &[]);
+        assert_eq!(code, 0, "{why}: {err}");
+        assert_eq!(got, want, "{why}:\n{input}");
+    };
+    let idle = fixture("claude/2.1.332/idle-after-turn.txt");
+    // The screen above the input box's top border, and the box with its footer.
+    let lines: Vec<&str> = idle.lines().collect();
+    let borders: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].starts_with('─'))
+        .collect();
+    let top = borders[borders.len() - 2];
+    let (history, box_and_footer) = (lines[..top].join("\n"), lines[top..].join("\n"));
+    // Entries of any number of lines, the cursor anywhere, any footer or none.
+    for lines_per_entry in [1, 2, 5] {
+        for cursor in [1, 4] {
+            for footer in [
+                "",
+                "\n ctrl-g to edit in your editor",
+                "\n Press ↑↓ to choose",
+            ] {
+                let mut menu = format!("{history}\n────────\n Pick one\n");
+                for n in 1..=4 {
+                    let mark = if n == cursor { "❯" } else { " " };
+                    menu.push_str(&format!(" {mark} {n}. Option {n}\n"));
+                    for more in 1..lines_per_entry {
+                        menu.push_str(&format!("      what option {n} does, line {more}\n"));
+                    }
+                }
+                menu.push_str(footer);
+                check(&menu, "waiting", "a menu last");
+                // The same menu quoted in the history, the box below it: idle.
+                check(
+                    &format!("{menu}\n{box_and_footer}"),
+                    "idle",
+                    "a menu above the box",
+                );
+            }
+        }
+    }
+    // Two cursors, or numbers that do not run from 1: no menu (the box is gone: unknown).
+    let two = format!("{history}\n ❯ 1. Yes\n ❯ 2. No\n");
+    check(&two, "unknown", "two cursors");
+    let gap = format!("{history}\n ❯ 2. Yes\n   3. No\n");
+    check(&gap, "unknown", "not numbered from 1");
+    // A long list under the box: still the box, however many lines.
+    let mut listed = idle.trim_end().to_string();
+    for n in 0..30 {
+        listed.push_str(&format!("\n  /command-{n}    what it does"));
+    }
+    check(&listed, "idle", "30 suggestions under the box");
+}
+
 #[test]
 fn users_can_add_and_replace_rules() {
     let env = Env::new();
@@ -306,6 +374,25 @@ fn users_can_add_and_replace_rules() {
     let (code, _, err) = classify(&env, b"", &[]);
     assert_eq!(code, 2);
     assert!(err.contains("agents.toml") && err.contains("bad"), "{err}");
+    // A kind of one's own reads its menus by structure too.
+    std::fs::write(
+        env.home.join("agents.toml"),
+        "[generic]\nturn_marker = '^\\$( |$)'\nmenu_entry = '^(?P<cursor>> )?\\s*(?P<number>\\d+)\\) '\n\
+         [[generic.rules]]\nname = \"asks\"\nstate = \"waiting\"\nmenu_last = true\n\
+         [[generic.rules]]\nname = \"prompt\"\nstate = \"idle\"\ninput_box = true\n",
+    )
+    .unwrap();
+    let generic = |s: &str| classify(&env, s.as_bytes(), &["--kind", "generic"]).1;
+    assert_eq!(generic("Pick:\n> 1) this\n  2) that\n"), "waiting");
+    assert_eq!(generic("Pick:\n> 1) this\n  2) that\n$ "), "idle");
+    std::fs::write(
+        env.home.join("agents.toml"),
+        "[generic]\nmenu_entry = '^\\d+\\.'\n[[generic.rules]]\nname = \"x\"\nstate = \"idle\"\nmenu_last = true\n",
+    )
+    .unwrap();
+    let (code, _, err) = classify(&env, b"", &["--kind", "generic"]);
+    assert_eq!(code, 2, "a menu_entry without its number");
+    assert!(err.contains("group named `number`"), "{err}");
     std::fs::write(env.home.join("agents.toml"), "[claude]\nrulez = []\n").unwrap();
     let (code, _, err) = classify(&env, b"", &[]);
     assert_eq!(code, 2, "unknown keys are errors");

@@ -1,6 +1,8 @@
 //! The labelled screens in tests/fixtures/screens/<agent>/<version>/: each file's agent
 //! directory is the kind to classify it as, and the first word of its name the state the
-//! classifier must read (`busy-streaming.txt` → busy). Shared by the classify tests and the
+//! classifier must read (`busy-streaming.txt` → busy). A screen of the catalogue
+//! (tests/fixtures/screens/<agent>/catalogue.toml) is named
+//! `<state>-<entry>@<cols>x<rows>.txt`: its entry and the pane's size follow the state. Shared by the classify tests and the
 //! accuracy benchmark (benches/accuracy.rs includes this file), so both read the same set.
 
 #![allow(dead_code)]
@@ -17,6 +19,9 @@ pub struct Screen {
     pub name: String,
     /// The state the name says.
     pub expected: String,
+    /// The catalogue entry (`<state>-<entry>@<cols>x<rows>`), `None` for a screen named
+    /// otherwise.
+    pub entry: Option<String>,
     pub path: PathBuf,
 }
 
@@ -56,7 +61,9 @@ pub fn labelled() -> Vec<Screen> {
                     continue;
                 }
                 let name = name_of(&file);
+                let entry = entry_of(&name);
                 screens.push(Screen {
+                    entry,
                     agent: name_of(&agent),
                     version: name_of(&version),
                     expected: name
@@ -71,6 +78,13 @@ pub fn labelled() -> Vec<Screen> {
         }
     }
     screens
+}
+
+/// `waiting-web-fetch@120x40.txt` → `web-fetch`: what lies between the state and `@`.
+pub fn entry_of(name: &str) -> Option<String> {
+    let (before, _) = name.split_once('@')?;
+    let (_, entry) = before.split_once('-')?;
+    Some(entry.to_string())
 }
 
 /// "2.1.100" → [2, 1, 100]; words that are not numbers sort as 0.
