@@ -18,15 +18,25 @@ if [[ "$major" =~ ^[0-9]+$ ]] && { [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] &&
   die "tmux $version is too old: orchestra needs tmux 3.2 or newer"
 fi
 command -v cargo >/dev/null 2>&1 || die "cargo is required to build orchestra (https://rustup.rs)"
-# ssh2 needs OpenSSL. A system one (its development files, found by pkg-config) saves the
-# costliest part of a first build; without one, ssh2 builds its own, which takes perl and
-# make. ORCHESTRA_BUNDLED_OPENSSL=1 builds the bundled one anyway.
+# ssh2 needs OpenSSL. A system one (its development files, found by pkg-config, or
+# Homebrew's on macOS, which openssl-sys finds by itself) saves the costliest part of a
+# first build; without one, ssh2 builds its own, which takes perl and make.
+# ORCHESTRA_BUNDLED_OPENSSL=1 builds the bundled one anyway.
 features=
-if [ "${ORCHESTRA_BUNDLED_OPENSSL:-}" != 1 ] && command -v pkg-config >/dev/null 2>&1 \
-  && pkg-config --exists openssl; then
+homebrew_openssl=
+for dir in /opt/homebrew/opt/openssl@3 /usr/local/opt/openssl@3; do
+  if [ "$(uname -s)" = Darwin ] && [ -d "$dir/include/openssl" ]; then homebrew_openssl=$dir; fi
+done
+if [ "${ORCHESTRA_BUNDLED_OPENSSL:-}" = 1 ]; then
+  :
+elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl; then
   features=--no-default-features
   openssl="the system OpenSSL $(pkg-config --modversion openssl)"
-else
+elif [ -n "$homebrew_openssl" ]; then
+  features=--no-default-features
+  openssl="Homebrew's OpenSSL ($homebrew_openssl)"
+fi
+if [ -z "$features" ]; then
   command -v perl >/dev/null 2>&1 || die "perl is required to build the bundled OpenSSL (or install OpenSSL's development files and pkg-config)"
   command -v make >/dev/null 2>&1 || die "make is required to build the bundled OpenSSL (or install OpenSSL's development files and pkg-config)"
   openssl="OpenSSL built from source (no system OpenSSL found by pkg-config)"
