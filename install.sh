@@ -18,21 +18,45 @@ if [[ "$major" =~ ^[0-9]+$ ]] && { [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] &&
   die "tmux $version is too old: orchestra needs tmux 3.2 or newer"
 fi
 command -v cargo >/dev/null 2>&1 || die "cargo is required to build orchestra (https://rustup.rs)"
-# The ssh2 crate builds its own OpenSSL (no system libssl needed): that takes perl and make.
-command -v perl >/dev/null 2>&1 || die "perl is required to build the bundled OpenSSL"
-command -v make >/dev/null 2>&1 || die "make is required to build the bundled OpenSSL"
-
-# The first build compiles about 240 crates and bundled C (OpenSSL for ssh2, libgit2,
-# SQLite): say what that costs before it starts, and let cargo show its progress.
-if [ ! -x target/release/orchestra ]; then
-  echo "install.sh: building orchestra for the first time: about 600 MB in target/release and up"
-  echo "            to half an hour on a busy two-core machine; later runs rebuild only what changed"
+# ssh2 needs OpenSSL. A system one (its development files, found by pkg-config, or
+# Homebrew's on macOS, which openssl-sys finds by itself) saves the costliest part of a
+# first build; without one, ssh2 builds its own, which takes perl and make.
+# ORCHESTRA_BUNDLED_OPENSSL=1 builds the bundled one anyway.
+features=
+homebrew_openssl=
+for dir in /opt/homebrew/opt/openssl@3 /usr/local/opt/openssl@3; do
+  if [ "$(uname -s)" = Darwin ] && [ -d "$dir/include/openssl" ]; then homebrew_openssl=$dir; fi
+done
+if [ "${ORCHESTRA_BUNDLED_OPENSSL:-}" = 1 ]; then
+  :
+elif command -v pkg-config >/dev/null 2>&1 && pkg-config --exists openssl; then
+  features=--no-default-features
+  openssl="the system OpenSSL $(pkg-config --modversion openssl)"
+elif [ -n "$homebrew_openssl" ]; then
+  features=--no-default-features
+  openssl="Homebrew's OpenSSL ($homebrew_openssl)"
 fi
-cargo build --release --locked
+if [ -z "$features" ]; then
+  command -v perl >/dev/null 2>&1 || die "perl is required to build the bundled OpenSSL (or install OpenSSL's development files and pkg-config)"
+  command -v make >/dev/null 2>&1 || die "make is required to build the bundled OpenSSL (or install OpenSSL's development files and pkg-config)"
+  openssl="OpenSSL built from source (no system OpenSSL found by pkg-config)"
+fi
+
+# The first build compiles about 240 crates and bundled C (libgit2, SQLite, and OpenSSL
+# unless the system's serves): say what that costs before it starts, and let cargo show
+# its progress.
+target=${CARGO_TARGET_DIR:-target}
+if [ ! -x "$target/release/orchestra" ]; then
+  echo "install.sh: building orchestra for the first time, with $openssl:"
+  echo "            COST"
+fi
+# $features is one word or none: unquoted on purpose (no array: macOS's bash 3.2 with
+# set -u refuses an empty one).
+cargo build --release --locked $features
 prefix=${PREFIX:-$HOME/.local}
 mkdir -p "$prefix/bin"
 # Copy then rename: a running orchestra (a status job) keeps its old file intact.
-cp target/release/orchestra "$prefix/bin/.orchestra.new"
+cp "$target/release/orchestra" "$prefix/bin/.orchestra.new"
 mv -f "$prefix/bin/.orchestra.new" "$prefix/bin/orchestra"
 echo "installed $("$prefix/bin/orchestra" --version) to $prefix/bin/orchestra"
 case ":$PATH:" in

@@ -15,6 +15,20 @@ if [[ "$major" =~ ^[0-9]+$ ]] && { [ "$major" -lt 3 ] || { [ "$major" -eq 3 ] &&
 fi
 
 wanted=$(sed -n 's/^version = "\(.*\)"/\1/p' "$plugin_dir/Cargo.toml" | head -n 1)
+# Whether dotted version $1 is at least $2, in bash alone: `sort -V` is GNU's (and
+# FreeBSD's), not every macOS's or BusyBox's.
+at_least() {
+  local IFS=. have wanted i a b
+  read -r -a have <<<"$1"
+  read -r -a wanted <<<"$2"
+  for ((i = 0; i < ${#have[@]} || i < ${#wanted[@]}; i++)); do
+    a=${have[i]:-0} b=${wanted[i]:-0}
+    a=${a%%[!0-9]*} b=${b%%[!0-9]*}
+    [ "${a:-0}" -gt "${b:-0}" ] && return 0
+    [ "${a:-0}" -lt "${b:-0}" ] && return 1
+  done
+  return 0
+}
 find_binary() {
   local candidate
   for candidate in "$(command -v orchestra 2>/dev/null)" "$plugin_dir/target/release/orchestra"; do
@@ -22,7 +36,7 @@ find_binary() {
     # A binary older than this checkout is rebuilt, not used.
     have=$("$candidate" --version 2>/dev/null | awk '{print $2}')
     [ -n "$have" ] || continue
-    [ "$(printf '%s\n%s\n' "$wanted" "$have" | sort -V | head -n 1)" = "$wanted" ] || continue
+    at_least "$have" "$wanted" || continue
     printf '%s\n' "$candidate"
     return 0
   done

@@ -524,7 +524,7 @@ pub fn outlive_the_terminal() {
         // SAFETY: queries and an ioctl on our own standard descriptors.
         unsafe {
             if libc::isatty(fd) == 1 {
-                libc::ioctl(fd, libc::TIOCNOTTY);
+                libc::ioctl(fd, terminal::TIOCNOTTY);
                 return;
             }
         }
@@ -533,6 +533,13 @@ pub fn outlive_the_terminal() {
 
 /// Job control: the few system calls std has no word for.
 mod terminal {
+    /// Lets go of the controlling terminal. libc names it for Linux and FreeBSD, not for
+    /// macOS, whose <sys/ttycom.h> defines it as `_IO('t', 113)`.
+    #[cfg(target_os = "macos")]
+    pub const TIOCNOTTY: libc::c_ulong = 0x2000_7471;
+    #[cfg(not(target_os = "macos"))]
+    pub use libc::TIOCNOTTY;
+
     /// Whether stdin is a terminal whose foreground job is this process's group.
     pub fn ours() -> bool {
         // SAFETY: plain queries on fd 0 and this process; no memory is shared.

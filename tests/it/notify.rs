@@ -5,7 +5,7 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::harness::{wait_until, AgentCli, Bus, ClaudeWorld, Env};
+use crate::harness::{wait_until, write_script, AgentCli, Bus, ClaudeWorld, Env};
 
 fn session_id(env: &Env, label: &str) -> String {
     env.session(label)["id"].as_str().unwrap().to_string()
@@ -93,6 +93,61 @@ fn without_a_bus_the_fallback_command_runs_and_nothing_fails() {
     );
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(text.contains("quiet") && text.contains("exited"), "{text}");
+}
+
+/// The way a machine with no D-Bus notifies (macOS has none): a waiting session's note goes
+/// through the command path at once, offering no actions and waiting for none. The
+/// command gets exactly its own words, then the title and the body, each one argument
+/// whatever it holds (macOS's osascript gets them the same way: `notify::tests`).
+#[test]
+fn without_a_bus_a_waiting_note_runs_the_command_with_exactly_its_words_and_waits_for_none() {
+    let mut env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("plain").ok();
+    let id = session_id(&env, "plain");
+    env.without_bus();
+    let log = env.root.join("argv.log");
+    let script = env.root.join("record notes.sh");
+    write_script(
+        &script,
+        &format!("#!/bin/sh\nprintf '<%s>\\n' \"$@\" > '{}'\n", log.display()),
+    );
+    let command = format!(
+        "{} --app 'orchestra notes'",
+        shell_words::quote(&script.to_string_lossy())
+    );
+    let note = serde_json::json!({
+        "title": "orchestra: plain is waiting for you",
+        "body": "plain wants to run: make \"a b\" && echo $HOME; `x` (in repo)",
+        "asks": "run: make",
+    });
+    let started = std::time::Instant::now();
+    let run = env
+        .orchestra_stdin(
+            &[
+                "notify",
+                "--stdin",
+                "--session",
+                &id,
+                "--event",
+                "1",
+                "--fallback-cmd",
+                &command,
+            ],
+            note.to_string().as_bytes(),
+        )
+        .ok();
+    assert_eq!(run.stdout, "sent via command\n", "{}", run.stderr);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the sender waited: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "<--app>\n<orchestra notes>\n<orchestra: plain is waiting for you>\n\
+         <plain wants to run: make \"a b\" && echo $HOME; `x` (in repo)>\n"
+    );
 }
 
 #[test]
