@@ -32,7 +32,7 @@ fn classify(env: &Env, input: &[u8], extra: &[&str]) -> (i32, String, String) {
 fn every_real_screen_is_classified_as_its_name_says() {
     let env = Env::new();
     let screens = labelled();
-    let mut wrong = Vec::new();
+    let (mut wrong, mut unknown) = (Vec::new(), Vec::new());
     for s in &screens {
         assert!(
             STATES.contains(&s.expected.as_str()),
@@ -45,8 +45,17 @@ fn every_real_screen_is_classified_as_its_name_says() {
             &["--kind", &s.agent],
         );
         assert_eq!(code, 0, "{}: {err}", s.path.display());
-        if got != s.expected {
-            wrong.push(format!("{}/{}/{}: {got}", s.agent, s.version, s.name));
+        if got == s.expected {
+            continue;
+        }
+        let name = format!("{}/{}/{}: {got}", s.agent, s.version, s.name);
+        // A confident wrong state is the failure that hurts (busy read as idle, a question
+        // as idle). A catalogue capture read `unknown` is counted apart (the accuracy
+        // bench lists them); the named fixtures must read exactly.
+        if got == "unknown" && s.entry.is_some() {
+            unknown.push(name);
+        } else {
+            wrong.push(name);
         }
     }
     assert!(
@@ -55,6 +64,15 @@ fn every_real_screen_is_classified_as_its_name_says() {
         wrong.len(),
         screens.len(),
         wrong.join("\n")
+    );
+    // Unknown is not wrong, but it must stay rare: an agent that waits and reads unknown is
+    // never announced.
+    assert!(
+        unknown.len() * 20 <= screens.len(),
+        "{} of {} catalogue screens read unknown (more than 5%):\n{}",
+        unknown.len(),
+        screens.len(),
+        unknown.join("\n")
     );
 }
 
