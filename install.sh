@@ -42,13 +42,15 @@ if [ -z "$features" ]; then
   openssl="OpenSSL built from source (no system OpenSSL found by pkg-config)"
 fi
 
-# The first build compiles about 240 crates and bundled C (libgit2, SQLite, and OpenSSL
+# The first build compiles about 240 units and bundled C (libgit2, SQLite, and OpenSSL
 # unless the system's serves): say what that costs before it starts, and let cargo show
 # its progress.
 target=${CARGO_TARGET_DIR:-target}
 if [ ! -x "$target/release/orchestra" ]; then
   echo "install.sh: building orchestra for the first time, with $openssl:"
-  echo "            COST"
+  echo "            measured on a busy two-core machine, 8 CPU-minutes (30 minutes of wall time)"
+  echo "            and 520 MB in $target/release with a system OpenSSL, 14 CPU-minutes and 590 MB"
+  echo "            with the bundled one; later runs rebuild only what changed"
 fi
 # $features is one word or none: unquoted on purpose (no array: macOS's bash 3.2 with
 # set -u refuses an empty one).
