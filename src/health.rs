@@ -608,7 +608,11 @@ pub fn refresh(
         };
         let hook_is_fresh = said_lately(s, now_us);
         let decided = decisions.iter().any(|(id, ..)| id == &s.id);
-        if state != s.state && !hook_is_fresh && !decided {
+        if state != s.state
+            && !hook_is_fresh
+            && !decided
+            && activity_speaks_since_the_word(s, state, pane.window_activity, now_us)
+        {
             let detail = format!(
                 "output {} ago",
                 crate::duration::age(now_s - pane.window_activity)
@@ -832,6 +836,28 @@ fn may_lack_rules(kind: AgentKind) -> bool {
 fn said_lately(s: &Session, now_us: i64) -> bool {
     s.state_source.outranks_screen()
         && believable_at(s.state_at, now_us).is_some_and(|at| now_us - at < HOOK_GRACE_MICROS)
+}
+
+/// Output activity is weak evidence: against a word that outranks the screen (a hook's,
+/// `orchestra event`'s) it speaks only of what came after the word, output printed since
+/// (busy) or silence as long as output counts (idle), never of output the word already
+/// knew (a shell's prompt drawn just before `orchestra event waiting`).
+fn activity_speaks_since_the_word(
+    s: &Session,
+    state: AgentState,
+    window_activity_s: i64,
+    now_us: i64,
+) -> bool {
+    if !s.state_source.outranks_screen() {
+        return true;
+    }
+    let Some(said_at) = believable_at(s.state_at, now_us) else {
+        return true;
+    };
+    match state {
+        AgentState::Busy => window_activity_s.saturating_mul(1_000_000) > said_at,
+        _ => now_us - said_at >= ACTIVE_OUTPUT_SECS * 1_000_000,
+    }
 }
 
 /// The screen rules, loaded at most once per refresh and only when needed.

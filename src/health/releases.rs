@@ -12,8 +12,8 @@ use crate::state::{AgentState, Session};
 pub const PROVEN: &[(&str, &[&str])] = &[
     ("aider", &["0.86.2"]),
     ("claude", &["2.0.77", "2.1.100", "2.1.332"]),
-    ("codex", &["0.171.0"]),
-    ("gemini", &["0.61.0"]),
+    ("codex", &["0.110.0", "0.171.0"]),
+    ("gemini", &["0.20.0", "0.61.0"]),
 ];
 
 /// Whether the screen rules were proven on `release` of `agent`.

@@ -437,6 +437,34 @@ fn an_agent_no_rule_reads_is_busy_while_it_prints_and_idle_after() {
     assert_eq!(moves, [("busy", "idle")]);
 }
 
+/// `orchestra event waiting` on a shell that drew its prompt a moment before: the prompt's
+/// output is older than the word, so it does not make the session busy once the hook's
+/// grace is over (a status line under load read `⚙1` for a waiting session); output
+/// printed after the word does, and so does silence as long as output counts.
+#[test]
+fn activity_overrules_a_hook_word_only_with_what_came_after_it() {
+    let bench = Bench::new();
+    let s = bench.session(1, "generic", AgentState::Idle);
+    let said_at = now_micros() - 3_000_000;
+    bench
+        .store()
+        .apply_state(&s.id, AgentState::Waiting, said_at, StateSource::Hook, "test")
+        .unwrap();
+    bench.pane(&s, "$ ", said_at / 1_000_000 - 1);
+    let outcome = bench.refresh().unwrap();
+    assert!(outcome.transitions.is_empty(), "{:?}", outcome.transitions);
+    assert_eq!(bench.recorded(&s).state, AgentState::Waiting);
+
+    bench.world.borrow_mut().panes[0].activity = now_s();
+    let outcome = bench.refresh().unwrap();
+    let moves: Vec<(&str, &str)> = outcome
+        .transitions
+        .iter()
+        .map(|t| (t.old.as_str(), t.new.as_str()))
+        .collect();
+    assert_eq!(moves, [("waiting", "busy")]);
+}
+
 #[test]
 fn the_summary_takes_the_symbols_and_styles_tmux_options_set() {
     let bench = Bench::new();
