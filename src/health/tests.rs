@@ -448,7 +448,13 @@ fn activity_overrules_a_hook_word_only_with_what_came_after_it() {
     let said_at = now_micros() - 3_000_000;
     bench
         .store()
-        .apply_state(&s.id, AgentState::Waiting, said_at, StateSource::Hook, "test")
+        .apply_state(
+            &s.id,
+            AgentState::Waiting,
+            said_at,
+            StateSource::Hook,
+            "test",
+        )
         .unwrap();
     bench.pane(&s, "$ ", said_at / 1_000_000 - 1);
     let outcome = bench.refresh().unwrap();
