@@ -422,7 +422,7 @@ drive_compacted() {
 }
 drive_background_task() {
   cat_cli && type_line "[[background: sleep 90 && touch catalogue-bg.txt]] [[after: started in the background]]" && wait_re '1\. Yes' &&
-    press Enter && ran "started in the background" && proof=('background|shell|bash')
+    press Enter && ran "● started in the background" && proof=('● started in the background' 'background|shell|bash')
 }
 drive_retrying() { cat_cli && type_line "[[error: 529]] [[fails: 8]] [[say: through at last]]" && wait_re 'attempt [4-9]/' 120 && proof=('Retrying|retrying' 'attempt [0-9]+/'); }
 error_cli() { cat_cli CLAUDE_CODE_MAX_RETRIES=0; }
