@@ -359,7 +359,7 @@ drive_ask_multi() { cat_cli && type_line "[[askmany: Which checks should run?]]"
 drive_trust_dialog() {
   mkdir -p "$work/untrusted-$version"
   cat_dir=$work/untrusted-$version cat_cli
-  cat_dir="" wait_re '[Tt]rust' 60 && sleep 2 && proof=('[Tt]rust' '1\. Yes')
+  cat_dir="" wait_re '[Tt]rust' 60 && sleep 2 && proof=('[Tt]rust' '❯')
 }
 drive_plan_mode() { cat_cli && to_mode "plan mode on" && proof=('plan mode on'); }
 drive_plan_mode_busy() { cat_cli && to_mode "plan mode on" && type_line "[[slow: 20]] [[say: planned slowly]]" && wait_for interrupt && proof=('plan mode' 'interrupt'); }
@@ -389,7 +389,14 @@ drive_vim_mode_insert() { vim_cli && keys Escape && sleep 1 && keys i && wait_fo
 # Only where the footer says NORMAL: elsewhere vim's normal mode looks like the plain box.
 drive_vim_mode_normal() { vim_cli && keys Escape && sleep 1 && keys i && wait_for "-- INSERT --" && keys Escape && wait_for "NORMAL" 5 && sleep 1 && proof=('NORMAL'); }
 drive_slash_autocomplete() { cat_cli && typed '/' && wait_re '/[a-z][a-z-]+ {2,}[A-Z]' && proof=('/[a-z][a-z-]+ {2,}[A-Z]'); }
-drive_at_autocomplete() { cat_cli && typed '@' && wait_re '(alpha|beta|gamma|delta)\.' && proof=('(alpha|beta|gamma|delta|epsilon|zeta)\.'); }
+# 2.0.77 and 2.1.20 list nothing for a bare @ here (their file index finds no files in this
+# worktree): "@a" lists what they have (agents, the MCP server, files).
+at_list='(alpha|beta|gamma|delta|epsilon|zeta|theta)\.|agent-'
+drive_at_autocomplete() {
+  cat_cli && typed '@' || return 1
+  wait_re "$at_list" 5 2>/dev/null || typed 'a'
+  wait_re "$at_list" && proof=('@' "$at_list")
+}
 drive_shortcuts_panel() { cat_cli && typed '?' && wait_re 'for commands' && proof=('for commands'); }
 drive_resume_picker() {
   cat_cli && type_line "[[say: an earlier conversation]]" && ran "an earlier conversation" || return 1
@@ -403,17 +410,19 @@ drive_queued_message() {
   cat_cli && type_line "[[slow: 20]] [[say: the first one ran]]" && wait_for interrupt &&
     type_line "[[say: the queued prompt ran]]" && sleep 1 && proof=('queued prompt ran' 'interrupt')
 }
+# 2.1.2xx compacts nothing under three turns ("Not enough messages to compact").
+some_turns() { local n; for n in 1 2 3; do type_line "[[say: turn $n to compact]]" && ran "turn $n to compact" || return 1; done; }
 drive_compacting() {
-  cat_cli && type_line "[[say: something to compact]]" && ran "something to compact" &&
+  cat_cli && some_turns &&
     type_line "/compact [[slow: 20]] [[say: the summary]]" && wait_re '[Cc]ompacting' && sleep 1 && proof=('[Cc]ompact')
 }
 drive_compacted() {
-  cat_cli && type_line "[[say: something to compact]]" && ran "something to compact" &&
+  cat_cli && some_turns &&
     type_line "/compact" && wait_re '[Cc]ompacted' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('[Cc]ompacted')
 }
 drive_background_task() {
-  cat_cli && type_line "[[background: sleep 90]] [[after: started in the background]]" && wait_re '1\. Yes' &&
-    press Enter && ran "started in the background" && proof=('background|shell|bash')
+  cat_cli && type_line "[[background: sleep 90 && touch catalogue-bg.txt]] [[after: started in the background]]" && wait_re '1\. Yes' &&
+    press Enter && ran "● started in the background" && proof=('● started in the background' 'background|shell|bash')
 }
 drive_retrying() { cat_cli && type_line "[[error: 529]] [[fails: 8]] [[say: through at last]]" && wait_re 'attempt [4-9]/' 120 && proof=('Retrying|retrying' 'attempt [0-9]+/'); }
 error_cli() { cat_cli CLAUDE_CODE_MAX_RETRIES=0; }
@@ -423,7 +432,6 @@ drive_overloaded_529() { error_cli && type_line "[[error: 529]]" && wait_re 'API
 
 catalogue_part() {
   local id state fn size file re missing report=$work/catalogue-report
-  rm -f "$out"/*@*x*.txt "$out"/*@*x*.ansi
   # What the drives use: a file to edit, a notebook, files for @ to list, an MCP server.
   printf 'old words here\n' > "$wt/a.txt"
   printf '%s\n' '{"cells": [{"cell_type": "code", "execution_count": null, "id": "c1", "metadata": {},' \
@@ -434,6 +442,8 @@ catalogue_part() {
   TYPE_RETRIES=8
   while read -r id state; do
     [ -n "${ORCHESTRA_CATALOGUE_ONLY:-}" ] && [[ " $ORCHESTRA_CATALOGUE_ONLY " != *" $id "* ]] && continue
+    # This entry's captures of an earlier run go, whatever comes of this one.
+    rm -f "$out"/{busy,waiting,idle,error,exited,unknown}-"$id"@*
     fn=drive_${id//-/_}
     if ! declare -F "$fn" >/dev/null; then
       echo "capture-screens.sh: the catalogue entry $id has no $fn" >&2

@@ -727,11 +727,50 @@ mod tests {
     use crate::agent::asked::Asked;
     use std::path::Path;
 
-    /// What every captured waiting screen asks, by `<agent>/<version>/<name>`.
-    fn expected(kind: &str, name: &str) -> Option<Asked> {
+    /// What every captured waiting screen asks, by agent, release and name (a catalogue
+    /// capture's name without its `@<size>`).
+    fn expected(kind: &str, version: &str, name: &str) -> Option<Asked> {
         let run = |c: &str| Some(Asked::Run(c.into()));
         match (kind, name) {
             (_, "waiting-trust-dialog" | "waiting-gitignore-question") => None,
+            // The claude catalogue: each permission dialog names what it asks.
+            ("claude", "waiting-permission-bash") => run("touch catalogue-bash.txt"),
+            ("claude", "waiting-permission-write") => Some(Asked::Write("new-file.txt".into())),
+            ("claude", "waiting-permission-edit") => Some(Asked::Edit("a.txt".into())),
+            ("claude", "waiting-permission-notebook-edit") => Some(Asked::Edit("nb.ipynb".into())),
+            ("claude", "waiting-permission-webfetch") => {
+                // The stand-in's own address, a port of its own on each capture run.
+                let port = match version {
+                    "2.0.77" => 36357,
+                    "2.1.20" => 44595,
+                    "2.1.100" => 46429,
+                    "2.1.220" => 46505,
+                    _ => 42659,
+                };
+                Some(Asked::Fetch(format!("http://127.0.0.1:{port}/page")))
+            }
+            ("claude", "waiting-permission-websearch") => {
+                Some(Asked::Use("Web Search(\"tmux status line\")".into()))
+            }
+            ("claude", "waiting-permission-mcp") => Some(Asked::Use(
+                if version == "2.1.332" {
+                    "orchestra — Note Tool"
+                } else {
+                    "orchestra - note"
+                }
+                .into(),
+            )),
+            // Questions, plans and what a person opened: no command, no path.
+            (
+                "claude",
+                "waiting-ask-single"
+                | "waiting-ask-multi"
+                | "waiting-exit-plan-mode"
+                | "waiting-exit-plan-mode-no-plan"
+                | "waiting-model-picker"
+                | "waiting-resume-picker"
+                | "waiting-permissions-panel",
+            ) => None,
             ("claude", "waiting-bash-menu") => run("touch created-by-bash.txt"),
             ("claude", "waiting-bash-menu-narrow") => run("touch narrow.txt"),
             ("claude", "waiting-bash-menu-typed-12-lines") => run("touch typed-menu.txt"),
@@ -761,7 +800,10 @@ mod tests {
             ("claude", n) if n.starts_with("waiting-write-menu-derived-") => {
                 Some(Asked::Write("new-file.txt".into()))
             }
-            // Questions, plans, a fetch and the trust dialog, derived: nothing to run.
+            ("claude", n) if n.starts_with("waiting-web-fetch-derived-") => Some(Asked::Fetch(
+                "https://docs.example.com/guide/install".into(),
+            )),
+            // Questions, plans and the trust dialog, derived: nothing to run.
             (_, n) if n.contains("-derived-") => None,
             other => panic!("no expectation for {other:?}: add one"),
         }
@@ -794,21 +836,24 @@ mod tests {
                     };
                     let screen = screen_text(&std::fs::read(&path).unwrap(), usize::MAX);
                     let asked = rules.asked(&kind, &screen).unwrap();
-                    // The catalogue's screens (`<state>-<entry>@<size>`) are read by the
-                    // accuracy bench; their asks are not written down here.
-                    if !stem.starts_with("waiting-") || stem.contains('@') {
+                    // The catalogue's screens are `<state>-<entry>@<size>`; the other
+                    // agents' catalogues are read by the accuracy bench, their asks not
+                    // written down here.
+                    let (stem, size) = stem.split_once('@').unwrap_or((stem, ""));
+                    if !stem.starts_with("waiting-") || (!size.is_empty() && kind != "claude") {
                         continue;
                     }
                     assert_eq!(
                         rules.classify(&kind, &screen).unwrap().state,
                         crate::state::AgentState::Waiting
                     );
-                    assert_eq!(asked, expected(&kind, stem), "{}", path.display());
+                    let release = version.file_name().unwrap().to_string_lossy().into_owned();
+                    assert_eq!(asked, expected(&kind, &release, stem), "{}", path.display());
                     seen += 1;
                 }
             }
         }
-        assert!(seen >= 30, "only {seen} waiting screens found");
+        assert!(seen >= 600, "only {seen} waiting screens found");
     }
 
     /// What `brief` reads from a box holding a prompt typed over many lines: the lines

@@ -80,9 +80,9 @@ def typed_texts(messages):
 
 def user_texts(messages):
     """Every text on the user's side, the CLI's own notes too (its plan-mode note names the
-    plan file), also those it put into a tool result."""
+    plan file), also those it put into a tool result or (2.1.3xx) a message of role system."""
     return [i.get("text") or "" if i.get("type") == "text" else result_text(i.get("content"))
-            for m in messages if m.get("role") == "user"
+            for m in messages if m.get("role") in ("user", "system")
             for i in items(m.get("content")) if i.get("type") in ("text", "tool_result")]
 
 

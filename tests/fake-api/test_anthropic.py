@@ -260,6 +260,10 @@ class Turns(unittest.TestCase):
         self.assertEqual(done.tool[:2], ("ExitPlanMode", {"plan": "1. Do it"}))
         forgot = Conversation(self.model, session="forgot").send(user(note, "[[exitplan: x]]"))
         self.assertEqual(forgot.tool[:2], ("ExitPlanMode", {}))
+        # 2.1.3xx sends the note as a message of role system.
+        later = Conversation(self.model, session="later")
+        first = later.send(user("[[plan: 3. Ship]]"), {"role": "system", "content": [text(note)]})
+        self.assertEqual(first.tool[1]["file_path"], "/h/.claude/plans/quiet-fox.md")
         bare = Conversation(self.model, session="bare").send(user("[[plan: 2. Go]]"))
         self.assertEqual(bare.tool[:2], ("ExitPlanMode", {"plan": "2. Go"}))
 
