@@ -11,7 +11,10 @@ use crate::state::{AgentState, Session};
 /// right there (a test checks this list is those folders).
 pub const PROVEN: &[(&str, &[&str])] = &[
     ("aider", &["0.86.2"]),
-    ("claude", &["2.0.77", "2.1.20", "2.1.100", "2.1.220", "2.1.332"]),
+    (
+        "claude",
+        &["2.0.77", "2.1.20", "2.1.100", "2.1.220", "2.1.332"],
+    ),
     ("codex", &["0.110.0", "0.171.0"]),
     ("gemini", &["0.20.0", "0.61.0"]),
 ];

@@ -493,7 +493,10 @@ pub fn screen_fixtures(kind: &str, version: &str) -> Vec<PathBuf> {
         .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("txt" | "ansi")))
         // The catalogue's captures (`<state>-<entry>@<size>`) are read by
         // classify::every_real_screen_is_classified_as_its_name_says, unknown counted apart.
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().contains('@')))
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains('@'))
+        })
         .collect();
     files.sort();
     files
