@@ -661,17 +661,34 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
 }
 
 /// The last non-empty lines of `screen` (at most [`MAX_LINES_EXAMINED`]), ANSI escapes
-/// removed, trailing whitespace trimmed, top to bottom.
+/// removed, trailing whitespace trimmed, top to bottom, each cut to [`MAX_LINE_BYTES`].
 fn bottom_lines(screen: &str) -> Vec<&str> {
     let mut lines: Vec<&str> = screen
         .lines()
         .rev()
-        .map(str::trim_end)
+        .map(|l| line_start(l).trim_end())
         .filter(|l| !l.is_empty())
         .take(MAX_LINES_EXAMINED)
         .collect();
     lines.reverse();
     lines
+}
+
+/// A pane's line is at most its width, and no terminal is this wide: a longer "line" (a
+/// megabyte piped into `orchestra classify`) is read from its start only, so the rules'
+/// many passes over the bottom lines stay bounded whatever the input.
+const MAX_LINE_BYTES: usize = 4096;
+
+/// The first [`MAX_LINE_BYTES`] of `line`, cut at a character boundary.
+fn line_start(line: &str) -> &str {
+    if line.len() <= MAX_LINE_BYTES {
+        return line;
+    }
+    let mut end = MAX_LINE_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    &line[..end]
 }
 
 /// Removes ANSI escape sequences (CSI, OSC, and two-byte escapes) from `text`.
