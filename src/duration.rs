@@ -60,6 +60,18 @@ pub fn spell(d: Duration) -> String {
     }
 }
 
+/// `micros` since the epoch as the local time a person reads in a table
+/// ("2026-12-02 14:03:51"); empty when out of range.
+pub fn local_time(micros: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(micros)
+        .map(|t| {
+            t.with_timezone(&chrono::Local)
+                .format("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,16 +146,7 @@ pub fn replay_spooled(ctx: &Context) -> Result<(), Error> {
 
 /// The spooled words' files, oldest first.
 fn spooled(home: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(spool_dir(home)) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
+    crate::paths::files_ending(&spool_dir(home), "json")
 }
 
 /// What a hook's word means, recorded in `store`.

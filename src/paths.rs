@@ -240,6 +240,21 @@ pub fn remove_older(dir: &Path, cutoff: i64) {
     }
 }
 
+/// The files in `dir` whose extension is `extension`, sorted by name (names that start
+/// with a time sort oldest first); none when `dir` cannot be read.
+pub fn files_ending(dir: &Path, extension: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
+        .collect();
+    files.sort();
+    files
+}
+
 /// When `path` was last modified, in seconds since the epoch; `None` when it is not there.
 pub fn modified_secs(path: &Path) -> Option<i64> {
     let modified = std::fs::metadata(path).ok()?.modified().ok()?;

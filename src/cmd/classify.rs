@@ -98,13 +98,7 @@ fn disagreements(ctx: &Context, args: &ClassifyArgs, out: &mut Output<'_>) -> Re
         .iter()
         .enumerate()
         .map(|(i, d)| {
-            let when = chrono::DateTime::from_timestamp_micros(d.at)
-                .map(|t| {
-                    t.with_timezone(&chrono::Local)
-                        .format("%Y-%m-%d %H:%M:%S")
-                        .to_string()
-                })
-                .unwrap_or_default();
+            let when = crate::duration::local_time(d.at);
             vec![
                 (i + 1).to_string(),
                 when,

@@ -22,13 +22,7 @@ pub fn run(ctx: &Context, args: &EventsArgs, out: &mut Output<'_>) -> Result<(),
     let rows: Vec<Vec<String>> = events
         .iter()
         .map(|e| {
-            let when = chrono::DateTime::from_timestamp(e.at, 0)
-                .map(|t| {
-                    t.with_timezone(&chrono::Local)
-                        .format("%Y-%m-%d %H:%M:%S")
-                        .to_string()
-                })
-                .unwrap_or_default();
+            let when = crate::duration::local_time(e.at.saturating_mul(1_000_000));
             vec![
                 when,
                 e.label.clone().unwrap_or_default(),

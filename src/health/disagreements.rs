@@ -67,16 +67,7 @@ pub fn list(home: &Path) -> Vec<Disagreement> {
 }
 
 fn files(home: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir(home)) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
+    crate::paths::files_ending(&dir(home), "json")
 }
 
 /// The last `max` bytes of `text`, cut at a line start when one is near (else at a
