@@ -1,7 +1,10 @@
-//! The rule ARCHITECTURE.md states, checked on the sources: no command module names
-//! another (they share only what `cmd/mod.rs` offers: the router, rendering and argument
-//! helpers), and nothing outside `cmd/` and `main.rs` names `cmd` at all. It lives
-//! outside `cmd/` so that its own examples of a broken rule are not read as commands.
+//! The rules of ARCHITECTURE.md that Cargo cannot see, checked on the sources. Which crate
+//! may use which is the workspace's dependency graph (a cycle does not build); what is left
+//! is inside crates: no command module names another (they share only what `cmd/mod.rs`
+//! offers: the router, rendering and argument helpers), nothing outside `cmd/` and
+//! `main.rs` names `cmd` at all, and no crate but `orchestra-sys` starts a process (every
+//! child goes through `process::command`, which gives it a deadline). It lives outside
+//! `cmd/` so that its own examples of a broken rule are not read as commands.
 
 use std::path::{Path, PathBuf};
 
@@ -134,5 +137,52 @@ fn nothing_outside_cmd_and_main_names_cmd() {
     assert!(
         broken.is_empty(),
         "domain code naming cmd (commands call modules, never the other way): {broken:#?}"
+    );
+}
+
+/// Code lines of `text` that start a process without `process::command`.
+fn process_starts(text: &str) -> Vec<usize> {
+    code(text)
+        .filter(|(_, l)| l.contains("process::Command") || l.contains("Command::new("))
+        .map(|(n, _)| n)
+        .collect()
+}
+
+#[test]
+fn the_check_sees_a_process_started_outside_sys() {
+    let text = "let c = std::process::Command::new(\"git\");\n\
+                // Command::new( in a comment is fine\n\
+                let d = crate::process::command(\"git\");\n\
+                use std::process::Command;";
+    assert_eq!(process_starts(text), [1, 4]);
+}
+
+#[test]
+fn only_sys_starts_processes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "crates/model/src",
+        "crates/agents/src",
+        "crates/engine/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 50, "{} files", files.len());
+    let mut broken = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(root).unwrap();
+        if relative == Path::new("src/layering.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for n in process_starts(&text) {
+            broken.push(format!("{}:{n}", relative.display()));
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "a process started outside orchestra-sys (use process::command, which has a deadline): {broken:#?}"
     );
 }

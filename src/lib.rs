@@ -1,42 +1,20 @@
 //! orchestra: run several AI coding agents in parallel on one project, each in its own git
-//! worktree, branch and tmux window. `main.rs` is the only place that prints and exits; every
-//! module here returns typed errors. See ARCHITECTURE.md for the map.
+//! worktree, branch and tmux window. This crate is the command line: clap, the commands, the
+//! tmux plugin and the terminal; `main.rs` is the only place that prints and exits. The work
+//! is done in the crates under `crates/` (ARCHITECTURE.md is the map); their modules are
+//! re-exported here under the names the tests and benches use.
 
-pub mod agent;
-pub mod artifact;
 pub mod cli;
 pub mod cmd;
-pub mod context;
-pub mod cost;
-pub mod deps;
-pub mod doctor;
-pub mod duration;
-pub mod error;
-pub mod fault;
-pub mod git;
-pub mod health;
-pub mod hooks;
-pub mod import;
-pub mod inert;
-pub mod label;
 #[cfg(test)]
 mod layering;
-pub mod lock;
-pub mod manifest;
-pub mod notify;
-pub mod paths;
 pub mod plugin;
-pub mod process;
-pub mod prompts;
-pub mod radar;
-pub mod remote;
-pub mod remote_hooks;
-pub mod report;
-pub mod session;
-pub mod state;
-pub mod sync;
-pub mod tasks;
 pub mod term;
-pub mod tmux;
-pub mod trust;
-pub mod worktree;
+
+pub use orchestra_agents::{agent, cost};
+pub use orchestra_engine::{
+    artifact, context, deps, doctor, error, health, hooks, import, manifest, prompts, radar,
+    remote_hooks, session, sync, tasks, trust, worktree,
+};
+pub use orchestra_model::{duration, inert, label, report};
+pub use orchestra_sys::{fault, git, lock, notify, paths, process, remote, state, tmux};

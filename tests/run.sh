@@ -119,7 +119,7 @@ say "$(tmux -V), $(git --version)"
 say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy"
-cargo clippy --all-targets --quiet -- -D warnings
+cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The tmux matrix (README "Tested on"): each release in $CACHE/tmux-<release>, built from
 # Debian's source package when missing (a private apt configuration under $CACHE/apt: the
 # machine's own sources stay as they are). 3.2a and 3.4 are not in Debian's suites, and
@@ -191,7 +191,7 @@ build_tmux 3.1c || true
 
 say "cargo test"
 # Each test runs its own tmux server and often a real claude: two per core is plenty.
-cargo test --quiet -- --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "$@"
+cargo test --workspace --quiet -- --test-threads="${ORCHESTRA_TEST_THREADS:-4}" "$@"
 
 # The newest published release of each agent CLI against the pinned one
 # (tests/newest-release.sh): with ORCHESTRA_NEWEST=1, and on CI, as a report only. Its

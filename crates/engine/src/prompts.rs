@@ -18,12 +18,12 @@ pub const SYNTHESIZE_DREAM: &str = "synthesize_dream";
 
 fn built_in(name: &str) -> Option<&'static str> {
     match name {
-        WORKER => Some(include_str!("../prompts/worker.md")),
-        TASK_DRAFTING => Some(include_str!("../prompts/task-drafting.md")),
-        INSIGHT => Some(include_str!("../prompts/insight.md")),
-        DREAM => Some(include_str!("../prompts/dream.md")),
-        SYNTHESIZE_INSIGHTS => Some(include_str!("../prompts/synthesize_insights.md")),
-        SYNTHESIZE_DREAM => Some(include_str!("../prompts/synthesize_dream.md")),
+        WORKER => Some(include_str!("../../../prompts/worker.md")),
+        TASK_DRAFTING => Some(include_str!("../../../prompts/task-drafting.md")),
+        INSIGHT => Some(include_str!("../../../prompts/insight.md")),
+        DREAM => Some(include_str!("../../../prompts/dream.md")),
+        SYNTHESIZE_INSIGHTS => Some(include_str!("../../../prompts/synthesize_insights.md")),
+        SYNTHESIZE_DREAM => Some(include_str!("../../../prompts/synthesize_dream.md")),
         _ => None,
     }
 }

@@ -45,13 +45,9 @@ impl PermissionMode {
 
     /// `--permission-mode` with this mode at the end of a `kind` agent's `command`: only
     /// claude has one, and a command that names one already is not given a second.
-    pub fn add_to(
-        self,
-        kind: AgentKind,
-        command: &mut Vec<String>,
-    ) -> Result<(), crate::error::Error> {
+    pub fn add_to(self, kind: AgentKind, command: &mut Vec<String>) -> Result<(), AgentError> {
         if kind != AgentKind::Claude {
-            return Err(crate::error::Error::BadInput(format!(
+            return Err(AgentError::BadInput(format!(
                 "--permission-mode is claude's: a {} agent has none",
                 kind.as_str()
             )));
@@ -60,7 +56,7 @@ impl PermissionMode {
             .iter()
             .any(|w| w == "--permission-mode" || w.starts_with("--permission-mode="))
         {
-            return Err(crate::error::Error::BadInput(
+            return Err(AgentError::BadInput(
                 "the agent command names a permission mode already: pass one or the other".into(),
             ));
         }
@@ -69,79 +65,14 @@ impl PermissionMode {
     }
 }
 
-/// Recorded and shown as its name (`claude`, …, `generic`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AgentKind {
-    Claude,
-    Codex,
-    Gemini,
-    Aider,
-    Generic,
+/// A request this kind of agent cannot take (a bad input).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error("{0}")]
+    BadInput(String),
 }
 
-/// Where aider keeps what was typed and said, in the session's folder.
-const AIDER_INPUT_HISTORY: &str = "aider.input.history";
-const AIDER_CHAT_HISTORY: &str = "aider.chat.history.md";
-
-impl AgentKind {
-    /// The files in the session's folder this kind keeps its history in (aider's; claude
-    /// keeps its own conversations): what a restart into a new folder carries over.
-    pub fn history_files(self) -> &'static [&'static str] {
-        match self {
-            AgentKind::Aider => &[AIDER_INPUT_HISTORY, AIDER_CHAT_HISTORY],
-            _ => &[],
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AgentKind::Claude => "claude",
-            AgentKind::Codex => "codex",
-            AgentKind::Gemini => "gemini",
-            AgentKind::Aider => "aider",
-            AgentKind::Generic => "generic",
-        }
-    }
-
-    pub const ALL: [AgentKind; 5] = [
-        AgentKind::Claude,
-        AgentKind::Codex,
-        AgentKind::Gemini,
-        AgentKind::Aider,
-        AgentKind::Generic,
-    ];
-
-    pub fn parse(text: &str) -> Option<AgentKind> {
-        AgentKind::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-
-    /// How this kind takes text typed into it (briefings, typed prompts, exit commands).
-    pub fn typing(self) -> crate::tmux::Typing {
-        match self {
-            AgentKind::Claude => crate::tmux::Typing::Paste,
-            _ => crate::tmux::Typing::Natural,
-        }
-    }
-
-    /// The kind a program's file name suggests (`/opt/bin/claude` → claude); anything
-    /// unknown is generic.
-    pub fn from_program(program: &str) -> AgentKind {
-        let name = Path::new(program)
-            .file_name()
-            .map(|n| n.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        [
-            AgentKind::Claude,
-            AgentKind::Codex,
-            AgentKind::Gemini,
-            AgentKind::Aider,
-        ]
-        .into_iter()
-        .find(|k| name.starts_with(k.as_str()))
-        .unwrap_or(AgentKind::Generic)
-    }
-}
+pub use orchestra_model::kind::{AgentKind, AIDER_CHAT_HISTORY, AIDER_INPUT_HISTORY};
 
 /// What to run (with what in its environment), and the prompt to type in afterwards for
 /// agents that take none on their command line.
@@ -318,6 +249,26 @@ pub fn codex_notify(orchestra: &Path, session_id: &str) -> Vec<String> {
 }
 
 /// The event name `orchestra event` gets from codex's `notify`.
+/// What codex's `notify` payload means. It says only that a turn ended
+/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
+/// as a turn of a thread of its own and ends while the person's turn still runs, so that
+/// one says nothing.
+pub fn codex_notify_state(payload: &serde_json::Value) -> Option<crate::state::AgentState> {
+    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
+        return None;
+    }
+    let first_input = payload
+        .get("input-messages")
+        .and_then(|v| v.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.as_str())
+        .unwrap_or("");
+    if first_input.starts_with("Generate a concise, single-line task title") {
+        return None;
+    }
+    Some(crate::state::AgentState::Idle)
+}
+
 pub const CODEX_NOTIFY_EVENT: &str = "codex-notify";
 
 /// `notify=[…]` for codex's `-c`: the value is TOML, each word a quoted string.

@@ -108,20 +108,7 @@ impl Error {
     }
 }
 
-/// A library's message (toml and regex write several lines: a snippet, a caret, a hint)
-/// as one line, its lines joined by ": "; `fallback` when it says nothing.
-pub fn one_line(message: &str, fallback: &str) -> String {
-    let parts: Vec<&str> = message
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if parts.is_empty() {
-        fallback.to_string()
-    } else {
-        parts.join(": ")
-    }
-}
+pub use orchestra_model::text::one_line;
 
 impl From<TmuxError> for Error {
     fn from(e: TmuxError) -> Error {
@@ -214,6 +201,14 @@ impl From<crate::radar::RadarError> for Error {
         match e {
             crate::radar::RadarError::Git(e) => e.into(),
             crate::radar::RadarError::State(e) => e.into(),
+        }
+    }
+}
+
+impl From<crate::agent::AgentError> for Error {
+    fn from(e: crate::agent::AgentError) -> Error {
+        match e {
+            crate::agent::AgentError::BadInput(message) => Error::BadInput(message),
         }
     }
 }

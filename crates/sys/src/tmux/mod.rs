@@ -8,7 +8,7 @@ mod transport;
 use std::path::{Path, PathBuf};
 
 mod ids;
-pub(crate) mod printed;
+pub mod printed;
 
 pub use ids::{PaneId, WindowId};
 pub use transport::{Local, Transport, TMUX_DEADLINE};
@@ -1367,18 +1367,7 @@ pub fn argument_word(word: &str) -> String {
     }
 }
 
-/// How a program takes typed text best.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Typing {
-    /// Always one bracketed paste: the program then knows where the text ends, so the
-    /// Enter after it is a key (claude, under load, drops an Enter that follows a fast
-    /// unbracketed burst, or keeps it as a newline).
-    Paste,
-    /// A short single line as if typed; several lines or a long text as one bracketed
-    /// paste, so newlines do not submit (some programs ignore an Enter right after a
-    /// paste).
-    Natural,
-}
+pub use orchestra_model::Typing;
 
 /// Longer texts than this go as one bracketed paste under [`Typing::Natural`].
 const PASTE_OVER: usize = 200;

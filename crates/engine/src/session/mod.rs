@@ -4,14 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::manifest::Manifest;
 use crate::remote::HostSpec;
 use crate::report::Report;
-use crate::state::{AgentState, Session, Status, Store};
+use crate::state::{Session, Store};
 use crate::tmux::{OwnedPane, Server, Tmux, TmuxError};
 
 pub mod answer;
@@ -273,83 +272,7 @@ pub fn target_branch(repo: &Repo, session: &Session, into: Option<&str>) -> Resu
     Ok(target)
 }
 
-/// What every new session has, dispatched or from a manifest.
-pub struct New {
-    pub id: String,
-    pub repo: String,
-    pub label: String,
-    /// The folder it works in: its worktree, or a manifest session's path.
-    pub worktree: String,
-    pub kind: AgentKind,
-    pub argv: Vec<String>,
-    /// The conversation id to start (or resume) claude with; kept for claude only.
-    pub agent_uuid: String,
-    pub status: Status,
-}
-
-/// A dispatched session's branch and where it started.
-pub struct Branch {
-    pub name: String,
-    pub base_commit: String,
-    /// The branch checked out where it started: what "merged" means.
-    pub base_branch: Option<String>,
-}
-
-impl Session {
-    fn new(new: New) -> Session {
-        let at = crate::state::now();
-        Session {
-            id: new.id,
-            repo: new.repo,
-            label: new.label,
-            branch: String::new(),
-            base_commit: String::new(),
-            base_branch: None,
-            worktree: new.worktree,
-            host: None,
-            tmux_socket: None,
-            tmux_session: None,
-            window: None,
-            pane: None,
-            agent_kind: new.kind,
-            agent_argv: new.argv,
-            agent_uuid: (new.kind == AgentKind::Claude).then_some(new.agent_uuid),
-            port: None,
-            prompt: None,
-            status: new.status,
-            state: AgentState::Unknown,
-            retry_count: 0,
-            created_at: at,
-            updated_at: at,
-            state_at: 0,
-            state_source: Default::default(),
-            manifest: None,
-            owns_tmux_session: false,
-        }
-    }
-
-    /// A session `dispatch` makes, before its window: its own branch, its port, its task.
-    pub fn dispatched(new: New, branch: Branch, port: u16, prompt: Option<String>) -> Session {
-        Session {
-            branch: branch.name,
-            base_commit: branch.base_commit,
-            base_branch: branch.base_branch,
-            port: Some(port),
-            prompt,
-            ..Session::new(new)
-        }
-    }
-
-    /// A session `up` makes from `manifest` (on `host`, or here), before its window: a
-    /// plain folder, no branch.
-    pub fn from_manifest(new: New, manifest: String, host: Option<String>) -> Session {
-        Session {
-            host,
-            manifest: Some(manifest),
-            ..Session::new(new)
-        }
-    }
-}
+pub use crate::state::{Branch, New};
 
 /// `base`, or `base-2`, `base-3`…: the first that no live session of `repo` and no
 /// `session/*` branch uses.

@@ -207,13 +207,13 @@ impl Rules {
         let specs: HashMap<String, KindSpec> = toml::from_str(text).map_err(|e| {
             let (line, column) = e
                 .span()
-                .map(|s| crate::manifest::line_column(text, s.start))
+                .map(|s| orchestra_model::text::line_column(text, s.start))
                 .unwrap_or((1, 1));
             RulesError::Parse {
                 file: file.to_string(),
                 line,
                 column,
-                message: crate::error::one_line(e.message(), "not valid TOML"),
+                message: orchestra_model::text::one_line(e.message(), "not valid TOML"),
             }
         })?;
         for (kind, spec) in specs {
@@ -592,7 +592,7 @@ fn compile_kind(kind: &str, k: &KindRules) -> Result<Compiled, RulesError> {
                 kind: kind.to_string(),
                 rule: rule.to_string(),
                 field,
-                message: crate::error::one_line(&e.to_string(), "invalid"),
+                message: orchestra_model::text::one_line(&e.to_string(), "invalid"),
             })
     };
     let mut rules = Vec::new();
@@ -828,7 +828,8 @@ mod tests {
 
     #[test]
     fn every_captured_waiting_screen_names_what_it_asks() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let root =
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/fixtures/screens");
         let rules = Rules::built_in();
         let mut seen = 0;
         for agent in std::fs::read_dir(&root).unwrap() {
@@ -878,7 +879,8 @@ mod tests {
     /// first line it shows, its top border no part of the text.
     #[test]
     fn typed_input_reads_a_box_of_many_lines() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens/claude");
+        let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("tests/fixtures/screens/claude");
         let rules = Rules::built_in();
         let read = |path: &str| {
             let screen = screen_text(&std::fs::read(root.join(path)).unwrap(), usize::MAX);

@@ -478,25 +478,7 @@ pub fn codex_state_for(
     }
 }
 
-/// What codex's `notify` payload means. It says only that a turn ended
-/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
-/// as a turn of a thread of its own and ends while the person's turn still runs, so that
-/// one says nothing.
-pub fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
-    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
-        return None;
-    }
-    let first_input = payload
-        .get("input-messages")
-        .and_then(|v| v.as_array())
-        .and_then(|m| m.first())
-        .and_then(|m| m.as_str())
-        .unwrap_or("");
-    if first_input.starts_with("Generate a concise, single-line task title") {
-        return None;
-    }
-    Some(AgentState::Idle)
-}
+pub use crate::agent::codex_notify_state;
 
 #[cfg(test)]
 mod tests {
@@ -534,7 +516,7 @@ mod tests {
         assert_eq!(asked(&serde_json::Value::Null), None);
 
         // The Gemini CLI's ToolPermission notifications, as 0.61.0 sent them.
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
             .join("tests/fixtures/screens/gemini/0.61.0/hooks");
         let gemini = |name: &str| {
             let text = std::fs::read_to_string(dir.join(name)).unwrap();
@@ -676,7 +658,7 @@ mod tests {
     #[test]
     fn recorded_gemini_hook_json_maps_as_captured() {
         let dir = concat!(
-            env!("CARGO_MANIFEST_DIR"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
             "/tests/fixtures/screens/gemini/0.61.0/hooks"
         );
         let mut seen = 0;
@@ -706,7 +688,7 @@ mod tests {
     #[test]
     fn codex_notify_ends_a_turn_but_not_its_title_helper() {
         let fixtures = concat!(
-            env!("CARGO_MANIFEST_DIR"),
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
             "/tests/fixtures/screens/codex/0.171.0/notify"
         );
         let mut idle = 0;
@@ -737,7 +719,10 @@ mod tests {
     /// the shell ends it wakes the model with a task notification as UserPromptSubmit.
     #[test]
     fn recorded_background_shell_hooks_map_as_captured() {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/screens/claude");
+        let root = concat!(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
+            "/tests/fixtures/screens/claude"
+        );
         let (mut running, mut woken) = (0, 0);
         for release in ["2.0.77", "2.1.100", "2.1.332"] {
             for entry in std::fs::read_dir(format!("{root}/{release}/hooks")).unwrap() {

@@ -259,7 +259,7 @@ mod tests {
     fn fixture(name: &str) -> String {
         std::fs::read_to_string(format!(
             "{}/tests/fixtures/screens/{name}",
-            env!("CARGO_MANIFEST_DIR")
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../..")
         ))
         .unwrap()
     }

@@ -23,8 +23,8 @@ const NEEDS_ESCAPING: &str = "*[\\\\\n\t]*";
 /// The modifiers that escape a value, up to its name.
 const ESCAPED_OPEN: &str = "#{s/\\\\/\\\\\\\\/;s/\n/\\\\n/;s/\t/\\\\t/:";
 
-/// The name of the [`field`] `format` starts with, and the field's length.
-#[cfg(test)]
+/// The name of the [`field`] `format` starts with, and the field's length (for the
+/// scripted transports of other crates' tests, which print as tmux does).
 pub fn field_at(format: &str) -> Option<(&str, usize)> {
     let rest = format.strip_prefix(&format!("#{{?#{{m:{NEEDS_ESCAPING},#{{"))?;
     let name = &rest[..rest.find('}')?];
@@ -33,7 +33,6 @@ pub fn field_at(format: &str) -> Option<(&str, usize)> {
 }
 
 /// What tmux prints for a [`field`] of `value` on the releases that print raw.
-#[cfg(test)]
 pub fn escaped(value: &str) -> String {
     value
         .replace('\\', r"\\")

@@ -13,8 +13,10 @@ use crate::tmux::printed;
 use crate::tmux::Transport;
 
 const SOCKET: &str = "/fake/tmux.sock";
-const BUSY: &str = include_str!("../../tests/fixtures/screens/claude/2.1.332/busy-streaming.txt");
-const IDLE: &str = include_str!("../../tests/fixtures/screens/claude/2.1.332/idle-after-turn.txt");
+const BUSY: &str =
+    include_str!("../../../../tests/fixtures/screens/claude/2.1.332/busy-streaming.txt");
+const IDLE: &str =
+    include_str!("../../../../tests/fixtures/screens/claude/2.1.332/idle-after-turn.txt");
 
 /// One pane of the fake server.
 #[derive(Clone)]
@@ -665,7 +667,8 @@ fn a_hook_word_a_quiet_screen_disputes_is_read_again_and_gives_way_after_three_t
 fn a_screen_state_no_hook_says_waits_only_the_grace() {
     let bench = Bench::new();
     let s = bench.session(1, "codex", AgentState::Busy);
-    let busy = include_str!("../../tests/fixtures/screens/codex/0.171.0/busy-running-command.txt");
+    let busy =
+        include_str!("../../../../tests/fixtures/screens/codex/0.171.0/busy-running-command.txt");
     bench.pane(&s, busy, now_s() - 30);
     bench.refresh().unwrap();
     bench

@@ -327,13 +327,7 @@ pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     Ok(manifest)
 }
 
-/// Line and column (from 1) of byte `offset` in `text`.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
+pub use orchestra_model::text::line_column;
 
 /// An error about `needle` in table `header` of the manifest at `file`, found after
 /// parsing (against the repo, say): placed where `needle` is written.

@@ -757,8 +757,8 @@ fn dependency(
 mod tests {
     use super::*;
 
-    const CONFIG: &str = include_str!("../tests/fixtures/import/config.yaml");
-    const HOSTILE: &str = include_str!("../tests/fixtures/import/hostile.yaml");
+    const CONFIG: &str = include_str!("../../../tests/fixtures/import/config.yaml");
+    const HOSTILE: &str = include_str!("../../../tests/fixtures/import/hostile.yaml");
 
     fn manifest(i: &Imported) -> crate::manifest::Manifest {
         crate::manifest::parse(&i.toml, "orchestra.toml")
@@ -891,7 +891,7 @@ mod tests {
         let cases: &[(&str, &str, usize, usize, &str)] = &[
             (
                 "broken indentation",
-                include_str!("../tests/fixtures/import/broken.yaml"),
+                include_str!("../../../tests/fixtures/import/broken.yaml"),
                 6,
                 10,
                 "mapping values are not allowed",

@@ -115,7 +115,7 @@ pub fn note_conversation(
     let field = match (s.agent_kind, event) {
         // Not the title codex asks for in a thread of its own, which leaves no rollout.
         (AgentKind::Codex, crate::agent::CODEX_NOTIFY_EVENT)
-            if crate::hooks::codex_notify_state(hook).is_some() =>
+            if crate::agent::codex_notify_state(hook).is_some() =>
         {
             "thread-id"
         }

@@ -81,7 +81,8 @@ mod tests {
 
     #[test]
     fn the_proven_releases_are_the_captured_ones() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let root =
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("tests/fixtures/screens");
         let mut captured: Vec<(String, Vec<String>)> = Vec::new();
         for agent in std::fs::read_dir(&root).unwrap() {
             let agent = agent.unwrap().path();

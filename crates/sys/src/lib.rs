@@ -1,0 +1,17 @@
+//! orchestra's effects: child processes with deadlines, locks, fault points, the SQLite store,
+//! tmux, git, ssh and desktop notifications. Each module is the only one that talks to its
+//! part of the world and returns its own typed error; nothing here knows what a session is
+//! for.
+
+pub mod fault;
+pub mod git;
+pub mod lock;
+pub mod notify;
+pub mod paths;
+pub mod process;
+pub mod remote;
+pub mod state;
+pub mod tmux;
+
+// The vocabulary under the names the modules were written with.
+use orchestra_model::{duration, inert};
