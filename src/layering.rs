@@ -143,7 +143,13 @@ fn nothing_outside_cmd_and_main_names_cmd() {
 /// Code lines of `text` that start a process without `process::command`.
 fn process_starts(text: &str) -> Vec<usize> {
     code(text)
-        .filter(|(_, l)| l.contains("process::Command") || l.contains("Command::new("))
+        .filter(|(_, l)| {
+            // `process::CommandExt` (exec) is a trait on a command already made, not a start.
+            let names_command = l.match_indices("process::Command").any(|(at, m)| {
+                !l[at + m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+            });
+            names_command || l.contains("Command::new(")
+        })
         .map(|(n, _)| n)
         .collect()
 }
@@ -153,7 +159,8 @@ fn the_check_sees_a_process_started_outside_sys() {
     let text = "let c = std::process::Command::new(\"git\");\n\
                 // Command::new( in a comment is fine\n\
                 let d = crate::process::command(\"git\");\n\
-                use std::process::Command;";
+                use std::process::Command;\n\
+                use std::os::unix::process::CommandExt;";
     assert_eq!(process_starts(text), [1, 4]);
 }
 
