@@ -13,9 +13,10 @@ static CURSOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,2}❯\s*(.+?)\s*$").expect("valid regex"));
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
     // Claude: "Esc to cancel", "Enter to confirm · Esc to cancel"; codex: "Press enter to
-    // confirm or esc to cancel" (approvals), "enter continue · esc back" (trust dialog).
+    // confirm or esc to cancel" (approvals), "enter continue · esc back" (trust dialog),
+    // "enter to submit | esc to cancel" (an MCP tool's approval).
     Regex::new(
-        r"(?i)^\s*(esc to cancel|enter to confirm|enter to select|press enter to confirm|enter continue\b)",
+        r"(?i)^\s*(esc to cancel|enter to confirm|enter to select|press enter to confirm|enter continue\b|enter to submit\b)",
     )
     .expect("valid regex")
 });
@@ -145,7 +146,7 @@ pub fn parse(screen: &str) -> Option<Menu> {
         .filter_map(|l| {
             NUMBERED
                 .captures(l)
-                .map(|c| (c.get(1).is_some(), c[3].to_string()))
+                .map(|c| (c.get(1).is_some(), label_of(&c[3])))
         })
         .collect();
     if numbered.len() >= 2 {
@@ -173,6 +174,16 @@ pub fn parse(screen: &str) -> Option<Menu> {
     let from_bottom = cursor?;
     let cursor = entries.len() - 1 - from_bottom;
     (entries.len() >= 2).then_some(Menu { entries, cursor })
+}
+
+/// An entry's label: its text up to a column of description beside it (codex's MCP
+/// approval: "Allow                   Run the tool and continue").
+fn label_of(text: &str) -> String {
+    text.split("  ")
+        .next()
+        .unwrap_or(text)
+        .trim_end()
+        .to_string()
 }
 
 /// A menu in the last box on screen (Gemini CLI's approvals and trust dialog): numbered
@@ -221,12 +232,14 @@ impl Menu {
         let find = |pred: &dyn Fn(&str) -> bool| lower.iter().position(|e| pred(e));
         match answer {
             Answer::Yes => find(&|e| is_trust(e))
-                .or_else(|| find(&|e| e == "yes" || e == "allow once"))
+                .or_else(|| find(&|e| e == "yes" || e == "allow once" || e == "allow"))
                 .or_else(|| find(&|e| e.starts_with("yes") && !e.contains(" and ") && !auto(e))),
             Answer::Always => find(&|e| {
                 !auto(e)
                     && (e.contains("don't ask again")
                         || e.contains("always allow")
+                        || e.contains("allow always")
+                        || e == "allow tool for this session"
                         || e.contains("allow all edits")
                         || e.contains("accept edits")
                         || e == "allow for this session")
@@ -431,5 +444,51 @@ mod tests {
         assert!(trust.is_trust_dialog());
         assert_eq!(trust.choose(Answer::Yes), Some(0));
         assert_eq!(trust.choose(Answer::No), None, "deny presses Esc");
+    }
+
+    /// Every approval the codex and gemini catalogues captured, at every size, is read as
+    /// a menu that `approve` and `deny` can answer by label (deny is Esc where no entry
+    /// says no).
+    #[test]
+    fn every_catalogue_approval_of_codex_and_gemini_is_a_menu_answered_by_label() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let mut seen = 0;
+        for agent in ["codex", "gemini"] {
+            for release in std::fs::read_dir(root.join(agent)).unwrap() {
+                let release = release.unwrap().path();
+                if !release.is_dir() {
+                    continue;
+                }
+                for file in std::fs::read_dir(&release).unwrap() {
+                    let path = file.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    if !(name.starts_with("waiting-")
+                        && name.contains("-approval@")
+                        && name.ends_with(".txt"))
+                    {
+                        continue;
+                    }
+                    let screen = std::fs::read_to_string(&path).unwrap();
+                    let menu =
+                        parse(&screen).unwrap_or_else(|| panic!("no menu: {}", path.display()));
+                    assert_eq!(menu.cursor, 0, "{}", path.display());
+                    assert_eq!(
+                        menu.choose(Answer::Yes),
+                        Some(0),
+                        "{}: {:?}",
+                        path.display(),
+                        menu.entries
+                    );
+                    assert!(
+                        menu.choose(Answer::Always).is_some(),
+                        "{}: {:?}",
+                        path.display(),
+                        menu.entries
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 40, "only {seen} approvals");
     }
 }
