@@ -146,7 +146,7 @@ pub fn parse(screen: &str) -> Option<Menu> {
         .filter_map(|l| {
             NUMBERED
                 .captures(l)
-                .map(|c| (c.get(1).is_some(), label_of(&c[3])))
+                .map(|c| (c.get(1).is_some(), c[3].to_string()))
         })
         .collect();
     if numbered.len() >= 2 {
@@ -174,16 +174,6 @@ pub fn parse(screen: &str) -> Option<Menu> {
     let from_bottom = cursor?;
     let cursor = entries.len() - 1 - from_bottom;
     (entries.len() >= 2).then_some(Menu { entries, cursor })
-}
-
-/// An entry's label: its text up to a column of description beside it (codex's MCP
-/// approval: "Allow                   Run the tool and continue").
-fn label_of(text: &str) -> String {
-    text.split("  ")
-        .next()
-        .unwrap_or(text)
-        .trim_end()
-        .to_string()
 }
 
 /// A menu in the last box on screen (Gemini CLI's approvals and trust dialog): numbered
@@ -227,7 +217,13 @@ impl Menu {
     /// The entry that gives `answer`, by its label; `None` when the menu has none (deny
     /// then means Esc).
     pub fn choose(&self, answer: Answer) -> Option<usize> {
-        let lower: Vec<String> = self.entries.iter().map(|e| e.to_lowercase()).collect();
+        // An entry's label is read up to a column of description beside it (codex's MCP
+        // approval: "Allow                   Run the tool and continue").
+        let lower: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| e.split("  ").next().unwrap_or(e).to_lowercase())
+            .collect();
         let auto = |e: &str| e.contains("auto mode");
         let find = |pred: &dyn Fn(&str) -> bool| lower.iter().position(|e| pred(e));
         match answer {
