@@ -67,7 +67,7 @@ part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out"
 case "$part" in
   all) rm -f "$out"/*.txt "$out"/*.ansi ;;
-  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+  catalogue) ;; # catalogue_part clears what it takes
 esac
 eval "$(python3 "$FAKE/aider_home.py" "$work/home" --port "$port" --print-env)"
 export HOME
@@ -111,6 +111,7 @@ at_prompt() { # at_prompt STATE-ID [SECONDS]: captured at aider's prompt
   fi
 }
 catalogue_part() {
+  catalogue_clear
   local repo=$work/catalogue
   new_repo "$work/catalogue-fresh"
   start "$work/catalogue-fresh" --gitignore

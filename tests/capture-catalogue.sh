@@ -6,9 +6,21 @@
 #
 # Needs CATALOGUE_WHAT ("gemini 0.61.0": who says what is missing). ENTRY_WAIT names the
 # function that waits for an entry's text (wait_for unless a script sets it), SETTLE the
-# seconds between the text showing and the capture (1 unless set).
+# seconds between the text showing and the capture (1 unless set). With
+# ORCHESTRA_CATALOGUE_ONLY="id …" only those entries are captured (the others are still
+# driven where the screens lead into each other, but not kept: capture_sizes skips them).
 
 missed=()
+
+catalogue_clear() { # the captures of the entries this run takes, from $out
+  local f id
+  for f in "$out"/*@*.txt "$out"/*@*.ansi; do
+    [ -e "$f" ] || continue
+    id=${f##*/}
+    wanted "${id%@*}" && rm -f "$f"
+  done
+  return 0
+}
 
 entry() { # entry STATE-ID WAIT_TEXT [SECONDS]: captured when WAIT_TEXT shows
   if "${ENTRY_WAIT:-wait_for}" "$2" "${3:-20}" >/dev/null 2>&1; then

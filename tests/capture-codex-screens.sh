@@ -60,7 +60,7 @@ part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$out/notify" "$work/notify"
 case "$part" in
   all) rm -f "$out"/*.txt "$out"/*.ansi "$out"/notify/*.json ;;
-  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+  catalogue) ;; # catalogue_part clears what it takes
 esac
 wt=$work/wt
 mkdir -p "$wt"
@@ -118,6 +118,58 @@ wait_box() { # wait_box [SECONDS]
   return 1
 }
 catalogue_part() {
+  catalogue_clear
+  # Every entry but the tools' (below) comes from the one long run of catalogue_main.
+  local main
+  main=$(python3 -c 'import sys, tomllib
+for e in tomllib.load(open(sys.argv[1], "rb"))["entry"]:
+    if e["id"] not in ("mcp-approval", "web-search", "ask-user"):
+        print(e["state"] + "-" + e["id"])' tests/fixtures/screens/codex/catalogue.toml)
+  # shellcheck disable=SC2086
+  wanted $main && catalogue_main
+  wanted waiting-mcp-approval busy-web-search waiting-ask-user && catalogue_tools
+  missed_entries
+}
+catalogue_tools() { # an MCP tool's approval, a web search, the model's question
+  local p
+  # Our one-tool MCP server (tests/fake-api/mcp_server.py), for this start only.
+  start "$wt" -c 'mcp_servers.orchestra.command="python3"' -c "mcp_servers.orchestra.args=[\"$FAKE/mcp_server.py\"]"
+  if wait_box 60; then
+    sleep 2
+    p='[[tool: note | {"text": "remember the catalogue"}]]'
+    type_line "$p"
+    ENTRY_WAIT=wait_re entry waiting-mcp-approval '^ *› *1\. ' 30 && press Escape
+    wait_done "$p" 20 || true
+  else
+    missed+=(waiting-mcp-approval)
+  fi
+  tmux -S "$sock" kill-session -t cap
+  # A search the API runs: its item comes first and takes 20 s, the answer after it.
+  start "$wt" --search
+  if wait_box 60; then
+    sleep 2
+    type_line "[[search: tmux status line]] [[slow: 20]] [[say: the search is done]]"
+    # "• Browsing the web" while it runs ("• Searched the web for …" once it is done).
+    wait_for "Browsing the web" 20 && SETTLE=2 entry busy-web-search "esc to interrupt" 5 || true
+    wait_for "the search is done" 40 || true
+  else
+    missed+=(busy-web-search)
+  fi
+  tmux -S "$sock" kill-session -t cap
+  # request_user_input: offered to the model in Plan mode only (shift+tab).
+  start "$wt"
+  if wait_box 60; then
+    sleep 2
+    press BTab
+    wait_for "Plan mode" 5 || true
+    type_line '[[tool: request_user_input | {"questions": [{"id": "approach", "header": "Approach", "question": "Which way should I take?", "options": [{"label": "Keep it small (Recommended)", "description": "Change as little as the fix needs"}, {"label": "Refactor first", "description": "Tidy the module, then fix"}]}]}]]'
+    entry waiting-ask-user "Question 1/1" 20 && press Escape
+  else
+    missed+=(waiting-ask-user)
+  fi
+  tmux -S "$sock" kill-session -t cap
+}
+catalogue_main() {
   local p untrusted=$work/untrusted-catalogue
   mkdir -p "$untrusted"
   git -C "$untrusted" init -q
@@ -214,7 +266,6 @@ catalogue_part() {
   type_line "[[bash: touch by-full-access.txt]] [[after: ran it without asking]]"
   entry idle-full-access-ran-command "ran it without asking" 30 || true
   tmux -S "$sock" kill-session -t cap
-  missed_entries
 }
 if [ "$part" = catalogue ]; then
   catalogue_part

@@ -41,7 +41,7 @@ part=${ORCHESTRA_SCREENS_PART:-all}
 mkdir -p "$out" "$work/hooks"
 case "$part" in
   all) rm -f "$out"/*.txt "$out"/*.ansi ;;
-  catalogue) rm -f "$out"/*@*.txt "$out"/*@*.ansi ;;
+  catalogue) ;; # catalogue_part clears what it takes
 esac
 home=$work/home
 eval "$(python3 "$FAKE/gemini_home.py" "$home" --print-env --port "$port")"
@@ -117,15 +117,30 @@ wait_below_re() { # wait_below_re REGEX [SECONDS]: a line matching (grep -E) at 
 CATALOGUE_WHAT="gemini $VERSION"
 ENTRY_WAIT=wait_below
 . tests/capture-catalogue.sh
+# The entries of the one long run below (each screen leads to the next).
+MAIN_ENTRIES="idle-start busy-streaming busy-queued-prompt idle-after-turn waiting-shell-approval
+  idle-after-deny waiting-write-approval waiting-edit-approval waiting-web-fetch-approval
+  busy-shell-running error-api-400 busy-retrying-503 busy-retrying-429 idle-slash-autocomplete
+  idle-at-file-autocomplete idle-shortcuts-panel idle-shell-mode idle-auto-edit-mode
+  idle-yolo-mode busy-yolo-streaming exited-quit"
 catalogue_part() {
+  catalogue_clear
   local untrusted=$work/untrusted
   mkdir -p "$untrusted"
-  tmux -S "$sock" kill-session -t cap 2>/dev/null || true
-  start "$untrusted" 120
-  entry waiting-trust-dialog "Do you trust" 60 || true
-  tmux -S "$sock" kill-session -t cap
-
+  if wanted waiting-trust-dialog; then
+    tmux -S "$sock" kill-session -t cap 2>/dev/null || true
+    start "$untrusted" 120
+    entry waiting-trust-dialog "Do you trust" 60 || true
+    tmux -S "$sock" kill-session -t cap
+  fi
   echo hello > "$wt/README.md"
+  # shellcheck disable=SC2086
+  wanted $MAIN_ENTRIES && catalogue_main
+  wanted idle-yolo-start && catalogue_yolo_start
+  wanted waiting-mcp-approval waiting-ask-user && catalogue_tools
+  missed_entries
+}
+catalogue_main() {
   start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
   wait_for "Type your message" 60
   sleep 6
@@ -217,14 +232,45 @@ catalogue_part() {
   type_line "/quit"
   if wait_dead 20; then sleep 1; capture_sizes exited-quit; else missed+=(exited-quit); fi
   tmux -S "$sock" kill-session -t cap
-
-  # Started in YOLO mode by its flag.
+}
+catalogue_yolo_start() { # started in YOLO mode by its flag
   GEMINI_ARGS=(--yolo)
   start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
   if wait_for "Type your message" 60; then sleep 6; capture_sizes idle-yolo-start; else missed+=(idle-yolo-start); fi
   tmux -S "$sock" kill-session -t cap
   GEMINI_ARGS=()
-  missed_entries
+}
+catalogue_tools() { # an MCP tool's approval and the model's question (ask_user)
+  local settings=$home/.gemini/settings.json tool=note
+  # Our one-tool MCP server (tests/fake-api/mcp_server.py), for this start only.
+  cp "$settings" "$work/settings.saved"
+  python3 - "$settings" "$FAKE/mcp_server.py" <<'PY'
+import json, sys
+conf = json.load(open(sys.argv[1]))
+conf["mcpServers"] = {"orchestra": {"command": "python3", "args": [sys.argv[2]]}}
+json.dump(conf, open(sys.argv[1], "w"), indent=2)
+PY
+  # 0.61 names a server's tools mcp_<server>_<tool>; 0.20 by the tool's own name.
+  grep -rqE 'startsWith\("mcp_"\) \?' "$(dirname "$gemini")/.." && tool=mcp_orchestra_note
+  start "$wt" 120 -e GEMINI_CLI_TRUST_WORKSPACE=true
+  if wait_for "Type your message" 60; then
+    sleep 6
+    type_line "[[tool: $tool | {\"text\": \"remember the catalogue\"}]]"
+    entry waiting-mcp-approval "llow once" || true
+    press Escape
+    wait_gone_below "llow once" 10 || true
+    sleep 1
+    # ask_user came after 0.20 (the CLI offers no such tool there: nothing comes).
+    if grep -rqF ASK_USER_TOOL_NAME "$(dirname "$gemini")/.."; then
+      type_line '[[tool: ask_user | {"questions": [{"question": "Which way should I take?", "header": "Approach", "type": "choice", "options": [{"label": "Keep it small", "description": "Change as little as the fix needs"}, {"label": "Refactor first", "description": "Tidy the module, then fix"}]}]}]]'
+      entry waiting-ask-user "Enter to select" || true
+      press Escape
+    fi
+  else
+    missed+=(waiting-mcp-approval)
+  fi
+  tmux -S "$sock" kill-session -t cap
+  cp "$work/settings.saved" "$settings"
 }
 if [ "$part" = catalogue ]; then
   catalogue_part

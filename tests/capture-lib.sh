@@ -56,14 +56,27 @@ capture() { # capture NAME: $out/NAME.txt (plain) and $out/NAME.ansi (with escap
 # and narrow-but-tall (menus and footers wrap).
 CAPTURE_SIZES=(200x50 120x40 80x24 50x30)
 
-capture_sizes() { # capture_sizes NAME: NAME@COLSxROWS at each of CAPTURE_SIZES
+# ORCHESTRA_CATALOGUE_ONLY="id …": only these catalogue entries are captured.
+wanted() { # wanted STATE-ID…: whether any of these entries is to be captured this run
+  local e
+  [ -z "${ORCHESTRA_CATALOGUE_ONLY:-}" ] && return 0
+  for e; do [[ " $ORCHESTRA_CATALOGUE_ONLY " == *" ${e#*-} "* ]] && return 0; done
+  return 1
+}
+
+capture_sizes() { # capture_sizes NAME: NAME@COLSxROWS at each of CAPTURE_SIZES (a
+  # catalogue entry not wanted this run: nothing)
   local size cols rows before
+  wanted "$1" || return 0
   before=$(tmux -S "$sock" display-message -p -t cap:0 '#{window_width}x#{window_height}')
   for size in "${CAPTURE_SIZES[@]}"; do
     cols=${size%x*} rows=${size#*x}
     tmux -S "$sock" resize-window -t cap:0 -x "$cols" -y "$rows"
-    # The CLI redraws on SIGWINCH; give it the time a person's terminal would.
+    # The CLI redraws on SIGWINCH; give it the time a person's terminal would. Some
+    # (gemini 0.20) clear the screen first and redraw a moment later: a blank screen is
+    # no screen of theirs, so wait (5 s at most) until something is drawn again.
     sleep "${CAPTURE_SETTLE:-0.7}"
+    for _ in $(seq 25); do screen | grep -q '[^[:space:]]' && break; sleep 0.2; done
     capture "$1@${cols}x${rows}"
   done
   tmux -S "$sock" resize-window -t cap:0 -x "${before%x*}" -y "${before#*x}"

@@ -428,6 +428,13 @@ drive_retrying() { cat_cli && type_line "[[error: 529]] [[fails: 8]] [[say: thro
 error_cli() { cat_cli CLAUDE_CODE_MAX_RETRIES=0; }
 drive_login_401() { error_cli && type_line "[[error: 401]]" && wait_re '/login' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('401' 'login'); }
 drive_rate_limit_429() { error_cli && type_line "[[error: 429]]" && wait_re 'API Error.*429|429.*rate' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('429|[Rr]ate limit'); }
+# A subscriber's usage limit: a claude.ai login (an OAuth token, no API key) reads the
+# 429's rate-limit headers; an API key's 429 is a plain rate limit.
+drive_usage_limit() {
+  cat_cli ANTHROPIC_API_KEY= CLAUDE_CODE_OAUTH_TOKEN=stand-in-oauth-token CLAUDE_CODE_MAX_RETRIES=0 &&
+    type_line "[[limit: five_hour]]" && wait_re '[Uu]sage limit|limit · resets|resets [0-9]' 60 && wait_gone "esc to interrupt" && sleep 1 &&
+    proof=('[Uu]sage limit|limit · resets|resets [0-9]')
+}
 drive_overloaded_529() { error_cli && type_line "[[error: 529]]" && wait_re 'API Error.*529|[Oo]verloaded' 60 && wait_gone "esc to interrupt" && sleep 1 && proof=('529|[Oo]verloaded'); }
 
 catalogue_part() {

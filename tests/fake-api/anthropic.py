@@ -9,6 +9,7 @@ The real `claude` CLI talks to this instead of the network (ANTHROPIC_BASE_URL).
     [[fetch: URL]]  [[search: QUERY]]  [[mcp: SERVER TOOL]]  [[plan: TEXT]]  [[exitplan: x]]
     [[ask: QUESTION | LABEL: DESCRIPTION …]]  [[askmany: …]]  [[long: N]]
     [[error: CODE]]  [[fails: N]]  [[say: TEXT]]  [[after: TEXT]]  [[notified: TEXT]]
+    [[limit: five_hour]] (a subscriber's usage limit: 429 with its rate-limit headers)
 
     python3 anthropic.py --port 0 --port-file PORT_FILE --log requests.jsonl
 
@@ -147,6 +148,7 @@ class Reply:
 
     def __init__(self, turn, text="", seconds=0.0, error=None, tool=None, fails=None, recovered=None):
         self.turn, self.text, self.seconds, self.error, self.tool = turn, text, seconds, error, tool
+        self.limit = None
         self.fails, self.recovered = fails, recovered
 
 
@@ -231,6 +233,12 @@ def answer_to(text, turn, tools_allowed=True, texts=()):
     """The reply a prompt's markers ask for (a tool call gets its id from Model.issue; the
     tool calls after the first wait in the Plan)."""
     s = script(text)
+    if "limit" in s:
+        # A subscriber's usage limit (a claude.ai login): 429 with the unified rate-limit
+        # headers naming the window that ran out (five_hour, seven_day, …).
+        reply = Reply(turn, error=429)
+        reply.limit = s["limit"] or "five_hour"
+        return reply
     if "error" in s:
         code = int(s["error"]) if s["error"].isdigit() else 500
         code = code if 400 <= code <= 599 else 500
@@ -451,7 +459,9 @@ class Handler(standin.Handler):
         reply = self.server.model.reply(request)
         self.server.record(self.path, reply.turn, request)
         try:
-            if reply.error:
+            if reply.error and reply.limit:
+                self.send_json(429, api_error(429, "usage limit reached"), limit_headers(reply.limit))
+            elif reply.error:
                 self.send_json(reply.error, api_error(reply.error, f"scripted error {reply.error}"))
             elif request.get("stream"):
                 self.stream(request, reply)
@@ -528,6 +538,18 @@ def message(request, reply):
         "usage": {"input_tokens": 10, "output_tokens": 5,
                   "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
     }
+
+
+def limit_headers(claim, now=None):
+    """What the API sends with a subscriber's 429: the window that ran out, when it resets
+    (in three hours), and that a retry will not help."""
+    reset = int(now if now is not None else time.time()) + 3 * 3600
+    return [
+        ("anthropic-ratelimit-unified-status", "rejected"),
+        ("anthropic-ratelimit-unified-representative-claim", claim),
+        ("anthropic-ratelimit-unified-reset", str(reset)),
+        ("x-should-retry", "false"),
+    ]
 
 
 def api_error(code, text):

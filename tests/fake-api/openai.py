@@ -6,6 +6,7 @@ The real `codex` CLI talks to this instead of the network (a custom model provid
 does is written into the prompt as markers (see README.md beside this file):
 
     [[bash: CMD]]  [[write: PATH | TEXT]]  [[slow: N]]  [[error: CODE]]  [[say: TEXT]]  [[after: TEXT]]
+    [[tool: NAME | JSON]]  [[search: QUERY]]
 
     python3 openai.py --port 0 --port-file PORT_FILE --log requests.jsonl
 
@@ -136,10 +137,13 @@ def tool_named(request, name):
 class Reply:
     """What to send back: an HTTP error, a tool call, or text streamed over `seconds`.
     `tool` is (kind, name, payload): kind `function` (payload: the JSON arguments) or
-    `custom` (payload: the freeform input), plus the call id once issued."""
+    `custom` (payload: the freeform input), plus the call id once issued. `search`: the
+    query of a web search made before the text."""
 
-    def __init__(self, turn, text="", seconds=0.0, error=None, tool=None):
+    def __init__(self, turn, text="", seconds=0.0, error=None, tool=None, search=None):
         self.turn, self.text, self.seconds, self.error, self.tool = turn, text, seconds, error, tool
+        self.search = search
+        self.namespace = None
 
 
 def patch_adding(path, body):
@@ -173,11 +177,36 @@ def answer_to(text, turn, request, tools_allowed=True):
         # No patch tool (a model without one): the shell's own way, through the same approval.
         args = {"cmd": f"apply_patch <<'EOF'\n{patch}EOF", "sandbox_permissions": "require_escalated"}
         return Reply(turn, tool=("function", "exec_command", json.dumps(args)))
+    if tools_allowed and "tool" in s:
+        # Any other function tool the CLI offers (an MCP server's in its namespace), its
+        # arguments as JSON.
+        name, _, args = s["tool"].partition("|")
+        name = name.strip()
+        namespace = namespace_of(request, name)
+        reply = Reply(turn, tool=("function", name, args.strip() or "{}"))
+        reply.namespace = namespace
+        return reply
     try:
         seconds = max(0.0, float(s.get("slow", "0")))
     except ValueError:
         seconds = 0.0
+    if "search" in s:
+        # A web search runs on the API's side: its item first (searching for `seconds`),
+        # then the answer at once.
+        return Reply(turn, text=s.get("say", DEFAULT_ANSWER), seconds=seconds, search=s["search"])
     return Reply(turn, text=s.get("say", DEFAULT_ANSWER), seconds=seconds)
+
+
+def namespace_of(request, name):
+    """The namespace (`mcp__<server>`: how the CLI offers an MCP server's tools) of the
+    request's tool called `name`, when it is in one and not among the plain tools."""
+    if tool_named(request, name):
+        return None
+    for tool in request.get("tools") or []:
+        if isinstance(tool, dict) and tool.get("type") == "namespace":
+            if any(isinstance(t, dict) and t.get("name") == name for t in tool.get("tools") or []):
+                return tool.get("name")
+    return None
 
 
 class Model:
@@ -244,7 +273,9 @@ class Model:
     def again(self, reply, turn="retry"):
         """The same answer to a resent request; a tool call keeps its id (its result is not
         in the request, so the first never arrived)."""
-        return Reply(turn, reply.text, reply.seconds, reply.error, reply.tool)
+        again = Reply(turn, reply.text, reply.seconds, reply.error, reply.tool, reply.search)
+        again.namespace = reply.namespace
+        return again
 
 
 class Server(standin.Server):
@@ -312,7 +343,16 @@ class Handler(standin.Handler):
         send({"type": "response.created", "response": response(request, reply, [], "in_progress")})
         send({"type": "response.in_progress", "response": response(request, reply, [], "in_progress")})
         for index, item in enumerate(items):
-            if item["type"] == "message":
+            if item["type"] == "web_search_call":
+                send({"type": "response.output_item.added", "output_index": index,
+                      "item": dict(item, status="in_progress")})
+                for event in ("in_progress", "searching"):
+                    send({"type": f"response.web_search_call.{event}", "item_id": item["id"],
+                          "output_index": index})
+                time.sleep(reply.seconds)
+                send({"type": "response.web_search_call.completed", "item_id": item["id"],
+                      "output_index": index})
+            elif item["type"] == "message":
                 text = item["content"][0]["text"]
                 send({"type": "response.output_item.added", "output_index": index,
                       "item": dict(item, status="in_progress", content=[])})
@@ -320,7 +360,8 @@ class Handler(standin.Handler):
                 send({"type": "response.content_part.added", "item_id": item["id"], "output_index": index,
                       "content_index": 0, "part": part})
                 pieces = re.findall(r"\S+\s*|\s+", text) or [""]
-                deadline = time.monotonic() + reply.seconds
+                # After a search its time is spent: the text comes at once.
+                deadline = time.monotonic() + (0 if reply.search else reply.seconds)
                 for n, piece in enumerate(pieces):
                     # Spread the pieces over the time asked.
                     due = deadline - reply.seconds * (len(pieces) - n - 1) / len(pieces)
@@ -346,9 +387,16 @@ def output_items(reply):
         if kind == "custom":
             return [{"type": "custom_tool_call", "id": "ctc_" + item_id, "status": "completed",
                      "call_id": call_id, "name": name, "input": payload}]
-        return [{"type": "function_call", "id": "fc_" + item_id, "status": "completed",
-                 "call_id": call_id, "name": name, "arguments": payload}]
-    return [{"type": "message", "id": "msg_" + item_id, "status": "completed", "role": "assistant",
+        call = {"type": "function_call", "id": "fc_" + item_id, "status": "completed",
+                "call_id": call_id, "name": name, "arguments": payload}
+        if reply.namespace:
+            call["namespace"] = reply.namespace
+        return [call]
+    searched = []
+    if reply.search:
+        searched = [{"type": "web_search_call", "id": "ws_" + item_id, "status": "completed",
+                     "action": {"type": "search", "query": reply.search}}]
+    return searched + [{"type": "message", "id": "msg_" + item_id, "status": "completed", "role": "assistant",
              "content": [{"type": "output_text", "text": reply.text, "annotations": []}]}]
 
 

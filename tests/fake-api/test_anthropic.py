@@ -371,6 +371,14 @@ class Wire(unittest.TestCase):
         self.assertEqual(resp.status, 429)
         self.assertEqual(json.loads(data)["error"]["type"], "rate_limit_error")
 
+    def test_a_usage_limit_is_a_429_naming_the_window_and_its_reset(self):
+        resp, data = self.post("/v1/messages", {"stream": True, "tools": TOOLS, "messages": [user("[[limit: five_hour]]")]})
+        self.assertEqual(resp.status, 429)
+        self.assertEqual(resp.getheader("anthropic-ratelimit-unified-representative-claim"), "five_hour")
+        self.assertEqual(resp.getheader("anthropic-ratelimit-unified-status"), "rejected")
+        self.assertGreater(int(resp.getheader("anthropic-ratelimit-unified-reset")), time.time())
+        self.assertEqual(resp.getheader("x-should-retry"), "false")
+
     def test_a_request_without_stream_gets_one_json_message(self):
         resp, data = self.post("/v1/messages", {"tools": TOOLS, "messages": [user("[[say: whole]]")]})
         self.assertEqual(json.loads(data)["content"], [{"type": "text", "text": "whole"}])

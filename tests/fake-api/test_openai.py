@@ -62,6 +62,23 @@ class Turns(unittest.TestCase):
         done = self.c.send(result(call_id))
         self.assertEqual((done.turn, done.text), ("tool-result", "x is made"))
 
+    def test_a_tool_marker_calls_the_named_tool_in_its_namespace(self):
+        mcp = {"type": "namespace", "name": "mcp__orchestra", "tools": [{"type": "function", "name": "note"}]}
+        ask = self.c.send(user('[[tool: note | {"text": "hi"}]]'), tools=TOOLS + [mcp])
+        kind, name, args, _ = ask.tool
+        self.assertEqual((kind, name, json.loads(args)), ("function", "note", {"text": "hi"}))
+        self.assertEqual(openai.output_items(ask)[0]["namespace"], "mcp__orchestra")
+        ask = self.c.send(user("[[tool: exec_command]]"))
+        self.assertEqual(ask.tool[1:3], ("exec_command", "{}"))
+        self.assertNotIn("namespace", openai.output_items(ask)[0])
+
+    def test_a_search_marker_is_a_search_item_before_the_answer(self):
+        reply = self.c.send(user("[[search: tmux status line]] [[say: found it]]"))
+        items = openai.output_items(reply)
+        self.assertEqual([i["type"] for i in items], ["web_search_call", "message"])
+        self.assertEqual(items[0]["action"], {"type": "search", "query": "tmux status line"})
+        self.assertEqual(items[1]["content"][0]["text"], "found it")
+
     def test_a_write_marker_is_a_freeform_patch_or_a_function_one(self):
         ask = self.c.send(user("[[write: a b.txt | two words]]"))
         self.assertEqual(ask.tool[:3], ("custom", "apply_patch",

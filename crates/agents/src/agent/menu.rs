@@ -13,9 +13,10 @@ static CURSOR: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^\s{0,2}❯\s*(.+?)\s*$").expect("valid regex"));
 static FOOTER: LazyLock<Regex> = LazyLock::new(|| {
     // Claude: "Esc to cancel", "Enter to confirm · Esc to cancel"; codex: "Press enter to
-    // confirm or esc to cancel" (approvals), "enter continue · esc back" (trust dialog).
+    // confirm or esc to cancel" (approvals), "enter continue · esc back" (trust dialog),
+    // "enter to submit | esc to cancel" (an MCP tool's approval).
     Regex::new(
-        r"(?i)^\s*(esc to cancel|enter to confirm|enter to select|press enter to confirm|enter continue\b)",
+        r"(?i)^\s*(esc to cancel|enter to confirm|enter to select|press enter to confirm|enter continue\b|enter to submit\b)",
     )
     .expect("valid regex")
 });
@@ -216,17 +217,25 @@ impl Menu {
     /// The entry that gives `answer`, by its label; `None` when the menu has none (deny
     /// then means Esc).
     pub fn choose(&self, answer: Answer) -> Option<usize> {
-        let lower: Vec<String> = self.entries.iter().map(|e| e.to_lowercase()).collect();
+        // An entry's label is read up to a column of description beside it (codex's MCP
+        // approval: "Allow                   Run the tool and continue").
+        let lower: Vec<String> = self
+            .entries
+            .iter()
+            .map(|e| e.split("  ").next().unwrap_or(e).to_lowercase())
+            .collect();
         let auto = |e: &str| e.contains("auto mode");
         let find = |pred: &dyn Fn(&str) -> bool| lower.iter().position(|e| pred(e));
         match answer {
             Answer::Yes => find(&|e| is_trust(e))
-                .or_else(|| find(&|e| e == "yes" || e == "allow once"))
+                .or_else(|| find(&|e| e == "yes" || e == "allow once" || e == "allow"))
                 .or_else(|| find(&|e| e.starts_with("yes") && !e.contains(" and ") && !auto(e))),
             Answer::Always => find(&|e| {
                 !auto(e)
                     && (e.contains("don't ask again")
                         || e.contains("always allow")
+                        || e.contains("allow always")
+                        || e == "allow tool for this session"
                         || e.contains("allow all edits")
                         || e.contains("accept edits")
                         || e == "allow for this session")
@@ -431,5 +440,51 @@ mod tests {
         assert!(trust.is_trust_dialog());
         assert_eq!(trust.choose(Answer::Yes), Some(0));
         assert_eq!(trust.choose(Answer::No), None, "deny presses Esc");
+    }
+
+    /// Every approval the codex and gemini catalogues captured, at every size, is read as
+    /// a menu that `approve` and `deny` can answer by label (deny is Esc where no entry
+    /// says no).
+    #[test]
+    fn every_catalogue_approval_of_codex_and_gemini_is_a_menu_answered_by_label() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let mut seen = 0;
+        for agent in ["codex", "gemini"] {
+            for release in std::fs::read_dir(root.join(agent)).unwrap() {
+                let release = release.unwrap().path();
+                if !release.is_dir() {
+                    continue;
+                }
+                for file in std::fs::read_dir(&release).unwrap() {
+                    let path = file.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    if !(name.starts_with("waiting-")
+                        && name.contains("-approval@")
+                        && name.ends_with(".txt"))
+                    {
+                        continue;
+                    }
+                    let screen = std::fs::read_to_string(&path).unwrap();
+                    let menu =
+                        parse(&screen).unwrap_or_else(|| panic!("no menu: {}", path.display()));
+                    assert_eq!(menu.cursor, 0, "{}", path.display());
+                    assert_eq!(
+                        menu.choose(Answer::Yes),
+                        Some(0),
+                        "{}: {:?}",
+                        path.display(),
+                        menu.entries
+                    );
+                    assert!(
+                        menu.choose(Answer::Always).is_some(),
+                        "{}: {:?}",
+                        path.display(),
+                        menu.entries
+                    );
+                    seen += 1;
+                }
+            }
+        }
+        assert!(seen >= 40, "only {seen} approvals");
     }
 }
