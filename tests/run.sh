@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The one test command (README, CI): installs what the tests need when it is missing,
-# then runs cargo fmt --check, clippy and the whole suite, then (ORCHESTRA_NEWEST=1 or CI)
-# the newest-release report, then the tmux matrix (the plugin-side groups on each tmux
-# release in the cache; README "Tested on").
+# then runs cargo fmt --check, clippy, cargo deny (deny.toml) and the whole suite, then
+# (ORCHESTRA_NEWEST=1 or CI) the newest-release report, then the tmux matrix (the
+# plugin-side groups on each tmux release in the cache; README "Tested on").
 #
 #   tests/run.sh                 # everything
 #   tests/run.sh dispatch::      # extra arguments go to the test filter (no matrix)
 #   ORCHESTRA_TMUX_MATRIX="3.5a" tests/run.sh   # the matrix's releases (empty: none)
 #   ORCHESTRA_NEWEST=1 tests/run.sh   # also the newest-release report (always on CI)
 #
-# The pinned Claude CLI releases and aider are installed once into $ORCHESTRA_TEST_CACHE
-# (default ~/.cache/orchestra-test), outside the clone, and reused.
+# The pinned Claude CLI releases, aider and cargo-deny are installed once into
+# $ORCHESTRA_TEST_CACHE (default ~/.cache/orchestra-test), outside the clone, and reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -120,6 +120,29 @@ say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# The dependency tree's licences, duplicate versions and sources against deny.toml, with
+# cargo-deny pinned and built once into the cache (8.4 CPU-minutes: 16 minutes on two
+# cores shared with other builds).
+# Advisories are not checked: their database is on a git host CI cannot reach, and no
+# registry it reaches ships a copy (README "Project habits").
+CARGO_DENY_VERSION=0.20.2
+deny_root="$CACHE/cargo-deny-$CARGO_DENY_VERSION"
+if [ ! -x "$deny_root/bin/cargo-deny" ]; then
+  say "installing cargo-deny $CARGO_DENY_VERSION into $deny_root (minutes, once)"
+  # A target dir of its own, removed after; the cache gets the whole install or nothing.
+  deny_build=$(mktemp -d)
+  rm -rf "$deny_root.partial"
+  if ! timeout 2400 cargo install --locked --quiet "cargo-deny@$CARGO_DENY_VERSION" \
+    --root "$deny_root.partial" --target-dir "$deny_build"; then
+    rm -rf "$deny_build" "$deny_root.partial"
+    echo "tests/run.sh: cargo-deny $CARGO_DENY_VERSION could not be installed" >&2
+    exit 1
+  fi
+  rm -rf "$deny_build"
+  mv "$deny_root.partial" "$deny_root"
+fi
+say "cargo deny check licenses bans sources ($("$deny_root/bin/cargo-deny" --version))"
+PATH="$deny_root/bin:$PATH" cargo deny --locked check licenses bans sources
 # The tmux matrix (README "Tested on"): each release in $CACHE/tmux-<release>, built from
 # Debian's source package when missing (a private apt configuration under $CACHE/apt: the
 # machine's own sources stay as they are). 3.2a and 3.4 are not in Debian's suites, and

@@ -39,6 +39,7 @@ mod plugin;
 mod popups;
 mod radar;
 mod record;
+mod reference;
 mod remote;
 mod remote_hooks;
 mod removal;
