@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Captures real screens of the opencode TUI in each state, as classifier fixtures:
-# tests/fixtures/screens/opencode/<version>/<state>-<id>@<cols>x<rows>.txt (plain) and
+# tests/fixtures/opencode-screens/<version>/<state>-<id>@<cols>x<rows>.txt (plain) and
 # .ansi (with escapes, `capture-pane -e`), the entries of
-# tests/fixtures/screens/opencode/catalogue.toml, against tests/fake-api/anthropic.py.
+# tests/fixtures/opencode-screens/catalogue.toml, against tests/fake-api/anthropic.py.
+# (Outside tests/fixtures/screens/ until orchestra knows the kind: the classify tests read
+# every agent folder there. Adding the kind moves the folder to screens/opencode.)
 #
 #   tests/capture-opencode-screens.sh
 #   OPENCODE_VERSION=1.18.33 tests/capture-opencode-screens.sh
@@ -16,7 +18,7 @@ VERSION=${OPENCODE_VERSION:-1.18.33}
 # baseline build on CPUs without AVX2), as `opencode` on PATH runs it.
 opencode=$CACHE/opencode-$VERSION/node_modules/opencode-ai/bin/opencode.exe
 [ -x "$opencode" ] || { echo "no opencode $VERSION in $CACHE (npm install opencode-ai into opencode-$VERSION)" >&2; exit 2; }
-out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/opencode}/$VERSION
+out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/opencode-screens}/$VERSION
 # A cold start takes 10–25 s on two busy cores (it opens its database, scans the folder).
 WAIT_SECONDS=60
 # It redraws a resized screen slowly on a loaded machine: half-drawn frames at 0.7 s.
