@@ -128,8 +128,9 @@ if [ ! -x "$opencode" ]; then
     [ "${CI:-}" != true ] || exit 1
   fi
 fi
-# `--version` prints the version and touches no folder of the person's.
-[ ! -x "$opencode" ] || say "opencode $("$opencode" --version)"
+# Its package says the version: even `opencode --version` makes its folders in HOME.
+[ ! -x "$opencode" ] ||
+  say "opencode $(node -p "require('$opencode_dir/node_modules/opencode-ai/package.json').version")"
 say "$("$CACHE/aider-$AIDER_VERSION/bin/aider" --version)"
 say "$(tmux -V), $(git --version)"
 
