@@ -9,8 +9,9 @@
 #   ORCHESTRA_TMUX_MATRIX="3.5a" tests/run.sh   # the matrix's releases (empty: none)
 #   ORCHESTRA_NEWEST=1 tests/run.sh   # also the newest-release report (always on CI)
 #
-# The pinned Claude CLI releases, aider and cargo-deny are installed once into
-# $ORCHESTRA_TEST_CACHE (default ~/.cache/orchestra-test), outside the clone, and reused.
+# The pinned Claude CLI releases, gemini, codex, opencode, aider and cargo-deny are
+# installed once into $ORCHESTRA_TEST_CACHE (default ~/.cache/orchestra-test), outside the
+# clone, and reused.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -113,6 +114,24 @@ if [ ! -x "$codex" ]; then
     "@openai/codex@$CODEX_VERSION" >/dev/null
 fi
 say "$("$codex" --version)"
+# opencode (issue 26): its npm package's install script links the platform package's
+# native binary (the baseline build on CPUs without AVX2) as bin/opencode.exe. No test
+# runs it yet: a failed install only warns, except on CI.
+OPENCODE_VERSION=1.18.33
+opencode_dir="$CACHE/opencode-$OPENCODE_VERSION"
+opencode="$opencode_dir/node_modules/opencode-ai/bin/opencode.exe"
+if [ ! -x "$opencode" ]; then
+  say "installing opencode $OPENCODE_VERSION into $opencode_dir"
+  mkdir -p "$opencode_dir"
+  if ! timeout 900 npm install --prefix "$opencode_dir" --no-audit --no-fund --loglevel=error \
+    "opencode-ai@$OPENCODE_VERSION" >/dev/null || [ ! -x "$opencode" ]; then
+    echo "tests/run.sh: opencode $OPENCODE_VERSION could not be installed into $opencode_dir" >&2
+    [ "${CI:-}" != true ] || exit 1
+  fi
+fi
+# Its package says the version: even `opencode --version` makes its folders in HOME.
+[ ! -x "$opencode" ] ||
+  say "opencode $(node -p "require('$opencode_dir/node_modules/opencode-ai/package.json').version")"
 say "$("$CACHE/aider-$AIDER_VERSION/bin/aider" --version)"
 say "$(tmux -V), $(git --version)"
 

@@ -293,7 +293,9 @@ class Model:
             seen_key = (key, fingerprint(messages))
             if seen_key in self.replies:
                 return self.recover(self.again(self.replies[seen_key]))
-            tools = {t.get("name") for t in request["tools"] if isinstance(t, dict)}
+            # Each offered tool with the argument names its schema takes (opencode's own).
+            tools = {t.get("name"): set(((t.get("input_schema") or {}).get("properties") or {}))
+                     for t in request["tools"] if isinstance(t, dict)}
             reply = self.decide(key, texts, tool_results(messages), task_notifications(messages), tools,
                                 user_texts(messages))
             self.last[key] = reply
@@ -379,9 +381,26 @@ class Model:
         return Reply(turn, reply.text, reply.seconds, reply.error, reply.tool, reply.fails, reply.recovered)
 
 
+# opencode offers Claude's tools under lowercase names with camelCase arguments.
+OPENCODE_ARGS = {"file_path": "filePath", "old_string": "oldString", "new_string": "newString"}
+
+
+def in_opencode_terms(call, tools):
+    """`call` as opencode's tool of the same name takes it, when the request offers that
+    tool and not Claude's: renamed arguments, and none its schema does not list (its
+    arguments are checked strictly)."""
+    name, args = call[0], call[1]
+    if not tools or name in tools or name.lower() not in tools:
+        return call
+    known = tools[name.lower()] if isinstance(tools, dict) else set()
+    renamed = {OPENCODE_ARGS.get(k, k): v for k, v in args.items()}
+    return (name.lower(), {k: v for k, v in renamed.items() if not known or k in known}) + tuple(call[2:])
+
+
 def loadable(call, tools, plan):
     """`call`, or first a ToolSearch that loads its schema when the CLI only names the tool
     (2.1.3xx defers WebFetch, NotebookEdit and more: "calling them directly will fail")."""
+    call = in_opencode_terms(call, tools)
     if tools and call[0] not in tools and "ToolSearch" in tools and call[0] not in plan.searched:
         plan.searched.add(call[0])
         plan.steps.insert(0, call)

@@ -222,6 +222,21 @@ class Turns(unittest.TestCase):
             "file_path": "/w/a.txt", "old_string": "old words", "new_string": "new words"})))
         self.assertEqual(self.c.send(user(result(edit.tool[2], "ok"))).text, "edited")
 
+    def test_opencode_tools_get_their_own_names_and_arguments(self):
+        # opencode's tools as its requests offer them: lowercase, camelCase arguments.
+        tools = [{"name": "bash", "input_schema": {"properties": {"command": {}, "timeout": {}, "workdir": {}}}},
+                 {"name": "read", "input_schema": {"properties": {"filePath": {}, "offset": {}, "limit": {}}}},
+                 {"name": "edit", "input_schema": {"properties": {"filePath": {}, "oldString": {}, "newString": {}}}}]
+        bash = self.c.send(user("[[bash: touch x]]"), tools=tools)
+        self.assertEqual(bash.tool[:2], ("bash", {"command": "touch x"}))
+        self.c.send(user(result(bash.tool[2], "")), tools=tools)
+        read = self.c.send(user("[[edit: /w/a.txt | old words | new words]] [[after: edited]]"), tools=tools)
+        self.assertEqual(read.tool[:2], ("read", {"filePath": "/w/a.txt"}))
+        edit = self.c.send(user(result(read.tool[2], "1: old words")), tools=tools)
+        self.assertEqual(edit.tool[:2], ("edit", {"filePath": "/w/a.txt", "oldString": "old words",
+                                                  "newString": "new words"}))
+        self.assertEqual(self.c.send(user(result(edit.tool[2], "ok")), tools=tools).text, "edited")
+
     def test_multiedit_and_notebook_markers(self):
         read = self.c.send(user("[[multiedit: /w/a.txt | a | b]]"))
         multi = self.c.send(user(result(read.tool[2], "1\ta")))
