@@ -648,7 +648,7 @@ proptest! {
         let lines = text.lines().count();
         match known_hosts::check(&text, &host, port, &blob) {
             Verdict::Changed { line } | Verdict::Revoked { line } => {
-                prop_assert!(line >= 1 && line <= lines, "line {line} of {lines}")
+                prop_assert!(line >= 1 && line <= lines, "line {line} of {lines}");
             }
             Verdict::Known | Verdict::Unknown { .. } => {}
         }
@@ -1280,7 +1280,7 @@ proptest! {
             prop_assert_eq!(id.len(), 36);
             prop_assert!(id.chars().all(|c| c == '-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{id}");
             prop_assert_eq!(orchestra::tasks::notion_id(&id), Some(id.clone()));
-            let hex: String = text.chars().filter(|c| c.is_ascii_hexdigit()).collect::<String>().to_ascii_lowercase();
+            let hex: String = text.chars().filter(char::is_ascii_hexdigit).collect::<String>().to_ascii_lowercase();
             prop_assert!(hex.contains(&id.replace('-', "")), "{text:?} → {id}");
         }
     }

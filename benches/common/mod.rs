@@ -6,7 +6,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// Runs git in `dir` as the bench author; panics (with git's words) on failure.
-pub fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -26,12 +26,12 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// File `i` of a generated repository: 100 files a folder.
-pub fn file(dir: &Path, i: usize) -> PathBuf {
+pub(crate) fn file(dir: &Path, i: usize) -> PathBuf {
     dir.join(format!("src/mod{:03}/file{i:05}.rs", i / 100))
 }
 
 /// A new repository at `dir` on branch `main` with `files` files of 20 lines, committed.
-pub fn generated_repo(dir: &Path, files: usize) {
+pub(crate) fn generated_repo(dir: &Path, files: usize) {
     for i in 0..files {
         let path = file(dir, i);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
@@ -46,7 +46,7 @@ pub fn generated_repo(dir: &Path, files: usize) {
     git(dir, &["commit", "-q", "-m", "files"]);
 }
 
-pub fn median(mut xs: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut xs: Vec<Duration>) -> Duration {
     xs.sort();
     xs[xs.len() / 2]
 }

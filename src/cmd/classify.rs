@@ -26,7 +26,7 @@ pub fn run(ctx: &Context, args: &ClassifyArgs, out: &mut Output<'_>) -> Result<(
     match &args.file {
         Some(path) => {
             bytes = std::fs::read(path)
-                .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?
+                .map_err(|e| Error::BadInput(format!("cannot read {}: {e}", path.display())))?;
         }
         None => {
             std::io::stdin()

@@ -81,14 +81,15 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         })?)
     };
     let store = ctx.store()?;
-    let sessions = store.sessions(repo.as_ref().map(|r| r.id()).as_deref(), false)?;
+    let sessions = store.sessions(repo.as_ref().map(crate::git::Repo::id).as_deref(), false)?;
     let at = now();
-    let mut stranded = store.stranded_reasons(repo.as_ref().map(|r| r.id()).as_deref())?;
+    let mut stranded =
+        store.stranded_reasons(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let pairs = radar::run::rows(
-        &store.conflicts(repo.as_ref().map(|r| r.id()).as_deref())?,
+        &store.conflicts(repo.as_ref().map(crate::git::Repo::id).as_deref())?,
         &sessions,
     );
-    let mut tasks = store.session_tasks(repo.as_ref().map(|r| r.id()).as_deref())?;
+    let mut tasks = store.session_tasks(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let prices =
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;

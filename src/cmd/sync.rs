@@ -69,7 +69,7 @@ pub fn run(ctx: &Context, args: &SyncArgs, kind: Kind, out: &mut Output<'_>) -> 
     ));
 
     let summary = crate::sync::run(&plan, &run_dir, |progress| {
-        out.note(progress_line(progress))
+        out.note(progress_line(progress));
     });
     for path in &summary.written {
         out.line(path.display().to_string());

@@ -52,7 +52,7 @@ fn exe() -> Result<String, Error> {
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|a| a.to_string()).collect()
+    args.iter().map(ToString::to_string).collect()
 }
 
 // Every string handed to tmux passes some of these layers, each escaped for here:

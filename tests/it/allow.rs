@@ -28,7 +28,7 @@ fn toml_string(text: &str) -> String {
 }
 
 fn session_dirs(env: &Env) -> usize {
-    std::fs::read_dir(env.home.join("sessions")).map_or(0, |d| d.count())
+    std::fs::read_dir(env.home.join("sessions")).map_or(0, std::iter::Iterator::count)
 }
 
 /// Everything a dispatch could make, to check it made none of it.

@@ -85,7 +85,7 @@ fn assert_consistent(env: &Env, live: &BTreeSet<String>) -> BTreeMap<String, ser
     assert_eq!(worktrees, expected, "git's worktrees");
     let folders: BTreeSet<String> = std::fs::read_dir(env.root.join("repo.worktrees"))
         .map(|d| {
-            d.filter_map(|e| e.ok())
+            d.filter_map(std::result::Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
         })
@@ -134,7 +134,7 @@ fn assert_consistent(env: &Env, live: &BTreeSet<String>) -> BTreeMap<String, ser
     );
     let dirs: BTreeSet<String> = std::fs::read_dir(env.home.join("sessions"))
         .map(|d| {
-            d.filter_map(|e| e.ok())
+            d.filter_map(std::result::Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
         })

@@ -68,7 +68,7 @@ fn log_of(config: &std::path::Path, uuid: &str) -> PathBuf {
 
 /// Waits until `file` has not grown for a second.
 fn quiet(file: &Path) {
-    let size = || std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    let size = || std::fs::metadata(file).map_or(0, |m| m.len());
     let mut last = (size(), std::time::Instant::now());
     assert!(
         wait_until(Duration::from_secs(20), || {

@@ -232,9 +232,7 @@ fn assert_consistent(env: &Env, before: &Before, context: &str) {
             );
         }
     }
-    let journals = std::fs::read_dir(env.home.join("merges"))
-        .map(|d| d.count())
-        .unwrap_or(0);
+    let journals = std::fs::read_dir(env.home.join("merges")).map_or(0, std::iter::Iterator::count);
     assert_eq!(journals, 0, "{context}: a merge journal is left");
 }
 

@@ -432,7 +432,7 @@ fn a_repo_folder_named_like_a_tmux_format_is_used_as_it_is() {
         .args(["-name", "pwned"])
         .output()
         .unwrap();
-    assert!(pwned.stdout.is_empty(), "{:?}", pwned);
+    assert!(pwned.stdout.is_empty(), "{pwned:?}");
     assert!(!Path::new("pwned").exists() && !repo.join("pwned").exists());
 }
 

@@ -61,7 +61,7 @@ const PASTE_ESCAPE: &str = "before\u{1b}[201~after\nstill the same message";
 
 /// Everything orchestra could have made or touched, to compare before and after.
 #[derive(Debug, PartialEq, Eq)]
-pub struct World {
+pub(crate) struct World {
     branches: Vec<String>,
     worktrees: String,
     windows: Vec<String>,
@@ -70,7 +70,7 @@ pub struct World {
     session_dirs: Vec<String>,
 }
 
-pub fn world(env: &Env) -> World {
+pub(crate) fn world(env: &Env) -> World {
     let mut rows: Vec<(String, String, String)> = env
         .list_json()
         .into_iter()
@@ -85,7 +85,7 @@ pub fn world(env: &Env) -> World {
     rows.sort();
     let mut session_dirs: Vec<String> = std::fs::read_dir(env.home.join("sessions"))
         .map(|d| {
-            d.filter_map(|e| e.ok())
+            d.filter_map(std::result::Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .collect()
         })
@@ -108,7 +108,12 @@ pub fn world(env: &Env) -> World {
 
 /// A refusal as the standard wants it: exit 2, one line on stderr, nothing changed.
 #[track_caller]
-pub fn refused_cleanly(env: &Env, run: &Run, before: &World, what: &str) -> Result<(), String> {
+pub(crate) fn refused_cleanly(
+    env: &Env,
+    run: &Run,
+    before: &World,
+    what: &str,
+) -> Result<(), String> {
     if run.code != 2 {
         return Err(format!(
             "{what}: exit {} (want 0 with the text intact, or 2); stderr: {}",
@@ -300,7 +305,7 @@ fn all_ok(failures: Vec<String>) {
 fn nothing_ran(root: &Path) -> Vec<String> {
     std::fs::read_dir(root)
         .map(|d| {
-            d.filter_map(|e| e.ok())
+            d.filter_map(std::result::Result::ok)
                 .map(|e| e.file_name().to_string_lossy().into_owned())
                 .filter(|n| n.starts_with("pwned"))
                 .map(|n| format!("something ran a command from the text: {n} exists"))
@@ -755,10 +760,10 @@ fn manifest_agent_args_and_dependency_briefs_arrive_literally() {
     env.orchestra(&["up", "all"]).ok();
     let mut failures = Vec::new();
     let argv_file = upstream_out.with_extension("argv");
-    if !wait_until(Duration::from_secs(10), || argv_file.exists()) {
-        failures.push("the upstream agent never started".to_string());
-    } else {
+    if wait_until(Duration::from_secs(10), || argv_file.exists()) {
         failures.extend(check_argv(&argv_file, &words, "agent_args").err());
+    } else {
+        failures.push("the upstream agent never started".to_string());
     }
     failures.extend(tmux_command_ran(&env));
     // The dependency: the artifact appears, a status tick runs the brief.

@@ -124,7 +124,7 @@ fn an_existing_manifest_is_replaced_only_with_force() {
     orchestra::manifest::load(&target(&env)).expect("replaced by the import");
     let leftovers: Vec<_> = std::fs::read_dir(&env.repo)
         .unwrap()
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.contains("import"))
         .collect();

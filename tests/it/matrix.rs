@@ -15,11 +15,11 @@ use crate::harness::require;
 use crate::health::{drive_through_states, Walk};
 
 /// Oldest supported, the middle one, the newest pinned (harness::CLAUDE_VERSION).
-pub const CLAUDE_RELEASES: [&str; 3] = ["2.0.77", "2.1.100", crate::harness::CLAUDE_VERSION];
+pub(crate) const CLAUDE_RELEASES: [&str; 3] = ["2.0.77", "2.1.100", crate::harness::CLAUDE_VERSION];
 
 /// The CLI of `version` in the test cache (`None`, a reported skip, when it is missing;
 /// on CI that fails).
-pub fn claude_release(version: &str) -> Option<PathBuf> {
+pub(crate) fn claude_release(version: &str) -> Option<PathBuf> {
     // npm's launcher: the native binary or `cli.js` (node), whichever the release ships.
     let cli =
         crate::harness::test_cache().join(format!("claude-{version}/node_modules/.bin/claude"));

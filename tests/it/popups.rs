@@ -198,9 +198,7 @@ fn popups_and_menus_say_what_happened_wait_for_the_person_and_leave_on_ctrl_c() 
     no_timeout(&env);
     assert!(env.branches().contains(&"session/tidy".to_string()));
     assert_eq!(env.list_json().len(), 1, "Ctrl-C dispatched nothing");
-    assert!(std::fs::read_dir(env.home.join("popups"))
-        .map(|d| d.count() == 0)
-        .unwrap_or(true));
+    assert!(std::fs::read_dir(env.home.join("popups")).map_or(true, |d| d.count() == 0));
 }
 
 #[test]

@@ -103,10 +103,7 @@ fn a_hook_on_a_write_locked_record_returns_at_once_and_its_word_is_kept() {
         "{changes}"
     );
     assert!(
-        std::fs::read_dir(env.home.join("spool"))
-            .map(|d| d.count())
-            .unwrap_or(0)
-            == 0,
+        std::fs::read_dir(env.home.join("spool")).map_or(0, std::iter::Iterator::count) == 0,
         "replayed words leave the spool"
     );
 }

@@ -397,7 +397,7 @@ fn logins_try_ssh_config_then_the_agent_then_the_default_keys() {
                 "[orchestrator]\nagent = \"cat\"\n[hosts.gpu]\naddress = '{address}'\n\n{session}"
             ),
         )
-        .unwrap()
+        .unwrap();
     };
     // No identity anywhere, no agent, no default key: refused, saying what was tried.
     manifest(&sshd.address());
@@ -636,7 +636,7 @@ fn a_remote_has_dependency_is_looked_for_by_the_remote_refresh_never_by_the_stat
                 here = here.display(),
             ),
         )
-        .unwrap()
+        .unwrap();
     };
     manifest(&sshd.address());
     env.orchestra(&["up"]).ok();

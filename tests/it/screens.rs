@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 /// One labelled screen.
-pub struct Screen {
+pub(crate) struct Screen {
     /// The agent kind: the directory under tests/fixtures/screens.
     pub agent: String,
     /// The release the screen was captured from: the directory under the agent's.
@@ -25,7 +25,7 @@ pub struct Screen {
     pub path: PathBuf,
 }
 
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens")
 }
 
@@ -47,7 +47,7 @@ fn name_of(path: &Path) -> String {
 
 /// Every labelled screen (`.txt` plain, `.ansi` with escapes), sorted by agent, release
 /// and name. Release directories sort by their numbers (2.1.100 after 2.1.50).
-pub fn labelled() -> Vec<Screen> {
+pub(crate) fn labelled() -> Vec<Screen> {
     let mut screens = Vec::new();
     for agent in dirs(&root()).into_iter().filter(|p| p.is_dir()) {
         let mut versions: Vec<PathBuf> = dirs(&agent).into_iter().filter(|p| p.is_dir()).collect();
@@ -81,14 +81,14 @@ pub fn labelled() -> Vec<Screen> {
 }
 
 /// `waiting-web-fetch@120x40.txt` → `web-fetch`: what lies between the state and `@`.
-pub fn entry_of(name: &str) -> Option<String> {
+pub(crate) fn entry_of(name: &str) -> Option<String> {
     let (before, _) = name.split_once('@')?;
     let (_, entry) = before.split_once('-')?;
     Some(entry.to_string())
 }
 
 /// "2.1.100" → [2, 1, 100]; words that are not numbers sort as 0.
-pub fn version_key(version: &str) -> Vec<u64> {
+pub(crate) fn version_key(version: &str) -> Vec<u64> {
     version
         .split('.')
         .map(|part| part.parse().unwrap_or(0))
@@ -96,4 +96,4 @@ pub fn version_key(version: &str) -> Vec<u64> {
 }
 
 /// The states a name may start with.
-pub const STATES: [&str; 6] = ["busy", "waiting", "idle", "error", "exited", "unknown"];
+pub(crate) const STATES: [&str; 6] = ["busy", "waiting", "idle", "error", "exited", "unknown"];

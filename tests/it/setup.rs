@@ -75,7 +75,7 @@ fn wait_for_status(env: &Env, label: &str, status: &str, within: Duration) {
 }
 
 fn session_dirs(env: &Env) -> usize {
-    std::fs::read_dir(env.home.join("sessions")).map_or(0, |d| d.count())
+    std::fs::read_dir(env.home.join("sessions")).map_or(0, std::iter::Iterator::count)
 }
 
 #[test]

@@ -31,9 +31,7 @@ pub(crate) fn count_tmux_calls(env: &mut Env) -> std::path::PathBuf {
 }
 
 pub(crate) fn calls(log: &std::path::Path) -> usize {
-    std::fs::read_to_string(log)
-        .map(|t| t.lines().count())
-        .unwrap_or(0)
+    std::fs::read_to_string(log).map_or(0, |t| t.lines().count())
 }
 
 #[test]

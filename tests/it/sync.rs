@@ -248,7 +248,7 @@ fn bad_input_changes_nothing() {
                 folder.display()
             ),
         )
-        .unwrap()
+        .unwrap();
     };
     let default = env.repo.join("orchestra.toml");
     // No manifest at all.
@@ -361,7 +361,7 @@ fn a_remote_session_answers_over_ssh_and_an_unreachable_host_is_skipped() {
             w.session(
                 "remote",
                 &w.env.root.join("remote"),
-                &format!("host = 'gpu'\nenv = {:?}", snippet)
+                &format!("host = 'gpu'\nenv = {snippet:?}")
             ),
             w.session("lost", &w.env.root.join("remote"), "host = 'down'"),
         ),

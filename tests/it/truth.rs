@@ -18,7 +18,8 @@ fn start(label: &str) -> Option<Claude> {
 fn start_trusting(labels: &[&str]) -> Option<Claude> {
     let env = Env::new();
     let worktrees: Vec<std::path::PathBuf> = labels.iter().map(|l| env.worktree_path(l)).collect();
-    let trusted: Vec<&std::path::Path> = worktrees.iter().map(|w| w.as_path()).collect();
+    let trusted: Vec<&std::path::Path> =
+        worktrees.iter().map(std::path::PathBuf::as_path).collect();
     let world = ClaudeWorld::start(&env, &trusted)?;
     env.start_server(&world.env);
     Some(Claude { env, world })

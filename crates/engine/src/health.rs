@@ -260,9 +260,7 @@ pub use crate::state::now_micros;
 
 /// A file-name-safe key for a tmux server, known without asking tmux.
 pub fn server_key(socket: Option<&Path>) -> String {
-    let text = socket
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "default".into());
+    let text = socket.map_or_else(|| "default".into(), |p| p.to_string_lossy().into_owned());
     crate::paths::stable_hash(&text)
 }
 
@@ -995,10 +993,10 @@ pub fn note_for(t: &Transition, ask: Option<&str>) -> Option<Note> {
         (TransitionKind::Status, "setup-failed") => "could not finish its setup",
         _ => return None,
     };
-    let repo = Path::new(&t.session.repo)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| t.session.repo.clone());
+    let repo = Path::new(&t.session.repo).file_name().map_or_else(
+        || t.session.repo.clone(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     let label = &t.session.label;
     let body = match ask.filter(|a| !a.is_empty() && t.new.as_str() == "waiting") {
         Some(ask) => format!("{label} wants to {ask} (in {repo})"),

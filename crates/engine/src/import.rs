@@ -260,7 +260,7 @@ struct Names {
 impl Names {
     /// The label for a YAML name, or the word itself when it names no session.
     fn rename<'a>(&'a self, word: &'a str) -> &'a str {
-        self.label.get(word).map(String::as_str).unwrap_or(word)
+        self.label.get(word).map_or(word, String::as_str)
     }
 }
 
@@ -295,8 +295,7 @@ pub fn convert(text: &str, file: &str) -> Result<Imported, ManifestError> {
     let root: Node = serde_saphyr::from_str(text).map_err(|e| {
         let (line, column) = e
             .location()
-            .map(|l| (l.line() as usize, l.column() as usize))
-            .unwrap_or((1, 1));
+            .map_or((1, 1), |l| (l.line() as usize, l.column() as usize));
         ManifestError {
             file: file.to_string(),
             line: line.max(1),

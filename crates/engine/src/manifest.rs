@@ -312,10 +312,7 @@ pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
 /// Parses and validates manifest `text` (named `file` in errors).
 pub fn parse(text: &str, file: &str) -> Result<Manifest, ManifestError> {
     let manifest: Manifest = toml::from_str(text).map_err(|e| {
-        let (line, column) = e
-            .span()
-            .map(|s| line_column(text, s.start))
-            .unwrap_or((1, 1));
+        let (line, column) = e.span().map_or((1, 1), |s| line_column(text, s.start));
         ManifestError {
             file: file.to_string(),
             line,
@@ -346,10 +343,7 @@ pub fn error_in(file: &Path, header: &str, needle: &str, message: String) -> Man
 /// errors found after parsing).
 fn locate(text: &str, header: &str, needle: &str) -> (usize, usize) {
     let start = text.find(header).unwrap_or(0);
-    let at = text[start..]
-        .find(needle)
-        .map(|i| start + i)
-        .unwrap_or(start);
+    let at = text[start..].find(needle).map_or(start, |i| start + i);
     line_column(text, at)
 }
 
@@ -499,10 +493,7 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
                 ),
             ));
         }
-        if shell_words::split(&d.then)
-            .map(|w| w.is_empty())
-            .unwrap_or(true)
-        {
+        if shell_words::split(&d.then).map_or(true, |w| w.is_empty()) {
             return Err(err(
                 locate(text, "[[dependencies]]", &d.then),
                 format!("then = {:?} is not a command", d.then),

@@ -612,8 +612,7 @@ fn note(c: &Conflict, by_id: &HashMap<&str, &Session>) -> Note {
     let b = other_name(c, by_id);
     let repo = Path::new(&c.repo)
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| c.repo.clone());
+        .map_or_else(|| c.repo.clone(), |n| n.to_string_lossy().into_owned());
     Note {
         title: format!("orchestra: {a} and {b} conflict"),
         body: format!(

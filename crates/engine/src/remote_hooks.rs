@@ -120,9 +120,8 @@ fn install_over(conn: &Connection, exe: &Path, force: bool) -> Result<Installed,
     let ours = this_version();
     let probe = conn.exec(
         &sh(&format!(
-            "uname -sm; {CHECKSUM_TOOL}; echo \"sum=$sum\"; b=\"$HOME\"/{bin}; if [ -x \"$b\" ]; \
-             then \"$b\" --version 2>/dev/null | head -n 1; fi",
-            bin = REMOTE_BIN
+            "uname -sm; {CHECKSUM_TOOL}; echo \"sum=$sum\"; b=\"$HOME\"/{REMOTE_BIN}; if [ -x \"$b\" ]; \
+             then \"$b\" --version 2>/dev/null | head -n 1; fi"
         )),
         None,
         None,

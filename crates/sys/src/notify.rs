@@ -187,7 +187,10 @@ pub fn send(note: &Note, fallback: &Fallback) -> &'static str {
         .map(|argv| ("command", argv));
     let own = desktop::COMMAND.and_then(|argv| {
         let program = *argv.first()?;
-        Some((program, argv.iter().map(|w| w.to_string()).collect()))
+        Some((
+            program,
+            argv.iter().map(std::string::ToString::to_string).collect(),
+        ))
     });
     for (via, argv) in person.into_iter().chain(own) {
         if run_command(argv, note) {
@@ -313,7 +316,7 @@ mod tests {
         let mut argv: Vec<String> = osascript::COMMAND
             .unwrap()
             .iter()
-            .map(|w| w.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         assert_eq!(argv[0], "osascript");
         argv[0] = stand_in;

@@ -182,8 +182,7 @@ pub fn open_log(path: &Path) -> std::io::Result<File> {
 pub fn find_program(name: &str) -> Option<PathBuf> {
     let executable = |p: &Path| {
         p.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if name.contains('/') {
         let p = PathBuf::from(name);
@@ -203,8 +202,7 @@ pub fn file_stamp(path: &Path) -> Option<String> {
         .modified()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
+        .map_or(0, |d| d.as_nanos());
     Some(format!("{}:{mtime}", meta.len()))
 }
 
@@ -281,7 +279,7 @@ pub fn short_list(paths: &[String]) -> String {
 /// releases, unlike std's hasher. For file names, not for security.
 pub fn stable_hash(text: &str) -> String {
     let hash = text.bytes().fold(0xcbf29ce484222325u64, |h, b| {
-        (h ^ b as u64).wrapping_mul(0x100000001b3)
+        (h ^ u64::from(b)).wrapping_mul(0x100000001b3)
     });
     format!("{hash:016x}")
 }

@@ -538,17 +538,17 @@ mod terminal {
     #[cfg(target_os = "macos")]
     pub const TIOCNOTTY: libc::c_ulong = 0x2000_7471;
     #[cfg(not(target_os = "macos"))]
-    pub use libc::TIOCNOTTY;
+    pub(super) use libc::TIOCNOTTY;
 
     /// Whether stdin is a terminal whose foreground job is this process's group.
-    pub fn ours() -> bool {
+    pub(super) fn ours() -> bool {
         // SAFETY: plain queries on fd 0 and this process; no memory is shared.
         unsafe { libc::isatty(0) == 1 && libc::tcgetpgrp(0) == libc::getpgrp() }
     }
 
     /// Makes process group `group` the terminal's foreground job, and wakes it in case
     /// it read the terminal (and stopped) before it was.
-    pub fn hand_to(group: u32) {
+    pub(super) fn hand_to(group: u32) {
         let Ok(group) = libc::pid_t::try_from(group) else {
             return;
         };
@@ -561,7 +561,7 @@ mod terminal {
 
     /// Makes this process's group the foreground job again. Asking from the background
     /// would stop us with SIGTTOU: it is ignored for the call.
-    pub fn take_back() {
+    pub(super) fn take_back() {
         // SAFETY: as above; the old disposition is put back at once.
         unsafe {
             let old = libc::signal(libc::SIGTTOU, libc::SIG_IGN);
@@ -572,7 +572,7 @@ mod terminal {
 
     /// Sends `signal` to every process of group `group` (never to group 0 or 1: that
     /// would be our own group, or everyone).
-    pub fn signal_group(group: u32, signal: libc::c_int) {
+    pub(super) fn signal_group(group: u32, signal: libc::c_int) {
         let Ok(group) = libc::pid_t::try_from(group) else {
             return;
         };
@@ -585,7 +585,7 @@ mod terminal {
     }
 
     /// Sends `signal` to our unreaped child `pid`.
-    pub fn signal_one(pid: u32, signal: libc::c_int) {
+    pub(super) fn signal_one(pid: u32, signal: libc::c_int) {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
             return;
         };
@@ -598,7 +598,7 @@ mod terminal {
     }
 
     /// Blocks until child `pid` has ended, without reaping it (std does that after).
-    pub fn wait_exit(pid: u32) {
+    pub(super) fn wait_exit(pid: u32) {
         let pid: libc::id_t = pid;
         loop {
             // SAFETY: `info` is a zeroed struct the kernel fills; WNOWAIT leaves the

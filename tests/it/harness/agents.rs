@@ -9,21 +9,20 @@ use std::time::Duration;
 
 use super::{require, wait_until, which, Bus, Env};
 
-pub const CLAUDE_VERSION: &str = "2.1.332";
+pub(crate) const CLAUDE_VERSION: &str = "2.1.332";
 
 /// The cache of pinned agent releases that tests/run.sh fills: `$ORCHESTRA_TEST_CACHE`,
 /// else ~/.cache/orchestra-test.
-pub fn test_cache() -> PathBuf {
-    std::env::var("ORCHESTRA_TEST_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test")
-        })
+pub(crate) fn test_cache() -> PathBuf {
+    std::env::var("ORCHESTRA_TEST_CACHE").map_or_else(
+        |_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/orchestra-test"),
+        PathBuf::from,
+    )
 }
 
 /// An agent CLI: the file `$<var>` names (to try another build), else `in_cache` under
 /// [`test_cache`]; None when that file is not there.
-pub fn agent_cli(var: &str, in_cache: &str) -> Option<PathBuf> {
+pub(crate) fn agent_cli(var: &str, in_cache: &str) -> Option<PathBuf> {
     if let Ok(p) = std::env::var(var) {
         return Some(PathBuf::from(p)).filter(|p| p.is_file());
     }
@@ -33,7 +32,7 @@ pub fn agent_cli(var: &str, in_cache: &str) -> Option<PathBuf> {
 
 /// The real `claude` CLI: `$ORCHESTRA_TEST_CLAUDE`, else the pinned release in the test
 /// cache.
-pub fn claude_bin() -> Option<PathBuf> {
+pub(crate) fn claude_bin() -> Option<PathBuf> {
     agent_cli(
         "ORCHESTRA_TEST_CLAUDE",
         &format!("claude-{CLAUDE_VERSION}/node_modules/@anthropic-ai/claude-code-linux-x64/claude"),
@@ -42,33 +41,34 @@ pub fn claude_bin() -> Option<PathBuf> {
 
 /// The folder of the API stand-ins: `$ORCHESTRA_FAKE_API` (to try another version of
 /// them), else the repository's own tests/fake-api.
-pub fn fake_api_dir() -> PathBuf {
-    std::env::var_os("ORCHESTRA_FAKE_API")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-api"))
+pub(crate) fn fake_api_dir() -> PathBuf {
+    std::env::var_os("ORCHESTRA_FAKE_API").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake-api"),
+        PathBuf::from,
+    )
 }
 
 /// An API stand-in of tests/fake-api (`anthropic.py` for claude, `gemini.py`, `openai.py`
 /// for codex, `openai_chat.py` for aider) on a free loopback port; each request lands in
 /// its log, one JSON line each, before its reply.
-pub struct StandIn {
+pub(crate) struct StandIn {
     child: Child,
     pub port: u16,
     pub log: PathBuf,
 }
 
 /// The scripted stand-in for the Anthropic API.
-pub type FakeApi = StandIn;
+pub(crate) type FakeApi = StandIn;
 
 impl StandIn {
     /// Starts `script` with its port file and log in `dir` (named after the script, so
     /// several stand-ins can share a folder).
-    pub fn start(dir: &Path, script: &str) -> StandIn {
+    pub(crate) fn start(dir: &Path, script: &str) -> StandIn {
         StandIn::start_with(dir, script, &[])
     }
 
     /// [`StandIn::start`] with `args` after the stand-in's own.
-    pub fn start_with(dir: &Path, script: &str, args: &[&OsStr]) -> StandIn {
+    pub(crate) fn start_with(dir: &Path, script: &str, args: &[&OsStr]) -> StandIn {
         let stem = script.trim_end_matches(".py");
         let port_file = dir.join(format!("{stem}.port"));
         let log = dir.join(format!("{stem}-requests.jsonl"));
@@ -100,20 +100,20 @@ impl StandIn {
     }
 
     /// Where it listens.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// Every request the stand-in received, one JSON line each (`{"path", "turn",
     /// "request"}` for claude's). A line still being written is left out.
-    pub fn requests(&self) -> String {
+    pub(crate) fn requests(&self) -> String {
         let mut log = std::fs::read_to_string(&self.log).unwrap_or_default();
         log.truncate(log.rfind('\n').map_or(0, |end| end + 1));
         log
     }
 
     /// [`StandIn::requests`], parsed.
-    pub fn requests_json(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn requests_json(&self) -> Vec<serde_json::Value> {
         self.requests()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
@@ -122,7 +122,7 @@ impl StandIn {
 
     /// Whether a request after the first `before` carried `text` (a conversation taken
     /// up again sends its earlier turns along).
-    pub fn heard_since(&self, before: usize, text: &str) -> bool {
+    pub(crate) fn heard_since(&self, before: usize, text: &str) -> bool {
         self.requests_json()
             .iter()
             .skip(before)
@@ -138,7 +138,7 @@ impl Drop for StandIn {
 }
 
 /// An agent CLI the suite runs for real, against its API stand-in in a sandboxed HOME.
-pub struct AgentCli {
+pub(crate) struct AgentCli {
     /// What a missing CLI is called where a test skips (or, on CI, fails) for it.
     pub what: String,
     /// The CLI, where it is installed.
@@ -155,13 +155,13 @@ pub struct AgentCli {
     pub needs: &'static [&'static str],
 }
 
-pub const CODEX_VERSION: &str = "0.171.0";
-pub const GEMINI_VERSION: &str = "0.61.0";
-pub const AIDER_VERSION: &str = "0.86.2";
+pub(crate) const CODEX_VERSION: &str = "0.171.0";
+pub(crate) const GEMINI_VERSION: &str = "0.61.0";
+pub(crate) const AIDER_VERSION: &str = "0.86.2";
 
 impl AgentCli {
     /// The real claude, `args` after it on its command line.
-    pub fn claude(args: &'static str) -> AgentCli {
+    pub(crate) fn claude(args: &'static str) -> AgentCli {
         AgentCli {
             what: format!("the claude CLI {CLAUDE_VERSION}"),
             path: claude_bin(),
@@ -176,7 +176,7 @@ impl AgentCli {
     /// The real codex (`$ORCHESTRA_TEST_CODEX`, else the pinned release), run with
     /// `--no-daemon` (the shared background server copies the whole 300 MB CLI into
     /// CODEX_HOME) and manual approvals.
-    pub fn codex() -> AgentCli {
+    pub(crate) fn codex() -> AgentCli {
         AgentCli {
             what: format!("the codex CLI {CODEX_VERSION}"),
             path: agent_cli("ORCHESTRA_TEST_CODEX", &format!(
@@ -192,7 +192,7 @@ impl AgentCli {
 
     /// The real Gemini CLI (`$ORCHESTRA_TEST_GEMINI`, else the pinned release's `gemini`
     /// link: the name tells orchestra the kind).
-    pub fn gemini() -> AgentCli {
+    pub(crate) fn gemini() -> AgentCli {
         AgentCli {
             what: format!("the gemini CLI {GEMINI_VERSION}"),
             path: agent_cli(
@@ -209,7 +209,7 @@ impl AgentCli {
 
     /// The real aider (`$ORCHESTRA_TEST_AIDER`, else the pinned release in the venv that
     /// tests/run.sh makes).
-    pub fn aider() -> AgentCli {
+    pub(crate) fn aider() -> AgentCli {
         AgentCli {
             what: format!("aider {AIDER_VERSION} (aider-chat from PyPI, in a venv)"),
             path: agent_cli(
@@ -226,7 +226,7 @@ impl AgentCli {
 
     /// The CLI, when it and all it needs are here; `None` (a reported skip) when not,
     /// except on CI where that fails.
-    pub fn present(&self) -> Option<PathBuf> {
+    pub(crate) fn present(&self) -> Option<PathBuf> {
         if !require(&self.what, self.path.is_some()) {
             return None;
         }
@@ -239,7 +239,7 @@ impl AgentCli {
     }
 
     /// The command line orchestra runs it by: the CLI, quoted, then its arguments.
-    pub fn command(&self, cli: &Path) -> String {
+    pub(crate) fn command(&self, cli: &Path) -> String {
         let quoted = shell_words::quote(&cli.to_string_lossy()).into_owned();
         match self.args {
             "" => quoted,
@@ -250,7 +250,7 @@ impl AgentCli {
     /// Starts its stand-in in `env` and makes its sandboxed HOME (`trust`: folders it
     /// trusts without asking); returns the stand-in and the environment a tmux server
     /// must start with for the CLI to use them.
-    pub fn serve(&self, env: &Env, trust: &[&Path]) -> (StandIn, Vec<(String, String)>) {
+    pub(crate) fn serve(&self, env: &Env, trust: &[&Path]) -> (StandIn, Vec<(String, String)>) {
         let api = StandIn::start(&env.root, self.api);
         let vars = agent_home(
             env,
@@ -264,7 +264,7 @@ impl AgentCli {
 }
 
 /// The real claude CLI, a fake API and a sandboxed HOME: what a test needs to run the agent.
-pub struct ClaudeWorld {
+pub(crate) struct ClaudeWorld {
     pub claude: PathBuf,
     pub api: FakeApi,
     /// The environment a tmux server must start with for claude to reach the fake API.
@@ -273,7 +273,7 @@ pub struct ClaudeWorld {
 
 impl ClaudeWorld {
     /// `None` (a reported skip) when the CLI is not installed, except on CI where that fails.
-    pub fn start(env: &Env, trust: &[&Path]) -> Option<ClaudeWorld> {
+    pub(crate) fn start(env: &Env, trust: &[&Path]) -> Option<ClaudeWorld> {
         let cli = AgentCli::claude("");
         let claude = cli.present()?;
         let (api, vars) = cli.serve(env, trust);
@@ -285,7 +285,7 @@ impl ClaudeWorld {
     }
 
     /// The sandboxed HOME claude runs with.
-    pub fn home(&self) -> PathBuf {
+    pub(crate) fn home(&self) -> PathBuf {
         self.env
             .iter()
             .find(|(k, _)| k == "HOME")
@@ -295,7 +295,7 @@ impl ClaudeWorld {
 
     /// `export NAME=value` lines of its environment, but for TMUX_TMPDIR (the tmux of
     /// where it runs decides that): for a manifest's `env` snippet.
-    pub fn exports(&self) -> Vec<String> {
+    pub(crate) fn exports(&self) -> Vec<String> {
         self.env
             .iter()
             .filter(|(k, _)| k != "TMUX_TMPDIR")
@@ -307,7 +307,7 @@ impl ClaudeWorld {
 /// A test's world with an agent CLI in it: the CLI, its stand-in, a sandboxed HOME and a
 /// tmux server whose environment reaches them (and a notification bus, where a test asked
 /// for one). It reads sessions as its [`Env`] does.
-pub struct AgentWorld {
+pub(crate) struct AgentWorld {
     pub env: Env,
     pub api: StandIn,
     pub cli: PathBuf,
@@ -327,7 +327,7 @@ impl AgentWorld {
     /// `cli`'s world, the folders `trust` names trusted in its settings, on a bus whose
     /// server says it has `bus_capabilities` where they are given. `None` (a reported
     /// skip) when a part is missing, except on CI where that fails.
-    pub fn start(
+    pub(crate) fn start(
         cli: AgentCli,
         trust: impl FnOnce(&Env) -> Vec<PathBuf>,
         bus_capabilities: Option<&[&str]>,
@@ -361,7 +361,7 @@ impl AgentWorld {
 
     /// orchestra runs with the CLI's `name` as its tmux server has it (where orchestra
     /// looks for what the CLI writes, as a person's shell would tell it).
-    pub fn share(&mut self, name: &str) {
+    pub(crate) fn share(&mut self, name: &str) {
         let shared: Vec<_> = self
             .vars
             .iter()
@@ -373,7 +373,7 @@ impl AgentWorld {
     }
 
     /// Dispatches `label` running the CLI with `prompt`.
-    pub fn dispatch(&self, label: &str, prompt: &str) {
+    pub(crate) fn dispatch(&self, label: &str, prompt: &str) {
         self.env
             .orchestra(&[
                 "dispatch",
@@ -389,7 +389,7 @@ impl AgentWorld {
     /// The body of the notification that says `label` is waiting, once it reached this
     /// world's bus (within 10 s).
     #[track_caller]
-    pub fn waiting_note(&self, label: &str) -> String {
+    pub(crate) fn waiting_note(&self, label: &str) -> String {
         let bus = self.bus.as_ref().expect("a world started with a bus");
         let note = bus.wait_note(&format!("{label} is waiting"), Duration::from_secs(10));
         note["body"].as_str().unwrap_or_default().to_string()
@@ -397,7 +397,7 @@ impl AgentWorld {
 
     /// [`Env::wait_screen`] for as long as this CLI may take.
     #[track_caller]
-    pub fn wait_screen(&self, label: &str, text: &str) {
+    pub(crate) fn wait_screen(&self, label: &str, text: &str) {
         self.env.wait_screen(label, text, self.patience);
     }
 }
@@ -412,7 +412,7 @@ impl std::ops::Deref for AgentWorld {
 
 /// Runs a stand-in's own tests (`script` of tests/fake-api: recorded shapes, the wire on
 /// a live server) and fails with their report unless they pass within 120 s.
-pub fn stand_in_passes_its_own_tests(script: &str) {
+pub(crate) fn stand_in_passes_its_own_tests(script: &str) {
     if !require("python3", which("python3").is_some()) {
         return;
     }
@@ -445,7 +445,7 @@ pub fn stand_in_passes_its_own_tests(script: &str) {
 /// Makes a sandboxed HOME for an agent CLI with `script` of tests/fake-api (its settings
 /// point at the stand-in on `port`; `trust`: folders it trusts without asking) and returns
 /// the environment a tmux server must start with for the CLI to use it.
-pub fn agent_home(
+pub(crate) fn agent_home(
     env: &Env,
     script: &str,
     home: &Path,
@@ -485,7 +485,7 @@ pub fn agent_home(
 
 /// The screens captured from `kind`'s CLI at `version` (tests/fixtures/screens), each file
 /// named for the state it shows, sorted; the catalogue captures left out.
-pub fn screen_fixtures(kind: &str, version: &str) -> Vec<PathBuf> {
+pub(crate) fn screen_fixtures(kind: &str, version: &str) -> Vec<PathBuf> {
     let dir = screens_dir(kind, version);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -503,7 +503,7 @@ pub fn screen_fixtures(kind: &str, version: &str) -> Vec<PathBuf> {
 }
 
 /// The captured screen `name` of `kind`'s CLI at `version`.
-pub fn screen_fixture(kind: &str, version: &str, name: &str) -> String {
+pub(crate) fn screen_fixture(kind: &str, version: &str, name: &str) -> String {
     let file = screens_dir(kind, version).join(name);
     std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }

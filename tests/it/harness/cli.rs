@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use super::{Env, Run};
 
 #[must_use = "nothing runs until .run()"]
-pub struct Cli<'a> {
+pub(crate) struct Cli<'a> {
     env: &'a Env,
     cwd: PathBuf,
     args: Vec<String>,
@@ -33,11 +33,11 @@ pub struct Cli<'a> {
 impl Env {
     /// orchestra with `args`, in the repo, on this test's server; expected to exit 0 and
     /// print nothing until the chain says otherwise.
-    pub fn cli(&self, args: &[&str]) -> Cli<'_> {
+    pub(crate) fn cli(&self, args: &[&str]) -> Cli<'_> {
         Cli {
             env: self,
             cwd: self.repo.clone(),
-            args: args.iter().map(|a| a.to_string()).collect(),
+            args: args.iter().map(std::string::ToString::to_string).collect(),
             status: 0,
             vars: Vec::new(),
             stdout: String::new(),
@@ -48,25 +48,25 @@ impl Env {
 
 impl Cli<'_> {
     /// Runs it in `dir` instead of the repo.
-    pub fn current_dir(mut self, dir: &Path) -> Self {
+    pub(crate) fn current_dir(mut self, dir: &Path) -> Self {
         self.cwd = dir.to_path_buf();
         self
     }
 
     /// Sets `key` to `value` in its environment.
-    pub fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+    pub(crate) fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
         self.vars.push((key.to_string(), value.as_ref().to_owned()));
         self
     }
 
     /// The exit status it must end with.
-    pub fn status(mut self, code: i32) -> Self {
+    pub(crate) fn status(mut self, code: i32) -> Self {
         self.status = code;
         self
     }
 
     /// stderr must be exactly this one line.
-    pub fn stderr_line(mut self, line: impl Into<String>) -> Self {
+    pub(crate) fn stderr_line(mut self, line: impl Into<String>) -> Self {
         let line = line.into();
         assert!(
             !line.contains('\n'),
@@ -77,7 +77,7 @@ impl Cli<'_> {
     }
 
     /// stdout must be exactly this text.
-    pub fn stdout(mut self, text: impl Into<String>) -> Self {
+    pub(crate) fn stdout(mut self, text: impl Into<String>) -> Self {
         self.stdout = text.into();
         self
     }
@@ -85,7 +85,7 @@ impl Cli<'_> {
     /// Runs orchestra and checks the status, stderr and stdout the chain named; a failure
     /// shows every one that differs, with both streams.
     #[track_caller]
-    pub fn run(self) -> Run {
+    pub(crate) fn run(self) -> Run {
         let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
         let mut cmd = self.env.orchestra_command(&self.cwd, &args);
         cmd.envs(self.vars.iter().map(|(k, v)| (k, v)));

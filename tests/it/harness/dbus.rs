@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{require, wait_until};
 
 /// A private session bus and a notification daemon logging every Notify call.
-pub struct Bus {
+pub(crate) struct Bus {
     daemon: Child,
     listener: Child,
     /// DBUS_SESSION_BUS_ADDRESS for a program that should talk to this bus.
@@ -19,25 +19,24 @@ pub struct Bus {
 
 impl Bus {
     /// `None` (a reported skip) without dbus-daemon or python3-dbus, except on CI.
-    pub fn start(root: &Path) -> Option<Bus> {
+    pub(crate) fn start(root: &Path) -> Option<Bus> {
         Bus::start_with(root, &["body"])
     }
 
     /// A bus whose notification server shows actions (its capabilities say "actions").
-    pub fn with_actions(root: &Path) -> Option<Bus> {
+    pub(crate) fn with_actions(root: &Path) -> Option<Bus> {
         Bus::start_with(root, &["body", "actions"])
     }
 
     /// A bus whose notification server says it has `capabilities` ("body-markup": it
     /// reads the body as markup).
-    pub fn start_with(root: &Path, capabilities: &[&str]) -> Option<Bus> {
+    pub(crate) fn start_with(root: &Path, capabilities: &[&str]) -> Option<Bus> {
         let have = Path::new("/usr/bin/dbus-daemon").exists()
             && Path::new("/usr/bin/dbus-send").exists()
             && Command::new("/usr/bin/python3")
                 .args(["-c", "import dbus, gi"])
                 .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
+                .is_ok_and(|s| s.success());
         if !require("dbus-daemon and python3-dbus/python3-gi", have) {
             return None;
         }
@@ -78,7 +77,7 @@ impl Bus {
     }
 
     /// Every Notify call so far, as the daemon logged it.
-    pub fn notes(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn notes(&self) -> Vec<serde_json::Value> {
         std::fs::read_to_string(&self.log)
             .unwrap_or_default()
             .lines()
@@ -89,7 +88,7 @@ impl Bus {
     /// The first notification whose summary says `summary`, once it reached the bus (within
     /// `limit`); fails naming every notification there is.
     #[track_caller]
-    pub fn wait_note(&self, summary: &str, limit: Duration) -> serde_json::Value {
+    pub(crate) fn wait_note(&self, summary: &str, limit: Duration) -> serde_json::Value {
         let found = || {
             self.notes()
                 .into_iter()
@@ -106,7 +105,7 @@ impl Bus {
 
 impl Bus {
     /// The ids of the notifications closed so far (CloseNotification calls).
-    pub fn closed(&self) -> Vec<u64> {
+    pub(crate) fn closed(&self) -> Vec<u64> {
         let mut path = self.log.clone().into_os_string();
         path.push(".closed");
         std::fs::read_to_string(path)
@@ -125,7 +124,7 @@ impl Bus {
     /// never that quick; a test is): pressed again until the sender closes the notification,
     /// as it does on hearing an action.
     #[track_caller]
-    pub fn press(&self, id: u64, key: &str) {
+    pub(crate) fn press(&self, id: u64, key: &str) {
         let heard = wait_until(Duration::from_secs(20), || {
             let ok = Command::new("/usr/bin/dbus-send")
                 .args([
@@ -141,8 +140,7 @@ impl Bus {
                 .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
                 .stdout(Stdio::null())
                 .status()
-                .map(|s| s.success())
-                .unwrap_or(false);
+                .is_ok_and(|s| s.success());
             assert!(ok, "dbus-send could not reach the stand-in");
             std::thread::sleep(Duration::from_millis(200));
             self.closed().contains(&id)
@@ -158,7 +156,7 @@ impl Bus {
     /// An `ActionInvoked` signal for notification `id` with `key`, sent by another
     /// connection on the bus than the notification server (any program of the session
     /// can send one).
-    pub fn forge_press(&self, id: u64, key: &str) {
+    pub(crate) fn forge_press(&self, id: u64, key: &str) {
         let ok = Command::new("/usr/bin/dbus-send")
             .args([
                 "--session",
@@ -170,8 +168,7 @@ impl Bus {
             ])
             .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
             .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
+            .is_ok_and(|s| s.success());
         assert!(ok, "dbus-send could not send the signal");
     }
 }

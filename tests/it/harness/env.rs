@@ -11,7 +11,7 @@ use super::{bin, wait_until, which, Run};
 
 /// One isolated world: a temp folder holding a git repo, `ORCHESTRA_HOME` and a tmux
 /// socket of its own.
-pub struct Env {
+pub(crate) struct Env {
     pub dir: tempfile::TempDir,
     pub root: PathBuf,
     pub home: PathBuf,
@@ -23,7 +23,7 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new() -> Env {
+    pub(crate) fn new() -> Env {
         assert!(
             which("tmux").is_some(),
             "tmux is required (tests/run.sh installs it)"
@@ -63,16 +63,16 @@ impl Env {
     }
 
     /// Runs orchestra in the repo, outside tmux, on this test's server.
-    pub fn orchestra(&self, args: &[&str]) -> Run {
+    pub(crate) fn orchestra(&self, args: &[&str]) -> Run {
         self.orchestra_in(&self.repo, args)
     }
 
-    pub fn orchestra_in(&self, cwd: &Path, args: &[&str]) -> Run {
+    pub(crate) fn orchestra_in(&self, cwd: &Path, args: &[&str]) -> Run {
         let mut cmd = self.orchestra_command(cwd, args);
         Run::from(cmd.output().expect("run orchestra"))
     }
 
-    pub fn orchestra_command(&self, cwd: &Path, args: &[&str]) -> Command {
+    pub(crate) fn orchestra_command(&self, cwd: &Path, args: &[&str]) -> Command {
         let mut cmd = Command::new(bin());
         cmd.args(args);
         self.orchestra_env(&mut cmd, cwd);
@@ -80,7 +80,7 @@ impl Env {
     }
 
     /// [`Env::orchestra`] with `input` on its stdin.
-    pub fn orchestra_stdin(&self, args: &[&str], input: &[u8]) -> Run {
+    pub(crate) fn orchestra_stdin(&self, args: &[&str], input: &[u8]) -> Run {
         let mut child = self
             .orchestra_command(&self.repo, args)
             .stdin(Stdio::piped())
@@ -98,7 +98,7 @@ impl Env {
     }
 
     /// [`Env::orchestra`] under `umask` (set by `sh`, as a login shell would).
-    pub fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
+    pub(crate) fn orchestra_umask(&self, umask: &str, args: &[&str]) -> Run {
         let mut cmd = Command::new("sh");
         cmd.arg("-c")
             .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
@@ -128,7 +128,7 @@ impl Env {
 
     /// orchestra runs with no notification bus in reach (none named, none at the usual
     /// place): notifications go to `@orchestra-notify-cmd`, if any.
-    pub fn without_bus(&mut self) {
+    pub(crate) fn without_bus(&mut self) {
         self.env
             .push(("DBUS_SESSION_BUS_ADDRESS".into(), String::new()));
         let runtime = self.root.join("no-runtime");
@@ -140,7 +140,7 @@ impl Env {
 
     /// Makes `@orchestra-notify-cmd` (on the running server) a script that appends a line
     /// `title|body` to a file for each notification; returns that file.
-    pub fn notes_to_file(&self) -> PathBuf {
+    pub(crate) fn notes_to_file(&self) -> PathBuf {
         let script = self.root.join("notify.sh");
         let log = self.root.join("notify.log");
         write_script(
@@ -161,7 +161,7 @@ impl Env {
 
     /// Starts this test's tmux server with a session `harness` (so it outlives the
     /// sessions orchestra makes), its global environment taken from `env`.
-    pub fn start_server(&self, env: &[(String, String)]) {
+    pub(crate) fn start_server(&self, env: &[(String, String)]) {
         let mut cmd = Command::new("tmux");
         cmd.args(["-S"])
             .arg(&self.socket)
@@ -198,7 +198,7 @@ impl Env {
     }
 
     /// Ends this test's tmux server and waits until it is gone.
-    pub fn stop_server(&self) {
+    pub(crate) fn stop_server(&self) {
         let _ = self.tmux_try(&["kill-server"]);
         assert!(wait_until(Duration::from_secs(5), || self
             .tmux_try(&["list-sessions"])
@@ -214,7 +214,7 @@ impl Env {
 
     /// Runs the shell `command` in a new window of the `harness` session (a real terminal,
     /// inside tmux, in the repo, with this test's ORCHESTRA_HOME); returns its pane id.
-    pub fn run_in_window(&self, command: &str) -> String {
+    pub(crate) fn run_in_window(&self, command: &str) -> String {
         self.tmux(&[
             "new-window",
             "-P",
@@ -234,13 +234,13 @@ impl Env {
 
     /// Runs tmux on this test's server; panics on failure.
     #[track_caller]
-    pub fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) fn tmux(&self, args: &[&str]) -> String {
         let run = self.tmux_try(args);
         assert_eq!(run.code, 0, "tmux {args:?}: {}", run.stderr);
         run.stdout
     }
 
-    pub fn tmux_try(&self, args: &[&str]) -> Run {
+    pub(crate) fn tmux_try(&self, args: &[&str]) -> Run {
         let out = Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -253,7 +253,7 @@ impl Env {
     }
 
     /// `window_id window_name @orchestra_id` of every window on the server.
-    pub fn windows(&self) -> Vec<String> {
+    pub(crate) fn windows(&self) -> Vec<String> {
         let run = self.tmux_try(&[
             "list-windows",
             "-a",
@@ -263,27 +263,27 @@ impl Env {
         run.stdout.lines().map(str::to_string).collect()
     }
 
-    pub fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         git_in(&self.repo, args)
     }
 
-    pub fn branches(&self) -> Vec<String> {
+    pub(crate) fn branches(&self) -> Vec<String> {
         self.git(&["branch", "--format=%(refname:short)"])
             .lines()
             .map(str::to_string)
             .collect()
     }
 
-    pub fn worktree_path(&self, label: &str) -> PathBuf {
+    pub(crate) fn worktree_path(&self, label: &str) -> PathBuf {
         self.root.join("repo.worktrees").join(label)
     }
 
-    pub fn list_json(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn list_json(&self) -> Vec<serde_json::Value> {
         let run = self.orchestra(&["list", "--json"]).ok();
         serde_json::from_str(&run.stdout).expect("list --json is JSON")
     }
 
-    pub fn session(&self, label: &str) -> serde_json::Value {
+    pub(crate) fn session(&self, label: &str) -> serde_json::Value {
         self.list_json()
             .into_iter()
             .find(|s| s["label"] == label)
@@ -292,7 +292,13 @@ impl Env {
 
     /// Writes the repo's orchestra.toml: one local session `name` running `agent` in
     /// `folder`, its environment set up by the shell `snippet`.
-    pub fn write_agent_manifest(&self, agent: &str, name: &str, folder: &Path, snippet: &str) {
+    pub(crate) fn write_agent_manifest(
+        &self,
+        agent: &str,
+        name: &str,
+        folder: &Path,
+        snippet: &str,
+    ) {
         let quote = |s: &str| toml::Value::String(s.to_string()).to_string();
         std::fs::create_dir_all(folder).expect("the session's folder");
         std::fs::write(
@@ -309,7 +315,7 @@ impl Env {
 
     /// `/proc/PID/<file>` (cmdline, environ) of the process in `label`'s pane, its NULs
     /// as newlines.
-    pub fn pane_process(&self, label: &str, file: &str) -> String {
+    pub(crate) fn pane_process(&self, label: &str, file: &str) -> String {
         let pane = self.session(label)["pane"]
             .as_str()
             .expect("a pane")
@@ -319,15 +325,14 @@ impl Env {
 
     /// `/proc/PID/<file>` of the process in pane `pane` (`%N`), once it has exec'd its
     /// program, its NULs as newlines.
-    pub fn pane_proc(&self, pane: &str, file: &str) -> String {
+    pub(crate) fn pane_proc(&self, pane: &str, file: &str) -> String {
         let pid = self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
         let proc_dir = format!("/proc/{}", pid.trim());
         // Until the pane's process has exec'd its program, /proc shows the tmux server it
         // was forked from (its cmdline, its environment).
         let forked_tmux = || {
             std::fs::read(format!("{proc_dir}/cmdline"))
-                .map(|c| c.split(|b| *b == 0).next() == Some(b"tmux".as_slice()))
-                .unwrap_or(false)
+                .is_ok_and(|c| c.split(|b| *b == 0).next() == Some(b"tmux".as_slice()))
         };
         wait_until(Duration::from_secs(20), || !forked_tmux());
         let bytes = std::fs::read(format!("{proc_dir}/{file}")).unwrap_or_default();
@@ -342,7 +347,7 @@ impl Env {
     /// only when another child of the server exits and tmux reaps them all (seen here about
     /// 1 kill in 4 with the cores busy). A person's tmux has such children every few seconds
     /// (status-line jobs); a test server with no client has none, so this one makes one.
-    pub fn kill_pane_process(&self, pane: &str) {
+    pub(crate) fn kill_pane_process(&self, pane: &str) {
         let pid = self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"]);
         let pid = pid.trim().to_string();
         let status = Command::new("kill")
@@ -372,13 +377,13 @@ impl Env {
     }
 
     /// A generic agent that stays put: a shell reading commands.
-    pub fn dispatch_shell(&self, label: &str) -> Run {
+    pub(crate) fn dispatch_shell(&self, label: &str) -> Run {
         self.orchestra(&shell_dispatch(label))
     }
 }
 
 /// The arguments of [`Env::dispatch_shell`].
-pub fn shell_dispatch(label: &str) -> [&str; 6] {
+pub(crate) fn shell_dispatch(label: &str) -> [&str; 6] {
     [
         "dispatch",
         label,
@@ -429,7 +434,7 @@ fn processes_of(root: &Path) -> Vec<u32> {
 }
 
 /// Waits up to `grace` for the processes of `root` to end, then kills those left.
-pub fn end_processes_of(root: &Path, grace: Duration) {
+pub(crate) fn end_processes_of(root: &Path, grace: Duration) {
     if wait_until(grace, || processes_of(root).is_empty()) {
         return;
     }
@@ -442,7 +447,7 @@ pub fn end_processes_of(root: &Path, grace: Duration) {
     wait_until(Duration::from_secs(2), || processes_of(root).is_empty());
 }
 
-pub fn git_in(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git_in(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -462,7 +467,7 @@ pub fn git_in(dir: &Path, args: &[&str]) -> String {
 }
 
 /// Writes an executable script `path` with `text`.
-pub fn write_script(path: &Path, text: &str) {
+pub(crate) fn write_script(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::write(path, text).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
@@ -470,7 +475,7 @@ pub fn write_script(path: &Path, text: &str) {
 }
 
 /// Writes `file` in `dir` (a worktree) with `text` and commits it there as `message`.
-pub fn commit_file(dir: &Path, file: &str, text: &str, message: &str) {
+pub(crate) fn commit_file(dir: &Path, file: &str, text: &str, message: &str) {
     std::fs::write(dir.join(file), text).expect("write the file to commit");
     git_in(dir, &["add", file]);
     git_in(dir, &["commit", "-q", "-m", message]);

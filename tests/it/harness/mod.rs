@@ -25,35 +25,33 @@ use std::time::{Duration, Instant};
 
 // Every name the harness had as one file stays `harness::<name>`, used or not.
 #[allow(unused_imports)]
-pub use agents::{
+pub(crate) use agents::{
     agent_cli, agent_home, claude_bin, fake_api_dir, screen_fixture, screen_fixtures,
     stand_in_passes_its_own_tests, test_cache, AgentCli, AgentWorld, ClaudeWorld, FakeApi, StandIn,
     AIDER_VERSION, CLAUDE_VERSION, CODEX_VERSION, GEMINI_VERSION,
 };
 #[allow(unused_imports)]
-pub use cli::Cli;
-pub use dbus::Bus;
+pub(crate) use cli::Cli;
+pub(crate) use dbus::Bus;
 #[allow(unused_imports)]
-pub use env::{commit_file, end_processes_of, git_in, shell_dispatch, write_script, Env};
-pub use person::Person;
-pub use run::Run;
+pub(crate) use env::{commit_file, end_processes_of, git_in, shell_dispatch, write_script, Env};
+pub(crate) use person::Person;
+pub(crate) use run::Run;
 #[allow(unused_imports)]
-pub use sessions::Change;
+pub(crate) use sessions::Change;
 #[allow(unused_imports)]
-pub use sshd::{
+pub(crate) use sshd::{
     attach_here_shows, remote_claude_runs_an_approved_command, remote_folder, remote_state,
     sshd_bin, sshd_world, trusted_sshd_world, Sshd,
 };
 
-pub fn on_ci() -> bool {
-    std::env::var("CI")
-        .map(|v| v == "true" || v == "1")
-        .unwrap_or(false)
+pub(crate) fn on_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// Fails (on CI) or reports a skip (elsewhere) for a missing real part. Returns whether
 /// the test may go on.
-pub fn require(what: &str, present: bool) -> bool {
+pub(crate) fn require(what: &str, present: bool) -> bool {
     if present {
         return true;
     }
@@ -64,11 +62,11 @@ pub fn require(what: &str, present: bool) -> bool {
     false
 }
 
-pub fn bin() -> &'static str {
+pub(crate) fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_orchestra")
 }
 
-pub fn which(program: &str) -> Option<PathBuf> {
+pub(crate) fn which(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|d| d.join(program))
@@ -76,7 +74,7 @@ pub fn which(program: &str) -> Option<PathBuf> {
 }
 
 /// Polls `check` every 50 ms until it holds or `timeout` passes.
-pub fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+pub(crate) fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     loop {
         if check() {
@@ -89,7 +87,7 @@ pub fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
     }
 }
 
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

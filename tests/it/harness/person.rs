@@ -7,12 +7,12 @@ use super::{wait_until, Env};
 
 /// The outer terminal a person looks at: a tmux server whose one pane is a client
 /// attached to the server under test.
-pub struct Person {
+pub(crate) struct Person {
     socket: std::path::PathBuf,
 }
 
 impl Person {
-    pub fn attach(env: &Env) -> Person {
+    pub(crate) fn attach(env: &Env) -> Person {
         let socket = env.root.join("person.sock");
         let attach = format!(
             "env -u TMUX tmux -S {} attach -t harness",
@@ -45,7 +45,7 @@ impl Person {
         Person { socket }
     }
 
-    pub fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) fn tmux(&self, args: &[&str]) -> String {
         let out = std::process::Command::new("tmux")
             .arg("-S")
             .arg(&self.socket)
@@ -55,13 +55,13 @@ impl Person {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    pub fn sees(&self) -> String {
+    pub(crate) fn sees(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-t", "person"])
     }
 
     /// A popup's text as a person reads it: each line's inside of the box, wrapped lines
     /// joined (where a line wraps depends on the release's popup borders).
-    pub fn reads(&self) -> String {
+    pub(crate) fn reads(&self) -> String {
         self.sees()
             .lines()
             .map(|line| match (line.find('│'), line.rfind('│')) {
@@ -72,7 +72,7 @@ impl Person {
     }
 
     #[track_caller]
-    pub fn wait_to_see(&self, text: &str) {
+    pub(crate) fn wait_to_see(&self, text: &str) {
         assert!(
             wait_until(Duration::from_secs(30), || self.sees().contains(text)
                 || self.reads().contains(text)),
@@ -83,7 +83,7 @@ impl Person {
 
     /// The status line shows the window's badge: "1:label  waiting".
     #[track_caller]
-    pub fn wait_for_badge(&self, window: &str, state: &str) {
+    pub(crate) fn wait_for_badge(&self, window: &str, state: &str) {
         let shows = || {
             let screen = self.sees();
             let status = screen
@@ -104,14 +104,14 @@ impl Person {
         );
     }
 
-    pub fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "person"];
         args.extend_from_slice(keys);
         self.tmux(&args);
         std::thread::sleep(Duration::from_millis(300));
     }
 
-    pub fn type_text(&self, text: &str) {
+    pub(crate) fn type_text(&self, text: &str) {
         self.tmux(&["send-keys", "-t", "person", "-l", text]);
         std::thread::sleep(Duration::from_millis(200));
     }

@@ -2,14 +2,14 @@
 
 use std::process::Output;
 
-pub struct Run {
+pub(crate) struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Run {
-    pub fn from(output: Output) -> Run {
+    pub(crate) fn from(output: Output) -> Run {
         Run {
             code: output.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
@@ -18,7 +18,7 @@ impl Run {
     }
 
     #[track_caller]
-    pub fn ok(self) -> Run {
+    pub(crate) fn ok(self) -> Run {
         assert_eq!(
             self.code, 0,
             "expected success; stdout:\n{}\nstderr:\n{}",
@@ -29,7 +29,7 @@ impl Run {
 
     /// Exit `code` with exactly one line on stderr.
     #[track_caller]
-    pub fn fails_with(self, code: i32) -> Run {
+    pub(crate) fn fails_with(self, code: i32) -> Run {
         assert_eq!(
             self.code, code,
             "stdout:\n{}\nstderr:\n{}",

@@ -8,7 +8,7 @@ use super::{wait_until, Env};
 
 /// A change of a session's state, as `events --json` records it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Change {
+pub(crate) struct Change {
     pub old: String,
     pub new: String,
     /// The hook event or screen rule that said it.
@@ -23,7 +23,7 @@ impl fmt::Display for Change {
 
 impl Env {
     /// The pane (`%N`) of session `label`.
-    pub fn pane(&self, label: &str) -> String {
+    pub(crate) fn pane(&self, label: &str) -> String {
         self.session(label)["pane"]
             .as_str()
             .expect("a pane")
@@ -31,13 +31,13 @@ impl Env {
     }
 
     /// What `label`'s pane shows now.
-    pub fn screen(&self, label: &str) -> String {
+    pub(crate) fn screen(&self, label: &str) -> String {
         self.tmux(&["capture-pane", "-p", "-t", &self.pane(label)])
     }
 
     /// Waits up to `limit` for `text` on `label`'s screen; fails showing the screen.
     #[track_caller]
-    pub fn wait_screen(&self, label: &str, text: &str, limit: Duration) {
+    pub(crate) fn wait_screen(&self, label: &str, text: &str, limit: Duration) {
         assert!(
             wait_until(limit, || self.screen(label).contains(text)),
             "{text:?} never showed:\n{}",
@@ -46,7 +46,7 @@ impl Env {
     }
 
     /// `label`'s state as recorded (no tick reads it).
-    pub fn state(&self, label: &str) -> String {
+    pub(crate) fn state(&self, label: &str) -> String {
         self.session(label)["state"]
             .as_str()
             .unwrap_or_default()
@@ -54,7 +54,7 @@ impl Env {
     }
 
     /// Ticks (`refresh`) until `label` is in `state`, or `limit` passes.
-    pub fn ticks_until(&self, label: &str, state: &str, limit: Duration) -> bool {
+    pub(crate) fn ticks_until(&self, label: &str, state: &str, limit: Duration) -> bool {
         wait_until(limit, || {
             self.orchestra(&["refresh"]).ok();
             self.state(label) == state
@@ -64,7 +64,7 @@ impl Env {
     /// [`Env::ticks_until`]; fails with what `label` is, shows and said when it never
     /// gets there.
     #[track_caller]
-    pub fn reaches(&self, label: &str, state: &str, limit: Duration) {
+    pub(crate) fn reaches(&self, label: &str, state: &str, limit: Duration) {
         let reached = self.ticks_until(label, state, limit);
         self.assert_reached(reached, label, state, "");
     }
@@ -72,7 +72,7 @@ impl Env {
     /// Waits up to `limit`, with no tick, until `label` is in `state`: only a hook (or
     /// orchestra itself) can have said it.
     #[track_caller]
-    pub fn said_without_ticks(&self, label: &str, state: &str, limit: Duration) {
+    pub(crate) fn said_without_ticks(&self, label: &str, state: &str, limit: Duration) {
         let reached = wait_until(limit, || self.state(label) == state);
         self.assert_reached(reached, label, state, " without a tick");
     }
@@ -89,7 +89,7 @@ impl Env {
     }
 
     /// The state changes of `label`, oldest first (of its last 200 events).
-    pub fn state_changes(&self, label: &str) -> Vec<Change> {
+    pub(crate) fn state_changes(&self, label: &str) -> Vec<Change> {
         let run = self
             .orchestra(&["events", label, "--json", "-n", "200"])
             .ok();
@@ -108,7 +108,7 @@ impl Env {
     }
 
     /// [`Env::state_changes`] as one line of `old>new:detail` words.
-    pub fn changes_text(&self, label: &str) -> String {
+    pub(crate) fn changes_text(&self, label: &str) -> String {
         let changes: Vec<String> = self
             .state_changes(label)
             .iter()
@@ -118,12 +118,12 @@ impl Env {
     }
 
     /// Types `text` into `label` (`orchestra brief`).
-    pub fn brief(&self, label: &str, text: &str) {
+    pub(crate) fn brief(&self, label: &str, text: &str) {
         self.orchestra(&["brief", label, text]).ok();
     }
 
     /// `orchestra classify --kind <kind>` of `screen`: the state and the rule that said it.
-    pub fn classify(&self, kind: &str, screen: &[u8]) -> (String, String) {
+    pub(crate) fn classify(&self, kind: &str, screen: &[u8]) -> (String, String) {
         let run = self.orchestra_stdin(&["classify", "--kind", kind, "--json"], screen);
         assert_eq!(run.code, 0, "classify: {}", run.stderr);
         let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("classify --json");

@@ -10,7 +10,7 @@ use super::{free_port, require, wait_until, which, Env, Run};
 /// key; the "remote" side runs as this same user with a TMUX_TMPDIR of the test's own (so
 /// its tmux server is the test's too). `home` is the HOME orchestra runs with: its
 /// `.ssh/known_hosts` starts empty.
-pub struct Sshd {
+pub(crate) struct Sshd {
     child: Option<Child>,
     pub port: u16,
     pub dir: PathBuf,
@@ -23,7 +23,7 @@ pub struct Sshd {
     pub user: String,
 }
 
-pub fn sshd_bin() -> Option<PathBuf> {
+pub(crate) fn sshd_bin() -> Option<PathBuf> {
     let p = PathBuf::from("/usr/sbin/sshd");
     p.is_file().then_some(p)
 }
@@ -54,13 +54,13 @@ fn keygen(path: &Path) -> String {
 
 impl Sshd {
     /// `None` (a reported skip) without sshd, except on CI where that fails.
-    pub fn start(env: &Env) -> Option<Sshd> {
+    pub(crate) fn start(env: &Env) -> Option<Sshd> {
         Sshd::start_named(env, "sshd", "")
     }
 
     /// A server of its own folders (`NAME`, `NAME-home`, …; "sshd" is the one of
     /// [`Sshd::start`]), with `extra` sshd_config lines put first (where they win).
-    pub fn start_named(env: &Env, name: &str, extra: &str) -> Option<Sshd> {
+    pub(crate) fn start_named(env: &Env, name: &str, extra: &str) -> Option<Sshd> {
         let sshd = sshd_bin();
         if !require("sshd (openssh-server)", sshd.is_some())
             || !require("ssh-keygen", which("ssh-keygen").is_some())
@@ -143,22 +143,22 @@ impl Sshd {
     }
 
     /// The known_hosts line that trusts this server.
-    pub fn known_hosts_line(&self) -> String {
+    pub(crate) fn known_hosts_line(&self) -> String {
         format!("[127.0.0.1]:{} {}\n", self.port, self.host_public)
     }
 
-    pub fn trust(&self) {
+    pub(crate) fn trust(&self) {
         std::fs::write(self.home.join(".ssh/known_hosts"), self.known_hosts_line())
             .expect("known_hosts");
     }
 
     /// `user@127.0.0.1:port`.
-    pub fn address(&self) -> String {
+    pub(crate) fn address(&self) -> String {
         format!("{}@127.0.0.1:{}", self.user, self.port)
     }
 
     /// The remote side's tmux, by its socket.
-    pub fn remote_tmux(&self, args: &[&str]) -> Run {
+    pub(crate) fn remote_tmux(&self, args: &[&str]) -> Run {
         let out = Command::new("tmux")
             .env("TMUX_TMPDIR", &self.remote_tmux_tmpdir)
             .env_remove("TMUX")
@@ -169,14 +169,14 @@ impl Sshd {
     }
 
     /// Whether the remote side's tmux has a session named exactly `name`.
-    pub fn has_session(&self, name: &str) -> bool {
+    pub(crate) fn has_session(&self, name: &str) -> bool {
         self.remote_tmux(&["has-session", "-t", &format!("={name}")])
             .code
             == 0
     }
 
     /// The remote side's HOME (where `hosts install` puts ~/.local/bin/orchestra).
-    pub fn remote_home(&self) -> PathBuf {
+    pub(crate) fn remote_home(&self) -> PathBuf {
         self.dir
             .parent()
             .expect("the sshd folder is in the test's root")
@@ -185,13 +185,13 @@ impl Sshd {
 
     /// Puts `dir` first on the PATH of every later login (its key's `environment=`), so a
     /// stand-in program there is what the remote side runs.
-    pub fn prepend_remote_path(&self, dir: &Path) {
+    pub(crate) fn prepend_remote_path(&self, dir: &Path) {
         self.set_remote_path(&format!("{}:/usr/local/bin:/usr/bin:/bin", dir.display()));
     }
 
     /// Makes `path` the whole PATH of every later login (its key's `environment=`): a
     /// host without some program. Called once per test, as [`Sshd::prepend_remote_path`].
-    pub fn set_remote_path(&self, path: &str) {
+    pub(crate) fn set_remote_path(&self, path: &str) {
         let keys = self.dir.join("authorized_keys");
         let line = std::fs::read_to_string(&keys).expect("authorized_keys");
         std::fs::write(&keys, format!("environment=\"PATH={path}\",{line}"))
@@ -199,7 +199,7 @@ impl Sshd {
     }
 
     /// Stops the server: its port closes.
-    pub fn stop(&mut self) {
+    pub(crate) fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
@@ -223,7 +223,7 @@ impl Drop for Sshd {
 /// A test's world with an sshd: orchestra's HOME holds the test's ~/.ssh (the known_hosts
 /// orchestra and OpenSSH check keys against, empty), and no ssh agent is in reach.
 /// `None` (a reported skip) without sshd, except on CI where that fails.
-pub fn sshd_world() -> Option<(Env, Sshd)> {
+pub(crate) fn sshd_world() -> Option<(Env, Sshd)> {
     let mut env = Env::new();
     let sshd = Sshd::start(&env)?;
     env.env
@@ -233,21 +233,21 @@ pub fn sshd_world() -> Option<(Env, Sshd)> {
 }
 
 /// [`sshd_world`] with the server's host key trusted.
-pub fn trusted_sshd_world() -> Option<(Env, Sshd)> {
+pub(crate) fn trusted_sshd_world() -> Option<(Env, Sshd)> {
     let (env, sshd) = sshd_world()?;
     sshd.trust();
     Some((env, sshd))
 }
 
 /// A folder `name` in the test's root, made: where a remote session works.
-pub fn remote_folder(env: &Env, name: &str) -> PathBuf {
+pub(crate) fn remote_folder(env: &Env, name: &str) -> PathBuf {
     let p = env.root.join(name);
     std::fs::create_dir_all(&p).expect("remote folder");
     p
 }
 
 /// The state `orchestra status --json` gives `label` (a live remote refresh each time).
-pub fn remote_state(env: &Env, label: &str) -> String {
+pub(crate) fn remote_state(env: &Env, label: &str) -> String {
     let out = env.orchestra(&["status", "--json"]).ok().stdout;
     let rows: Vec<serde_json::Value> = serde_json::from_str(&out).expect("status --json");
     rows.iter()
@@ -259,7 +259,7 @@ pub fn remote_state(env: &Env, label: &str) -> String {
 /// A remote claude session `pipeline` working in `folder`, through orchestra alone: its
 /// prompt drawn, a command briefed is waiting for approval and not run, approved it runs,
 /// and the session is idle again.
-pub fn remote_claude_runs_an_approved_command(env: &Env, folder: &Path) {
+pub(crate) fn remote_claude_runs_an_approved_command(env: &Env, folder: &Path) {
     let tail = |lines: &str| env.orchestra(&["tail", "pipeline", lines]).stdout;
     let ready = || {
         tail("40")
@@ -299,7 +299,7 @@ pub fn remote_claude_runs_an_approved_command(env: &Env, folder: &Path) {
 
 /// `orchestra attach <label>` as run inside tmux (this test's server, started) opens the
 /// remote session in a window here; that window comes to show `text`.
-pub fn attach_here_shows(env: &Env, label: &str, text: &str) {
+pub(crate) fn attach_here_shows(env: &Env, label: &str, text: &str) {
     let mut cmd = env.orchestra_command(&env.repo, &["attach", label]);
     cmd.env("TMUX", format!("{},1,0", env.socket.display()));
     let run = Run::from(cmd.output().expect("attach")).ok();

@@ -216,10 +216,9 @@ impl Rules {
     /// them with `replace = true`).
     fn merge(&mut self, text: &str, file: &str) -> Result<(), RulesError> {
         let specs: HashMap<String, KindSpec> = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|s| orchestra_model::text::line_column(text, s.start))
-                .unwrap_or((1, 1));
+            let (line, column) = e.span().map_or((1, 1), |s| {
+                orchestra_model::text::line_column(text, s.start)
+            });
             RulesError::Parse {
                 file: file.to_string(),
                 line,

@@ -95,8 +95,7 @@ fn project_of(home: &Path, cwd: &str) -> Option<String> {
     let text = std::fs::read_to_string(home.join(".gemini").join("projects.json")).ok()?;
     let file: Projects = serde_json::from_str(&text).ok()?;
     let real = std::fs::canonicalize(cwd)
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| cwd.to_string());
+        .map_or_else(|_| cwd.to_string(), |p| p.to_string_lossy().into_owned());
     let name = file
         .projects
         .get(&real)

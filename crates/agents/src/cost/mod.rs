@@ -209,7 +209,7 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
 
 fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) -> Option<LogRead> {
     let mut f = std::fs::File::open(file).ok()?;
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let len = f.metadata().map_or(0, |m| m.len());
     // The agents only append: a log shorter than the mark was replaced, and what was
     // counted from it stays counted.
     if len <= mark.offset {
@@ -425,8 +425,10 @@ impl Crossed {
     pub fn note(&self) -> crate::notify::Note {
         let repo = std::path::Path::new(&self.session.repo)
             .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| self.session.repo.clone());
+            .map_or_else(
+                || self.session.repo.clone(),
+                |n| n.to_string_lossy().into_owned(),
+            );
         crate::notify::Note {
             title: format!(
                 "orchestra: {} at {}% of its budget",

@@ -104,7 +104,7 @@ mod tests {
         let mut listed: Vec<(String, Vec<String>)> = PROVEN
             .iter()
             .map(|(a, r)| {
-                let mut r: Vec<String> = r.iter().map(|s| s.to_string()).collect();
+                let mut r: Vec<String> = r.iter().map(std::string::ToString::to_string).collect();
                 r.sort();
                 (a.to_string(), r)
             })

@@ -205,8 +205,7 @@ fn prepare_gemini_home(
     // Where the person's own CLI keeps its `.gemini`.
     let person = non_empty_env("GEMINI_CLI_HOME")
         .or_else(|| non_empty_env("HOME"))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"));
+        .map_or_else(|| PathBuf::from("/"), PathBuf::from);
     let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
     agent::gemini::prepare_home(&dir.join(agent::gemini::HOME_DIR), &person, &hooks)
 }

@@ -128,7 +128,7 @@ pub fn last_lines(session: &Session, lines: usize) -> Result<Vec<String>, Error>
         .map_or(0, |i| i + 1);
     Ok(all[end.saturating_sub(lines)..end]
         .iter()
-        .map(|l| l.to_string())
+        .map(std::string::ToString::to_string)
         .collect())
 }
 

@@ -210,7 +210,7 @@ mod tests {
     }
 
     fn words(w: &[&str]) -> Vec<String> {
-        w.iter().map(|s| s.to_string()).collect()
+        w.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

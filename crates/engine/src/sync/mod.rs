@@ -327,7 +327,7 @@ mod tests {
     use super::*;
 
     fn words(w: &[&str]) -> Vec<String> {
-        w.iter().map(|s| s.to_string()).collect()
+        w.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]
@@ -374,7 +374,7 @@ mod tests {
                 Progress::Synthesizing { reports, .. } => format!("synthesizing {reports}"),
                 Progress::Synthesized { result, .. } => format!("synthesized: {result:?}"),
                 Progress::ContextFailed { error, .. } => format!("context: {error}"),
-            })
+            });
         });
         // The sessions run at once, so their steps interleave; the synthesis comes after.
         assert_eq!(told.len(), 6, "{told:?}");

@@ -31,7 +31,7 @@ impl std::fmt::Debug for Token {
 /// `mcpServers`); else the repo's `.mcp.json`, only once `orchestra allow` allowed that
 /// very file (a clone's file is not the person's: it could name any variable, or a token
 /// of its author's that would see the person's tasks). Only sources the person controls.
-pub fn find(root: &Path) -> Option<Token> {
+pub(super) fn find(root: &Path) -> Option<Token> {
     if let Some(secret) = crate::paths::non_empty_env("NOTION_TOKEN") {
         return Some(Token {
             secret: secret.trim().to_string(),

@@ -271,7 +271,7 @@ impl Repo {
 
 /// How much of each of git's texts a review shows: far more than a person reads, far less
 /// than would fill the memory or the pager.
-pub const REVIEW_CAP: usize = 16 * 1024 * 1024;
+pub(super) const REVIEW_CAP: usize = 16 * 1024 * 1024;
 
 /// The line that ends a text cut at `cap` bytes: how much is shown, and what shows all.
 fn cut_note(cut: bool, cap: usize, whole: &str) -> String {
@@ -357,7 +357,7 @@ pub(super) fn conflict_paths(index: &git2::Index) -> Result<Vec<String>, GitErro
     }
     let mut paths: Vec<String> = index
         .conflicts()?
-        .filter_map(|c| c.ok())
+        .filter_map(std::result::Result::ok)
         .filter_map(|c| c.our.or(c.their).or(c.ancestor))
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .collect();

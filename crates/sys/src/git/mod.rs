@@ -129,8 +129,7 @@ impl Repo {
     pub fn name(&self) -> String {
         self.main_worktree
             .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "repo".into())
+            .map_or_else(|| "repo".into(), |n| n.to_string_lossy().into_owned())
     }
 
     /// The commit `rev` names, or the main worktree's HEAD commit.

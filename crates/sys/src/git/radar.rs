@@ -395,7 +395,7 @@ mod tests {
     use super::*;
 
     fn set(paths: &[&str]) -> BTreeSet<String> {
-        paths.iter().map(|p| p.to_string()).collect()
+        paths.iter().map(std::string::ToString::to_string).collect()
     }
 
     #[test]

@@ -10,16 +10,15 @@ use std::time::{Duration, Instant};
 use super::{Action, Note, Waited};
 
 /// How [`super::send`] names this way when it went.
-pub const NAME: &str = "dbus";
+pub(super) const NAME: &str = "dbus";
 
 /// No command of its own: without a bus, the person's `@orchestra-notify-cmd` or tmux.
-pub const COMMAND: Option<&[&str]> = None;
+pub(super) const COMMAND: Option<&[&str]> = None;
 
 /// Whether a session bus is there to be found; without one zbus must not go looking.
 fn bus_reachable() -> bool {
     let runtime_bus = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(|d| std::path::Path::new(&d).join("bus").exists())
-        .unwrap_or(false);
+        .is_some_and(|d| std::path::Path::new(&d).join("bus").exists());
     let address = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").filter(|a| !a.is_empty());
     address.is_some() || runtime_bus
 }
@@ -40,7 +39,7 @@ fn capabilities() -> &'static [String] {
 /// `body` as it is sent to a server with `capabilities`: one that reads markup
 /// ("body-markup") would take `<b>` or `&amp;` in an agent's command for its own and show
 /// something else, or nothing; escaped, the command shows as the agent wrote it.
-pub fn body_for(body: &str, capabilities: &[String]) -> String {
+pub(super) fn body_for(body: &str, capabilities: &[String]) -> String {
     if !capabilities.iter().any(|c| c == "body-markup") {
         return body.to_string();
     }
@@ -58,7 +57,7 @@ pub fn body_for(body: &str, capabilities: &[String]) -> String {
 
 /// Shows `note` through the bus's notification server; `false` without a bus or when it
 /// does not take it.
-pub fn show(note: &Note) -> bool {
+pub(super) fn show(note: &Note) -> bool {
     if !bus_reachable() {
         return false;
     }
@@ -75,14 +74,14 @@ pub fn show(note: &Note) -> bool {
 const STILL_ASKED_EVERY: Duration = Duration::from_secs(2);
 
 /// Whether the bus's notification server shows actions (its capabilities say "actions").
-pub fn offers_actions() -> bool {
+pub(super) fn offers_actions() -> bool {
     capabilities().iter().any(|c| c == "actions")
 }
 
 /// Shows `note` with `actions` and waits up to `bound` for the person to choose one; at
 /// the bound, or once `still_asked` says no (asked every few seconds), the notification
 /// is closed. `None`: it could not be shown.
-pub fn show_and_wait(
+pub(super) fn show_and_wait(
     note: &Note,
     actions: &[Action],
     bound: Duration,
@@ -189,8 +188,8 @@ impl Presses {
     fn of(&self, message: &zbus::Message, id: u32) -> Option<Pressed> {
         let header = message.header();
         if header.message_type() != zbus::message::Type::Signal
-            || header.sender().map(|s| s.as_str()) != Some(self.server.as_str())
-            || header.interface().map(|i| i.as_str()) != Some(SERVER_NAME)
+            || header.sender().map(zbus::names::UniqueName::as_str) != Some(self.server.as_str())
+            || header.interface().map(zbus::names::InterfaceName::as_str) != Some(SERVER_NAME)
         {
             return None;
         }

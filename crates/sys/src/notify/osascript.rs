@@ -7,12 +7,12 @@ use std::time::Duration;
 use super::{Action, Note, Waited};
 
 /// No bus to try first: [`COMMAND`] is this platform's desktop way.
-pub const NAME: &str = "osascript";
+pub(super) const NAME: &str = "osascript";
 
 /// The note's title and body are appended (after `--`) and read from the end of `argv`,
 /// so they are only ever data to the script, never AppleScript, and a title that starts
 /// with `-` is no option, whether osascript keeps the `--` in `argv` or not.
-pub const COMMAND: Option<&[&str]> = Some(&[
+pub(super) const COMMAND: Option<&[&str]> = Some(&[
     "osascript",
     "-e",
     "on run argv",
@@ -24,15 +24,15 @@ pub const COMMAND: Option<&[&str]> = Some(&[
 ]);
 
 /// There is no bus here: the note goes through [`COMMAND`].
-pub fn show(_note: &Note) -> bool {
+pub(super) fn show(_note: &Note) -> bool {
     false
 }
 
-pub fn offers_actions() -> bool {
+pub(super) fn offers_actions() -> bool {
     false
 }
 
-pub fn show_and_wait(
+pub(super) fn show_and_wait(
     _note: &Note,
     _actions: &[Action],
     _bound: Duration,

@@ -118,7 +118,7 @@ pub fn resolve(address: &str, config: &str, home: &Path, local_user: &str) -> Op
             _ if !applies => {}
             // First value wins, as in ssh_config(5); IdentityFile accumulates.
             "hostname" if found.hostname.is_none() => {
-                found.hostname = Some(value.replace("%h", &alias))
+                found.hostname = Some(value.replace("%h", &alias));
             }
             "user" if found.user.is_none() => found.user = Some(value.to_string()),
             "port" if found.port.is_none() => found.port = value.parse().ok(),

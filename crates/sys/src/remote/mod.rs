@@ -233,7 +233,7 @@ pub fn resolve(spec: &HostSpec) -> Result<Target, RemoteError> {
 }
 
 fn millis(d: Duration) -> u32 {
-    d.as_millis().clamp(1, u32::MAX as u128) as u32
+    d.as_millis().clamp(1, u128::from(u32::MAX)) as u32
 }
 
 /// libssh2's code for a blocking call that ran out of time.

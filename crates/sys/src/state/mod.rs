@@ -306,16 +306,14 @@ pub fn events_retention() -> Result<Option<i64>, StateError> {
 pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// This machine's clock in microseconds since the epoch: what words are ordered by.
 pub fn now_micros() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as i64)
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_micros() as i64)
 }
 
 /// How far ahead of this machine's clock a time may be and still be believed (µs): a
@@ -620,7 +618,9 @@ impl Store {
             params![id, state.as_str(), at, source.as_str(), now()],
         )
         .map_err(|e| self.err(e))?;
-        let transition = if current.state != state {
+        let transition = if current.state == state {
+            None
+        } else {
             let event = insert_event(
                 &tx,
                 &self.retention,
@@ -643,8 +643,6 @@ impl Store {
                     ..current
                 },
             })
-        } else {
-            None
         };
         tx.commit().map_err(|e| self.err(e))?;
         Ok(transition)

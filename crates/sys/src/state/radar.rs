@@ -226,7 +226,7 @@ mod tests {
             session: session.into(),
             other: other.into(),
             target: false,
-            paths: paths.iter().map(|p| p.to_string()).collect(),
+            paths: paths.iter().map(std::string::ToString::to_string).collect(),
             uncommitted: false,
             since,
         }

@@ -469,7 +469,7 @@ impl Tmux {
                         && (message.contains("duplicate session")
                             || message.contains("can't find session")) =>
                 {
-                    tries += 1
+                    tries += 1;
                 }
                 other => return other,
             }
@@ -1432,7 +1432,7 @@ fn no_server(message: &str) -> bool {
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|a| a.to_string()).collect()
+    args.iter().map(std::string::ToString::to_string).collect()
 }
 
 /// "tmux 3.3a" → (3, 3); "tmux next-3.4" → (3, 4); unparsable (e.g. "master") → None.
@@ -1495,7 +1495,7 @@ mod tests {
         assert!(chunks.len() > 1);
         for (i, chunk) in chunks.iter().enumerate() {
             let mut joined = Vec::new();
-            for c in chunk.iter() {
+            for c in *chunk {
                 joined.push(c.clone());
                 joined.push(split.clone());
             }
@@ -1529,7 +1529,7 @@ mod tests {
         let mut words_of = Vec::new();
         for chunk in &chunks {
             let mut joined = Vec::new();
-            for c in chunk.iter() {
+            for c in *chunk {
                 joined.push(c.clone());
                 joined.push(split.clone());
             }

@@ -108,7 +108,7 @@ mod tests {
             let next = chars.get(i + 1).copied();
             match c {
                 '$' if next.is_some_and(|n| n.is_ascii_alphabetic() || n == '_' || n == '{') => {
-                    out.push_str(r"\$")
+                    out.push_str(r"\$");
                 }
                 '\r' => out.push_str(r"\r"),
                 '\x07' => out.push_str(r"\a"),
@@ -118,7 +118,7 @@ mod tests {
                 '\0' if next.is_some_and(|n| ('0'..='7').contains(&n)) => out.push_str(r"\000"),
                 '\0' => out.push_str(r"\0"),
                 c if c.is_ascii_control() && c != '\t' && c != '\n' => {
-                    out.push_str(&format!("\\{:03o}", c as u32))
+                    out.push_str(&format!("\\{:03o}", c as u32));
                 }
                 c => out.push(c),
             }
