@@ -37,6 +37,15 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
     // Remote sessions live: each host once, in parallel, bounded by its timeouts.
     let remote = refresh_remote(ctx)?.cache;
     add_remote_rows(&mut outcome, &remote);
+    for row in outcome.rows.iter().filter(|r| r.host.is_some()) {
+        let (Some(release), Some(session)) = (&row.agent_release, store.session_by_id(&row.id)?)
+        else {
+            continue;
+        };
+        if let Some(note) = releases::unproven_note(session.agent_kind, release) {
+            unproven.entry(note).or_default().push(row.label.clone());
+        }
+    }
     if args.json {
         out.line(serde_json::to_string_pretty(&outcome.rows).unwrap_or_else(|_| "[]".into()));
         return Ok(());

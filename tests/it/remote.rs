@@ -692,3 +692,56 @@ fn a_remote_has_dependency_is_looked_for_by_the_remote_refresh_never_by_the_stat
 fn remote_connect_timeout() -> Duration {
     Duration::from_secs(3)
 }
+
+/// Issue 25: a remote session's agent release is asked on its host once (its `--version`,
+/// over the host's connection, by the remote refresh: never by the status line), and
+/// `health` names a release the screen rules were not proven on as it does a local one.
+#[test]
+fn health_names_a_remote_agent_release_the_screen_rules_were_not_proven_on() {
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
+    let folder = remote_folder(&env, "remote-project");
+    let asked = env.root.join("version-asked");
+    let program = env.root.join("claude-2.1.400");
+    write_script(
+        &program,
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then\n  echo asked >> '{}'\n  echo '2.1.400 (Claude Code)'\n  exit 0\nfi\nexec cat\n",
+            asked.display()
+        ),
+    );
+    write_manifest(
+        &env,
+        &sshd,
+        &program.to_string_lossy(),
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n",
+            folder.display()
+        ),
+    );
+    env.orchestra(&["up"]).ok();
+    for _ in 0..2 {
+        let health = env.orchestra(&["health"]).ok().stdout;
+        let notes: Vec<&str> = health
+            .lines()
+            .filter(|l| l.contains("screen rules unproven"))
+            .collect();
+        assert_eq!(
+            notes,
+            ["claude 2.1.400: screen rules unproven, hooks exact (pipeline)"],
+            "{health}"
+        );
+    }
+    let rows = env.orchestra(&["health", "--json"]).ok().stdout;
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&rows).unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r["label"] == "pipeline")
+        .unwrap_or_else(|| panic!("{rows:?}"));
+    assert_eq!(row["agent_release"], "2.1.400");
+    assert_eq!(row["rules_proven"], false);
+    let times = std::fs::read_to_string(&asked).unwrap_or_default();
+    assert_eq!(times.lines().count(), 1, "--version asked {times:?}");
+    env.orchestra(&["down"]).ok();
+}

@@ -53,6 +53,30 @@ pub fn learn(home: &Path, s: &Session) -> Option<String> {
     Some(release)
 }
 
+/// The release remote session `s`'s agent runs: as recorded, else asked once on its host
+/// through `ask` (which runs a command line there within the host's deadline and gives
+/// its output, `None` when it could not run) and recorded. An answer that names no
+/// release is recorded as it came and not asked again; a host that could not be asked is
+/// asked on a later refresh.
+pub fn learn_remote(
+    home: &Path,
+    s: &Session,
+    ask: impl FnOnce(&str) -> Option<String>,
+) -> Option<String> {
+    if s.host.is_none() || !has_proven_list(s.agent_kind) {
+        return None;
+    }
+    let path = recorded_path(home, &s.id);
+    if path.exists() {
+        return recorded(home, &s.id);
+    }
+    let program = s.agent_argv.first()?;
+    let answer = ask(&shell_words::join([program.as_str(), "--version"]))?;
+    let release = crate::agent::parse_version(&answer).map(|(a, b, c)| format!("{a}.{b}.{c}"));
+    let _ = crate::paths::write_private(&path, release.as_deref().unwrap_or("?"));
+    release
+}
+
 fn has_proven_list(kind: AgentKind) -> bool {
     PROVEN.iter().any(|(a, _)| *a == kind.as_str())
 }

@@ -238,6 +238,9 @@ fn recorded(host: &str, sessions: &[Session], answered_ms: i64) -> health::HostS
 /// One host's refresh: connect, one batched exec, classify, record; then look for the
 /// `has` files in `wanted`. A failure is kept in what is returned (the rows then show
 /// the recorded states).
+/// How long an agent's `--version` on a host may take (node CLIs start slowly).
+const VERSION_ASK_TIMEOUT: Duration = Duration::from_secs(5);
+
 fn refresh_one_host(
     home: &Path,
     spec: &crate::remote::HostSpec,
@@ -276,7 +279,23 @@ fn refresh_one_host(
                 .and_then(|p| p.as_ref().map(|p| p.trusted_words(now_us)))
                 .unwrap_or_default()
         };
-        let outcome = health::refresh_host(home, &spec.name, &tmux, sessions, &rules, words)?;
+        let mut outcome = health::refresh_host(home, &spec.name, &tmux, sessions, &rules, words)?;
+        // The release each session's agent runs on the host, asked once per session.
+        for row in &mut outcome.rows {
+            let Some(session) = sessions.iter().find(|s| s.id == row.id) else {
+                continue;
+            };
+            let ask = |command: &str| {
+                conn.exec(command, None, Some(VERSION_ASK_TIMEOUT))
+                    .ok()
+                    .map(|o| o.stdout)
+            };
+            if let Some(release) = health::releases::learn_remote(home, session, ask) {
+                let kind = session.agent_kind.as_str();
+                row.rules_proven = Some(health::releases::proven(kind, &release));
+                row.agent_release = Some(release);
+            }
+        }
         let paths: Vec<String> = wanted.iter().map(|a| a.path.clone()).collect();
         // An artifact not seen now is looked for again on the next refresh.
         let found = conn
