@@ -454,7 +454,7 @@ fn every_command_and_flag_of_the_help_is_in_its_readme_section() {
         }
         for flag in &help.flags {
             let global = known[&Vec::new()].flags.contains(flag);
-            if !mentions_flag(&text, flag) && !(mentions_flag(&reference.intro, flag) && !global) {
+            if !mentions_flag(&text, flag) && (!mentions_flag(&reference.intro, flag) || global) {
                 if global {
                     continue;
                 }

@@ -447,7 +447,8 @@ mod tests {
     /// says no).
     #[test]
     fn every_catalogue_approval_of_codex_and_gemini_is_a_menu_answered_by_label() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/screens");
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("tests/fixtures/screens");
         let mut seen = 0;
         for agent in ["codex", "gemini"] {
             for release in std::fs::read_dir(root.join(agent)).unwrap() {
