@@ -158,6 +158,7 @@ pub struct AgentCli {
 pub const CODEX_VERSION: &str = "0.171.0";
 pub const GEMINI_VERSION: &str = "0.61.0";
 pub const AIDER_VERSION: &str = "0.86.2";
+pub const OPENCODE_VERSION: &str = "1.18.33";
 
 impl AgentCli {
     /// The real claude, `args` after it on its command line.
@@ -204,6 +205,23 @@ impl AgentCli {
             home: "gemini-home",
             args: "",
             needs: &["node"],
+        }
+    }
+
+    /// The real opencode (`$ORCHESTRA_TEST_OPENCODE`, else the pinned release's native
+    /// binary, `opencode.exe`: its name tells orchestra the kind).
+    pub fn opencode() -> AgentCli {
+        AgentCli {
+            what: format!("opencode {OPENCODE_VERSION}"),
+            path: agent_cli(
+                "ORCHESTRA_TEST_OPENCODE",
+                &format!("opencode-{OPENCODE_VERSION}/node_modules/opencode-ai/bin/opencode.exe"),
+            ),
+            api: "anthropic.py",
+            home_script: "opencode_home.py",
+            home: "opencode-home",
+            args: "",
+            needs: &[],
         }
     }
 

@@ -39,7 +39,8 @@ pub fn event_name(kind: &str) -> String {
 
 /// The plugin's source for session `session`: argv, not a shell line, and every path in
 /// it a JSON string (a quote or a backslash in a path stays itself). Each call gets 10 s
-/// and is not waited for: opencode's turn goes on.
+/// and opencode's turn does not wait for it, but each waits for the one before: a
+/// session.error and the idle a millisecond after it must be recorded in that order.
 pub fn plugin(orchestra: &Path, orchestra_home: &Path, session: &str) -> String {
     let argv = serde_json::json!([
         orchestra.to_string_lossy(),
@@ -55,7 +56,8 @@ pub fn plugin(orchestra: &Path, orchestra_home: &Path, session: &str) -> String 
 const ARGV = {argv}
 const ENV = {{ ...process.env, ORCHESTRA_HOME: {home} }}
 const WANTED = new Set({events})
-function tell(type, properties) {{
+let last = Promise.resolve()
+function run(type, properties) {{
   try {{
     const p = Bun.spawn([...ARGV, "opencode-" + type], {{
       stdin: "pipe", stdout: "ignore", stderr: "ignore", env: ENV,
@@ -63,8 +65,13 @@ function tell(type, properties) {{
     p.stdin.write(JSON.stringify(properties ?? {{}}))
     p.stdin.end()
     const t = setTimeout(() => p.kill(), 10000)
-    p.exited.finally(() => clearTimeout(t))
-  }} catch {{}}
+    return p.exited.catch(() => {{}}).finally(() => clearTimeout(t))
+  }} catch {{
+    return Promise.resolve()
+  }}
+}}
+function tell(type, properties) {{
+  last = last.then(() => run(type, properties))
 }}
 export const Orchestra = async () => ({{
   event: async ({{ event }}) => {{
