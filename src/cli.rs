@@ -451,7 +451,7 @@ pub struct EventArgs {
     /// PermissionRequest, Notification, Stop, StopFailure, SessionEnd), a Gemini CLI hook
     /// event (BeforeAgent, BeforeTool, AfterTool, Notification, AfterAgent, SessionStart,
     /// SessionEnd), codex's notify (codex-notify), aider's notification
-    /// (aider-notification), a tmux hook (pane-died, pane-exited), or a state (busy, waiting,
+    /// (aider-notification), an opencode plugin event (opencode-session.status, …), a tmux hook (pane-died, pane-exited), or a state (busy, waiting,
     /// idle, error, exited).
     pub event: String,
     /// The JSON a notify program gets as its last argument (codex's `notify`); hooks that

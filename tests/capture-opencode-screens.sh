@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Captures real screens of the opencode TUI in each state, as classifier fixtures:
-# tests/fixtures/opencode-screens/<version>/<state>-<id>@<cols>x<rows>.txt (plain) and
+# tests/fixtures/screens/opencode/<version>/<state>-<id>@<cols>x<rows>.txt (plain) and
 # .ansi (with escapes, `capture-pane -e`), the entries of
-# tests/fixtures/opencode-screens/catalogue.toml, against tests/fake-api/anthropic.py.
+# tests/fixtures/screens/opencode/catalogue.toml, against tests/fake-api/anthropic.py.
 # (Outside tests/fixtures/screens/ until orchestra knows the kind: the classify tests read
 # every agent folder there. Adding the kind moves the folder to screens/opencode.)
 #
@@ -18,7 +18,7 @@ VERSION=${OPENCODE_VERSION:-1.18.33}
 # baseline build on CPUs without AVX2), as `opencode` on PATH runs it.
 opencode=$CACHE/opencode-$VERSION/node_modules/opencode-ai/bin/opencode.exe
 [ -x "$opencode" ] || { echo "no opencode $VERSION in $CACHE (npm install opencode-ai into opencode-$VERSION)" >&2; exit 2; }
-out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/opencode-screens}/$VERSION
+out=${ORCHESTRA_SCREENS_OUT:-$PWD/tests/fixtures/screens/opencode}/$VERSION
 # A cold start takes 10–25 s on two busy cores (it opens its database, scans the folder).
 WAIT_SECONDS=60
 # It redraws a resized screen slowly on a loaded machine: half-drawn frames at 0.7 s.
@@ -118,7 +118,7 @@ turn_over 30 || true
 
 # A 400 is not retried: the error shows at once and the turn ends.
 type_line "[[error: 400]]"
-entry error-api-400 "scripted error 400" 40
+entry idle-after-api-error "scripted error 400" 40
 # A 500 is retried with a countdown in the footer, the turn still busy.
 type_line "[[error: 500]]"
 entry busy-retrying "retrying in" 60

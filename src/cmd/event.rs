@@ -57,8 +57,9 @@ fn record(ctx: &Context, args: &EventArgs, at: i64) -> Result<(), Error> {
     if args.event == AIDER_NOTIFICATION {
         return aider_notification(ctx, args, &id);
     }
-    // Only the agents' hook events (capitalized: Claude Code's, the Gemini CLI's) come with
-    // JSON on stdin; another caller's stdin may be an agent's terminal (aider's).
+    // Only the agents' hook events (capitalized: Claude Code's, the Gemini CLI's; opencode's
+    // plugin's `opencode-…`) come with JSON on stdin; another caller's stdin may be an
+    // agent's terminal (aider's).
     let hook = if let Some(payload) = &args.payload {
         serde_json::from_str(payload).unwrap_or(serde_json::Value::Null)
     } else if is_claude_hook(&args.event) && (args.from_hook || !std::io::stdin().is_terminal()) {
@@ -94,7 +95,7 @@ fn aider_notification(ctx: &Context, args: &EventArgs, id: &str) -> Result<(), E
 }
 
 fn is_claude_hook(event: &str) -> bool {
-    event.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+    event.chars().next().is_some_and(|c| c.is_ascii_uppercase()) || event.starts_with("opencode-")
 }
 
 fn read_hook_json() -> serde_json::Value {

@@ -33,6 +33,7 @@ mod markup;
 mod matrix;
 mod merge;
 mod notify;
+mod opencode;
 mod openssh;
 mod permission;
 mod plugin;

@@ -506,6 +506,14 @@ pub fn refresh(
                     Some(AgentState::Error),
                 )?;
             }
+            // An error the screen cannot show (opencode's): its prompt under the error is
+            // no word against the hook's.
+            if verdict.state == AgentState::Idle
+                && s.state_source == StateSource::Hook
+                && crate::hooks::screen_cannot_show(s.agent_kind).contains(&s.state)
+            {
+                verdict.state = AgentState::Unknown;
+            }
             let hook_is_fresh = said_lately(s, now_us);
             let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
             // A screen disputing a hook's word counts its ticks against that word; it wins

@@ -171,6 +171,21 @@ fn record(ctx: &Context, store: &Store, word: &Spooled) -> Result<(), Error> {
             }
         }
     }
+    // opencode names its session only to its plugin: a restart resumes it by that id.
+    if session.agent_kind == AgentKind::Opencode && event == "opencode-session.created" {
+        if let Some(ses) = hook
+            .get("sessionID")
+            .and_then(|v| v.as_str())
+            .filter(|s| crate::agent::opencode::is_session_id(s))
+        {
+            if session.agent_uuid.as_deref() != Some(ses) {
+                store.set_agent_uuid(&session, ses)?;
+            }
+        }
+    }
+    if idle_after_error(session.agent_kind, session.state, state) {
+        return Ok(());
+    }
     // codex and gemini name their conversation only in their hooks: its log is found by it.
     crate::cost::note_conversation(store, &session, event, hook)?;
     note_permission_mode(&ctx.home, &session.id, hook);
@@ -267,6 +282,7 @@ pub fn state_of(
     match kind {
         AgentKind::Gemini => gemini_state_for(event, hook),
         AgentKind::Codex => codex_state_for(event, hook),
+        AgentKind::Opencode => opencode_state_for(event, hook),
         _ => state_for(event, hook),
     }
 }
@@ -335,6 +351,24 @@ pub fn asked(hook: &serde_json::Value) -> Option<Asked> {
             "edit" if field("originalContent").is_empty() => Some(Asked::Write(field("filePath"))),
             "edit" => Some(Asked::Edit(field("filePath"))),
             _ => None,
+        };
+    }
+    // opencode's permission.asked: the permission, the patterns it would allow (a
+    // command, a file) and the tool's own words in `metadata`.
+    if let Some(permission) = hook
+        .get("permission")
+        .and_then(|v| v.as_str())
+        .filter(|_| hook.get("patterns").is_some())
+    {
+        let first = text(hook.pointer("/patterns/0"));
+        let meta = |name: &str| {
+            Some(text(hook.pointer(&format!("/metadata/{name}")))).filter(|t| !t.is_empty())
+        };
+        return match permission {
+            "bash" => Some(Asked::Run(meta("command").unwrap_or(first))),
+            "edit" => Some(Asked::Edit(meta("filepath").unwrap_or(first))),
+            "webfetch" => Some(Asked::Fetch(meta("url").unwrap_or(first))),
+            other => Some(Asked::Use(other.to_string())),
         };
     }
     let tool = text(hook.get("tool_name"));
@@ -422,8 +456,24 @@ pub fn hook_exact(kind: AgentKind) -> &'static [AgentState] {
         ],
         // `notify` says only that a turn ended.
         AgentKind::Codex => &[AgentState::Idle],
+        // session.status busy/idle, permission.asked, session.error. No event at exit.
+        AgentKind::Opencode => &[
+            AgentState::Busy,
+            AgentState::Waiting,
+            AgentState::Idle,
+            AgentState::Error,
+        ],
         // aider's notification says when; what (idle, a question, an error) is read from
         // the screen.
+        _ => &[],
+    }
+}
+
+/// The states `kind`'s hooks say that its screen cannot: opencode's error block differs
+/// from a prompt's only by colour, so after one its screen reads idle.
+pub fn screen_cannot_show(kind: AgentKind) -> &'static [AgentState] {
+    match kind {
+        AgentKind::Opencode => &[AgentState::Error],
         _ => &[],
     }
 }
@@ -452,6 +502,50 @@ pub fn gemini_state_for(
         "PreCompress" | "BeforeModel" | "AfterModel" | "BeforeToolSelection" => None,
         other => return not_a_hook(other, "a Gemini CLI hook event"),
     })
+}
+
+/// The state an opencode bus event means, as its plugin (`agent::opencode`) passes it on:
+/// `opencode-<type>` with the event's properties (1.18.33's events).
+pub fn opencode_state_for(
+    event: &str,
+    hook: &serde_json::Value,
+) -> Result<Option<AgentState>, Error> {
+    let Some(kind) = event.strip_prefix("opencode-") else {
+        return not_a_hook(event, "an opencode plugin event (opencode-<type>)");
+    };
+    let status = hook
+        .pointer("/status/type")
+        .and_then(|v| v.as_str())
+        .unwrap_or("");
+    Ok(match kind {
+        // A retry is the same turn, still at work (its countdown in the footer).
+        "session.status" if matches!(status, "busy" | "retry") => Some(AgentState::Busy),
+        // Also after a failed turn: `record` keeps the error that came first.
+        "session.status" if status == "idle" => Some(AgentState::Idle),
+        "session.status" => None,
+        "session.idle" => Some(AgentState::Idle),
+        "session.error" => Some(AgentState::Error),
+        "permission.asked" => Some(AgentState::Waiting),
+        // A rejection ends the turn: its session.status idle follows.
+        "permission.replied" if hook.get("reply").and_then(|v| v.as_str()) == Some("reject") => {
+            None
+        }
+        "permission.replied" => Some(AgentState::Busy),
+        // It names the session (`record` keeps its id), and says nothing of the turn.
+        "session.created" => None,
+        other => {
+            return Err(Error::BadInput(format!(
+                "unknown opencode event {other:?}: one of {}",
+                crate::agent::opencode::EVENTS.join(", ")
+            )))
+        }
+    })
+}
+
+/// What opencode's plugin said was the end of a failed turn: the idle that follows
+/// session.error says nothing new, and the screen cannot show the error (`rules.toml`).
+fn idle_after_error(kind: AgentKind, recorded: AgentState, state: Option<AgentState>) -> bool {
+    kind == AgentKind::Opencode && recorded == AgentState::Error && state == Some(AgentState::Idle)
 }
 
 /// Events every kind shares (tmux's, and states said outright); anything else is bad input.
@@ -535,6 +629,67 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    /// The events opencode 1.18.33's plugin saw for one turn (a bash call asked and
+    /// allowed once), then a turn that failed with an API 400.
+    #[test]
+    fn opencode_plugin_events_map_to_states() {
+        let file = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("tests/fixtures/screens/opencode/1.18.33/plugin-events/events.jsonl");
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut states = Vec::new();
+        let mut asked_for = None;
+        for line in text.lines() {
+            let line: serde_json::Value = serde_json::from_str(line).unwrap();
+            if line["kind"] != "event" {
+                continue;
+            }
+            let kind = line["data"]["type"].as_str().unwrap();
+            if !crate::agent::opencode::EVENTS.contains(&kind) {
+                continue;
+            }
+            let props = &line["data"]["properties"];
+            let event = crate::agent::opencode::event_name(kind);
+            let state = state_of(AgentKind::Opencode, &event, props).unwrap();
+            if kind == "permission.asked" {
+                asked_for = super::asked(props);
+            }
+            // What `record` keeps: the idle after an error says nothing.
+            let recorded = states.last().copied().unwrap_or(AgentState::Unknown);
+            if let Some(state) =
+                state.filter(|s| !idle_after_error(AgentKind::Opencode, recorded, Some(*s)))
+            {
+                if states.last() != Some(&state) {
+                    states.push(state);
+                }
+            }
+        }
+        use AgentState::{Busy, Error, Idle, Waiting};
+        assert_eq!(states, [Busy, Waiting, Busy, Idle, Busy, Error]);
+        assert_eq!(asked_for, Some(Asked::Run("touch by-bash.txt".into())));
+        let rejected = json!({"reply": "reject"});
+        assert_eq!(
+            state_of(
+                AgentKind::Opencode,
+                "opencode-permission.replied",
+                &rejected
+            )
+            .unwrap(),
+            None,
+            "its idle follows"
+        );
+        let retry = json!({"status": {"type": "retry", "attempt": 2}});
+        assert_eq!(
+            state_of(AgentKind::Opencode, "opencode-session.status", &retry).unwrap(),
+            Some(Busy)
+        );
+        assert!(state_of(AgentKind::Opencode, "opencode-message.part.delta", &retry).is_err());
+        assert!(state_of(AgentKind::Opencode, "Stop", &retry).is_err());
+        assert_eq!(
+            state_of(AgentKind::Opencode, "pane-died", &retry).unwrap(),
+            Some(AgentState::Exited)
+        );
+    }
 
     #[test]
     fn hook_events_map_to_states() {

@@ -10,6 +10,7 @@ pub enum AgentKind {
     Codex,
     Gemini,
     Aider,
+    Opencode,
     Generic,
 }
 
@@ -33,15 +34,17 @@ impl AgentKind {
             AgentKind::Codex => "codex",
             AgentKind::Gemini => "gemini",
             AgentKind::Aider => "aider",
+            AgentKind::Opencode => "opencode",
             AgentKind::Generic => "generic",
         }
     }
 
-    pub const ALL: [AgentKind; 5] = [
+    pub const ALL: [AgentKind; 6] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
         AgentKind::Aider,
+        AgentKind::Opencode,
         AgentKind::Generic,
     ];
 
@@ -69,6 +72,7 @@ impl AgentKind {
             AgentKind::Codex,
             AgentKind::Gemini,
             AgentKind::Aider,
+            AgentKind::Opencode,
         ]
         .into_iter()
         .find(|k| name.starts_with(k.as_str()))

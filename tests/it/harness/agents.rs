@@ -158,6 +158,7 @@ pub(crate) struct AgentCli {
 pub(crate) const CODEX_VERSION: &str = "0.171.0";
 pub(crate) const GEMINI_VERSION: &str = "0.61.0";
 pub(crate) const AIDER_VERSION: &str = "0.86.2";
+pub(crate) const OPENCODE_VERSION: &str = "1.18.33";
 
 impl AgentCli {
     /// The real claude, `args` after it on its command line.
@@ -204,6 +205,23 @@ impl AgentCli {
             home: "gemini-home",
             args: "",
             needs: &["node"],
+        }
+    }
+
+    /// The real opencode (`$ORCHESTRA_TEST_OPENCODE`, else the pinned release's native
+    /// binary, `opencode.exe`: its name tells orchestra the kind).
+    pub fn opencode() -> AgentCli {
+        AgentCli {
+            what: format!("opencode {OPENCODE_VERSION}"),
+            path: agent_cli(
+                "ORCHESTRA_TEST_OPENCODE",
+                &format!("opencode-{OPENCODE_VERSION}/node_modules/opencode-ai/bin/opencode.exe"),
+            ),
+            api: "anthropic.py",
+            home_script: "opencode_home.py",
+            home: "opencode-home",
+            args: "",
+            needs: &[],
         }
     }
 

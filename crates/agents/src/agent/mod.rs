@@ -4,6 +4,7 @@
 pub mod asked;
 pub mod gemini;
 pub mod menu;
+pub mod opencode;
 pub mod rules;
 
 use std::path::Path;
@@ -102,6 +103,8 @@ pub struct LaunchContext<'a> {
     pub trust_worktree: bool,
     /// The program codex runs when a turn ends (its `notify`), when hooks are on.
     pub notify: Option<&'a [String]>,
+    /// The config folder holding opencode's plugin (`agent::opencode`), when hooks are on.
+    pub opencode_config: Option<&'a Path>,
 }
 
 /// The prompt as claude's last argument. `--` keeps a prompt starting with `-` from being
@@ -181,6 +184,31 @@ pub fn launch(
             }
             if let Some(p) = prompt {
                 argv.extend(["--prompt-interactive".to_string(), p.to_string()]);
+            }
+        }
+        AgentKind::Opencode => {
+            if let Some(dir) = ctx.opencode_config {
+                env.push((
+                    "OPENCODE_CONFIG_DIR".to_string(),
+                    dir.to_string_lossy().into_owned(),
+                ));
+            }
+            // A release that updated itself mid-session is not the one its screens were
+            // proven on, and a shared session is the conversation on someone's server.
+            env.push(("OPENCODE_DISABLE_AUTOUPDATE".to_string(), "1".to_string()));
+            env.push(("OPENCODE_DISABLE_SHARE".to_string(), "1".to_string()));
+            if ctx.resume {
+                // The session its plugin named; else the worktree's last one (the
+                // worktree is the session's own).
+                if opencode::is_session_id(ctx.agent_uuid) {
+                    argv.extend(["-s".to_string(), ctx.agent_uuid.to_string()]);
+                } else {
+                    argv.push("-c".to_string());
+                }
+            }
+            if let Some(p) = prompt {
+                // `--prompt=` keeps a prompt starting with `-` the prompt.
+                argv.push(format!("--prompt={p}"));
             }
         }
         AgentKind::Aider => {
@@ -466,6 +494,7 @@ mod tests {
             gemini_home: Some(Path::new("/s/gemini-home")),
             trust_worktree: true,
             notify: None,
+            opencode_config: None,
         };
         let l = launch(
             AgentKind::Claude,
@@ -514,6 +543,7 @@ mod tests {
             gemini_home: None,
             trust_worktree: true,
             notify: None,
+            opencode_config: None,
         };
         let a = launch(
             AgentKind::Aider,
@@ -566,6 +596,7 @@ mod tests {
             gemini_home: Some(Path::new("/s/gemini-home")),
             trust_worktree: true,
             notify: None,
+            opencode_config: None,
         };
         let l = launch(AgentKind::Gemini, &["gemini".into()], Some("do it"), &ctx);
         assert_eq!(l.argv, ["gemini", "--prompt-interactive", "do it"]);
@@ -603,6 +634,7 @@ mod tests {
             gemini_home: None,
             trust_worktree: false,
             notify: Some(&notify),
+            opencode_config: None,
         };
         let l = launch(
             AgentKind::Codex,
@@ -642,5 +674,45 @@ mod tests {
             },
         );
         assert_eq!(quiet.argv, ["codex"], "no hooks: nothing added");
+    }
+
+    #[test]
+    fn opencode_gets_its_config_folder_the_prompt_and_its_session_back() {
+        let mut ctx = LaunchContext {
+            agent_uuid: "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+            settings_file: Path::new("/s/settings.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/orchestra"),
+            system_prompt: Some("not for opencode"),
+            resume: false,
+            gemini_home: None,
+            trust_worktree: true,
+            notify: None,
+            opencode_config: Some(Path::new("/s/opencode")),
+        };
+        let l = launch(
+            AgentKind::Opencode,
+            &["opencode".into()],
+            Some("-x do it"),
+            &ctx,
+        );
+        assert_eq!(l.argv, ["opencode", "--prompt=-x do it"]);
+        assert_eq!(l.typed_prompt, None);
+        assert_eq!(
+            l.env[0],
+            ("OPENCODE_CONFIG_DIR".to_string(), "/s/opencode".to_string())
+        );
+        ctx.resume = true;
+        ctx.opencode_config = None;
+        let l = launch(AgentKind::Opencode, &["opencode".into()], None, &ctx);
+        assert_eq!(
+            l.argv,
+            ["opencode", "-c"],
+            "no session id known: the last one"
+        );
+        assert!(l.env.iter().all(|(k, _)| k != "OPENCODE_CONFIG_DIR"));
+        ctx.agent_uuid = "ses_dcae52746ffeXlceujJWQ7dMNb";
+        let l = launch(AgentKind::Opencode, &["opencode".into()], None, &ctx);
+        assert_eq!(l.argv, ["opencode", "-s", "ses_dcae52746ffeXlceujJWQ7dMNb"]);
     }
 }

@@ -877,6 +877,10 @@ mod tests {
             ("gemini", "waiting-write-menu" | "waiting-write-menu-moved") => {
                 Some(Asked::Write("new-file.txt".into()))
             }
+            ("opencode", "waiting-permission-bash") => run("touch catalogue-bash.txt"),
+            ("opencode", "waiting-permission-edit") => Some(Asked::Edit("a.txt".into())),
+            // Its dialog's head names the new file as an Edit too.
+            ("opencode", "waiting-permission-write") => Some(Asked::Edit("new-file.txt".into())),
             ("aider", "waiting-shell-command") => run("sleep 3; echo ran-by-aider"),
             ("aider", "waiting-new-file") => Some(Asked::Write("notes/new-file.txt".into())),
             // Its command ran: the question is about its output, not a command.

@@ -17,6 +17,7 @@ pub const PROVEN: &[(&str, &[&str])] = &[
     ),
     ("codex", &["0.110.0", "0.171.0"]),
     ("gemini", &["0.20.0", "0.61.0"]),
+    ("opencode", &["1.18.33"]),
 ];
 
 /// Whether the screen rules were proven on `release` of `agent`.

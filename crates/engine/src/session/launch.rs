@@ -59,6 +59,11 @@ pub fn agent_launch(
         && !manifest
         && trusts_worktrees(&ctx.tmux())
         && agent_settings_allowed(ctx, session);
+    // Made by dispatch unless --no-hooks.
+    let opencode_config = dir.join(agent::opencode::CONFIG_DIR);
+    let opencode_config = (kind == AgentKind::Opencode
+        && opencode_config.join(agent::opencode::PLUGIN_FILE).is_file())
+    .then_some(opencode_config);
     let notify = match kind {
         AgentKind::Codex => codex_notify_from(&settings_file),
         _ => None,
@@ -77,6 +82,7 @@ pub fn agent_launch(
             gemini_home: gemini_home.as_deref(),
             trust_worktree,
             notify: notify.as_deref(),
+            opencode_config: opencode_config.as_deref(),
         },
     );
     let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();
@@ -142,6 +148,7 @@ pub fn write_hook_settings(
         AgentKind::Claude => write_claude_settings(ctx, dir, command, hooks),
         AgentKind::Codex => write_codex_settings(dir, id, hooks),
         AgentKind::Gemini if hooks => write_gemini_home(ctx, dir, id, out),
+        AgentKind::Opencode if hooks => write_opencode_plugin(ctx, dir, id),
         // aider's notifications command is on its command line (`agent::launch`).
         _ => Ok(()),
     }
@@ -208,6 +215,70 @@ fn prepare_gemini_home(
         .map_or_else(|| PathBuf::from("/"), PathBuf::from);
     let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
     agent::gemini::prepare_home(&dir.join(agent::gemini::HOME_DIR), &person, &hooks)
+}
+
+/// Writes the session's opencode config folder (`agent::opencode`): the plugin calling
+/// `orchestra event`, and the plugin package opencode installed in the person's own config
+/// folder, copied, so that it loads the plugin without an install of its own first.
+fn write_opencode_plugin(ctx: &Context, dir: &Path, id: &str) -> Result<(), Error> {
+    let exe =
+        std::env::current_exe().map_err(Error::io("finding the orchestra binary for the hooks"))?;
+    let config = dir.join(agent::opencode::CONFIG_DIR);
+    let file = config.join(agent::opencode::PLUGIN_FILE);
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(Error::io(format!("making {}", parent.display())))?;
+    }
+    crate::paths::write_private(&file, agent::opencode::plugin(&exe, &ctx.home, id))
+        .map_err(Error::io(format!("writing {}", file.display())))?;
+    if let Some(person) = person_opencode_config() {
+        // Without it opencode installs the package itself first: slower, not wrong.
+        let _ = copy_installed(&person, &config);
+    }
+    Ok(())
+}
+
+/// The person's opencode config folder, as opencode finds it.
+fn person_opencode_config() -> Option<PathBuf> {
+    non_empty_env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| non_empty_env("HOME").map(|h| Path::new(&h).join(".config")))
+        .map(|c| c.join("opencode"))
+}
+
+/// Copies the plugin package opencode installed into `from` (all of
+/// [`agent::opencode::INSTALLED`], or nothing) into `to`.
+fn copy_installed(from: &Path, to: &Path) -> std::io::Result<()> {
+    if !agent::opencode::INSTALLED
+        .iter()
+        .all(|name| from.join(name).exists())
+    {
+        return Ok(());
+    }
+    for name in agent::opencode::INSTALLED {
+        copy_tree(&from.join(name), &to.join(name))?;
+    }
+    Ok(())
+}
+
+/// `from` copied to `to`, folders and their files; symbolic links as links.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(from)?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(from)?;
+        let _ = std::fs::remove_file(to);
+        return std::os::unix::fs::symlink(target, to);
+    }
+    if !meta.is_dir() {
+        std::fs::copy(from, to)?;
+        return Ok(());
+    }
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+    }
+    Ok(())
 }
 
 /// `@orchestra-trust-worktrees` (default on): agents may trust the worktrees orchestra made.

@@ -97,7 +97,7 @@ pub fn up_one(
     let resume = match kind {
         AgentKind::Claude => resume_uuid.is_some(),
         AgentKind::Aider => !history.is_empty(),
-        AgentKind::Codex | AgentKind::Gemini | AgentKind::Generic => false,
+        AgentKind::Codex | AgentKind::Gemini | AgentKind::Opencode | AgentKind::Generic => false,
     };
     let agent_uuid = resume_uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cwd = PathBuf::from(&spec.path);
@@ -324,6 +324,8 @@ fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), Tmu
     let command = match kind {
         AgentKind::Claude | AgentKind::Aider => "/exit",
         AgentKind::Codex | AgentKind::Gemini => "/quit",
+        // opencode: Ctrl+C clears a half-typed prompt, then exits at an empty one.
+        AgentKind::Opencode => return tmux.press(pane, &[Key::Escape, Key::CtrlC, Key::CtrlC]),
         AgentKind::Generic => return tmux.press(pane, &[Key::CtrlC]),
     };
     // Escape first: a half-typed line or an open menu would swallow the command.

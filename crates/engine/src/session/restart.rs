@@ -56,6 +56,10 @@ pub fn dispatched(
             // A thread its notify named was recorded: codex saved it.
             AgentKind::Codex => store.all_conversations()?.contains_key(&session.id),
             AgentKind::Aider => true,
+            // The session its plugin named at the start (`hooks`).
+            AgentKind::Opencode => crate::agent::opencode::is_session_id(
+                session.agent_uuid.as_deref().unwrap_or_default(),
+            ),
             AgentKind::Generic => false,
         };
     // In place only while the recorded pane is still this session's (pane ids are

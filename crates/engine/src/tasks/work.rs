@@ -150,6 +150,7 @@ pub fn orchestrator_words(
     Ok(match kind {
         AgentKind::Codex => vec!["--".into(), message],
         AgentKind::Gemini => vec!["--prompt-interactive".into(), message],
+        AgentKind::Opencode => vec![format!("--prompt={message}")],
         _ => vec![message],
     })
 }
