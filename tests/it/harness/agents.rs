@@ -210,7 +210,7 @@ impl AgentCli {
 
     /// The real opencode (`$ORCHESTRA_TEST_OPENCODE`, else the pinned release's native
     /// binary, `opencode.exe`: its name tells orchestra the kind).
-    pub fn opencode() -> AgentCli {
+    pub(crate) fn opencode() -> AgentCli {
         AgentCli {
             what: format!("opencode {OPENCODE_VERSION}"),
             path: agent_cli(
