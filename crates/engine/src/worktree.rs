@@ -259,7 +259,7 @@ fn clean(rel: &str) -> PathBuf {
 
 /// A file or a folder copied whole to `to`, which must not exist (a link there is not
 /// followed); links inside stay links.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(from)?;
     if meta.file_type().is_symlink() {
         return std::os::unix::fs::symlink(std::fs::read_link(from)?, to);

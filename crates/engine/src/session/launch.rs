@@ -247,7 +247,7 @@ fn person_opencode_config() -> Option<PathBuf> {
 }
 
 /// Copies the plugin package opencode installed into `from` (all of
-/// [`agent::opencode::INSTALLED`], or nothing) into `to`.
+/// [`agent::opencode::INSTALLED`], or nothing) into `to`, a new session's folder.
 fn copy_installed(from: &Path, to: &Path) -> std::io::Result<()> {
     if !agent::opencode::INSTALLED
         .iter()
@@ -256,27 +256,7 @@ fn copy_installed(from: &Path, to: &Path) -> std::io::Result<()> {
         return Ok(());
     }
     for name in agent::opencode::INSTALLED {
-        copy_tree(&from.join(name), &to.join(name))?;
-    }
-    Ok(())
-}
-
-/// `from` copied to `to`, folders and their files; symbolic links as links.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(from)?;
-    if meta.file_type().is_symlink() {
-        let target = std::fs::read_link(from)?;
-        let _ = std::fs::remove_file(to);
-        return std::os::unix::fs::symlink(target, to);
-    }
-    if !meta.is_dir() {
-        std::fs::copy(from, to)?;
-        return Ok(());
-    }
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        copy_tree(&entry.path(), &to.join(entry.file_name()))?;
+        crate::worktree::copy_tree(&from.join(name), &to.join(name))?;
     }
     Ok(())
 }
