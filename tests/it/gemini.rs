@@ -104,6 +104,11 @@ fn a_restarted_gemini_resumes_the_chat_it_was_in() {
     let cmdline = g.env.pane_process("again", "cmdline");
     assert!(cmdline.contains("--resume\nlatest\n"), "{cmdline}");
     g.reaches("again", "idle", Duration::from_secs(60));
+    // The resumed CLI draws its input box, then redraws with the chat it loaded, and text
+    // typed between the two is lost (seen under load: the briefing never showed). A
+    // person briefs once the earlier turn is back on screen; so does this test.
+    g.wait_screen("again", "MARIGOLD-42");
+    std::thread::sleep(Duration::from_secs(1));
     let before = g.api.requests_json().len();
     g.brief("again", "[[say: and again]]");
     g.wait_screen("again", "and again");
