@@ -6,7 +6,7 @@
 # and size, then runs that CLI's live walk (busy → waiting → idle → error → exited) on it.
 # A release that changes the screen shows up the day it is published.
 #
-#   tests/newest-release.sh                  # claude codex gemini aider
+#   tests/newest-release.sh                  # claude codex gemini opencode aider
 #   tests/newest-release.sh gemini aider     # some of them
 #   ORCHESTRA_NEWEST_BUDGET=300 tests/newest-release.sh   # seconds per CLI (default 600)
 #   ORCHESTRA_NEWEST_CODEX=0.110.0 tests/newest-release.sh codex   # that release instead
@@ -26,7 +26,7 @@ orchestra=$target/debug/orchestra
 say() { printf '==> %s\n' "$*"; }
 
 # The pinned releases are the ones tests/run.sh installs: read from it, one place.
-pinned_of() { # pinned_of claude|codex|gemini|aider
+pinned_of() { # pinned_of claude|codex|gemini|opencode|aider
   local var
   var=$(printf '%s_VERSION' "$1" | tr '[:lower:]' '[:upper:]')
   sed -n "s/^$var=\([0-9][0-9.]*\)$/\1/p" tests/run.sh | head -n 1
@@ -37,6 +37,7 @@ newest_of() { # newest_of AGENT: the newest published release, or nothing
     claude) timeout 60 npm view @anthropic-ai/claude-code version 2>/dev/null ;;
     codex) timeout 60 npm view @openai/codex version 2>/dev/null ;;
     gemini) timeout 60 npm view @google/gemini-cli version 2>/dev/null ;;
+    opencode) timeout 60 npm view opencode-ai version 2>/dev/null ;;
     # "aider-chat (0.86.2)" is pip's first line.
     aider) timeout 60 python3 -m pip index versions aider-chat 2>/dev/null |
       sed -n '1s/^aider-chat (\([^)]*\)).*/\1/p' ;;
@@ -48,6 +49,7 @@ npm_package() { # npm_package AGENT
     claude) echo @anthropic-ai/claude-code ;;
     codex) echo @openai/codex ;;
     gemini) echo @google/gemini-cli ;;
+    opencode) echo opencode-ai ;;
   esac
 }
 
@@ -57,6 +59,8 @@ cli_path() { # cli_path AGENT VERSION: the file its tests run (ORCHESTRA_TEST_<A
     claude) echo "$dir/node_modules/.bin/claude" ;;
     codex) find "$dir/node_modules/@openai/codex-linux-x64/vendor" -type f -name codex 2>/dev/null | head -n 1 ;;
     gemini) echo "$dir/node_modules/.bin/gemini" ;;
+    # The native binary its install script links: the name tells orchestra the kind.
+    opencode) echo "$dir/node_modules/opencode-ai/bin/opencode.exe" ;;
     aider) echo "$dir/bin/aider" ;;
   esac
 }
@@ -80,6 +84,7 @@ capture_release() { # capture_release AGENT VERSION OUT SECONDS: the catalogue's
     claude) env "${env[@]}" timeout "$4" tests/capture-screens.sh "$2" ;;
     codex) env "${env[@]}" CODEX_VERSION="$2" timeout "$4" tests/capture-codex-screens.sh ;;
     gemini) env "${env[@]}" GEMINI_VERSION="$2" timeout "$4" tests/capture-gemini-screens.sh ;;
+    opencode) env "${env[@]}" OPENCODE_VERSION="$2" timeout "$4" tests/capture-opencode-screens.sh ;;
     aider) env "${env[@]}" AIDER_VERSION="$2" timeout "$4" tests/capture-aider-screens.sh ;;
   esac
 }
@@ -99,6 +104,7 @@ walk_release() { # walk_release AGENT CLI SECONDS: its live tests, on that CLI
       codex::a_failing_api_makes_a_codex_session_error_and_quit) ;;
     gemini) filter=(gemini::a_dispatched_gemini_is_busy_then_idle gemini::gemini_approvals_wait_and_approve
       gemini::a_gemini_api_error_reads_as_error gemini::with_no_hooks_gemini_is_read_from_its_screen) ;;
+    opencode) filter=(opencode::a_dispatched_opencode_walks_busy_waiting_idle_error_exited_by_its_plugin) ;;
     aider) filter=(aider::a_dispatched_aider_is_busy_then_idle aider::aider_asks_before_a_command
       aider::an_api_error_is_an_error_exiting_is_exited) ;;
   esac
@@ -106,11 +112,11 @@ walk_release() { # walk_release AGENT CLI SECONDS: its live tests, on that CLI
 }
 
 agents=("$@")
-[ ${#agents[@]} -gt 0 ] || agents=(claude codex gemini aider)
+[ ${#agents[@]} -gt 0 ] || agents=(claude codex gemini opencode aider)
 for agent in "${agents[@]}"; do
   case $agent in
-    claude | codex | gemini | aider) ;;
-    *) echo "newest-release.sh: no agent $agent (claude, codex, gemini or aider)" >&2; exit 2 ;;
+    claude | codex | gemini | opencode | aider) ;;
+    *) echo "newest-release.sh: no agent $agent (claude, codex, gemini, opencode or aider)" >&2; exit 2 ;;
   esac
 done
 
