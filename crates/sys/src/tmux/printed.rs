@@ -25,6 +25,7 @@ const ESCAPED_OPEN: &str = "#{s/\\\\/\\\\\\\\/;s/\n/\\\\n/;s/\t/\\\\t/:";
 
 /// The name of the [`field`] `format` starts with, and the field's length (for the
 /// scripted transports of other crates' tests, which print as tmux does).
+#[cfg(any(test, feature = "testing"))]
 pub fn field_at(format: &str) -> Option<(&str, usize)> {
     let rest = format.strip_prefix(&format!("#{{?#{{m:{NEEDS_ESCAPING},#{{"))?;
     let name = &rest[..rest.find('}')?];
@@ -33,6 +34,7 @@ pub fn field_at(format: &str) -> Option<(&str, usize)> {
 }
 
 /// What tmux prints for a [`field`] of `value` on the releases that print raw.
+#[cfg(any(test, feature = "testing"))]
 pub fn escaped(value: &str) -> String {
     value
         .replace('\\', r"\\")
