@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod command_error;
 #[cfg(test)]
 mod layering;
 pub mod plugin;

@@ -1,5 +1,6 @@
-//! The `orchestra` binary: parse, dispatch to `cmd::*`, map errors to exit codes. The only
-//! place that prints an error and chooses the exit status.
+//! The `orchestra` binary: parse, dispatch to `cmd::*`, print an error's line and exit
+//! with its status. The only place that prints an error and exits; what the line says
+//! and which status it is come from `orchestra::command_error`.
 
 use std::process::ExitCode;
 
@@ -7,6 +8,7 @@ use clap::Parser;
 
 use orchestra::cli::{Cli, Command};
 use orchestra::cmd::{self, Context, Output};
+use orchestra::command_error::CommandError;
 
 fn main() -> ExitCode {
     orchestra::plugin::take_popup_word();
@@ -35,27 +37,27 @@ fn main() -> ExitCode {
     finish(result)
 }
 
-/// The exit status: 0, or the error's message and its class's status.
+/// The exit status: 0, or the error's line and its class's status (`command_error`).
 fn finish(result: Result<(), orchestra::error::Error>) -> ExitCode {
     // Reentrant: this thread may hold the lock already.
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    let (code, message) = match &result {
-        Ok(()) => (0, String::new()),
-        Err(e) if e.is_silent() => (e.exit_code(), String::new()),
-        // One line, whatever path or name it quotes.
-        Err(e) => (e.exit_code(), orchestra::inert::line(&e.to_string())),
+    let (code, line) = match &result {
+        Ok(()) => (0, None),
+        Err(e) => {
+            let shown = CommandError::from(e);
+            (shown.status(), shown.line())
+        }
     };
     // In a popup this stderr closes with it: the orchestra that opened it says it instead.
-    orchestra::plugin::leave_popup_word(code, &message);
-    if !message.is_empty() {
-        eprintln!("orchestra: {message}");
+    orchestra::plugin::leave_popup_word(code, line.as_deref().unwrap_or_default());
+    if let Some(line) = line {
+        eprintln!("orchestra: {line}");
     }
     ExitCode::from(code)
 }
 
-/// The command line, or ONE line on stderr and exit 2: clap's own errors run to several
-/// lines (the message, tips, usage, a hint), folded here into one. Help and version print
-/// as clap prints them.
+/// The command line, or ONE line on stderr and exit 2 (`CommandError::usage`). Help and
+/// version print as clap prints them.
 fn parse_args() -> Result<Cli, ExitCode> {
     use clap::error::ErrorKind;
     let e = match Cli::try_parse() {
@@ -72,18 +74,9 @@ fn parse_args() -> Result<Cli, ExitCode> {
         let _ = e.print();
         return Err(ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)));
     }
-    let text = e.to_string();
-    // Paragraphs: the message (its indented lines name what is missing), tips, usage.
-    let mut paragraphs = text
-        .split("\n\n")
-        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|p| !p.is_empty());
-    let first = paragraphs.next().unwrap_or_default();
-    let message = first.strip_prefix("error: ").unwrap_or(&first);
-    let mut parts = vec![message.to_string()];
-    parts.extend(paragraphs.filter(|p| p.starts_with("tip:") || p.starts_with("Usage:")));
-    eprintln!("orchestra: {} (see --help)", parts.join("; "));
-    Err(ExitCode::from(
-        orchestra::error::Class::BadInput.exit_code(),
-    ))
+    let shown = CommandError::usage(&e);
+    if let Some(line) = shown.line() {
+        eprintln!("orchestra: {line}");
+    }
+    Err(ExitCode::from(shown.status()))
 }

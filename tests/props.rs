@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 
 use orchestra::agent::menu::{self, Answer, Menu};
 use orchestra::agent::rules::{screen_text, strip_ansi, Rules};
+use orchestra::command_error::CommandError;
 use orchestra::hooks::state_for;
 use orchestra::label;
 use orchestra::manifest::{self, Manifest};
@@ -1164,7 +1165,7 @@ proptest! {
             }
             Err(e) => {
                 prop_assert!(!EVENTS.contains(&event.as_str()), "{event} is known: {e}");
-                prop_assert_eq!(e.exit_code(), 2);
+                prop_assert_eq!(CommandError::from(&e).status(), 2);
                 prop_assert!(!e.to_string().contains('\n'), "one line: {e}");
             }
         }

@@ -11,6 +11,7 @@ use crate::cli::{
 use crate::cmd::{
     dispatch_command, open_repo, pick_task, quietly, run as run_command, Context, Output,
 };
+use crate::command_error::CommandError;
 use crate::error::Error;
 use crate::plugin::menu::{Chosen, SessionCommand};
 
@@ -187,8 +188,8 @@ fn until_enter(
     out: &mut Output<'_>,
     show: impl FnOnce(&mut Output<'_>) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    if let Err(e) = show(out) {
-        out.line(format!("orchestra: {e}"));
+    if let Some(line) = show(out).err().and_then(|e| CommandError::from(&e).line()) {
+        out.line(format!("orchestra: {line}"));
     }
     out.line("\n(Enter closes)");
     let _ = std::io::stdin().read_line(&mut String::new());
@@ -200,7 +201,11 @@ fn until_enter(
 /// only when no message could be shown.
 fn reported(ctx: &Context, result: Result<Option<String>, Error>) -> Result<(), Error> {
     let message = match &result {
-        Err(e) => format!("orchestra: {e}"),
+        Err(e) => match CommandError::from(e).line() {
+            Some(line) => format!("orchestra: {line}"),
+            // A false check says nothing: its status is all there is.
+            None => return result.map(|_| ()),
+        },
         Ok(Some(done)) => format!("orchestra: {done}"),
         Ok(None) => return Ok(()),
     };

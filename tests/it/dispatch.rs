@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::harness::{wait_until, which, ClaudeWorld, Env};
+use crate::harness::{wait_until, which, ClaudeWorld, Env, Run};
 
 /// A base branch may track, where the main worktree keeps an ignored file of the person's,
 /// a link leading out of the repository: `.worktreeinclude` copies never write through it
@@ -296,6 +296,53 @@ fn a_tmux_failure_after_the_worktree_exists_rolls_it_back() {
     assert!(run.stderr.contains("tmux"), "{}", run.stderr);
     env.env.clear();
     assert_nothing_left(&env, "mid-way", &windows);
+}
+
+/// A base git cannot resolve: one line saying so, with the hint of what a base may be on
+/// the same line, exit 2, and nothing made.
+#[test]
+fn an_unknown_base_is_one_hinted_line_of_bad_input_and_nothing_is_made() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let windows = env.windows();
+    env.cli(&["dispatch", "x", "--agent", "bash", "--base", "no-such-rev"])
+        .status(2)
+        .stderr_line(
+            "orchestra: unknown revision \"no-such-rev\" (hint: name a branch, tag or commit \
+             of this repository (`git branch` lists the branches))",
+        )
+        .run();
+    assert_nothing_left(&env, "x", &windows);
+}
+
+/// A record that cannot be made (its home is under a file): a failure, not bad input,
+/// still one line, and its hint names the setting that moves it; nothing is made.
+#[test]
+fn a_home_that_cannot_be_made_is_one_hinted_line_and_nothing_is_made() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let windows = env.windows();
+    let file = env.root.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let home = file.join("home");
+    let run = Run::from(
+        env.orchestra_command(&env.repo, &["dispatch", "x", "--agent", "bash"])
+            .env("ORCHESTRA_HOME", &home)
+            .output()
+            .unwrap(),
+    )
+    .fails_with(1);
+    let line = run.stderr.trim_end();
+    // What the OS says of the folder sits between the two.
+    assert!(
+        line.starts_with(&format!(
+            "orchestra: cannot create the state folder or database in {}: ",
+            home.display()
+        )) && line.ends_with(" (hint: set ORCHESTRA_HOME to a folder you can write)"),
+        "{line}"
+    );
+    assert_eq!(run.stdout, "");
+    assert_nothing_left(&env, "x", &windows);
 }
 
 #[test]

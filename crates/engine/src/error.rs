@@ -1,8 +1,8 @@
-//! The error a command returns, and the exit status it maps to. An error's [`Class`] is
-//! decided where it is converted (a `From` impl here, or a command that knows better,
-//! such as a repository the person named that is no repository), and the exit status
-//! depends on the class alone: 2 when the request cannot be carried out as given, 1 when
-//! a valid request was refused by the state of the work or failed on the way.
+//! The error a command returns, typed, with its [`Class`]. The class is decided where an
+//! error is converted (a `From` impl here, or a command that knows better, such as a
+//! repository the person named that is no repository): only that code knows. What a
+//! person is shown of it, the exit status its class gives and any hint are decided in the
+//! binary's `command_error`, never here.
 
 use crate::git::GitError;
 use crate::health::HealthError;
@@ -11,7 +11,8 @@ use crate::remote::RemoteError;
 use crate::state::StateError;
 use crate::tmux::TmuxError;
 
-/// What an error says about the request: the one thing its exit status depends on.
+/// What an error says about the request: the one thing its exit status depends on (the
+/// binary's `command_error` maps it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
     /// The request cannot be carried out as given: usage, labels, not a repo, a missing
@@ -21,15 +22,6 @@ pub enum Class {
     Refused,
     /// A valid request that failed on the way (I/O, tmux, git, the database, a host).
     Failed,
-}
-
-impl Class {
-    pub fn exit_code(self) -> u8 {
-        match self {
-            Class::BadInput => 2,
-            Class::Refused | Class::Failed => 1,
-        }
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -91,10 +83,6 @@ impl Error {
             | Error::Health(_, class)
             | Error::Remote(_, class) => *class,
         }
-    }
-
-    pub fn exit_code(&self) -> u8 {
-        self.class().exit_code()
     }
 
     /// Whether there is a message to print (a false check has none).
@@ -218,7 +206,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_exit_status_is_the_class_decided_at_conversion() {
+    fn the_class_is_decided_at_conversion() {
         let cases: Vec<(Error, Class)> = vec![
             (Error::BadInput("x".into()), Class::BadInput),
             (Error::Refused("x".into()), Class::Refused),
@@ -249,11 +237,7 @@ mod tests {
         ];
         for (e, class) in cases {
             assert_eq!(e.class(), class, "{e:?}");
-            assert_eq!(e.exit_code(), class.exit_code());
         }
-        assert_eq!(Class::BadInput.exit_code(), 2);
-        assert_eq!(Class::Refused.exit_code(), 1);
-        assert_eq!(Class::Failed.exit_code(), 1);
     }
 
     fn timed_out(program: &str) -> crate::process::ProcessError {
