@@ -2,9 +2,10 @@
 //! may use which is the workspace's dependency graph (a cycle does not build); what is left
 //! is inside crates: no command module names another (they share only what `cmd/mod.rs`
 //! offers: the router, rendering and argument helpers), nothing outside `cmd/` and
-//! `main.rs` names `cmd` at all, and no crate but `orchestra-sys` starts a process (every
-//! child goes through `process::command`, which gives it a deadline). It lives outside
-//! `cmd/` so that its own examples of a broken rule are not read as commands.
+//! `main.rs` names `cmd` at all, no crate but `orchestra-sys` starts a process (every
+//! child goes through `process::command`, which gives it a deadline), and only the
+//! engine's `tell` sends a notification (`notify::spawn`, `spawn_waiting`). It lives
+//! outside `cmd/` so that its own examples of a broken rule are not read as commands.
 
 use std::path::{Path, PathBuf};
 
@@ -164,8 +165,10 @@ fn the_check_sees_a_process_started_outside_sys() {
     assert_eq!(process_starts(text), [1, 4]);
 }
 
-#[test]
-fn only_sys_starts_processes() {
+/// "path:line" of each line `lines` finds in the Rust files of the binary and of every
+/// crate above orchestra-sys, but in `exempt` (paths from the workspace root) and in
+/// this file, whose examples break the rules.
+fn broken_above_sys(exempt: &[&str], lines: fn(&str) -> Vec<usize>) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for dir in [
@@ -177,19 +180,77 @@ fn only_sys_starts_processes() {
         rust_files(&root.join(dir), &mut files);
     }
     assert!(files.len() > 50, "{} files", files.len());
+    for path in exempt {
+        assert!(root.join(path).is_file(), "{path} is gone");
+    }
     let mut broken = Vec::new();
     for file in files {
         let relative = file.strip_prefix(root).unwrap();
-        if relative == Path::new("src/layering.rs") {
+        if relative == Path::new("src/layering.rs")
+            || exempt.iter().any(|path| relative == Path::new(path))
+        {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
-        for n in process_starts(&text) {
+        for n in lines(&text) {
             broken.push(format!("{}:{n}", relative.display()));
         }
     }
+    broken
+}
+
+#[test]
+fn only_sys_starts_processes() {
+    let broken = broken_above_sys(&[], process_starts);
     assert!(
         broken.is_empty(),
         "a process started outside orchestra-sys (use process::command, which has a deadline): {broken:#?}"
+    );
+}
+
+/// Code lines of `text` that call one of `notify`'s senders (`notify::spawn`,
+/// `spawn_waiting`), by path or through a `use` of them. Its detached self-spawns
+/// (`spawn_self_detached`, `spawn_self_logged`) tell nobody and are not senders.
+fn notify_sends(text: &str) -> Vec<usize> {
+    let whole = |l: &str, at: usize, m: &str| {
+        !l[at + m.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+    };
+    code(text)
+        .filter(|(_, l)| {
+            let by_path = l
+                .match_indices("notify::spawn")
+                .any(|(at, m)| whole(l, at, m));
+            let imported = l.split_once("notify::{").is_some_and(|(_, group)| {
+                group
+                    .split('}')
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .any(|item| item.trim() == "spawn")
+            });
+            by_path || imported || l.contains("spawn_waiting")
+        })
+        .map(|(n, _)| n)
+        .collect()
+}
+
+#[test]
+fn the_check_sees_a_person_told_outside_tell() {
+    let text = "crate::notify::spawn(&note, &fallback);\n\
+                // notify::spawn( in a comment is fine\n\
+                notify::spawn_self_detached(&args, &[]);\n\
+                crate::notify::spawn_waiting(&note, None, &fallback, id, 1);\n\
+                use crate::notify::{Fallback, spawn};\n\
+                let _ = std::thread::spawn(work);\n\
+                crate::notify::spawn_self_logged(&args, &[], None, None);";
+    assert_eq!(notify_sends(text), [1, 4, 5]);
+}
+
+#[test]
+fn only_tell_tells_a_person() {
+    let broken = broken_above_sys(&["crates/engine/src/tell.rs"], notify_sends);
+    assert!(
+        broken.is_empty(),
+        "a person told outside the engine's tell module (call tell, which decides what and how): {broken:#?}"
     );
 }

@@ -15,7 +15,7 @@ pub mod term;
 pub use orchestra_agents::{agent, cost};
 pub use orchestra_engine::{
     artifact, context, deps, doctor, error, health, hooks, import, manifest, prompts, radar,
-    remote_hooks, session, sync, tasks, trust, worktree,
+    remote_hooks, session, sync, tasks, tell, trust, worktree,
 };
 pub use orchestra_model::{duration, inert, label, report};
 pub use orchestra_sys::{fault, git, lock, notify, paths, process, remote, state, tmux};

@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
         )));
     }
     if let Some(t) = store.change_status(&session, Status::Done, "orchestra done")? {
-        crate::health::tell(
+        crate::tell::transition(
             &t,
             None,
             session_tmux(&session).ok().as_ref(),

@@ -79,6 +79,24 @@ pub fn wake(ctx: &Context, store: &Store, what: Wake<'_>) -> Result<Woken, Error
     Ok(Woken { started, ran })
 }
 
+/// [`wake`] after `upstream`'s state changed (a hook said so): an upstream's events are
+/// when its blocked dependents notice its artifacts. Without one still waiting on it,
+/// nothing is looked at.
+pub fn upstream_changed(ctx: &Context, store: &Store, upstream: &Session) -> Result<(), Error> {
+    let waited_on = store
+        .dependencies(Some(&upstream.repo))?
+        .iter()
+        .any(|e| e.upstream == upstream.id && !e.notified);
+    if waited_on {
+        let edges = Wake {
+            edges: true,
+            ..Default::default()
+        };
+        wake(ctx, store, edges)?;
+    }
+    Ok(())
+}
+
 /// Whether `artifact` of the `upstream` session exists now.
 pub fn artifact_ready(repo: &Repo, upstream: &Session, artifact: &str) -> Result<bool, Error> {
     let target = upstream
@@ -161,17 +179,7 @@ fn start_ready(ctx: &Context, store: &Store) -> Result<Vec<Started>, Error> {
         for (upstream, _) in &ready {
             store.mark_notified(&session.id, &upstream.id)?;
         }
-        crate::notify::spawn(
-            &crate::notify::Note {
-                title: format!("orchestra: {} started", session.label),
-                // The title names who started: the message tmux shows is "title: body".
-                body: format!("{} ready", names.join(", ")),
-            },
-            &crate::notify::Fallback {
-                command: None,
-                tmux_socket: session.tmux_socket.clone(),
-            },
-        );
+        crate::tell::started(&session, &names);
         started.push(Started {
             label: session.label.clone(),
             ready: names,
@@ -231,16 +239,7 @@ pub fn upstream_removed(
             ));
         }
         store.record_event(&dependent, "upstream-killed", "", "blocked", &why)?;
-        crate::notify::spawn(
-            &crate::notify::Note {
-                title: format!("orchestra: {} stays blocked", dependent.label),
-                body: why.clone(),
-            },
-            &crate::notify::Fallback {
-                command: None,
-                tmux_socket: dependent.tmux_socket.clone(),
-            },
-        );
+        crate::tell::stays_blocked(&dependent, &why);
         out.line(why);
         stranded.push(dependent.label.clone());
     }

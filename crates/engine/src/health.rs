@@ -1,8 +1,8 @@
 //! Agent health without a daemon: a refresh reads every orchestra pane in one tmux call,
 //! captures only the panes that changed (one more call), classifies their screens, writes
-//! what changed (one more call, only if anything did), records transitions and sends
-//! notifications. Hooks (`orchestra event`) report state at once; a screen that clearly
-//! says otherwise later overrides them, since some changes fire no hook.
+//! what changed (one more call, only if anything did), records transitions and tells a
+//! person of them (`tell`). Hooks (`orchestra event`) report state at once; a screen that
+//! clearly says otherwise later overrides them, since some changes fire no hook.
 
 pub mod disagreements;
 pub mod releases;
@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::rules::{Rules, RulesError};
 use crate::agent::AgentKind;
-use crate::notify::{self, Fallback, Note};
+use crate::notify::Fallback;
 use crate::state::{
     believable_at, AgentState, Session, StateError, StateSource, Status, Store, Transition,
     TransitionKind,
@@ -736,7 +736,7 @@ pub fn refresh(
     };
     for t in &outcome.transitions {
         let ask = asks.get(&t.session.id).map(String::as_str);
-        tell(t, ask, Some(tmux), &fallback);
+        crate::tell::transition(t, ask, Some(tmux), &fallback);
     }
 
     outcome.blocked = sessions
@@ -761,7 +761,7 @@ pub fn refresh(
             crate::cost::Prices::load(home).unwrap_or_else(|_| crate::cost::Prices::built_in());
         let w = crate::cost::watch(opened(&mut store, home)?, &prices, &live, budget)?;
         for crossed in &w.crossed {
-            notify::spawn(&crossed.note(), &fallback);
+            crate::tell::budget_crossed(crossed, &fallback);
         }
         levels = w.levels;
         if status_cost && w.total.tokens.total() > 0 {
@@ -939,40 +939,6 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
     parts.join(" ")
 }
 
-/// Notifies a person of transitions that need one: into waiting, error, exited (state)
-/// or stalled, done (status).
-/// Tells a person of transition `t` (`ask`: what a waiting agent asks for): on the desktop,
-/// or, when an attached client looks at the session's window right now, as a tmux message
-/// to that client instead. `tmux`: the session's server where it runs here (`None`: nobody
-/// here can be looking). Unknown who looks (tmux did not answer): the notification goes out.
-pub fn tell(t: &Transition, ask: Option<&str>, tmux: Option<&Tmux>, fallback: &Fallback) {
-    let ask = ask.map(said_ask);
-    let ask = ask.as_deref().filter(|a| !a.is_empty());
-    let Some(note) = note_for(t, ask) else {
-        return;
-    };
-    let viewers = match (tmux, &t.session.window) {
-        (Some(tmux), Some(window)) => tmux
-            .clients_viewing(window)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|client| (tmux, client))
-            .collect(),
-        _ => Vec::new(),
-    };
-    if viewers.is_empty() {
-        if t.kind == TransitionKind::State && t.new == AgentState::Waiting.as_str() {
-            notify::spawn_waiting(&note, ask, fallback, &t.session.id, t.event);
-        } else {
-            notify::spawn(&note, fallback);
-        }
-    }
-    for (tmux, client) in viewers {
-        let shown = note.shown();
-        let _ = tmux.message_client(&client, &format!("{}: {}", shown.title, shown.body));
-    }
-}
-
 /// The badge's mark for a session at `level` % of `@orchestra-budget`: a person sees a
 /// session getting dear before it is, and one past its budget plainly; it never stops it.
 pub fn budget_mark(level: u8) -> &'static str {
@@ -981,39 +947,6 @@ pub fn budget_mark(level: u8) -> &'static str {
         80.. => "$",
         _ => "",
     }
-}
-
-/// What is asked as a person is told of it. A phrase made here is that already; a host's
-/// word says it in the host's own words, and is bounded and shown inert the same way.
-fn said_ask(ask: &str) -> String {
-    crate::inert::cut(ask, crate::notify::ASK_CHARS + "fetch ".len())
-}
-
-/// What a person is told of transition `t`, `None` when it needs no person. `ask`: what a
-/// waiting agent asks for ("run: npm test"), already one short inert line ([`said_ask`]).
-pub fn note_for(t: &Transition, ask: Option<&str>) -> Option<Note> {
-    let what = match (t.kind, t.new.as_str()) {
-        (TransitionKind::State, "waiting") => "is waiting for you",
-        (TransitionKind::State, "error") => "stopped on an error",
-        (TransitionKind::State, "exited") => "exited",
-        (TransitionKind::Status, "stalled") => "has stalled (busy, no output)",
-        (TransitionKind::Status, "done") => "is done",
-        (TransitionKind::Status, "setup-failed") => "could not finish its setup",
-        _ => return None,
-    };
-    let repo = Path::new(&t.session.repo).file_name().map_or_else(
-        || t.session.repo.clone(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    let label = &t.session.label;
-    let body = match ask.filter(|a| !a.is_empty() && t.new.as_str() == "waiting") {
-        Some(ask) => format!("{label} wants to {ask} (in {repo})"),
-        None => format!("session {label} in {repo} {what}"),
-    };
-    Some(Note {
-        title: format!("orchestra: {label} {what}"),
-        body,
-    })
 }
 
 /// What the status line prints of the local sessions, and how often the conflict radar

@@ -18,33 +18,20 @@ use crate::state::{AgentState, Session, StateSource, Store, Transition};
 /// How long after aider's notification its prompt or question may take to show.
 const SETTLE_WAIT: Duration = Duration::from_secs(10);
 
-/// After a recorded state: a transition updates the badge and notifies, and an upstream's
-/// events are when its dependents notice its artifacts.
-pub fn tell(
+/// After a recorded state: an upstream's change is when its dependents notice its
+/// artifacts, and a transition is shown to the person.
+fn pass_on(
     ctx: &Context,
     store: &Store,
     session: &Session,
     transition: Option<Transition>,
     ask: Option<&str>,
 ) -> Result<(), Error> {
-    if transition.is_some() && has_blocked_dependents(store, session)? {
-        let edges = crate::deps::Wake {
-            edges: true,
-            ..Default::default()
-        };
-        crate::deps::wake(ctx, store, edges)?;
-    }
-    if let Some(transition) = transition {
-        crate::session::announce(&transition, ask)?;
-    }
-    Ok(())
-}
-
-fn has_blocked_dependents(store: &Store, session: &Session) -> Result<bool, Error> {
-    Ok(store
-        .dependencies(Some(&session.repo))?
-        .iter()
-        .any(|e| e.upstream == session.id && !e.notified))
+    let Some(transition) = transition else {
+        return Ok(());
+    };
+    crate::deps::upstream_changed(ctx, store, session)?;
+    crate::tell::announce(&transition, ask)
 }
 
 /// A hook of local session `id` said `event` (with `hook`, its JSON, or Null) at `at`:
@@ -202,7 +189,7 @@ fn record(ctx: &Context, store: &Store, word: &Spooled) -> Result<(), Error> {
     let transition = store.apply_state(&session.id, state, at, StateSource::Hook, event)?;
     let worktree = Path::new(&session.worktree);
     let ask = asked(hook).and_then(|a| a.relative_to(worktree).phrase());
-    tell(ctx, store, &session, transition, ask.as_deref())
+    pass_on(ctx, store, &session, transition, ask.as_deref())
 }
 
 /// The permission mode claude's hooks say the session runs in (`permission_mode`), kept
@@ -325,7 +312,7 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
                     .and_then(|a| a.relative_to(Path::new(&session.worktree)).phrase()),
                 _ => None,
             };
-            return tell(ctx, &store, &session, transition, ask.as_deref());
+            return pass_on(ctx, &store, &session, transition, ask.as_deref());
         }
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -18,6 +18,7 @@ pub mod remote_hooks;
 pub mod session;
 pub mod sync;
 pub mod tasks;
+pub mod tell;
 pub mod trust;
 pub mod worktree;
 

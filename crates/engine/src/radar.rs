@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::git::{GitError, Repo, Scratch, Side, WorktreeRead};
-use crate::notify::{self, Fallback, Note};
+use crate::notify::Fallback;
 use crate::state::{Conflict, MergeKey, Session, StateError, Status, Store};
 use crate::tmux::{Server, Tmux};
 
@@ -515,8 +515,9 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
             .and_then(|v| v.first())
             .filter(|c| !c.is_empty())
             .cloned();
-        notify::spawn(
-            &note(c, &by_id),
+        crate::tell::conflict(
+            c,
+            &by_id,
             &Fallback {
                 command,
                 tmux_socket: s.tmux_socket.clone(),
@@ -602,29 +603,6 @@ pub fn other_name(c: &Conflict, by_id: &HashMap<&str, &Session>) -> String {
     by_id
         .get(c.other.as_str())
         .map_or_else(|| c.other.clone(), |s| s.label.clone())
-}
-
-/// "api and auth both change src/login.rs".
-fn note(c: &Conflict, by_id: &HashMap<&str, &Session>) -> Note {
-    let a = by_id
-        .get(c.session.as_str())
-        .map_or(c.session.as_str(), |s| s.label.as_str());
-    let b = other_name(c, by_id);
-    let repo = Path::new(&c.repo)
-        .file_name()
-        .map_or_else(|| c.repo.clone(), |n| n.to_string_lossy().into_owned());
-    Note {
-        title: format!("orchestra: {a} and {b} conflict"),
-        body: format!(
-            "{a} and {b} both change {} in {repo}{}",
-            crate::paths::short_list(&c.paths),
-            if c.uncommitted {
-                " (uncommitted work)"
-            } else {
-                ""
-            }
-        ),
-    }
 }
 
 /// What `session` (merged into `target` now) would leave behind: the other watched

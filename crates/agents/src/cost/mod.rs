@@ -421,29 +421,6 @@ pub struct Crossed {
     pub budget: f64,
 }
 
-impl Crossed {
-    pub fn note(&self) -> crate::notify::Note {
-        let repo = std::path::Path::new(&self.session.repo)
-            .file_name()
-            .map_or_else(
-                || self.session.repo.clone(),
-                |n| n.to_string_lossy().into_owned(),
-            );
-        crate::notify::Note {
-            title: format!(
-                "orchestra: {} at {}% of its budget",
-                self.session.label, self.percent
-            ),
-            body: format!(
-                "session {} in {repo} has cost {} of {} (@orchestra-budget); it keeps running",
-                self.session.label,
-                usd_text(Some(self.cost_usd)),
-                usd_text(Some(self.budget))
-            ),
-        }
-    }
-}
-
 /// Reads the logs of `sessions` and sums them; with a budget, the marks each priced
 /// session crossed since the last time (each mark once per budget).
 pub fn watch(

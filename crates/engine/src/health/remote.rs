@@ -186,7 +186,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
         }
         for t in &answer.transitions {
             let ask = answer.asks.get(&t.session.id).map(String::as_str);
-            health::tell(t, ask, None, &fallback);
+            crate::tell::transition(t, ask, None, &fallback);
         }
         changed |= !answer.transitions.is_empty();
         found.extend(answer.found);

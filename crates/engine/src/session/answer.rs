@@ -8,8 +8,9 @@ use crate::agent::menu::{self, Answer, Asking, Menu, Question};
 use crate::agent::rules::Rules;
 use crate::context::Context;
 use crate::error::Error;
-use crate::session::{agent_pane, announce, record_if_gone};
+use crate::session::{agent_pane, record_if_gone};
 use crate::state::{AgentState, Session, StateSource};
+use crate::tell::announce;
 use crate::tmux::{Key, OwnedPane, PaneId, Tmux};
 
 /// How long to wait for a menu (or question) to be drawn.

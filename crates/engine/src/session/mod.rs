@@ -122,31 +122,6 @@ fn gone_status(session: &Session) -> crate::state::Status {
     }
 }
 
-/// Shows a recorded state change at once: the window's badge and, where the change needs
-/// a person, a notification (ONE tmux call for the badge and the notify command). `ask`:
-/// what a waiting agent asks for, one short line ("run: npm test"). A person already
-/// looking at the window gets a tmux message on that client instead of a notification.
-pub fn announce(transition: &crate::state::Transition, ask: Option<&str>) -> Result<(), Error> {
-    let Some(window) = &transition.session.window else {
-        return Ok(());
-    };
-    let tmux = session_tmux(&transition.session)?;
-    let notify_cmd = tmux
-        .set_badge(window, transition.session.badge(), "@orchestra-notify-cmd")
-        .ok()
-        .flatten();
-    crate::health::tell(
-        transition,
-        ask,
-        Some(&tmux),
-        &crate::notify::Fallback {
-            command: notify_cmd,
-            tmux_socket: transition.session.tmux_socket.clone(),
-        },
-    );
-    Ok(())
-}
-
 /// The manifest: `config`, else orchestra.toml at the root of `repo`. With `required`
 /// false a missing default file is no manifest at all.
 pub fn load_manifest(

@@ -208,22 +208,7 @@ pub fn failed(
     let label = &session.label;
     out.line(format!("orchestra: {why}"));
     store.claim_status(session, Status::Setup, Status::SetupFailed, why)?;
-    let tmux = crate::session::session_tmux(session)?;
-    let command = session.window.as_ref().and_then(|w| {
-        tmux.set_badge(w, Status::SetupFailed.as_str(), "@orchestra-notify-cmd")
-            .ok()
-            .flatten()
-    });
-    crate::notify::spawn(
-        &crate::notify::Note {
-            title: format!("orchestra: {label} setup failed"),
-            body: format!("{why}: `orchestra restart {label}` runs it again"),
-        },
-        &crate::notify::Fallback {
-            command,
-            tmux_socket: session.tmux_socket.clone(),
-        },
-    );
+    crate::tell::setup_failed(session, why)?;
     Ok(format!(
         "orchestra: its agent did not start. Fix the setup (its output is above), then `orchestra restart {label}` runs it again."
     ))
