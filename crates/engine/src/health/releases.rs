@@ -42,16 +42,12 @@ pub fn recorded(home: &Path, id: &str) -> Option<String> {
 /// program file in the home) and recorded. `None` for agents without screen rules or a
 /// release to tell, and for remote sessions (their program is on the host).
 pub fn learn(home: &Path, s: &Session) -> Option<String> {
-    if s.host.is_some() || !has_proven_list(s.agent_kind) {
+    if s.host.is_some() {
         return None;
     }
-    if let Some(known) = recorded(home, &s.id) {
-        return Some(known);
-    }
-    let (a, b, c) = crate::agent::agent_version(&s.agent_argv, &home.join("agent-versions.json"))?;
-    let release = format!("{a}.{b}.{c}");
-    let _ = crate::paths::write_private(&recorded_path(home, &s.id), &release);
-    Some(release)
+    learn_by(home, s, || {
+        crate::agent::agent_version(&s.agent_argv, &home.join("agent-versions.json")).map(Some)
+    })
 }
 
 /// The release remote session `s`'s agent runs: as recorded, else asked once on its host
@@ -64,16 +60,31 @@ pub fn learn_remote(
     s: &Session,
     ask: impl FnOnce(&str) -> Option<String>,
 ) -> Option<String> {
-    if s.host.is_none() || !has_proven_list(s.agent_kind) {
+    // A local session's program is asked here, by `learn`.
+    s.host.as_ref()?;
+    let program = s.agent_argv.first()?;
+    learn_by(home, s, || {
+        ask(&shell_words::join([program.as_str(), "--version"]))
+            .map(|answer| crate::agent::parse_version(&answer))
+    })
+}
+
+/// The recording both ways share. `ask`: `None` when the program could not be asked (asked
+/// again later), else the release its answer names, if any. An answer is recorded once and
+/// final: one naming no release as `?`, which reads as no release.
+fn learn_by(
+    home: &Path,
+    s: &Session,
+    ask: impl FnOnce() -> Option<Option<(u32, u32, u32)>>,
+) -> Option<String> {
+    if !has_proven_list(s.agent_kind) {
         return None;
     }
     let path = recorded_path(home, &s.id);
     if path.exists() {
         return recorded(home, &s.id);
     }
-    let program = s.agent_argv.first()?;
-    let answer = ask(&shell_words::join([program.as_str(), "--version"]))?;
-    let release = crate::agent::parse_version(&answer).map(|(a, b, c)| format!("{a}.{b}.{c}"));
+    let release = ask()?.map(|(a, b, c)| format!("{a}.{b}.{c}"));
     let _ = crate::paths::write_private(&path, release.as_deref().unwrap_or("?"));
     release
 }
@@ -103,6 +114,98 @@ pub fn unproven_note(kind: AgentKind, release: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::{StateSource, Status};
+
+    fn remote_session(kind: AgentKind) -> Session {
+        Session {
+            id: "id-1".into(),
+            repo: "/work/repo".into(),
+            label: "s1".into(),
+            branch: "orchestra/s1".into(),
+            base_commit: "0".repeat(40),
+            base_branch: Some("main".into()),
+            worktree: "/work/wt/s1".into(),
+            host: Some("box".into()),
+            tmux_socket: None,
+            tmux_session: None,
+            window: None,
+            pane: None,
+            agent_kind: kind,
+            agent_argv: vec![kind.as_str().into(), "--model".into()],
+            agent_uuid: None,
+            port: None,
+            prompt: None,
+            status: Status::Running,
+            state: AgentState::Idle,
+            retry_count: 0,
+            created_at: 0,
+            updated_at: 0,
+            state_at: 0,
+            state_source: StateSource::Screen,
+            manifest: None,
+            owns_tmux_session: false,
+        }
+    }
+
+    #[test]
+    fn a_hosts_answer_is_recorded_once_and_a_host_not_reached_is_asked_again() {
+        let home = tempfile::tempdir().unwrap();
+        let s = remote_session(AgentKind::Claude);
+        let asked = std::cell::RefCell::new(Vec::new());
+        let ask = |answer: Option<&'static str>| {
+            let asked = &asked;
+            move |line: &str| {
+                asked.borrow_mut().push(line.to_string());
+                answer.map(str::to_string)
+            }
+        };
+        // Not reached: nothing recorded, asked again on the next refresh.
+        assert_eq!(learn_remote(home.path(), &s, ask(None)), None);
+        assert_eq!(
+            learn_remote(home.path(), &s, ask(Some("2.1.332 (Claude Code)"))).as_deref(),
+            Some("2.1.332")
+        );
+        // Recorded: the host is not asked again, whatever it would say now.
+        assert_eq!(
+            learn_remote(home.path(), &s, ask(Some("9.9.9"))).as_deref(),
+            Some("2.1.332")
+        );
+        assert_eq!(
+            *asked.borrow(),
+            vec!["claude --version", "claude --version"]
+        );
+        // A local session is never asked through a host.
+        let local = Session {
+            host: None,
+            ..s.clone()
+        };
+        assert_eq!(learn_remote(home.path(), &local, ask(Some("1.0.0"))), None);
+        assert_eq!(asked.borrow().len(), 2);
+    }
+
+    #[test]
+    fn an_answer_naming_no_release_is_recorded_as_none_and_not_asked_again() {
+        let home = tempfile::tempdir().unwrap();
+        let s = remote_session(AgentKind::Codex);
+        let mut asked = 0;
+        for _ in 0..2 {
+            let release = learn_remote(home.path(), &s, |_| {
+                asked += 1;
+                Some("command not found".into())
+            });
+            assert_eq!(release, None);
+        }
+        assert_eq!(asked, 1);
+        // An agent with no proven list has no release to tell: not asked at all.
+        let generic = Session {
+            id: "id-2".into(),
+            ..remote_session(AgentKind::Generic)
+        };
+        assert_eq!(
+            learn_remote(home.path(), &generic, |_| panic!("asked")),
+            None
+        );
+    }
 
     #[test]
     fn the_proven_releases_are_the_captured_ones() {
