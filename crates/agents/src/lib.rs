@@ -5,4 +5,4 @@ pub mod agent;
 pub mod cost;
 
 use orchestra_model::inert;
-use orchestra_sys::{notify, paths, process, state};
+use orchestra_sys::{notify, paths, process, state, tmux};

@@ -563,7 +563,7 @@ fn predates(path: &Path, began: i64) -> bool {
     crate::paths::modified_secs(path).is_some_and(|at| at < began)
 }
 
-/// The agent a pane runs, from the command it started with (as `agent::launch` built it:
+/// The agent a pane runs, from the command it started with (as `Agent::launch` built it:
 /// the person's command, then claude's `--session-id`/`--resume` and the conversation),
 /// or what dispatch left in its folder: kind, the command, claude's conversation.
 fn agent_of(

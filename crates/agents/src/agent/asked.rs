@@ -116,10 +116,115 @@ impl Asked {
     }
 }
 
+/// What a hook says the agent asks the person for: Claude Code's PermissionRequest and
+/// PreToolUse name the tool and its input, the Gemini CLI's ToolPermission notification
+/// has `details`; `None` for a hook that names neither. Told as [`Asked::phrase`], as an
+/// approval read from the screen is.
+pub fn from_hook(hook: &serde_json::Value) -> Option<Asked> {
+    fn text(v: Option<&serde_json::Value>) -> String {
+        v.and_then(|v| v.as_str()).unwrap_or("").to_string()
+    }
+    if let Some(details) = hook
+        .get("details")
+        .filter(|_| hook.get("tool_name").is_none())
+    {
+        let field = |name: &str| text(details.get(name));
+        return match field("type").as_str() {
+            "exec" => Some(Asked::Run(field("command"))),
+            // A file with nothing in it before is a new one.
+            "edit" if field("originalContent").is_empty() => Some(Asked::Write(field("filePath"))),
+            "edit" => Some(Asked::Edit(field("filePath"))),
+            _ => None,
+        };
+    }
+    // opencode's permission.asked: the permission, the patterns it would allow (a
+    // command, a file) and the tool's own words in `metadata`.
+    if let Some(permission) = hook
+        .get("permission")
+        .and_then(|v| v.as_str())
+        .filter(|_| hook.get("patterns").is_some())
+    {
+        let first = text(hook.pointer("/patterns/0"));
+        let meta = |name: &str| {
+            Some(text(hook.pointer(&format!("/metadata/{name}")))).filter(|t| !t.is_empty())
+        };
+        return match permission {
+            "bash" => Some(Asked::Run(meta("command").unwrap_or(first))),
+            "edit" => Some(Asked::Edit(meta("filepath").unwrap_or(first))),
+            "webfetch" => Some(Asked::Fetch(meta("url").unwrap_or(first))),
+            other => Some(Asked::Use(other.to_string())),
+        };
+    }
+    let tool = text(hook.get("tool_name"));
+    let input = hook.get("tool_input");
+    let field = |name: &str| text(input.and_then(|i| i.get(name)));
+    let asked = match tool.as_str() {
+        // A question or a plan is no permission: nothing to approve by name.
+        "" => return None,
+        tool if crate::agent::claude::hooks::asks_the_person(tool) => return None,
+        "Bash" => Asked::Run(field("command")),
+        "Write" => Asked::Write(field("file_path")),
+        "Edit" | "MultiEdit" => Asked::Edit(field("file_path")),
+        "NotebookEdit" => Asked::Edit(field("notebook_path")),
+        "WebFetch" => Asked::Fetch(field("url")),
+        _ => Asked::Use(tool),
+    };
+    Some(asked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::Asked;
     use std::path::Path;
+
+    #[test]
+    fn asked_names_the_command_or_the_file() {
+        let hook = |v: &str| serde_json::from_str::<serde_json::Value>(v).unwrap();
+        let asked = |v: &serde_json::Value| super::from_hook(v).and_then(|a| a.phrase());
+        assert_eq!(
+            asked(&hook(
+                r#"{"tool_name":"Bash","tool_input":{"command":"npm test"}}"#
+            ))
+            .as_deref(),
+            Some("run: npm test")
+        );
+        assert_eq!(
+            asked(&hook(
+                r#"{"tool_name":"Write","tool_input":{"file_path":"src/login.rs","content":"x"}}"#
+            ))
+            .as_deref(),
+            Some("write src/login.rs")
+        );
+        let hostile = asked(&hook(
+            r#"{"tool_name":"Bash","tool_input":{"command":"echo hi\n\u001b]0;x\u0007 && make"}}"#,
+        ))
+        .unwrap();
+        assert!(!hostile.chars().any(char::is_control), "{hostile:?}");
+        assert!(hostile.starts_with("run: echo hi"), "{hostile:?}");
+        let long = format!(
+            r#"{{"tool_name":"Bash","tool_input":{{"command":"{}"}}}}"#,
+            "x".repeat(10_000)
+        );
+        assert!(asked(&hook(&long)).unwrap().chars().count() < 100);
+        assert_eq!(asked(&serde_json::Value::Null), None);
+
+        // The Gemini CLI's ToolPermission notifications, as 0.61.0 sent them.
+        let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("tests/fixtures/screens/gemini/0.61.0/hooks");
+        let gemini = |name: &str| {
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            super::from_hook(&hook(&text))
+                .map(|a| a.relative_to(std::path::Path::new("/tmp/orchestra-capture.SWICkx/wt")))
+        };
+        assert_eq!(
+            gemini("Notification.1796053111770353353.json"),
+            Some(Asked::Run("touch created-by-shell.txt".into()))
+        );
+        assert_eq!(
+            gemini("Notification.1796053128734426965.json"),
+            Some(Asked::Write("new-file.txt".into()))
+        );
+    }
 
     #[test]
     fn a_question_is_named_only_by_its_own_phrase_or_text() {

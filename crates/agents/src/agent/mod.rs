@@ -1,13 +1,164 @@
-//! Agent kinds: how each is launched and how its prompt reaches it. Screen rules and hook
-//! wiring per kind live here too, as data.
+//! Agent kinds: the [`Agent`] trait, the questions the use cases ask of a kind, answered
+//! by each kind in its own folder (claude/, codex/, gemini/, aider/, opencode/, generic/):
+//! how it is launched, what its hook events mean, how it resumes and quits. The screen
+//! rules of every kind are data (rules.toml), read by rules.rs.
 
+pub mod aider;
 pub mod asked;
+pub mod claude;
+pub mod codex;
 pub mod gemini;
+pub mod generic;
 pub mod menu;
 pub mod opencode;
 pub mod rules;
 
 use std::path::Path;
+
+use crate::state::{AgentState, Session, StateError, Store};
+use crate::tmux::Key;
+
+pub use aider::AIDER_NOTIFICATION;
+pub use claude::{claude_remote_settings, claude_settings};
+pub use codex::{codex_notify, codex_notify_state, CODEX_NOTIFY_EVENT};
+
+/// Everything the use cases ask of one kind of agent. Each kind answers in its own
+/// folder, and [`of`] gives a kind's answers: a new kind is one folder, one arm there,
+/// and the compiler then names every question it has yet to answer (no method has a
+/// default).
+pub trait Agent: Sync {
+    /// The kind that answers.
+    fn kind(&self) -> AgentKind;
+
+    /// The argv for this agent, starting from the person's command (`program` plus its
+    /// own arguments) and ending with the prompt where the agent takes one.
+    fn launch(&self, command: &[String], prompt: Option<&str>, ctx: &LaunchContext<'_>) -> Launch;
+
+    /// The words a first message goes in at the end of its command line (an
+    /// orchestrator's opening); `None` for an agent that takes none there.
+    fn first_message(&self, message: String) -> Option<Vec<String>>;
+
+    /// Where its hooks are wired: what dispatch writes into the session's folder.
+    fn hook_wiring(&self) -> HookWiring;
+
+    /// The events its hooks call `orchestra event` with (those [`Agent::hook_state`]
+    /// maps); none for an agent whose word comes otherwise.
+    fn hook_events(&self) -> Vec<String>;
+
+    /// The state `event` (with `hook`, its JSON, or Null) means; `None` for events that
+    /// change nothing. An event it does not know is bad input.
+    fn hook_state(
+        &self,
+        event: &str,
+        hook: &serde_json::Value,
+    ) -> Result<Option<AgentState>, AgentError>;
+
+    /// The conversation a hook says the session is in now, when the agent names it only
+    /// there: what a restart resumes (kept as the session's agent uuid).
+    fn conversation_named<'a>(&self, event: &str, hook: &'a serde_json::Value) -> Option<&'a str>;
+
+    /// The states its hooks say whenever they come true, on every release orchestra
+    /// supports: for these a screen that disagrees with a hook's word is a disagreement
+    /// (kept, and the hook's word stands a few ticks); the others only the screen (or
+    /// tmux) reads. README's table of hook-exact states is this one.
+    fn hook_exact(&self) -> &'static [AgentState];
+
+    /// The states its hooks say that its screen cannot.
+    fn screen_cannot_show(&self) -> &'static [AgentState];
+
+    /// Whether `state`, said by its hooks while `recorded` is the recorded state, says
+    /// nothing new and is not recorded.
+    fn says_nothing_new(&self, recorded: AgentState, state: Option<AgentState>) -> bool;
+
+    /// How it comes to take the worktree orchestra made as trusted.
+    fn trust(&self) -> Trust;
+
+    /// Whether `screen` shows it at work in a folder it trusts, so no trust dialog is
+    /// coming (asked only of an agent whose [`Trust`] is a dialog).
+    fn started_without_asking(&self, screen: &str) -> bool;
+
+    /// Whether restarted session `session` (of this kind, on this machine, in orchestra
+    /// home `home`) has a conversation of its own saved to resume.
+    fn can_resume(&self, home: &Path, store: &Store, session: &Session)
+        -> Result<bool, StateError>;
+
+    /// Whether a manifest session, in the person's own folder, resumes with what its last
+    /// `down` left: `conversation`, the id of the conversation it was in; `history`, its
+    /// history files carried into the new session's folder.
+    fn resumes_in_person_folder(&self, conversation: bool, history: bool) -> bool;
+
+    /// How it is asked to exit (saving its state on the way out).
+    fn quit(&self) -> Quit;
+
+    /// Whether its usage is read from its own logs (`cost`), on this machine.
+    fn has_cost_logs(&self) -> bool;
+
+    /// The conversation a hook names that its cost log is found by (`cost`), when the
+    /// agent names it only in its hooks.
+    fn log_named<'a>(&self, event: &str, hook: &'a serde_json::Value) -> Option<&'a str>;
+}
+
+/// The answers of `kind`.
+pub fn of(kind: AgentKind) -> &'static dyn Agent {
+    match kind {
+        AgentKind::Claude => &claude::Claude,
+        AgentKind::Codex => &codex::Codex,
+        AgentKind::Gemini => &gemini::Gemini,
+        AgentKind::Aider => &aider::Aider,
+        AgentKind::Opencode => &opencode::Opencode,
+        AgentKind::Generic => &generic::Generic,
+    }
+}
+
+/// Where an agent's hooks are wired, written by dispatch into the session's folder.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookWiring {
+    /// `settings.json` for `claude --settings` (written without hooks too).
+    ClaudeSettings,
+    /// `settings.json` naming codex's `notify` program (written without hooks too).
+    CodexNotify,
+    /// The session's Gemini home (`gemini`).
+    GeminiHome,
+    /// opencode's config folder with orchestra's plugin (`opencode`).
+    OpencodePlugin,
+    /// Nothing written: what it needs is on its command line (aider), or none.
+    CommandLine,
+}
+
+/// How an agent comes to trust the worktree orchestra made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// It asks, in a dialog orchestra answers (claude, codex).
+    Dialog,
+    /// It is told so at launch (gemini's environment).
+    AtLaunch,
+    /// It never asks.
+    NotAsked,
+}
+
+/// How an agent is asked to exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quit {
+    /// Its own exit command, typed after an Escape.
+    Typed(&'static str),
+    /// These keys, pressed.
+    Keys(&'static [Key]),
+}
+
+/// The events every kind shares (tmux's, and states said outright): what `event` means
+/// when the kind's own hooks (`hooks`, named in the error) do not know it; anything else
+/// is bad input.
+pub fn shared_event(event: &str, hooks: &str) -> Result<Option<AgentState>, AgentError> {
+    match event {
+        "pane-died" | "pane-exited" => Ok(Some(AgentState::Exited)),
+        other => match AgentState::parse(other) {
+            Some(AgentState::Unknown) | None => Err(AgentError::BadInput(format!(
+                "unknown event {other:?}: {hooks}, pane-died, pane-exited, or busy/waiting/idle/error/exited"
+            ))),
+            Some(state) => Ok(Some(state)),
+        },
+    }
+}
 
 /// A claude permission mode, as its `--permission-mode` names it (the choices of the
 /// pinned 2.1.x, and `default` of 2.0.x).
@@ -107,151 +258,6 @@ pub struct LaunchContext<'a> {
     pub opencode_config: Option<&'a Path>,
 }
 
-/// The prompt as claude's last argument. `--` keeps a prompt starting with `-` from being
-/// read as an option, but claude still takes a first operand that names one of its
-/// subcommands for that subcommand, `--` or not (measured: `claude -- mcp` prints the mcp
-/// help on 2.0.77 and 2.1.332, and 2.0.77 runs its self-updater for the prompt `update`).
-/// Subcommand names are single words, so a prompt without white space gets a trailing
-/// space, which no subcommand name has and the model does not care about.
-fn claude_prompt_operand(prompt: &str) -> String {
-    if prompt.contains(char::is_whitespace) {
-        prompt.to_string()
-    } else {
-        format!("{prompt} ")
-    }
-}
-
-/// The argv for `kind`, starting from the user's command (`program` plus its own
-/// arguments) and ending with the prompt where the agent takes one.
-pub fn launch(
-    kind: AgentKind,
-    command: &[String],
-    prompt: Option<&str>,
-    ctx: &LaunchContext<'_>,
-) -> Launch {
-    let mut argv = command.to_vec();
-    let mut typed_prompt = None;
-    let mut env = Vec::new();
-    match kind {
-        AgentKind::Claude => {
-            let session_flag = if ctx.resume {
-                "--resume"
-            } else {
-                "--session-id"
-            };
-            argv.extend([
-                session_flag.to_string(),
-                ctx.agent_uuid.to_string(),
-                "--settings".to_string(),
-                ctx.settings_file.to_string_lossy().into_owned(),
-            ]);
-            if let Some(text) = ctx.system_prompt {
-                argv.extend(["--append-system-prompt".to_string(), text.to_string()]);
-            }
-            if let Some(p) = prompt {
-                argv.extend(["--".to_string(), claude_prompt_operand(p)]);
-            }
-        }
-        AgentKind::Codex => {
-            if let Some(program) = ctx.notify {
-                argv.extend(["-c".to_string(), codex_notify_override(program)]);
-            }
-            // Last, after every option of the command: the session's worktree is its own
-            // folder, so its latest recorded thread there is the one it was in.
-            if ctx.resume {
-                argv.extend(["resume".to_string(), "--last".to_string()]);
-            }
-            if let Some(p) = prompt {
-                // A prompt starting with `-` is still the prompt, not an option.
-                argv.extend(["--".to_string(), p.to_string()]);
-            }
-        }
-        AgentKind::Gemini => {
-            if let Some(home) = ctx.gemini_home {
-                env.push((
-                    "GEMINI_CLI_HOME".to_string(),
-                    home.to_string_lossy().into_owned(),
-                ));
-            }
-            // Without it the CLI asks first, and runs no hooks in a folder it does not trust.
-            if ctx.trust_worktree {
-                env.push(("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string()));
-            }
-            // The session's Gemini home is its own, and its worktree a project of its own:
-            // the latest chat there is the one it was in.
-            if ctx.resume {
-                argv.extend(["--resume".to_string(), "latest".to_string()]);
-            }
-            if let Some(p) = prompt {
-                argv.extend(["--prompt-interactive".to_string(), p.to_string()]);
-            }
-        }
-        AgentKind::Opencode => {
-            if let Some(dir) = ctx.opencode_config {
-                env.push((
-                    "OPENCODE_CONFIG_DIR".to_string(),
-                    dir.to_string_lossy().into_owned(),
-                ));
-            }
-            // A release that updated itself mid-session is not the one its screens were
-            // proven on, and a shared session is the conversation on someone's server.
-            env.push(("OPENCODE_DISABLE_AUTOUPDATE".to_string(), "1".to_string()));
-            env.push(("OPENCODE_DISABLE_SHARE".to_string(), "1".to_string()));
-            if ctx.resume {
-                // The session its plugin named; else the worktree's last one (the
-                // worktree is the session's own).
-                if opencode::is_session_id(ctx.agent_uuid) {
-                    argv.extend(["-s".to_string(), ctx.agent_uuid.to_string()]);
-                } else {
-                    argv.push("-c".to_string());
-                }
-            }
-            if let Some(p) = prompt {
-                // `--prompt=` keeps a prompt starting with `-` the prompt.
-                argv.push(format!("--prompt={p}"));
-            }
-        }
-        AgentKind::Aider => {
-            argv.extend(aider_args(ctx.orchestra, ctx.session_dir));
-            if ctx.resume {
-                argv.push("--restore-chat-history".to_string());
-            }
-            // aider's `--message` runs one turn and exits; typing keeps it interactive.
-            typed_prompt = prompt.map(str::to_string);
-        }
-        AgentKind::Generic => typed_prompt = prompt.map(str::to_string),
-    }
-    Launch {
-        argv,
-        typed_prompt,
-        env,
-    }
-}
-
-/// The event aider's notifications command reports: its turn ended and it waits for the
-/// person, at its prompt or with a question (the command cannot say which).
-pub const AIDER_NOTIFICATION: &str = "aider-notification";
-
-/// What orchestra adds to aider's command line. aider has no hooks, but runs a command
-/// at the end of each turn when it first waits for the person: `orchestra event`.
-/// It keeps the worktree as the branch has it: its history files go to the session's
-/// folder, and it does not ask (first thing, before the prompt that the task is typed
-/// into) to add its files to .gitignore.
-fn aider_args(orchestra: &Path, session_dir: &Path) -> Vec<String> {
-    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
-    let file = |name: &str| session_dir.join(name).to_string_lossy().into_owned();
-    vec![
-        "--notifications".to_string(),
-        "--notifications-command".to_string(),
-        format!("{exe} event --from-hook {AIDER_NOTIFICATION}"),
-        "--no-gitignore".to_string(),
-        "--input-history-file".to_string(),
-        file(AIDER_INPUT_HISTORY),
-        "--chat-history-file".to_string(),
-        file(AIDER_CHAT_HISTORY),
-    ]
-}
-
 /// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
 /// as `--resume ID`.
 pub fn is_conversation_id(text: &str) -> bool {
@@ -259,113 +265,6 @@ pub fn is_conversation_id(text: &str) -> bool {
         && text.chars().enumerate().all(|(i, c)| {
             matches!(i, 8 | 13 | 18 | 23) == (c == '-') && (c == '-' || c.is_ascii_hexdigit())
         })
-}
-
-/// What codex's `notify` runs for a session: `orchestra event` with the payload codex
-/// appends as the last argument (the session named here, not only in the environment).
-pub fn codex_notify(orchestra: &Path, session_id: &str) -> Vec<String> {
-    [
-        &*orchestra.to_string_lossy(),
-        "event",
-        "--from-hook",
-        "--session",
-        session_id,
-        CODEX_NOTIFY_EVENT,
-    ]
-    .map(str::to_string)
-    .to_vec()
-}
-
-/// The event name `orchestra event` gets from codex's `notify`.
-/// What codex's `notify` payload means. It says only that a turn ended
-/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
-/// as a turn of a thread of its own and ends while the person's turn still runs, so that
-/// one says nothing.
-pub fn codex_notify_state(payload: &serde_json::Value) -> Option<crate::state::AgentState> {
-    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
-        return None;
-    }
-    let first_input = payload
-        .get("input-messages")
-        .and_then(|v| v.as_array())
-        .and_then(|m| m.first())
-        .and_then(|m| m.as_str())
-        .unwrap_or("");
-    if first_input.starts_with("Generate a concise, single-line task title") {
-        return None;
-    }
-    Some(crate::state::AgentState::Idle)
-}
-
-pub const CODEX_NOTIFY_EVENT: &str = "codex-notify";
-
-/// `notify=[…]` for codex's `-c`: the value is TOML, each word a quoted string.
-fn codex_notify_override(program: &[String]) -> String {
-    let words = program
-        .iter()
-        .map(|w| toml::Value::String(w.clone()))
-        .collect();
-    format!("notify={}", toml::Value::Array(words))
-}
-
-/// The Claude Code hook events that report state, and the release that introduced each
-/// (a release refuses a whole settings file naming an event it does not know).
-const CLAUDE_HOOKS: &[(&str, (u32, u32, u32))] = &[
-    ("UserPromptSubmit", (0, 0, 0)),
-    ("PreToolUse", (0, 0, 0)),
-    ("PostToolUse", (0, 0, 0)),
-    ("PermissionRequest", (0, 0, 0)),
-    ("Notification", (0, 0, 0)),
-    ("Stop", (0, 0, 0)),
-    ("SessionEnd", (0, 0, 0)),
-    // Also says which conversation the session is in now (`/clear`, `/resume`).
-    ("SessionStart", (0, 0, 0)),
-    ("StopFailure", (2, 1, 78)),
-];
-
-/// The settings file passed with `--settings`: hooks that call `orchestra event` for every
-/// state-bearing event this release of the CLI knows. An unknown release gets the events
-/// every 2.x release has.
-pub fn claude_settings(orchestra: &Path, version: Option<(u32, u32, u32)>) -> serde_json::Value {
-    let exe = shell_words::quote(&orchestra.to_string_lossy()).into_owned();
-    claude_hooks(version, |event| format!("{exe} event --from-hook {event}"))
-}
-
-/// The settings of a claude session on a remote host: the same hooks (those every 2.x
-/// release has: the host's claude release is not asked), calling the host's orchestra
-/// at `orchestra` with `--remote`. A binary removed or replaced by one that does not know
-/// `--remote` must not block the agent or print into its screen, so the command says
-/// nothing and exits 0 whatever happens.
-pub fn claude_remote_settings(orchestra: &str) -> serde_json::Value {
-    let exe = shell_words::quote(orchestra).into_owned();
-    claude_hooks(None, |event| {
-        format!("{exe} event --from-hook --remote {event} >/dev/null 2>&1 || true")
-    })
-}
-
-fn claude_hooks(
-    version: Option<(u32, u32, u32)>,
-    command: impl Fn(&str) -> String,
-) -> serde_json::Value {
-    let mut hooks = serde_json::Map::new();
-    for (event, since) in CLAUDE_HOOKS {
-        let known = match version {
-            Some(v) => v >= *since,
-            None => *since == (0, 0, 0),
-        };
-        if !known {
-            continue;
-        }
-        hooks.insert(
-            event.to_string(),
-            serde_json::json!([{ "hooks": [{
-                "type": "command",
-                "command": command(event),
-                "timeout": 10
-            }]}]),
-        );
-    }
-    serde_json::json!({ "hooks": hooks })
 }
 
 /// The release of the agent `command` runs ("2.1.332 (Claude Code)" → (2, 1, 332)), asked
@@ -451,28 +350,6 @@ mod tests {
     }
 
     #[test]
-    fn hook_events_follow_the_release() {
-        let events = |v| {
-            let s = claude_settings(Path::new("/opt/my tools/orchestra"), v);
-            let mut keys: Vec<String> = s["hooks"].as_object().unwrap().keys().cloned().collect();
-            keys.sort();
-            (keys, s)
-        };
-        let (old, _) = events(Some((2, 0, 77)));
-        assert!(!old.contains(&"StopFailure".to_string()));
-        assert!(old.contains(&"PermissionRequest".to_string()));
-        let (new, settings) = events(Some((2, 1, 332)));
-        assert!(new.contains(&"StopFailure".to_string()));
-        let command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-            .as_str()
-            .unwrap();
-        assert_eq!(command, "'/opt/my tools/orchestra' event --from-hook Stop");
-        assert_eq!(events(None).0, old);
-        assert_eq!(parse_version("2.1.332 (Claude Code)"), Some((2, 1, 332)));
-        assert_eq!(parse_version("v10.2"), None);
-    }
-
-    #[test]
     fn conversation_ids_are_uuids() {
         assert!(is_conversation_id("45913bb3-602f-424a-8f1a-bb001627e015"));
         assert!(!is_conversation_id("45913bb3-602f-424a-8f1a-bb001627e01"));
@@ -482,237 +359,69 @@ mod tests {
         assert!(!is_conversation_id("45913bb3x602f-424a-8f1a-bb001627e015"));
     }
 
+    /// Every kind answers every question, and answers it for itself: a kind added to
+    /// [`AgentKind`] without a folder of its own, or one that copied another's answers
+    /// without meaning them, fails here.
     #[test]
-    fn claude_gets_its_session_settings_and_prompt_last() {
-        let ctx = LaunchContext {
-            agent_uuid: "u-1",
-            settings_file: Path::new("/s.json"),
-            session_dir: Path::new("/sessions/s 1"),
-            orchestra: Path::new("/opt/my tools/orchestra"),
-            system_prompt: None,
-            resume: false,
-            gemini_home: Some(Path::new("/s/gemini-home")),
-            trust_worktree: true,
-            notify: None,
-            opencode_config: None,
-        };
-        let l = launch(
-            AgentKind::Claude,
-            &["claude".into(), "--model".into(), "x".into()],
-            Some("do it"),
-            &ctx,
-        );
-        assert_eq!(
-            l.argv,
-            [
-                "claude",
-                "--model",
-                "x",
-                "--session-id",
-                "u-1",
-                "--settings",
-                "/s.json",
-                "--",
-                "do it"
-            ]
-        );
-        assert_eq!(l.typed_prompt, None);
-        assert!(l.env.is_empty(), "{:?}", l.env);
-        for (prompt, operand) in [
-            ("mcp", "mcp "),
-            ("--version", "--version "),
-            ("-x y", "-x y"),
-        ] {
-            let l = launch(AgentKind::Claude, &["claude".into()], Some(prompt), &ctx);
-            assert_eq!(l.argv[l.argv.len() - 2..], ["--", operand], "{prompt:?}");
-        }
-        let g = launch(AgentKind::Generic, &["bash".into()], Some("echo hi"), &ctx);
-        assert_eq!(g.argv, ["bash"]);
-        assert_eq!(g.typed_prompt.as_deref(), Some("echo hi"));
-    }
-
-    #[test]
-    fn aider_reports_its_turns_and_keeps_the_worktree_clean() {
-        let ctx = LaunchContext {
-            agent_uuid: "",
-            settings_file: Path::new("/sessions/s 1/settings.json"),
-            session_dir: Path::new("/sessions/s 1"),
-            orchestra: Path::new("/opt/my tools/orchestra"),
-            system_prompt: Some("worker rules"),
-            resume: false,
-            gemini_home: None,
-            trust_worktree: true,
-            notify: None,
-            opencode_config: None,
-        };
-        let a = launch(
-            AgentKind::Aider,
-            &["aider".into(), "--model".into(), "x".into()],
-            Some("line one\nline two"),
-            &ctx,
-        );
-        assert_eq!(
-            a.argv,
-            [
-                "aider",
-                "--model",
-                "x",
-                "--notifications",
-                "--notifications-command",
-                "'/opt/my tools/orchestra' event --from-hook aider-notification",
-                "--no-gitignore",
-                "--input-history-file",
-                "/sessions/s 1/aider.input.history",
-                "--chat-history-file",
-                "/sessions/s 1/aider.chat.history.md",
-            ]
-        );
-        assert_eq!(a.typed_prompt.as_deref(), Some("line one\nline two"));
-        let resumed = launch(
-            AgentKind::Aider,
-            &["aider".into()],
-            None,
-            &LaunchContext {
-                resume: true,
-                ..ctx
-            },
-        );
-        assert_eq!(
-            resumed.argv.last().map(String::as_str),
-            Some("--restore-chat-history")
-        );
-        assert_eq!(resumed.typed_prompt, None);
-    }
-
-    #[test]
-    fn gemini_gets_its_home_and_trust_and_the_prompt_to_run_first() {
-        let mut ctx = LaunchContext {
-            agent_uuid: "",
-            settings_file: Path::new("/s/settings.json"),
-            session_dir: Path::new("/s"),
-            orchestra: Path::new("/opt/my tools/orchestra"),
-            system_prompt: Some("be brief"),
-            resume: false,
-            gemini_home: Some(Path::new("/s/gemini-home")),
-            trust_worktree: true,
-            notify: None,
-            opencode_config: None,
-        };
-        let l = launch(AgentKind::Gemini, &["gemini".into()], Some("do it"), &ctx);
-        assert_eq!(l.argv, ["gemini", "--prompt-interactive", "do it"]);
-        assert_eq!(l.typed_prompt, None);
-        let env = |l: &Launch| {
-            l.env
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            env(&l),
-            [
-                "GEMINI_CLI_HOME=/s/gemini-home",
-                "GEMINI_CLI_TRUST_WORKSPACE=true"
-            ]
-        );
-        ctx.gemini_home = None;
-        ctx.trust_worktree = false;
-        let bare = launch(AgentKind::Gemini, &["gemini".into()], None, &ctx);
-        assert_eq!(bare.argv, ["gemini"]);
-        assert!(bare.env.is_empty());
-    }
-
-    #[test]
-    fn codex_gets_its_notify_program_and_the_prompt_after_dashes() {
-        let notify = codex_notify(Path::new("/opt/my \"tools\"/orchestra"), "abc123");
-        let ctx = LaunchContext {
-            agent_uuid: "",
-            settings_file: Path::new("/s.json"),
-            session_dir: Path::new("/s"),
-            orchestra: Path::new("/opt/orchestra"),
-            system_prompt: Some("not for codex"),
-            resume: false,
-            gemini_home: None,
-            trust_worktree: false,
-            notify: Some(&notify),
-            opencode_config: None,
-        };
-        let l = launch(
-            AgentKind::Codex,
-            &["codex".into(), "-a".into(), "on-request".into()],
-            Some("-n is not an option here"),
-            &ctx,
-        );
-        assert_eq!(l.argv[..3], ["codex", "-a", "on-request"]);
-        assert_eq!(l.argv[3], "-c");
-        let value: toml::Table = toml::from_str(&l.argv[4]).unwrap();
-        let words: Vec<&str> = value["notify"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w.as_str().unwrap())
-            .collect();
-        assert_eq!(
-            words,
-            [
-                "/opt/my \"tools\"/orchestra",
-                "event",
-                "--from-hook",
-                "--session",
-                "abc123",
-                "codex-notify"
-            ]
-        );
-        assert_eq!(l.argv[5..], ["--", "-n is not an option here"]);
-        assert_eq!(l.typed_prompt, None);
-        let quiet = launch(
-            AgentKind::Codex,
-            &["codex".into()],
-            None,
-            &LaunchContext {
+    fn every_kind_answers_for_itself() {
+        let none = serde_json::Value::Null;
+        for kind in AgentKind::ALL {
+            let agent = of(kind);
+            assert_eq!(agent.kind(), kind);
+            // Each event its hooks are wired to call means something, or nothing, but is
+            // never taken for bad input; tmux's events mean the same for every kind.
+            for event in agent.hook_events() {
+                assert!(agent.hook_state(&event, &none).is_ok(), "{kind:?}: {event}");
+            }
+            assert_eq!(
+                agent.hook_state("pane-died", &none).unwrap(),
+                Some(AgentState::Exited),
+                "{kind:?}"
+            );
+            assert!(
+                agent.hook_state("no-such-event", &none).is_err(),
+                "{kind:?}"
+            );
+            // A kind whose hooks say a state exactly has hooks wired, and events for them.
+            if !agent.hook_exact().is_empty() {
+                assert!(!agent.hook_events().is_empty(), "{kind:?}");
+                assert_ne!(agent.hook_wiring(), HookWiring::CommandLine, "{kind:?}");
+            }
+            // What its screen cannot show, its hooks must say.
+            for state in agent.screen_cannot_show() {
+                assert!(agent.hook_exact().contains(state), "{kind:?}: {state:?}");
+            }
+            match agent.quit() {
+                Quit::Typed(command) => assert!(command.starts_with('/'), "{kind:?}"),
+                Quit::Keys(keys) => assert!(!keys.is_empty(), "{kind:?}"),
+            }
+            // An empty screen: one that asks has not shown that it trusts the folder, and
+            // one that never asks has nothing to wait for.
+            assert_eq!(
+                agent.started_without_asking(""),
+                agent.trust() != Trust::Dialog,
+                "{kind:?}"
+            );
+            // Its first message is on its command line exactly when its launch puts a
+            // prompt there (else it is typed).
+            let ctx = LaunchContext {
+                agent_uuid: "",
+                settings_file: Path::new("/s/settings.json"),
+                session_dir: Path::new("/s"),
+                orchestra: Path::new("/opt/orchestra"),
+                system_prompt: None,
+                resume: false,
+                gemini_home: None,
+                trust_worktree: false,
                 notify: None,
-                ..ctx
-            },
-        );
-        assert_eq!(quiet.argv, ["codex"], "no hooks: nothing added");
-    }
-
-    #[test]
-    fn opencode_gets_its_config_folder_the_prompt_and_its_session_back() {
-        let mut ctx = LaunchContext {
-            agent_uuid: "3f2504e0-4f89-11d3-9a0c-0305e82c3301",
-            settings_file: Path::new("/s/settings.json"),
-            session_dir: Path::new("/s"),
-            orchestra: Path::new("/opt/orchestra"),
-            system_prompt: Some("not for opencode"),
-            resume: false,
-            gemini_home: None,
-            trust_worktree: true,
-            notify: None,
-            opencode_config: Some(Path::new("/s/opencode")),
-        };
-        let l = launch(
-            AgentKind::Opencode,
-            &["opencode".into()],
-            Some("-x do it"),
-            &ctx,
-        );
-        assert_eq!(l.argv, ["opencode", "--prompt=-x do it"]);
-        assert_eq!(l.typed_prompt, None);
-        assert_eq!(
-            l.env[0],
-            ("OPENCODE_CONFIG_DIR".to_string(), "/s/opencode".to_string())
-        );
-        ctx.resume = true;
-        ctx.opencode_config = None;
-        let l = launch(AgentKind::Opencode, &["opencode".into()], None, &ctx);
-        assert_eq!(
-            l.argv,
-            ["opencode", "-c"],
-            "no session id known: the last one"
-        );
-        assert!(l.env.iter().all(|(k, _)| k != "OPENCODE_CONFIG_DIR"));
-        ctx.agent_uuid = "ses_dcae52746ffeXlceujJWQ7dMNb";
-        let l = launch(AgentKind::Opencode, &["opencode".into()], None, &ctx);
-        assert_eq!(l.argv, ["opencode", "-s", "ses_dcae52746ffeXlceujJWQ7dMNb"]);
+                opencode_config: None,
+            };
+            let launch = agent.launch(&[kind.as_str().to_string()], Some("go on"), &ctx);
+            assert_eq!(
+                agent.first_message("go on".into()).is_some(),
+                launch.typed_prompt.is_none(),
+                "{kind:?}"
+            );
+        }
     }
 }

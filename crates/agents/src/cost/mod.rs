@@ -87,11 +87,7 @@ pub fn claude_config_dir() -> Option<PathBuf> {
 /// Whether orchestra can read this session's usage: a claude, codex or gemini agent on
 /// this machine (aider's usage is written nowhere this reads).
 pub fn has_logs(s: &Session) -> bool {
-    s.host.is_none()
-        && matches!(
-            s.agent_kind,
-            AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini
-        )
+    s.host.is_none() && crate::agent::of(s.agent_kind).has_cost_logs()
 }
 
 /// What kind of log a file is, so it is read by the right reader.
@@ -112,17 +108,7 @@ pub fn note_conversation(
     event: &str,
     hook: &serde_json::Value,
 ) -> Result<(), StateError> {
-    let field = match (s.agent_kind, event) {
-        // Not the title codex asks for in a thread of its own, which leaves no rollout.
-        (AgentKind::Codex, crate::agent::CODEX_NOTIFY_EVENT)
-            if crate::agent::codex_notify_state(hook).is_some() =>
-        {
-            "thread-id"
-        }
-        (AgentKind::Gemini, "SessionStart" | "BeforeAgent") => "session_id",
-        _ => return Ok(()),
-    };
-    match hook.get(field).and_then(|v| v.as_str()) {
+    match crate::agent::of(s.agent_kind).log_named(event, hook) {
         // Only an id of the usual form: it is matched against file names.
         Some(id) if crate::agent::is_conversation_id(id) => store.add_conversation(&s.id, id),
         _ => Ok(()),

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::agent::{self, AgentKind, LaunchContext};
+use crate::agent::{self, AgentKind, HookWiring, LaunchContext, Trust};
 use crate::context::Context;
 use crate::error::Error;
 use crate::paths::{find_program, non_empty_env, session_dir};
@@ -36,7 +36,8 @@ pub fn agent_launch(
     prompt: Option<&str>,
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
-    let kind = session.agent_kind;
+    let agent = agent::of(session.agent_kind);
+    let wiring = agent.hook_wiring();
     let dir = session_dir(&ctx.home, &session.id);
     let settings_file = dir.join("settings.json");
     // A manifest session is no worker on a branch, and works in the person's own folder,
@@ -51,25 +52,24 @@ pub fn agent_launch(
     let gemini_home = dir.join(agent::gemini::HOME_DIR);
     // Made by dispatch (unless --no-hooks); brought up to date on every start, as the
     // person's settings may have changed. If they cannot be read now, last time's stay.
-    let gemini_home = (kind == AgentKind::Gemini && gemini_home.is_dir()).then(|| {
+    let gemini_home = (wiring == HookWiring::GeminiHome && gemini_home.is_dir()).then(|| {
         let _ = prepare_gemini_home(ctx, &dir, &session.id);
         gemini_home
     });
-    let trust_worktree = kind == AgentKind::Gemini
+    let trust_worktree = agent.trust() == Trust::AtLaunch
         && !manifest
         && trusts_worktrees(&ctx.tmux())
         && agent_settings_allowed(ctx, session);
     // Made by dispatch unless --no-hooks.
     let opencode_config = dir.join(agent::opencode::CONFIG_DIR);
-    let opencode_config = (kind == AgentKind::Opencode
+    let opencode_config = (wiring == HookWiring::OpencodePlugin
         && opencode_config.join(agent::opencode::PLUGIN_FILE).is_file())
     .then_some(opencode_config);
-    let notify = match kind {
-        AgentKind::Codex => codex_notify_from(&settings_file),
+    let notify = match wiring {
+        HookWiring::CodexNotify => codex_notify_from(&settings_file),
         _ => None,
     };
-    let mut launch = agent::launch(
-        kind,
+    let mut launch = agent.launch(
         &session.agent_argv,
         prompt,
         &LaunchContext {
@@ -144,12 +144,12 @@ pub fn write_hook_settings(
     hooks: bool,
     out: &mut dyn Report,
 ) -> Result<(), Error> {
-    match kind {
-        AgentKind::Claude => write_claude_settings(ctx, dir, command, hooks),
-        AgentKind::Codex => write_codex_settings(dir, id, hooks),
-        AgentKind::Gemini if hooks => write_gemini_home(ctx, dir, id, out),
-        AgentKind::Opencode if hooks => write_opencode_plugin(ctx, dir, id),
-        // aider's notifications command is on its command line (`agent::launch`).
+    match agent::of(kind).hook_wiring() {
+        HookWiring::ClaudeSettings => write_claude_settings(ctx, dir, command, hooks),
+        HookWiring::CodexNotify => write_codex_settings(dir, id, hooks),
+        HookWiring::GeminiHome if hooks => write_gemini_home(ctx, dir, id, out),
+        HookWiring::OpencodePlugin if hooks => write_opencode_plugin(ctx, dir, id),
+        // aider's notifications command is on its command line (`Agent::launch`).
         _ => Ok(()),
     }
 }
@@ -391,9 +391,9 @@ pub fn chosen_agent_command(flag: Option<&str>, how_to_choose: &str) -> Result<V
     Ok(words)
 }
 
-/// The agents that ask whether to trust a folder they have not seen.
+/// Whether an agent of `kind` asks whether to trust a folder it has not seen.
 pub fn asks_to_trust(kind: AgentKind) -> bool {
-    matches!(kind, AgentKind::Claude | AgentKind::Codex)
+    agent::of(kind).trust() == Trust::Dialog
 }
 
 /// Answers the CLI's "trust this folder?" dialog for the worktree dispatch just made (the
@@ -414,7 +414,7 @@ pub fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &m
     let Some(pane) = session.pane.as_ref() else {
         return;
     };
-    let kind = session.agent_kind;
+    let agent = agent::of(session.agent_kind);
     let started = Instant::now();
     while started.elapsed() < TRUST_DIALOG_WAIT {
         let screen = tmux.capture_pane(pane, 0).unwrap_or_default();
@@ -431,20 +431,10 @@ pub fn trust_our_worktree(ctx: &Context, tmux: &Tmux, session: &Session, out: &m
             }
             return;
         }
-        if started_without_asking(kind, &screen) {
+        if agent.started_without_asking(&screen) {
             return;
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-/// Whether `screen` shows the agent at work in a folder it trusts, so no trust dialog is
-/// coming: claude's empty input box; codex's footer hint "← for agents", drawn once its
-/// conversation is live (its input box shows earlier, while it still checks the folder).
-fn started_without_asking(kind: AgentKind, screen: &str) -> bool {
-    match kind {
-        AgentKind::Codex => screen.lines().any(|l| l.contains("← for agents")),
-        _ => screen.lines().any(|l| l.trim_end() == "❯"),
     }
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::agent::AgentKind;
+use crate::agent::{AgentKind, Quit};
 use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
@@ -94,11 +94,8 @@ pub fn up_one(
     // claude resumes its conversation; aider reads back the history carried in. gemini's
     // and codex's latest chat in the person's own folder may be the person's, not this
     // session's: they start afresh.
-    let resume = match kind {
-        AgentKind::Claude => resume_uuid.is_some(),
-        AgentKind::Aider => !history.is_empty(),
-        AgentKind::Codex | AgentKind::Gemini | AgentKind::Opencode | AgentKind::Generic => false,
-    };
+    let resume =
+        crate::agent::of(kind).resumes_in_person_folder(resume_uuid.is_some(), !history.is_empty());
     let agent_uuid = resume_uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cwd = PathBuf::from(&spec.path);
     if spec.host.is_none() && !cwd.is_dir() {
@@ -321,12 +318,9 @@ pub fn down_one(
 
 /// Types the agent's own exit command (the agent saves its state on the way out).
 fn ask_to_exit(tmux: &Tmux, pane: &OwnedPane, kind: AgentKind) -> Result<(), TmuxError> {
-    let command = match kind {
-        AgentKind::Claude | AgentKind::Aider => "/exit",
-        AgentKind::Codex | AgentKind::Gemini => "/quit",
-        // opencode: Ctrl+C clears a half-typed prompt, then exits at an empty one.
-        AgentKind::Opencode => return tmux.press(pane, &[Key::Escape, Key::CtrlC, Key::CtrlC]),
-        AgentKind::Generic => return tmux.press(pane, &[Key::CtrlC]),
+    let command = match crate::agent::of(kind).quit() {
+        Quit::Typed(command) => command,
+        Quit::Keys(keys) => return tmux.press(pane, keys),
     };
     // Escape first: a half-typed line or an open menu would swallow the command.
     tmux.press(pane, &[Key::Escape])?;

@@ -4,11 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::agent::AgentKind;
 use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
-use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{agent_env, agent_launch, start_agent_in_pane, window_argv};
 use crate::session::manifest::{down_one, up_one, Carried, Plan};
@@ -42,26 +40,12 @@ pub fn dispatched(
         &session.branch,
     )?;
     // A session whose setup did not finish has no agent yet: the setup runs again,
-    // then the agent starts with its prompt. Else claude resumes its conversation by
-    // id; codex and gemini their latest thread or chat in the worktree, when they saved
-    // one; aider reads back its chat history file (in the session's folder).
+    // then the agent starts with its prompt. Else it resumes what it saved, if it did
+    // (claude its conversation by id, codex and gemini their latest in the worktree,
+    // aider its chat history file in the session's folder: `Agent::can_resume`).
     let setup_again = matches!(session.status, Status::SetupFailed | Status::Setup);
     let resume = !setup_again
-        && match session.agent_kind {
-            AgentKind::Claude => session.agent_uuid.is_some(),
-            AgentKind::Gemini => crate::cost::gemini::has_chat(
-                &session_dir(&ctx.home, &session.id).join(crate::agent::gemini::HOME_DIR),
-                &session.worktree,
-            ),
-            // A thread its notify named was recorded: codex saved it.
-            AgentKind::Codex => store.all_conversations()?.contains_key(&session.id),
-            AgentKind::Aider => true,
-            // The session its plugin named at the start (`hooks`).
-            AgentKind::Opencode => crate::agent::opencode::is_session_id(
-                session.agent_uuid.as_deref().unwrap_or_default(),
-            ),
-            AgentKind::Generic => false,
-        };
+        && crate::agent::of(session.agent_kind).can_resume(&ctx.home, store, session)?;
     // In place only while the recorded pane is still this session's (pane ids are
     // reused after a tmux restart); else a new window.
     let pane_exists = match agent_pane(session) {

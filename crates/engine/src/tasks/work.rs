@@ -124,8 +124,9 @@ pub fn orchestrator_words(
     kind: crate::agent::AgentKind,
     out: &mut dyn Report,
 ) -> Result<Vec<String>, Error> {
-    use crate::agent::AgentKind;
-    if matches!(kind, AgentKind::Aider | AgentKind::Generic) {
+    let agent = crate::agent::of(kind);
+    // Asked of an empty message: whether it takes one at all.
+    if agent.first_message(String::new()).is_none() {
         // No first message to put them in: not worth a request.
         if configured(repo)?.is_some() {
             out.note(format!(
@@ -147,12 +148,7 @@ pub fn orchestrator_words(
             return Ok(Vec::new());
         }
     };
-    Ok(match kind {
-        AgentKind::Codex => vec!["--".into(), message],
-        AgentKind::Gemini => vec!["--prompt-interactive".into(), message],
-        AgentKind::Opencode => vec![format!("--prompt={message}")],
-        _ => vec![message],
-    })
+    Ok(agent.first_message(message).unwrap_or_default())
 }
 
 /// After `session` merged: its task moves to done when `done_on_merge` asks for it. A

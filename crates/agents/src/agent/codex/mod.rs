@@ -1,0 +1,271 @@
+//! codex: its `notify` program (the one event it says, a turn's end), given on its
+//! command line from the session's settings; it resumes its latest thread in the worktree.
+//! What a session cost is read from its rollouts (`cost::codex`).
+
+use std::path::Path;
+
+pub use crate::cost::codex as cost;
+
+use crate::agent::{
+    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust,
+};
+use crate::state::{AgentState, Session, StateError, Store};
+
+pub struct Codex;
+
+impl Agent for Codex {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Codex
+    }
+
+    fn launch(&self, command: &[String], prompt: Option<&str>, ctx: &LaunchContext<'_>) -> Launch {
+        let mut argv = command.to_vec();
+        if let Some(program) = ctx.notify {
+            argv.extend(["-c".to_string(), codex_notify_override(program)]);
+        }
+        // Last, after every option of the command: the session's worktree is its own
+        // folder, so its latest recorded thread there is the one it was in.
+        if ctx.resume {
+            argv.extend(["resume".to_string(), "--last".to_string()]);
+        }
+        if let Some(p) = prompt {
+            // A prompt starting with `-` is still the prompt, not an option.
+            argv.extend(["--".to_string(), p.to_string()]);
+        }
+        Launch {
+            argv,
+            typed_prompt: None,
+            env: Vec::new(),
+        }
+    }
+
+    fn first_message(&self, message: String) -> Option<Vec<String>> {
+        Some(vec!["--".into(), message])
+    }
+
+    fn hook_wiring(&self) -> HookWiring {
+        HookWiring::CodexNotify
+    }
+
+    fn hook_events(&self) -> Vec<String> {
+        vec![CODEX_NOTIFY_EVENT.to_string()]
+    }
+
+    fn hook_state(
+        &self,
+        event: &str,
+        hook: &serde_json::Value,
+    ) -> Result<Option<AgentState>, AgentError> {
+        codex_state_for(event, hook)
+    }
+
+    fn conversation_named<'a>(
+        &self,
+        _event: &str,
+        _hook: &'a serde_json::Value,
+    ) -> Option<&'a str> {
+        None
+    }
+
+    // `notify` says only that a turn ended.
+    fn hook_exact(&self) -> &'static [AgentState] {
+        &[AgentState::Idle]
+    }
+
+    fn screen_cannot_show(&self) -> &'static [AgentState] {
+        &[]
+    }
+
+    fn says_nothing_new(&self, _recorded: AgentState, _state: Option<AgentState>) -> bool {
+        false
+    }
+
+    fn trust(&self) -> Trust {
+        Trust::Dialog
+    }
+
+    // Its footer hint "← for agents", drawn once its conversation is live (its input box
+    // shows earlier, while it still checks the folder).
+    fn started_without_asking(&self, screen: &str) -> bool {
+        screen.lines().any(|l| l.contains("← for agents"))
+    }
+
+    // A thread its notify named was recorded: codex saved it.
+    fn can_resume(
+        &self,
+        _home: &Path,
+        store: &Store,
+        session: &Session,
+    ) -> Result<bool, StateError> {
+        Ok(store.all_conversations()?.contains_key(&session.id))
+    }
+
+    // Its latest thread in the person's own folder may be the person's.
+    fn resumes_in_person_folder(&self, _conversation: bool, _history: bool) -> bool {
+        false
+    }
+
+    fn quit(&self) -> Quit {
+        Quit::Typed("/quit")
+    }
+
+    fn has_cost_logs(&self) -> bool {
+        true
+    }
+
+    // Its notify payload's `thread-id`, at the end of each of the person's turns; not the
+    // title codex asks for in a thread of its own, which leaves no rollout.
+    fn log_named<'a>(&self, event: &str, hook: &'a serde_json::Value) -> Option<&'a str> {
+        if event != CODEX_NOTIFY_EVENT || codex_notify_state(hook).is_none() {
+            return None;
+        }
+        hook.get("thread-id").and_then(|v| v.as_str())
+    }
+}
+
+/// The state codex's one event, its `notify` at the end of a turn, means.
+pub fn codex_state_for(
+    event: &str,
+    payload: &serde_json::Value,
+) -> Result<Option<AgentState>, AgentError> {
+    match event {
+        CODEX_NOTIFY_EVENT => Ok(codex_notify_state(payload)),
+        other => shared_event(other, "codex-notify"),
+    }
+}
+
+/// What codex's `notify` runs for a session: `orchestra event` with the payload codex
+/// appends as the last argument (the session named here, not only in the environment).
+pub fn codex_notify(orchestra: &Path, session_id: &str) -> Vec<String> {
+    [
+        &*orchestra.to_string_lossy(),
+        "event",
+        "--from-hook",
+        "--session",
+        session_id,
+        CODEX_NOTIFY_EVENT,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+/// What codex's `notify` payload means. It says only that a turn ended
+/// (`agent-turn-complete`); the title codex asks its model for after the first prompt runs
+/// as a turn of a thread of its own and ends while the person's turn still runs, so that
+/// one says nothing.
+pub fn codex_notify_state(payload: &serde_json::Value) -> Option<AgentState> {
+    if payload.get("type").and_then(|v| v.as_str()) != Some("agent-turn-complete") {
+        return None;
+    }
+    let first_input = payload
+        .get("input-messages")
+        .and_then(|v| v.as_array())
+        .and_then(|m| m.first())
+        .and_then(|m| m.as_str())
+        .unwrap_or("");
+    if first_input.starts_with("Generate a concise, single-line task title") {
+        return None;
+    }
+    Some(AgentState::Idle)
+}
+
+/// The event name `orchestra event` gets from codex's `notify`.
+pub const CODEX_NOTIFY_EVENT: &str = "codex-notify";
+
+/// `notify=[…]` for codex's `-c`: the value is TOML, each word a quoted string.
+fn codex_notify_override(program: &[String]) -> String {
+    let words = program
+        .iter()
+        .map(|w| toml::Value::String(w.clone()))
+        .collect();
+    format!("notify={}", toml::Value::Array(words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::of;
+    use serde_json::json;
+
+    #[test]
+    fn codex_notify_ends_a_turn_but_not_its_title_helper() {
+        let fixtures = concat!(
+            concat!(env!("CARGO_MANIFEST_DIR"), "/../.."),
+            "/tests/fixtures/screens/codex/0.171.0/notify"
+        );
+        let mut idle = 0;
+        let mut helper = 0;
+        for entry in std::fs::read_dir(fixtures).unwrap() {
+            let payload: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap())
+                    .unwrap();
+            match codex_state_for("codex-notify", &payload).unwrap() {
+                Some(AgentState::Idle) => idle += 1,
+                None => helper += 1,
+                other => panic!("{other:?} for {payload}"),
+            }
+        }
+        assert_eq!((idle, helper), (4, 1), "the captured payloads");
+        assert_eq!(
+            codex_state_for("codex-notify", &json!({"type": "something-else"})).unwrap(),
+            None
+        );
+        assert_eq!(
+            codex_state_for("codex-notify", &serde_json::Value::Null).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn codex_gets_its_notify_program_and_the_prompt_after_dashes() {
+        let notify = codex_notify(Path::new("/opt/my \"tools\"/orchestra"), "abc123");
+        let ctx = LaunchContext {
+            agent_uuid: "",
+            settings_file: Path::new("/s.json"),
+            session_dir: Path::new("/s"),
+            orchestra: Path::new("/opt/orchestra"),
+            system_prompt: Some("not for codex"),
+            resume: false,
+            gemini_home: None,
+            trust_worktree: false,
+            notify: Some(&notify),
+            opencode_config: None,
+        };
+        let l = of(AgentKind::Codex).launch(
+            &["codex".into(), "-a".into(), "on-request".into()],
+            Some("-n is not an option here"),
+            &ctx,
+        );
+        assert_eq!(l.argv[..3], ["codex", "-a", "on-request"]);
+        assert_eq!(l.argv[3], "-c");
+        let value: toml::Table = toml::from_str(&l.argv[4]).unwrap();
+        let words: Vec<&str> = value["notify"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap())
+            .collect();
+        assert_eq!(
+            words,
+            [
+                "/opt/my \"tools\"/orchestra",
+                "event",
+                "--from-hook",
+                "--session",
+                "abc123",
+                "codex-notify"
+            ]
+        );
+        assert_eq!(l.argv[5..], ["--", "-n is not an option here"]);
+        assert_eq!(l.typed_prompt, None);
+        let quiet = of(AgentKind::Codex).launch(
+            &["codex".into()],
+            None,
+            &LaunchContext {
+                notify: None,
+                ..ctx
+            },
+        );
+        assert_eq!(quiet.argv, ["codex"], "no hooks: nothing added");
+    }
+}
