@@ -555,4 +555,54 @@ mod tests {
         std::fs::write(dir.path().join("bad.json"), "{\"notify\": [1]}").unwrap();
         assert_eq!(codex_notify_from(&dir.path().join("bad.json")), None);
     }
+
+    #[test]
+    fn opencodes_installed_plugin_package_is_copied_whole_links_as_links_or_not_at_all() {
+        let person = tempfile::tempdir().unwrap();
+        let from = person.path();
+        std::fs::write(from.join("package.json"), "{\"dependencies\":{}}").unwrap();
+        std::fs::write(from.join("package-lock.json"), "{}").unwrap();
+        std::fs::create_dir_all(from.join("node_modules/@opencode-ai/plugin")).unwrap();
+        std::fs::write(from.join("node_modules/@opencode-ai/plugin/index.js"), "x").unwrap();
+        std::fs::create_dir(from.join("node_modules/.bin")).unwrap();
+        std::os::unix::fs::symlink(
+            "../@opencode-ai/plugin/index.js",
+            from.join("node_modules/.bin/p"),
+        )
+        .unwrap();
+        // A link out of the folder is copied as the link, never as what it points at.
+        let secret = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(secret.path(), "secret").unwrap();
+        std::os::unix::fs::symlink(secret.path(), from.join("node_modules/out")).unwrap();
+
+        let session = tempfile::tempdir().unwrap();
+        let to = session.path().join("config");
+        std::fs::create_dir(&to).unwrap();
+        copy_installed(from, &to).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(to.join("node_modules/@opencode-ai/plugin/index.js")).unwrap(),
+            "x"
+        );
+        assert_eq!(
+            std::fs::read_to_string(to.join("package-lock.json")).unwrap(),
+            "{}"
+        );
+        assert_eq!(
+            std::fs::read_link(to.join("node_modules/.bin/p")).unwrap(),
+            Path::new("../@opencode-ai/plugin/index.js")
+        );
+        assert_eq!(
+            std::fs::read_link(to.join("node_modules/out")).unwrap(),
+            secret.path()
+        );
+
+        // Half an install (no lock file) is not copied at all: opencode installs it itself.
+        let half = tempfile::tempdir().unwrap();
+        std::fs::write(half.path().join("package.json"), "{}").unwrap();
+        std::fs::create_dir(half.path().join("node_modules")).unwrap();
+        let to = session.path().join("other");
+        std::fs::create_dir(&to).unwrap();
+        copy_installed(half.path(), &to).unwrap();
+        assert_eq!(std::fs::read_dir(&to).unwrap().count(), 0);
+    }
 }
