@@ -104,6 +104,17 @@ pub fn artifact_ready(repo: &Repo, upstream: &Session, artifact: &str) -> Result
         .clone()
         .or_else(|| repo.current_branch());
     // A merged upstream's branch and worktree are gone: what it made is where it merged.
+    // Its own branch, asked for by name, is there too (deleted once its work landed, by
+    // `merge` or by a kill that found it squashed or rebased in).
+    if upstream.status == Status::Merged
+        && crate::git::artifact_kind(artifact)
+            == (
+                Some(crate::git::ArtifactKind::Branch),
+                upstream.branch.as_str(),
+            )
+    {
+        return Ok(true);
+    }
     let branch = match (upstream.status, &target) {
         (Status::Merged, Some(target)) => target.as_str(),
         _ => upstream.branch.as_str(),
