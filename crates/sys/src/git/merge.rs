@@ -85,7 +85,8 @@ const PATCH_ID_WALK: usize = 1000;
 /// target (the merge would bring the change back) each makes the merge change the
 /// target, so the branch is not landed; a target that changed the same lines again
 /// afterwards conflicts, and is not landed either (kept, never guessed). A branch whose
-/// commits undo each other changed nothing: not landed, kept as before.
+/// commits undo each other changed nothing: not landed, kept as before. `repo` is a
+/// [`super::Scratch`]'s: the tree written to compare stays in memory.
 pub(super) fn merge_changes_nothing(
     repo: &Repository,
     target: Oid,
@@ -116,7 +117,8 @@ impl Repo {
         if tip == target || self.repo.graph_descendant_of(target, tip)? {
             return Ok(Some(Landed::Ancestor));
         }
-        if !merge_changes_nothing(&self.repo, target, tip)? {
+        // The merge's tree is written to compare it: into memory, not the repository.
+        if !merge_changes_nothing(&self.scratch()?.repo, target, tip)? {
             return Ok(None);
         }
         Ok(Some(if self.each_patch_in(tip, target)? {
@@ -530,7 +532,18 @@ mod tests {
     #[test]
     fn a_squash_merge_and_a_rebase_merge_are_landed_and_told_apart() {
         let (_dir, repo, main) = world();
+        let objects = || {
+            let out = crate::process::command("git")
+                .arg("-C")
+                .arg(&main)
+                .args(["count-objects", "-v"])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let before = objects();
         assert_eq!(repo.landed("work", "main").unwrap(), None);
+        assert_eq!(objects(), before, "the merge looked at is written nowhere");
         squash(&main, "work");
         assert_eq!(repo.landed("work", "main").unwrap(), Some(Landed::Squashed));
 

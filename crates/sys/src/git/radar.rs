@@ -70,7 +70,7 @@ type Changes = Rc<BTreeSet<String>>;
 
 /// A second handle on a repository whose new objects stay in memory.
 pub struct Scratch {
-    repo: Repository,
+    pub(super) repo: Repository,
     /// (base tree, side tree) → the paths the side changed since the base.
     changes: RefCell<HashMap<(Oid, Oid), Changes>>,
 }
