@@ -108,8 +108,8 @@ pub(super) fn merge_changes_nothing(
 impl Repo {
     /// Whether the work of `branch` is in `into`, and how that was recognised: its tip in
     /// the history of `into` ([`Landed::Ancestor`]), else its change there without its
-    /// commits ([`merge_changes_nothing`]: a squash or rebase merge, told apart by patch
-    /// ids). `None`: the branch has work `into` lacks. Committed work only: a worktree's
+    /// commits ([`merge_changes_nothing`], as the radar finds it: a squash or rebase
+    /// merge, told apart by patch ids). `None`: the branch has work `into` lacks. Committed work only: a worktree's
     /// uncommitted changes are the caller's to look at.
     pub fn landed(&self, branch: &str, into: &str) -> Result<Option<Landed>, GitError> {
         let tip = self.branch_tip(branch)?;
@@ -118,7 +118,9 @@ impl Repo {
             return Ok(Some(Landed::Ancestor));
         }
         // The merge's tree is written to compare it: into memory, not the repository.
-        if !merge_changes_nothing(&self.scratch()?.repo, target, tip)? {
+        let scratch = self.scratch()?;
+        let (target_side, work) = (scratch.commit_side(target)?, scratch.commit_side(tip)?);
+        if !scratch.landed_without_commits(&target_side, &work)? {
             return Ok(None);
         }
         Ok(Some(if self.each_patch_in(tip, target)? {
