@@ -1,7 +1,9 @@
 //! kill never loses work: merged branches go, unmerged ones are archived, uncommitted
 //! changes refuse (or are committed with --force); windows not ours survive.
 
-use crate::harness::{git_in, Env};
+use std::time::Duration;
+
+use crate::harness::{git_in, wait_until, Env};
 
 #[test]
 fn kill_of_a_merged_session_deletes_branch_worktree_and_window() {
@@ -416,5 +418,45 @@ fn uncommitted_work_after_a_squash_refuses_and_force_archives_it() {
     assert_eq!(
         env.git(&["show", &format!("{}:untracked.txt", kept[0])]),
         "not yet committed\n"
+    );
+}
+
+/// A dependent blocked on a squash-merged upstream is released by it, not stranded: the
+/// file it waits for is found where the upstream merged, and a `branch:` edge on the
+/// upstream's own branch is satisfied once that branch is deleted as merged.
+#[test]
+fn a_dependent_of_a_squash_merged_session_is_released_by_its_kill() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("api").ok();
+    let mut waiting = crate::harness::shell_dispatch("ui").to_vec();
+    waiting.extend([
+        "--after",
+        "api:result.txt",
+        "--after",
+        "api:branch:session/api",
+    ]);
+    env.orchestra(&waiting).ok();
+    assert_eq!(env.session("ui")["status"], "blocked");
+
+    let worktree = env.worktree_path("api");
+    std::fs::write(worktree.join("result.txt"), "made by api\n").unwrap();
+    git_in(&worktree, &["add", "."]);
+    git_in(&worktree, &["commit", "-q", "-m", "result"]);
+    std::fs::write(env.repo.join("elsewhere.txt"), "main moved\n").unwrap();
+    env.git(&["add", "."]);
+    env.git(&["commit", "-q", "-m", "main moves on"]);
+    squash_into_main(&env, "api");
+    assert_eq!(env.session("ui")["status"], "blocked");
+
+    let run = env.orchestra(&["kill", "api"]).ok();
+    assert!(!run.stdout.contains("stays blocked"), "{}", run.stdout);
+    assert!(!env.branches().contains(&"session/api".to_string()));
+    env.orchestra(&["refresh"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || env.session("ui")["status"]
+            == "running"),
+        "{}",
+        env.session("ui")
     );
 }
