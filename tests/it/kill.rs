@@ -314,6 +314,9 @@ fn a_squash_merged_session_is_listed_merged_and_kill_deletes_it_without_archivin
     squash_into_main(&env, "squashed");
 
     assert_eq!(env.session("squashed")["merged"], "squashed into main");
+    // A session with no commit of its own is not said merged (kill deletes its branch,
+    // as before).
+    assert!(env.session("ui").get("merged").is_none());
     let table = env.orchestra(&["list"]).ok().stdout;
     assert!(table.contains("merged (squashed into main)"), "{table}");
 
