@@ -48,8 +48,7 @@ pub struct Merged {
 }
 
 /// How a branch's work was found in its target ([`Repo::landed`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Landed {
     /// Its tip is in the target's history: a merge, a fast-forward, or no commit of its own.
     Ancestor,
