@@ -64,7 +64,21 @@ pub fn run(ctx: &Context, args: &KillArgs, out: &mut Output<'_>) -> Result<(), E
         }),
         out,
     )?;
-    forget(ctx, &repo, &store, &session, "killed", "kill", out)?;
-    out.line(format!("killed {}", session.label));
+    let settled = forget(ctx, &repo, &store, &session, "killed", "kill", out)?;
+    match settled.merged_elsewhere() {
+        Some(how) => {
+            let into = session
+                .base_branch
+                .clone()
+                .or_else(|| repo.current_branch())
+                .unwrap_or_default();
+            out.line(format!(
+                "killed {} (merged: {})",
+                session.label,
+                how.describe(&into)
+            ));
+        }
+        None => out.line(format!("killed {}", session.label)),
+    }
     Ok(())
 }

@@ -31,6 +31,11 @@ pub struct ListRow {
     /// Why a blocked session can never start by itself ("api killed"); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stranded: Option<String>,
+    /// How this live session's work was found in its target though `orchestra merge` did
+    /// not merge it ("squashed into main", "rebased onto main"): `kill` deletes its branch
+    /// as merged. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged: Option<String>,
     /// What the conflict radar last found this session's work conflicts with: other
     /// sessions and its target branch (`with`), with the paths.
     pub conflicts_with: Vec<radar::run::Row>,
@@ -61,6 +66,7 @@ impl ListRow {
             conversation: s.agent_uuid.clone(),
             age: at - s.created_at,
             stranded: None,
+            merged: None,
             conflicts_with: Vec::new(),
             task: None,
             tokens: None,
@@ -93,10 +99,12 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let prices =
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
+    let mut merged = crate::session::merged_elsewhere(&sessions);
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
             stranded: stranded.remove(&s.id),
+            merged: merged.remove(&s.id),
             task: tasks.remove(&s.id),
             tokens: costs.get(&s.id).map(|c| c.tokens),
             cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
@@ -135,9 +143,10 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         .map(|r| {
             let mut cells = vec![
                 r.label.clone(),
-                match &r.stranded {
-                    Some(why) => format!("{} ({why})", r.status),
-                    None => r.status.clone(),
+                match (&r.stranded, &r.merged) {
+                    (Some(why), _) => format!("{} ({why})", r.status),
+                    (None, Some(how)) => format!("{}, merged ({how})", r.status),
+                    (None, None) => r.status.clone(),
                 },
                 r.state.clone(),
                 if r.conflicts_with.is_empty() {

@@ -1,7 +1,9 @@
 //! kill never loses work: merged branches go, unmerged ones are archived, uncommitted
 //! changes refuse (or are committed with --force); windows not ours survive.
 
-use crate::harness::{git_in, Env};
+use std::time::Duration;
+
+use crate::harness::{git_in, wait_until, Env};
 
 #[test]
 fn kill_of_a_merged_session_deletes_branch_worktree_and_window() {
@@ -272,4 +274,192 @@ fn plain_kill_of_a_clean_detached_head_keeps_its_commit() {
     git_in(&worktree, &["checkout", "-q", &base]);
     let run = env.orchestra(&["kill", "looking"]).ok();
     assert!(archives(&env, "looking").is_empty(), "{}", run.stdout);
+}
+
+/// Session `label` with two commits of its own (`LABEL-a.txt`, then `LABEL-b.txt`), and main moved on
+/// meanwhile by a commit elsewhere, so that no merge of the branch is a fast-forward.
+fn session_with_two_commits(env: &Env, label: &str) -> std::path::PathBuf {
+    env.dispatch_shell(label).ok();
+    let worktree = env.worktree_path(label);
+    for (file, text) in [("a.txt", "first\n"), ("b.txt", "second\n")] {
+        let file = format!("{label}-{file}");
+        std::fs::write(worktree.join(&file), text).unwrap();
+        git_in(&worktree, &["add", "."]);
+        git_in(&worktree, &["commit", "-q", "-m", &file]);
+    }
+    std::fs::write(
+        env.repo.join(format!("{label}-elsewhere.txt")),
+        "main moved\n",
+    )
+    .unwrap();
+    env.git(&["add", "."]);
+    env.git(&["commit", "-q", "-m", "main moves on"]);
+    worktree
+}
+
+fn squash_into_main(env: &Env, label: &str) {
+    env.git(&["merge", "-q", "--squash", &format!("session/{label}")]);
+    env.git(&["commit", "-q", "-m", &format!("{label}, squashed")]);
+}
+
+#[test]
+fn a_squash_merged_session_is_listed_merged_and_kill_deletes_it_without_archiving() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let worktree = session_with_two_commits(&env, "squashed");
+    env.dispatch_shell("ui").ok();
+    env.orchestra(&["deps", "add", "ui", "squashed", "branch:session/squashed"])
+        .ok();
+    assert!(env.session("squashed").get("merged").is_none());
+    squash_into_main(&env, "squashed");
+
+    assert_eq!(env.session("squashed")["merged"], "squashed into main");
+    // A session with no commit of its own is not said merged (kill deletes its branch,
+    // as before).
+    assert!(env.session("ui").get("merged").is_none());
+    let table = env.orchestra(&["list"]).ok().stdout;
+    assert!(table.contains("merged (squashed into main)"), "{table}");
+
+    let run = env.orchestra(&["kill", "squashed"]).ok();
+    assert!(
+        run.stdout
+            .contains("deleted branch session/squashed (squashed into main"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("killed squashed (merged: squashed into main)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        archives(&env, "squashed").is_empty(),
+        "{:?}",
+        env.branches()
+    );
+    assert!(!env.branches().contains(&"session/squashed".to_string()));
+    assert!(!worktree.exists());
+    // It counts as merged: the edge naming it shows it so, and is satisfied.
+    let graph = env.orchestra(&["deps", "graph", "--json"]).ok().stdout;
+    assert!(graph.contains("squashed (merged)"), "{graph}");
+    assert!(!run.stdout.contains("stays blocked"), "{}", run.stdout);
+}
+
+#[test]
+fn a_rebase_merged_session_is_killed_as_merged() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let worktree = session_with_two_commits(&env, "rebased");
+    env.git(&["cherry-pick", "session/rebased~1", "session/rebased"]);
+    assert_eq!(env.session("rebased")["merged"], "rebased onto main");
+
+    let run = env.orchestra(&["kill", "rebased"]).ok();
+    assert!(
+        run.stdout
+            .contains("deleted branch session/rebased (rebased onto main"),
+        "{}",
+        run.stdout
+    );
+    assert!(archives(&env, "rebased").is_empty(), "{:?}", env.branches());
+    assert_eq!(env.branches(), ["main"]);
+    assert!(!worktree.exists());
+}
+
+#[test]
+fn work_a_squash_did_not_take_is_archived_by_kill() {
+    let env = Env::new();
+    env.start_server(&[]);
+    // One more commit after the squash.
+    let worktree = session_with_two_commits(&env, "later");
+    squash_into_main(&env, "later");
+    std::fs::write(worktree.join("c.txt"), "after the squash\n").unwrap();
+    git_in(&worktree, &["add", "."]);
+    git_in(&worktree, &["commit", "-q", "-m", "after"]);
+    // A squash of only part of the branch.
+    session_with_two_commits(&env, "part");
+    env.git(&["cherry-pick", "session/part~1"]);
+    // Squashed in, then reverted on main.
+    session_with_two_commits(&env, "reverted");
+    squash_into_main(&env, "reverted");
+    env.git(&["revert", "--no-edit", "HEAD"]);
+
+    for label in ["later", "part", "reverted"] {
+        assert!(env.session(label).get("merged").is_none(), "{label}");
+        let tip = env.git(&["rev-parse", &format!("session/{label}")]);
+        let run = env.orchestra(&["kill", label]).ok();
+        let kept = archives(&env, label);
+        assert_eq!(
+            kept.len(),
+            1,
+            "{label}: {:?}\n{}",
+            env.branches(),
+            run.stdout
+        );
+        assert_eq!(env.git(&["rev-parse", &kept[0]]), tip, "{label}");
+        assert!(run.stdout.contains("has unmerged work"), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn uncommitted_work_after_a_squash_refuses_and_force_archives_it() {
+    let env = Env::new();
+    env.start_server(&[]);
+    let worktree = session_with_two_commits(&env, "dirty-squash");
+    squash_into_main(&env, "dirty-squash");
+    std::fs::write(worktree.join("untracked.txt"), "not yet committed\n").unwrap();
+    assert!(env.session("dirty-squash").get("merged").is_none());
+
+    let run = env.orchestra(&["kill", "dirty-squash"]).fails_with(1);
+    assert!(run.stderr.contains("uncommitted"), "{}", run.stderr);
+    assert!(worktree.join("untracked.txt").exists());
+    assert!(env.branches().contains(&"session/dirty-squash".to_string()));
+
+    env.orchestra(&["kill", "dirty-squash", "--force"]).ok();
+    let kept = archives(&env, "dirty-squash");
+    assert_eq!(kept.len(), 1, "{:?}", env.branches());
+    assert_eq!(
+        env.git(&["show", &format!("{}:untracked.txt", kept[0])]),
+        "not yet committed\n"
+    );
+}
+
+/// A dependent blocked on a squash-merged upstream is released by it, not stranded: the
+/// file it waits for is found where the upstream merged, and a `branch:` edge on the
+/// upstream's own branch is satisfied once that branch is deleted as merged.
+#[test]
+fn a_dependent_of_a_squash_merged_session_is_released_by_its_kill() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("api").ok();
+    let mut waiting = crate::harness::shell_dispatch("ui").to_vec();
+    waiting.extend([
+        "--after",
+        "api:result.txt",
+        "--after",
+        "api:branch:session/api",
+    ]);
+    env.orchestra(&waiting).ok();
+    assert_eq!(env.session("ui")["status"], "blocked");
+
+    let worktree = env.worktree_path("api");
+    std::fs::write(worktree.join("result.txt"), "made by api\n").unwrap();
+    git_in(&worktree, &["add", "."]);
+    git_in(&worktree, &["commit", "-q", "-m", "result"]);
+    std::fs::write(env.repo.join("elsewhere.txt"), "main moved\n").unwrap();
+    env.git(&["add", "."]);
+    env.git(&["commit", "-q", "-m", "main moves on"]);
+    squash_into_main(&env, "api");
+    assert_eq!(env.session("ui")["status"], "blocked");
+
+    let run = env.orchestra(&["kill", "api"]).ok();
+    assert!(!run.stdout.contains("stays blocked"), "{}", run.stdout);
+    assert!(!env.branches().contains(&"session/api".to_string()));
+    env.orchestra(&["refresh"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || env.session("ui")["status"]
+            == "running"),
+        "{}",
+        env.session("ui")
+    );
 }

@@ -498,3 +498,24 @@ fn init_adds_the_conflict_badge_once_to_formats_an_older_init_wrote() {
     );
     assert!(format.starts_with(older), "{format}");
 }
+
+#[test]
+fn a_session_squashed_into_its_target_leaves_the_radar() {
+    let env = Env::new();
+    env.start_server(&[]);
+    env.dispatch_shell("api").ok();
+    env.dispatch_shell("auth").ok();
+    commit(&env, "api", "README.md", "hello from api\n");
+    commit(&env, "auth", "README.md", "hello from auth\n");
+    assert_eq!(conflicts(&env).len(), 1);
+
+    env.git(&["merge", "-q", "--squash", "session/api"]);
+    env.git(&["commit", "-q", "-m", "api, squashed"]);
+    // api's work is main's now: auth conflicts with main, and with api no more.
+    let pairs = conflicts(&env);
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    assert_eq!(pairs[0]["session"], "auth");
+    assert_eq!(pairs[0]["with"], "main");
+    assert_eq!(env.session("api")["conflicts_with"], serde_json::json!([]));
+    assert_eq!(badge(&env, "api"), "");
+}

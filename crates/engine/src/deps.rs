@@ -104,6 +104,17 @@ pub fn artifact_ready(repo: &Repo, upstream: &Session, artifact: &str) -> Result
         .clone()
         .or_else(|| repo.current_branch());
     // A merged upstream's branch and worktree are gone: what it made is where it merged.
+    // Its own branch, asked for by name, is there too (deleted once its work landed, by
+    // `merge` or by a kill that found it squashed or rebased in).
+    if upstream.status == Status::Merged
+        && crate::git::artifact_kind(artifact)
+            == (
+                Some(crate::git::ArtifactKind::Branch),
+                upstream.branch.as_str(),
+            )
+    {
+        return Ok(true);
+    }
     let branch = match (upstream.status, &target) {
         (Status::Merged, Some(target)) => target.as_str(),
         _ => upstream.branch.as_str(),
@@ -402,4 +413,42 @@ fn run_ready_dependencies(
         ));
     }
     Ok(ran)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{Branch, New};
+
+    fn upstream(status: Status) -> Session {
+        let new = New {
+            id: "id-api".into(),
+            repo: "/work/shop".into(),
+            label: "api".into(),
+            worktree: "/nowhere/api".into(),
+            kind: crate::agent::AgentKind::parse("claude").unwrap(),
+            argv: vec!["claude".into()],
+            agent_uuid: String::new(),
+            status,
+        };
+        let branch = Branch {
+            name: "session/api".into(),
+            base_commit: "0".repeat(40),
+            base_branch: Some("main".into()),
+        };
+        Session::dispatched(new, branch, 0, None)
+    }
+
+    /// Its branch deleted once its work landed, a merged upstream's `branch:` artifact
+    /// naming that branch is still satisfied; a live one's, or another branch, is not.
+    #[test]
+    fn a_merged_upstreams_own_branch_is_satisfied_once_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = crate::git::init_repository(dir.path()).unwrap();
+        let ready = |s: &Session, artifact: &str| artifact_ready(&repo, s, artifact).unwrap();
+        assert!(ready(&upstream(Status::Merged), "branch:session/api"));
+        assert!(!ready(&upstream(Status::Running), "branch:session/api"));
+        assert!(!ready(&upstream(Status::Merged), "branch:session/other"));
+        assert!(ready(&upstream(Status::Merged), "branch:main"));
+    }
 }

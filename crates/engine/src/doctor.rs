@@ -768,7 +768,10 @@ fn check_worktrees_of_rows(
                 s.label, s.repo, s.worktree
             ),
             "branch settled, row removed",
-            |out| forget(ctx, &repo, store, &s, "doctor: worktree and window gone", "doctor", out),
+            |out| {
+                forget(ctx, &repo, store, &s, "doctor: worktree and window gone", "doctor", out)
+                    .map(|_| ())
+            },
         )?;
     }
     Ok(())

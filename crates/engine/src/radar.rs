@@ -293,6 +293,23 @@ pub fn scan(
     }
     let current = repo.current_branch();
     let mut targets: HashMap<String, Option<Side>> = HashMap::new();
+    // Work squashed or rebased into its target already is the target's: like a merged
+    // session's, it is dropped (its worktree clean, or it is watched as before).
+    let mut kept = Vec::with_capacity(works.len());
+    for work in works {
+        let tip = target_of(work.session, current.as_deref()).and_then(|target| {
+            *targets
+                .entry(target.clone())
+                .or_insert_with(|| scratch.branch_side(&target).ok())
+        });
+        if let Some(tip) = tip {
+            if scratch.landed_without_commits(&tip, &work.side)? {
+                continue;
+            }
+        }
+        kept.push(work);
+    }
+    let mut works = kept;
     let mut pairs: Vec<(usize, Other)> = Vec::new();
     for i in 0..works.len() {
         for j in i + 1..works.len() {

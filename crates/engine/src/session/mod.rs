@@ -196,30 +196,107 @@ pub fn close_window(session: &Session, out: &mut dyn Report) {
     }
 }
 
-/// Deletes the session's branch when its work is in `into`; otherwise renames it to
-/// `archive/<label>-<time>` so the label is free and the work stays (then true: what a
-/// kill's cost is filed under).
+/// What [`settle_branch`] did with a session's branch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// There was no branch to settle.
+    Gone,
+    /// Deleted: its work is in the target, found there as said.
+    Deleted(crate::git::Landed),
+    /// Renamed `archive/<label>-<time>`: it had work the target lacks.
+    Archived,
+}
+
+impl Settled {
+    /// Whether the session counts as merged though no `orchestra merge` merged it: its
+    /// work was squashed or rebased into its target (by hand, or by a forge).
+    pub fn merged_elsewhere(self) -> Option<crate::git::Landed> {
+        match self {
+            Settled::Deleted(how) if how != crate::git::Landed::Ancestor => Some(how),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the work of `branch` is in `into` ([`crate::git::Repo::landed`]); a branch
+/// or target that does not exist has not landed.
+pub fn landed(
+    repo: &Repo,
+    branch: &str,
+    into: Option<&str>,
+) -> Result<Option<crate::git::Landed>, Error> {
+    match into {
+        Some(into) if repo.branch_exists(branch) && repo.branch_exists(into) => {
+            Ok(repo.landed(branch, into)?)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The live sessions among `sessions` whose work is in their target though no
+/// `orchestra merge` merged it (squashed or rebased in: [`crate::git::Repo::landed`]),
+/// by id, each with how that was recognised ("squashed into main"): what `list` shows and
+/// `kill` will find. A session with uncommitted changes is not among them (its worktree
+/// holds work the target lacks), nor one whose repo or branch cannot be read.
+pub fn merged_elsewhere(sessions: &[Session]) -> std::collections::HashMap<String, String> {
+    let mut repos: std::collections::HashMap<&str, Option<Repo>> = Default::default();
+    let mut found = std::collections::HashMap::new();
+    for s in sessions {
+        if s.host.is_some() || s.is_manifest() || s.status == crate::state::Status::Merged {
+            continue;
+        }
+        let Some(repo) = repos
+            .entry(s.repo.as_str())
+            .or_insert_with(|| Repo::discover(Path::new(&s.repo)).ok())
+        else {
+            continue;
+        };
+        let Some(into) = s.base_branch.clone().or_else(|| repo.current_branch()) else {
+            continue;
+        };
+        let how = match landed(repo, &s.branch, Some(&into)) {
+            Ok(Some(how)) if how != crate::git::Landed::Ancestor => how,
+            _ => continue,
+        };
+        let worktree = Path::new(&s.worktree);
+        if worktree.exists()
+            && crate::git::uncommitted_paths(worktree).map_or(true, |dirty| !dirty.is_empty())
+        {
+            continue;
+        }
+        found.insert(s.id.clone(), how.describe(&into));
+    }
+    found
+}
+
+/// Deletes the session's branch when its work is in `into` (its commits, or their change
+/// after a squash or rebase merge: [`crate::git::Repo::landed`]), saying how that was
+/// recognised; otherwise renames it to `archive/<label>-<time>` so the label is free and
+/// the work stays.
 pub fn settle_branch(
     repo: &Repo,
     session: &Session,
     into: Option<&str>,
     out: &mut dyn Report,
-) -> Result<bool, Error> {
+) -> Result<Settled, Error> {
     if !repo.branch_exists(&session.branch) {
-        return Ok(false);
+        return Ok(Settled::Gone);
     }
-    let merged = match into {
-        Some(into) if repo.branch_exists(into) => repo.is_merged(&session.branch, into)?,
-        _ => false,
-    };
-    if merged {
+    if let Some(how) = landed(repo, &session.branch, into)? {
         repo.delete_branch(&session.branch)?;
-        out.line(format!(
-            "deleted branch {} (merged into {})",
-            session.branch,
-            into.unwrap_or_default()
-        ));
-        return Ok(false);
+        let into = into.unwrap_or_default();
+        let why = match how {
+            crate::git::Landed::Ancestor => how.describe(into),
+            crate::git::Landed::Rebased => format!(
+                "{}: the change of each of its commits is there",
+                how.describe(into)
+            ),
+            crate::git::Landed::Squashed => {
+                format!("{}: its change is there", how.describe(into))
+            }
+        };
+        out.line(format!("deleted branch {} ({why})", session.branch));
+        return Ok(Settled::Deleted(how));
     }
     let archive = repo.free_archive_name(&session.label);
     repo.rename_branch(&session.branch, &archive)?;
@@ -227,7 +304,7 @@ pub fn settle_branch(
         "branch {} has unmerged work: kept as {archive}",
         session.branch
     ));
-    Ok(true)
+    Ok(Settled::Archived)
 }
 
 /// The branch a session's work goes into: `--into`, else the branch it started from,

@@ -9,8 +9,8 @@ use crate::error::Error;
 use crate::fault;
 use crate::git::{self, Repo};
 use crate::report::Report;
-use crate::session::settle_branch;
-use crate::state::{Session, Store};
+use crate::session::{settle_branch, Settled};
+use crate::state::{Session, Status, Store};
 
 /// Refuses a folder at a session's worktree path that is not this repository's
 /// registered worktree of the session's `branch` (the worktree was removed by hand and
@@ -223,8 +223,11 @@ fn run_teardown(
 }
 
 /// The end of a kill, once the window and worktree are gone: the branch settled (deleted
-/// if merged into the branch the session started from, else archived), the row removed,
-/// the session's own folder deleted. `doctor --fix` finishes an interrupted kill with it.
+/// if merged into the branch the session started from, else archived), the session's own
+/// folder deleted. A session whose work was squashed or rebased into that branch counts
+/// as merged: its row stays, `merged` as after `orchestra merge` (so what waits for it
+/// finds its artifacts where it merged); any other's row is removed. `doctor --fix`
+/// finishes an interrupted kill with it. Returns what was done with the branch.
 pub fn forget(
     ctx: &Context,
     repo: &Repo,
@@ -233,14 +236,25 @@ pub fn forget(
     why: &str,
     verb: &str,
     out: &mut dyn Report,
-) -> Result<(), Error> {
+) -> Result<Settled, Error> {
     let into = session
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
-    let archived = settle_branch(repo, session, into.as_deref(), out)?;
+    let settled = settle_branch(repo, session, into.as_deref(), out)?;
     fault::point(verb);
-    let outcome = if archived {
+    if let Some(how) = settled.merged_elsewhere() {
+        let into = into.unwrap_or_default();
+        store.change_status(
+            session,
+            Status::Merged,
+            &format!("{why}: {}", how.describe(&into)),
+        )?;
+        fault::point(verb);
+        crate::paths::remove_session_files(&ctx.home, &session.id);
+        return Ok(settled);
+    }
+    let outcome = if settled == Settled::Archived {
         crate::cost::ARCHIVED
     } else {
         crate::cost::KILLED
@@ -250,5 +264,5 @@ pub fn forget(
     fault::point(verb);
     crate::deps::upstream_removed(ctx, store, session, out)?;
     crate::paths::remove_session_files(&ctx.home, &session.id);
-    Ok(())
+    Ok(settled)
 }

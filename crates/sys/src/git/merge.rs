@@ -47,7 +47,128 @@ pub struct Merged {
     pub new: Oid,
 }
 
+/// How a branch's work was found in its target ([`Repo::landed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Landed {
+    /// Its tip is in the target's history: a merge, a fast-forward, or no commit of its own.
+    Ancestor,
+    /// None of its commits is in the target, but each one's change is, as a commit of its
+    /// own (the same patch id): cherry-picked or rebased onto it.
+    Rebased,
+    /// Its change is in the target, not commit by commit: a squash merge.
+    Squashed,
+}
+
+impl Landed {
+    /// How it was recognised, as `kill` and `list` say it: "squashed into main".
+    pub fn describe(self, target: &str) -> String {
+        match self {
+            Landed::Ancestor => format!("merged into {target}"),
+            Landed::Rebased => format!("rebased onto {target}"),
+            Landed::Squashed => format!("squashed into {target}"),
+        }
+    }
+}
+
+/// The most commits of a target's history since its merge base with a branch that are
+/// read for patch ids: enough to tell a rebase merge from a squash merge, bounded for a
+/// target far ahead (past it, a landed branch is called squashed; it is landed either way).
+const PATCH_ID_WALK: usize = 1000;
+
+/// THE rule for work merged without its commits (a squash or rebase merge): merging
+/// `branch` into `target` in memory (every merge base considered, as `merge` does) has
+/// no conflict and gives the target's own tree, and the branch changed something since
+/// its merge base. Then every hunk the branch changed is already in the target, so
+/// deleting the branch loses no work. It is safe by construction: one more commit after
+/// the squash, a squash of only part of the branch, or a squash later reverted on the
+/// target (the merge would bring the change back) each makes the merge change the
+/// target, so the branch is not landed; a target that changed the same lines again
+/// afterwards conflicts, and is not landed either (kept, never guessed). A branch whose
+/// commits undo each other changed nothing: not landed, kept as before. `repo` is a
+/// [`super::Scratch`]'s: the tree written to compare stays in memory.
+pub(super) fn merge_changes_nothing(
+    repo: &Repository,
+    target: Oid,
+    branch: Oid,
+) -> Result<bool, GitError> {
+    let base = repo.merge_base(target, branch)?;
+    let branch_commit = repo.find_commit(branch)?;
+    if repo.find_commit(base)?.tree_id() == branch_commit.tree_id() {
+        return Ok(false);
+    }
+    let target_commit = repo.find_commit(target)?;
+    let mut index = repo.merge_commits(&target_commit, &branch_commit, None)?;
+    if index.has_conflicts() {
+        return Ok(false);
+    }
+    Ok(index.write_tree_to(repo)? == target_commit.tree_id())
+}
+
 impl Repo {
+    /// Whether the work of `branch` is in `into`, and how that was recognised: its tip in
+    /// the history of `into` ([`Landed::Ancestor`]), else its change there without its
+    /// commits ([`merge_changes_nothing`], as the radar finds it: a squash or rebase
+    /// merge, told apart by patch ids). `None`: the branch has work `into` lacks. Committed work only: a worktree's
+    /// uncommitted changes are the caller's to look at.
+    pub fn landed(&self, branch: &str, into: &str) -> Result<Option<Landed>, GitError> {
+        let tip = self.branch_tip(branch)?;
+        let target = self.branch_tip(into)?;
+        if tip == target || self.repo.graph_descendant_of(target, tip)? {
+            return Ok(Some(Landed::Ancestor));
+        }
+        // The merge's tree is written to compare it: into memory, not the repository.
+        let scratch = self.scratch()?;
+        let (target_side, work) = (scratch.commit_side(target)?, scratch.commit_side(tip)?);
+        if !scratch.landed_without_commits(&target_side, &work)? {
+            return Ok(None);
+        }
+        Ok(Some(if self.each_patch_in(tip, target)? {
+            Landed::Rebased
+        } else {
+            Landed::Squashed
+        }))
+    }
+
+    /// Whether every commit of `branch` not in `target` has a commit of the same patch id
+    /// among the target's not in `branch` (read up to [`PATCH_ID_WALK`] of them), as
+    /// `git cherry` tells. A merge commit on the branch has no patch of its own: no.
+    fn each_patch_in(&self, branch: Oid, target: Oid) -> Result<bool, GitError> {
+        let mut on_target = std::collections::HashSet::new();
+        let mut walk = self.repo.revwalk()?;
+        walk.push(target)?;
+        walk.hide(branch)?;
+        for oid in walk.take(PATCH_ID_WALK) {
+            if let Some(id) = self.patch_id(oid?)? {
+                on_target.insert(id);
+            }
+        }
+        let mut walk = self.repo.revwalk()?;
+        walk.push(branch)?;
+        walk.hide(target)?;
+        for oid in walk {
+            match self.patch_id(oid?)? {
+                Some(id) if on_target.contains(&id) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    /// The patch id of a commit's change over its only parent; `None` for a merge or a
+    /// root commit.
+    fn patch_id(&self, oid: Oid) -> Result<Option<Oid>, GitError> {
+        let commit = self.repo.find_commit(oid)?;
+        if commit.parent_count() != 1 {
+            return Ok(None);
+        }
+        let diff = self.repo.diff_tree_to_tree(
+            Some(&commit.parent(0)?.tree()?),
+            Some(&commit.tree()?),
+            None,
+        )?;
+        Ok(Some(diff.patchid(None)?))
+    }
+
     /// Commits, files and line counts `branch` adds over its merge base with `target`, and
     /// whether it merges cleanly (checked in memory).
     pub fn review(&self, branch: &str, target: &str) -> Result<Review, GitError> {
@@ -364,4 +485,150 @@ pub(super) fn conflict_paths(index: &git2::Index) -> Result<Vec<String>, GitErro
     paths.sort();
     paths.dedup();
     Ok(paths)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = crate::process::command("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    fn commit(dir: &Path, file: &str, text: &str, message: &str) {
+        std::fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-q", "-m", message]);
+    }
+
+    /// A repo on `main` with `a.txt` and `b.txt`, and a branch `work` off it with two
+    /// commits (a.txt, then b.txt) that `main` does not have.
+    fn world() -> (tempfile::TempDir, Repo, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("main");
+        let repo = super::super::init_repository(&main).unwrap();
+        commit(&main, "a.txt", "a1\na2\na3\n", "files");
+        commit(&main, "b.txt", "b1\nb2\nb3\n", "more files");
+        git(&main, &["checkout", "-q", "-b", "work"]);
+        commit(&main, "a.txt", "a1\nA2\na3\n", "change a");
+        commit(&main, "b.txt", "b1\nb2\nB3\n", "change b");
+        git(&main, &["checkout", "-q", "main"]);
+        // The target moved on meanwhile, elsewhere.
+        commit(&main, "c.txt", "c\n", "unrelated");
+        (dir, repo, main)
+    }
+
+    fn squash(main: &Path, branch: &str) {
+        git(main, &["merge", "-q", "--squash", branch]);
+        git(main, &["commit", "-q", "-m", "squashed"]);
+    }
+
+    #[test]
+    fn a_squash_merge_and_a_rebase_merge_are_landed_and_told_apart() {
+        let (_dir, repo, main) = world();
+        let objects = || {
+            let out = crate::process::command("git")
+                .arg("-C")
+                .arg(&main)
+                .args(["count-objects", "-v"])
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let before = objects();
+        assert_eq!(repo.landed("work", "main").unwrap(), None);
+        assert_eq!(objects(), before, "the merge looked at is written nowhere");
+        squash(&main, "work");
+        assert_eq!(repo.landed("work", "main").unwrap(), Some(Landed::Squashed));
+
+        let (_dir, repo, main) = world();
+        git(&main, &["cherry-pick", "work~1", "work"]);
+        assert_eq!(repo.landed("work", "main").unwrap(), Some(Landed::Rebased));
+        assert_eq!(
+            Landed::Rebased.describe("main"),
+            "rebased onto main".to_string()
+        );
+    }
+
+    #[test]
+    fn a_branch_in_the_targets_history_is_landed_as_before() {
+        let (_dir, repo, main) = world();
+        git(&main, &["branch", "empty", "main"]);
+        assert_eq!(
+            repo.landed("empty", "main").unwrap(),
+            Some(Landed::Ancestor)
+        );
+        git(&main, &["merge", "-q", "--no-edit", "work"]);
+        assert_eq!(repo.landed("work", "main").unwrap(), Some(Landed::Ancestor));
+    }
+
+    #[test]
+    fn work_the_target_lacks_is_never_landed() {
+        // One more commit after the squash.
+        let (_dir, repo, main) = world();
+        squash(&main, "work");
+        git(&main, &["checkout", "-q", "work"]);
+        commit(&main, "d.txt", "later\n", "after the squash");
+        git(&main, &["checkout", "-q", "main"]);
+        assert_eq!(repo.landed("work", "main").unwrap(), None);
+
+        // A squash of only part of the branch.
+        let (_dir, repo, main) = world();
+        git(&main, &["cherry-pick", "-n", "work~1"]);
+        git(&main, &["commit", "-q", "-m", "part of it"]);
+        assert_eq!(repo.landed("work", "main").unwrap(), None);
+
+        // Squashed in, then reverted on the target: merging again would bring it back.
+        let (_dir, repo, main) = world();
+        squash(&main, "work");
+        git(&main, &["revert", "--no-edit", "HEAD"]);
+        assert_eq!(repo.landed("work", "main").unwrap(), None);
+
+        // Squashed in, then the same lines changed again on the target: it conflicts.
+        let (_dir, repo, main) = world();
+        squash(&main, "work");
+        commit(&main, "a.txt", "a1\nAA2\na3\n", "again");
+        assert_eq!(repo.landed("work", "main").unwrap(), None);
+
+        // Commits that undo each other changed nothing to land.
+        let (_dir, repo, main) = world();
+        git(&main, &["checkout", "-q", "-b", "undone", "main~1"]);
+        commit(&main, "a.txt", "x\n", "change");
+        commit(&main, "a.txt", "a1\na2\na3\n", "undo");
+        git(&main, &["checkout", "-q", "main"]);
+        assert_eq!(repo.landed("undone", "main").unwrap(), None);
+    }
+
+    #[test]
+    fn the_radar_drops_squashed_work_only_when_clean() {
+        let (dir, repo, main) = world();
+        squash(&main, "work");
+        let scratch = repo.scratch().unwrap();
+        let target = scratch.branch_side("main").unwrap();
+        let work = scratch.branch_side("work").unwrap();
+        assert!(scratch.landed_without_commits(&target, &work).unwrap());
+        // Uncommitted work in its worktree is work the target lacks.
+        let wt = dir.path().join("wt");
+        git(
+            &main,
+            &["worktree", "add", "-q", wt.to_str().unwrap(), "work"],
+        );
+        std::fs::write(wt.join("new.txt"), "new\n").unwrap();
+        let dirty = scratch.worktree_side("work", &wt).unwrap();
+        assert!(dirty.dirty);
+        assert!(!scratch.landed_without_commits(&target, &dirty).unwrap());
+        // A branch still to merge is not dropped.
+        git(&main, &["branch", "later", "work"]);
+        git(&wt, &["add", "-A"]);
+        git(&wt, &["commit", "-q", "-m", "more"]);
+        let more = scratch.branch_side("work").unwrap();
+        assert!(!scratch.landed_without_commits(&target, &more).unwrap());
+    }
 }

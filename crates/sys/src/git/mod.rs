@@ -12,7 +12,7 @@ mod submodule;
 
 use git2::{BranchType, Repository, StatusOptions};
 
-pub use merge::{CommitInfo, FileChange, Merged, Review};
+pub use merge::{CommitInfo, FileChange, Landed, Merged, Review};
 pub use radar::{Checked, Scratch, Side, WorktreeRead};
 pub use submodule::{submodule_work, KeptSubmodule, SubmoduleWork};
 
@@ -477,13 +477,6 @@ impl Repo {
             .find_branch(from, BranchType::Local)?
             .rename(to, false)?;
         Ok(())
-    }
-
-    /// Whether every commit of `branch` is already in `into`.
-    pub fn is_merged(&self, branch: &str, into: &str) -> Result<bool, GitError> {
-        let tip = self.branch_tip(branch)?;
-        let target = self.branch_tip(into)?;
-        Ok(tip == target || self.repo.graph_descendant_of(target, tip)?)
     }
 
     pub fn branch_tip(&self, branch: &str) -> Result<Oid, GitError> {

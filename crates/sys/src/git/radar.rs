@@ -70,7 +70,7 @@ type Changes = Rc<BTreeSet<String>>;
 
 /// A second handle on a repository whose new objects stay in memory.
 pub struct Scratch {
-    repo: Repository,
+    pub(super) repo: Repository,
     /// (base tree, side tree) → the paths the side changed since the base.
     changes: RefCell<HashMap<(Oid, Oid), Changes>>,
 }
@@ -324,6 +324,32 @@ impl Scratch {
         let paths = Rc::new(paths);
         self.changes.borrow_mut().insert(key, paths.clone());
         Ok(paths)
+    }
+
+    /// Whether the committed `work` is in `target` without its commits being there (a
+    /// squash or rebase merge: [`super::merge::merge_changes_nothing`], the rule `kill`
+    /// settles a branch by), so there is nothing left to collide with. Work with
+    /// uncommitted changes, or whose tip is in the target's history, is not (the radar
+    /// watches those as before). Sides that changed no path in common are told apart
+    /// without a merge: the work's change is then not in the target.
+    pub fn landed_without_commits(&self, target: &Side, work: &Side) -> Result<bool, GitError> {
+        if work.dirty
+            || work.commit == target.commit
+            || self.repo.graph_descendant_of(target.commit, work.commit)?
+        {
+            return Ok(false);
+        }
+        let base = match self.repo.merge_base(target.commit, work.commit) {
+            Ok(base) => base,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        let base_tree = self.repo.find_commit(base)?.tree()?;
+        let theirs = self.changes(&base_tree, work.tree)?;
+        if theirs.is_empty() || !overlap(&*self.changes(&base_tree, target.tree)?, &theirs) {
+            return Ok(false);
+        }
+        super::merge::merge_changes_nothing(&self.repo, target.commit, work.commit)
     }
 
     /// What `target` becomes once `work` is merged into it (a merge commit, in memory),
