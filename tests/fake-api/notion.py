@@ -83,7 +83,7 @@ class World:
             self.pages[pid] = page
             self.order.append(pid)
             self.blocks[pid] = [self.block(b) for b in p.get("blocks") or []]
-        self.faults = [dict(f) for f in spec.get("faults") or []]
+        self.faults = standin.Faults(spec.get("faults"))
 
     def block(self, spec):
         bid = str(uuid.uuid4())
@@ -99,21 +99,7 @@ class World:
 
     def fault(self, method, path):
         """The first scripted fault matching this request (used up after `times`)."""
-        with self.lock:
-            for f in self.faults:
-                if f.get("method") and f["method"] != method:
-                    continue
-                if f.get("path") and f["path"] not in path:
-                    continue
-                if f.get("seen", 0) < int(f.get("after") or 0):
-                    f["seen"] = f.get("seen", 0) + 1
-                    continue
-                if f.get("times") is not None:
-                    if f["times"] <= 0:
-                        continue
-                    f["times"] -= 1
-                return dict(f)
-        return None
+        return self.faults.match(method, path)
 
     # --- schema and pages as the API shows them
 

@@ -1,6 +1,7 @@
 """What every API stand-in here shares: a threading HTTP server that logs each request as
-one JSON line, a handler that reads (chunked or gzip) bodies and answers JSON, and the
-command line (--port, --port-file, --log) with a server that ends with its parent."""
+one JSON line, a handler that reads (chunked or gzip) bodies and answers JSON, scripted
+faults chosen by method and path, and the command line (--port, --port-file, --log) with
+a server that ends with its parent."""
 
 import argparse
 import gzip
@@ -36,6 +37,33 @@ class Server(ThreadingHTTPServer):
 
     def record(self, path, turn, request):
         self.append_log({"path": path, "turn": turn, "request": request})
+
+
+class Faults:
+    """A world's scripted faults: {"method", "path" (a part of it), "status", "retry_after",
+    "delay", "times" (used up after), "after" (matches skipped first)}."""
+
+    def __init__(self, specs):
+        self.lock = threading.Lock()
+        self.specs = [dict(f) for f in specs or []]
+
+    def match(self, method, path):
+        """The first scripted fault matching this request (used up after `times`)."""
+        with self.lock:
+            for f in self.specs:
+                if f.get("method") and f["method"] != method:
+                    continue
+                if f.get("path") and f["path"] not in path:
+                    continue
+                if f.get("seen", 0) < int(f.get("after") or 0):
+                    f["seen"] = f.get("seen", 0) + 1
+                    continue
+                if f.get("times") is not None:
+                    if f["times"] <= 0:
+                        continue
+                    f["times"] -= 1
+                return dict(f)
+        return None
 
 
 class Handler(BaseHTTPRequestHandler):

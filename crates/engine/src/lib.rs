@@ -12,6 +12,7 @@ pub mod health;
 pub mod hooks;
 pub mod import;
 pub mod manifest;
+pub mod pr;
 pub mod prompts;
 pub mod radar;
 pub mod remote_hooks;
