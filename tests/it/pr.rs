@@ -237,8 +237,18 @@ fn a_draft_is_opened_with_the_commits_then_updated_not_duplicated() {
         "{}",
         again.stdout
     );
+    // A new title and, asked for, a new base (one the remote has).
+    env.git(&["push", "-q", "origin", "main:release"]);
     let retitled = env
-        .orchestra(&["pr", "login", "--yes", "--title", "Login: no more loop"])
+        .orchestra(&[
+            "pr",
+            "login",
+            "--yes",
+            "--title",
+            "Login: no more loop",
+            "--base",
+            "release",
+        ])
         .ok();
     assert!(
         retitled.stdout.contains("updated draft pull request #1"),
@@ -258,6 +268,7 @@ fn a_draft_is_opened_with_the_commits_then_updated_not_duplicated() {
         .unwrap();
     assert_eq!(patch["path"], "/repos/me/app/pulls/1");
     assert_eq!(patch["body"]["title"], "Login: no more loop");
+    assert_eq!(patch["body"]["base"], "release");
     world.assert_token_nowhere(&[
         &first.stdout,
         &first.stderr,
@@ -352,6 +363,32 @@ fn a_failing_service_is_exit_1_in_one_line() {
         run.stderr
     );
     assert_eq!(world.count("POST"), 0);
+}
+
+#[test]
+fn a_rejected_push_is_exit_1_in_one_line_and_nothing_is_sent() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    // The remote's branch holds a commit the session's lacks.
+    let other = world.env.root.join("other");
+    git_in(
+        &world.env.root,
+        &["clone", "-q", &world.bare.to_string_lossy(), "other"],
+    );
+    git_in(&other, &["checkout", "-q", "-b", "session/login"]);
+    commit_file(&other, "theirs.txt", "theirs\n", "Someone else's commit");
+    git_in(&other, &["push", "-q", "origin", "session/login"]);
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(1);
+    assert!(
+        run.stderr.contains("was rejected") && run.stderr.contains("session/login"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("hint:"), "{}", run.stderr);
+    assert_eq!(world.count("POST"), 0);
+    assert_eq!(world.requests().len(), 1, "only the repository was read");
 }
 
 #[test]

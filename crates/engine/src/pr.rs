@@ -96,23 +96,23 @@ pub fn open(
             "the pull request's title is empty: nothing was pushed or sent".into(),
         ));
     }
-    repo.push(&remote, &session.branch).map_err(|e| {
-        Error::Refused(format!(
-            "git push of {} to {remote} failed: {}",
-            session.branch,
-            crate::error::one_line(&e.to_string(), "no reason given")
-        ))
-    })?;
+    repo.push(&remote, &session.branch)
+        .map_err(|e| push_failed(&e, &remote, &session.branch))?;
     let pushed = |e: Error| pushed_but(e, label, &session.branch);
     let existing = api.open_pull_for(&session.branch).map_err(pushed)?;
     let opened = match existing {
-        Some(pull) if pull.title == reviewed.title && pull.body == reviewed.body => {
-            Opened::Unchanged(pull)
+        Some(pull) => {
+            // Only a base asked for moves an open pull request's base.
+            let new_base = options.base.as_deref().filter(|b| *b != pull.base);
+            if pull.title == reviewed.title && pull.body == reviewed.body && new_base.is_none() {
+                Opened::Unchanged(pull)
+            } else {
+                Opened::Updated(
+                    api.update(pull.number, &reviewed.title, &reviewed.body, new_base)
+                        .map_err(pushed)?,
+                )
+            }
         }
-        Some(pull) => Opened::Updated(
-            api.update(pull.number, &reviewed.title, &reviewed.body)
-                .map_err(pushed)?,
-        ),
         None => Opened::Created(
             api.create(
                 &session.branch,
@@ -139,6 +139,38 @@ pub fn open(
         },
     )?;
     Ok(Some(opened))
+}
+
+/// A refused or failed push as one line: git's own verdict (`! [rejected] …`, `error:`,
+/// `fatal:`), without its hints.
+fn push_failed(e: &crate::git::GitError, remote: &str, branch: &str) -> Error {
+    let said = match e {
+        crate::git::GitError::Cli { message, .. } => {
+            let verdict: Vec<&str> = message
+                .lines()
+                .map(str::trim)
+                .filter(|l| {
+                    l.starts_with('!') || l.starts_with("error:") || l.starts_with("fatal:")
+                })
+                .collect();
+            if verdict.is_empty() {
+                crate::error::one_line(message, "no reason given")
+            } else {
+                verdict.join("; ")
+            }
+        }
+        other => crate::error::one_line(&other.to_string(), "no reason given"),
+    };
+    let rejected = said.contains("[rejected]") || said.contains("[remote rejected]");
+    Error::Refused(format!(
+        "git push of {branch} to {remote} {}: {said}{}",
+        if rejected { "was rejected" } else { "failed" },
+        if said.contains("non-fast-forward") || said.contains("fetch first") {
+            " (the remote's branch has commits this one lacks: bring them in, then pr again)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// A failure after the push, saying what is left.

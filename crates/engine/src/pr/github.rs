@@ -287,11 +287,22 @@ impl Api {
         })
     }
 
-    pub fn update(&self, number: u64, title: &str, body: &str) -> Result<Pull, Error> {
+    /// New title and body, and a new base when `base` says one.
+    pub fn update(
+        &self,
+        number: u64,
+        title: &str,
+        body: &str,
+        base: Option<&str>,
+    ) -> Result<Pull, Error> {
+        let mut change = json!({"title": title, "body": body});
+        if let Some(base) = base {
+            change["base"] = json!(base);
+        }
         let changed = self.call(
             "PATCH",
             &self.repo_url(&format!("/pulls/{number}")),
-            Some(&json!({"title": title, "body": body})),
+            Some(&change),
         )?;
         pull_of(&changed).ok_or_else(|| {
             Error::Refused(format!(
