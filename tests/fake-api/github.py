@@ -26,7 +26,8 @@ The world file:
      "per_page": 30,                      # the most results one page holds
      "faults": [{"method": "POST", "path": "/pulls", "status": 403, "retry_after": "60", "times": 1},
                 {"path": "/repos/", "delay": 5},
-                {"method": "PATCH", "status": 502, "after": 1}]}   # from the 2nd match on
+                {"method": "PATCH", "status": 502, "after": 1},   # from the 2nd match on
+                {"method": "GET", "path": "/pulls", "status": 200, "answer": [], "times": 1}]}
 
 Each request is appended to --log as one JSON line {"method", "path", "auth", "body"}
 before it is answered; "auth" is "ok", "bad" or "none": the token itself is never written.
@@ -233,7 +234,8 @@ class Handler(standin.Handler):
                 messages = {401: "Bad credentials", 403: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
                             404: "Not Found", 422: "Validation Failed"}
                 _, obj = error(status, messages.get(status, "Server Error"))
-                return self.send_json(status, obj, headers)
+                # "answer": the body to send instead (a stale list, as a lagging replica gives).
+                return self.send_json(status, fault.get("answer", obj), headers)
             if auth != "ok":
                 if auth == "none" and url.path.startswith("/repos/"):
                     return self.send_json(*error(404, "Not Found"))  # private repos hide

@@ -28,6 +28,11 @@ struct World {
 
 impl World {
     fn start(faults: Value) -> Option<World> {
+        World::start_with(faults, json!([]))
+    }
+
+    /// [`World::start`] with pull requests the repository already has.
+    fn start_with(faults: Value, pulls: Value) -> Option<World> {
         if !require("python3", which("python3").is_some()) {
             return None;
         }
@@ -37,7 +42,7 @@ impl World {
         git_in(&bare, &["init", "-q", "--bare", "-b", "main"]);
         let world = json!({
             "token": TOKEN,
-            "repos": {"me/app": {"default_branch": "main", "git_dir": bare}},
+            "repos": {"me/app": {"default_branch": "main", "git_dir": bare, "pulls": pulls}},
             "faults": faults,
         });
         let file = env.root.join("github-world.json");
@@ -389,6 +394,71 @@ fn a_rejected_push_is_exit_1_in_one_line_and_nothing_is_sent() {
     assert!(!run.stderr.contains("hint:"), "{}", run.stderr);
     assert_eq!(world.count("POST"), 0);
     assert_eq!(world.requests().len(), 1, "only the repository was read");
+}
+
+#[test]
+fn one_opened_meanwhile_is_updated_not_duplicated() {
+    // Opened on the web already, but the first look finds none (a stale list): the create
+    // is told one exists, and that one is found and updated.
+    let faults =
+        json!([{"method": "GET", "path": "/pulls", "status": 200, "answer": [], "times": 1}]);
+    let pulls =
+        json!([{"head": "session/login", "base": "main", "title": "by hand", "draft": true}]);
+    let Some(world) = World::start_with(faults, pulls) else {
+        return;
+    };
+    let world = world.with_origin();
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(
+        run.stdout.contains("updated draft pull request #1"),
+        "{}",
+        run.stdout
+    );
+    let methods: Vec<String> = world
+        .requests()
+        .iter()
+        .filter_map(|r| r["method"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        methods,
+        ["GET", "GET", "POST", "GET", "PATCH"],
+        "{methods:?}"
+    );
+    assert_eq!(world.pull_request("login")["number"], 1);
+}
+
+#[test]
+fn without_a_token_nothing_is_pushed_and_gh_gives_one() {
+    let Some(mut world) = World::start(json!([])) else {
+        return;
+    };
+    world = world.with_origin();
+    world.env.env.push(("GH_TOKEN".into(), String::new()));
+    // No gh on this PATH: the wrapper folder first, then only the system's folders.
+    let gh = world.env.root.join("bin/gh");
+    let run = world.env.orchestra(&["pr", "login", "--yes"]);
+    if which("gh").is_none() {
+        let run = run.fails_with(2);
+        assert!(
+            run.stderr.contains("no GitHub token") && run.stderr.contains("GH_TOKEN"),
+            "{}",
+            run.stderr
+        );
+        assert!(world.requests().is_empty());
+        assert_eq!(world.pushed("session/login"), None);
+    }
+    // gh signed in: its token is used, and given to nobody else.
+    write_script(
+        &gh,
+        &format!("#!/bin/sh\n[ \"$*\" = 'auth token' ] && echo {TOKEN}\n"),
+    );
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(
+        run.stdout.contains("opened draft pull request #1"),
+        "{}",
+        run.stdout
+    );
+    world.assert_token_nowhere(&[&run.stdout, &run.stderr]);
 }
 
 #[test]

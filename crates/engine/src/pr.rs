@@ -113,16 +113,35 @@ pub fn open(
                 )
             }
         }
-        None => Opened::Created(
-            api.create(
-                &session.branch,
-                &base,
-                &reviewed.title,
-                &reviewed.body,
-                !options.ready,
-            )
-            .map_err(pushed)?,
-        ),
+        None => {
+            let made = api
+                .create(
+                    &session.branch,
+                    &base,
+                    &reviewed.title,
+                    &reviewed.body,
+                    !options.ready,
+                )
+                .map_err(pushed)?;
+            match made {
+                Some(pull) => Opened::Created(pull),
+                // Opened meanwhile (another run, a person on the web): that one is updated.
+                None => {
+                    let pull = api
+                        .open_pull_for(&session.branch)
+                        .map_err(pushed)?
+                        .ok_or_else(|| {
+                            pushed(Error::Refused(
+                                "GitHub says a pull request is open for the branch but lists none: try again".into(),
+                            ))
+                        })?;
+                    Opened::Updated(
+                        api.update(pull.number, &reviewed.title, &reviewed.body, None)
+                            .map_err(pushed)?,
+                    )
+                }
+            }
+        }
     };
     let pull = opened.pull();
     if options.ready && pull.draft {

@@ -196,13 +196,17 @@ impl Api {
         }
     }
 
-    fn call(&self, method: &'static str, url: &str, body: Option<&Value>) -> Result<Value, Error> {
-        let mut request = self
-            .client
+    /// A request with the token and GitHub's media type and version.
+    fn request(&self, method: &'static str, url: &str) -> crate::http::Request<'_> {
+        self.client
             .request(method, url)
             .secret_header("Authorization", &self.token.secret)
             .header("Accept", "application/vnd.github+json")
-            .header("X-GitHub-Api-Version", API_VERSION);
+            .header("X-GitHub-Api-Version", API_VERSION)
+    }
+
+    fn call(&self, method: &'static str, url: &str, body: Option<&Value>) -> Result<Value, Error> {
+        let mut request = self.request(method, url);
         if let Some(body) = body {
             request = request.json(body);
         }
@@ -239,11 +243,7 @@ impl Api {
         );
         for _ in 0..MAX_PAGES {
             let response = self
-                .client
                 .request("GET", &url)
-                .secret_header("Authorization", &self.token.secret)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", API_VERSION)
                 .send()
                 .map_err(|e| self.refusal(e))?;
             let found = response
@@ -269,6 +269,8 @@ impl Api {
         Ok(None)
     }
 
+    /// The new pull request; `None` when GitHub says one is open for the branch already
+    /// (made since it was looked for).
     pub fn create(
         &self,
         branch: &str,
@@ -276,13 +278,21 @@ impl Api {
         title: &str,
         body: &str,
         draft: bool,
-    ) -> Result<Pull, Error> {
-        let made = self.call(
-            "POST",
-            &self.repo_url("/pulls"),
-            Some(&json!({"title": title, "body": body, "head": branch, "base": base, "draft": draft})),
-        )?;
-        pull_of(&made).ok_or_else(|| {
+    ) -> Result<Option<Pull>, Error> {
+        let sent = self
+            .request("POST", &self.repo_url("/pulls"))
+            .json(&json!({"title": title, "body": body, "head": branch, "base": base, "draft": draft}))
+            .send();
+        let made = match sent {
+            Ok(response) => response.json(),
+            Err(HttpError::Status {
+                status: 422,
+                ref excerpt,
+                ..
+            }) if excerpt.contains("already exists") => return Ok(None),
+            Err(e) => return Err(self.refusal(e)),
+        };
+        pull_of(&made).map(Some).ok_or_else(|| {
             Error::Refused("GitHub's answer to the new pull request has no number".into())
         })
     }
