@@ -462,6 +462,59 @@ fn without_a_token_nothing_is_pushed_and_gh_gives_one() {
 }
 
 #[test]
+fn a_remote_with_no_github_address_needs_the_api_configured() {
+    let Some(mut world) = World::start(json!([])) else {
+        return;
+    };
+    world = world.with_origin();
+    let url = world.api.url();
+    world
+        .env
+        .env
+        .push(("ORCHESTRA_GITHUB_API".into(), String::new()));
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    assert!(
+        run.stderr.contains("not on a GitHub host") && run.stderr.contains("[github]"),
+        "{}",
+        run.stderr
+    );
+    assert!(world.requests().is_empty());
+    assert_eq!(world.pushed("session/login"), None);
+    // The repo's orchestra.toml names it.
+    std::fs::write(
+        world.env.repo.join("orchestra.toml"),
+        format!("[github]\napi = \"{url}\"\n"),
+    )
+    .unwrap();
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(
+        run.stdout.contains("opened draft pull request #1"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_repository_github_does_not_show_is_the_persons_to_fix() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    std::fs::write(
+        world.env.repo.join("orchestra.toml"),
+        "[github]\nrepo = \"me/elsewhere\"\n",
+    )
+    .unwrap();
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    assert!(
+        run.stderr.contains("no repository me/elsewhere") && run.stderr.contains("404"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(world.pushed("session/login"), None);
+}
+
+#[test]
 fn a_missing_base_is_the_persons_to_fix() {
     let Some(world) = World::start(json!([])) else {
         return;

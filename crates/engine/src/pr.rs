@@ -78,7 +78,8 @@ pub fn open(
         .ok_or_else(|| Error::BadInput(format!("the remote {remote} has no URL")))?;
     let (api, configured_repo) = configured(repo)?;
     let forge = Forge::of_remote(&remote, &url, api.as_deref(), configured_repo.as_deref())?;
-    let api = github::Api::new(forge, github::token()?);
+    let token = github::token(&forge)?;
+    let api = github::Api::new(forge, token);
     // The token, the repository and the address are proven before anything is sent.
     let default_branch = api.default_branch()?;
     let base = options

@@ -26,6 +26,9 @@ pub struct Forge {
     pub api: String,
     pub owner: String,
     pub name: String,
+    /// The Enterprise host the remote names (whose token `gh` keeps apart); `None` for
+    /// GitHub's own host and for a remote with no host.
+    pub enterprise_host: Option<String>,
 }
 
 impl Forge {
@@ -49,6 +52,9 @@ impl Forge {
                 "the remote {remote}'s address does not name a GitHub repository (owner/name): set `repo = \"OWNER/NAME\"` in orchestra.toml's [github]"
             ))
         })?;
+        let enterprise_host = host
+            .clone()
+            .filter(|h| !h.eq_ignore_ascii_case("github.com"));
         let api = match (api, host) {
             (Some(api), _) => api.trim_end_matches('/').to_string(),
             (None, Some(host)) if host.eq_ignore_ascii_case("github.com") => {
@@ -61,7 +67,12 @@ impl Forge {
                 )))
             }
         };
-        Ok(Forge { api, owner, name })
+        Ok(Forge {
+            api,
+            owner,
+            name,
+            enterprise_host,
+        })
     }
 
     pub fn full_name(&self) -> String {
@@ -114,8 +125,9 @@ pub struct Token {
     pub from: String,
 }
 
-/// `GH_TOKEN`, else `GITHUB_TOKEN`, else `gh auth token` when gh is installed.
-pub fn token() -> Result<Token, Error> {
+/// `GH_TOKEN`, else `GITHUB_TOKEN`, else `gh auth token` when gh is installed (for an
+/// Enterprise host, its own: `--hostname`).
+pub fn token(forge: &Forge) -> Result<Token, Error> {
     for name in ["GH_TOKEN", "GITHUB_TOKEN"] {
         if let Some(value) = crate::paths::non_empty_env(name).filter(|v| !v.trim().is_empty()) {
             return Ok(Token {
@@ -124,9 +136,11 @@ pub fn token() -> Result<Token, Error> {
             });
         }
     }
-    let asked = crate::process::Run::new("gh", GH_DEADLINE)
-        .args(["auth", "token"])
-        .output();
+    let mut gh = crate::process::Run::new("gh", GH_DEADLINE).args(["auth", "token"]);
+    if let Some(host) = &forge.enterprise_host {
+        gh = gh.args(["--hostname", host]);
+    }
+    let asked = gh.output();
     if let Ok(output) = asked {
         let value = String::from_utf8_lossy(&output.stdout).trim().to_string();
         if output.success() && !value.is_empty() && !value.contains(char::is_whitespace) {
@@ -435,7 +449,8 @@ mod tests {
             Forge {
                 api: "https://api.github.com".into(),
                 owner: "me".into(),
-                name: "app".into()
+                name: "app".into(),
+                enterprise_host: None,
             }
         );
         assert_eq!(
@@ -444,8 +459,16 @@ mod tests {
         );
         let enterprise = forge("ssh://git@git.corp.example:2222/team/tool.git").unwrap();
         assert_eq!(
-            (enterprise.api.as_str(), enterprise.full_name().as_str()),
-            ("https://git.corp.example/api/v3", "team/tool")
+            (
+                enterprise.api.as_str(),
+                enterprise.full_name().as_str(),
+                enterprise.enterprise_host.as_deref()
+            ),
+            (
+                "https://git.corp.example/api/v3",
+                "team/tool",
+                Some("git.corp.example")
+            )
         );
         let e = forge("/srv/git/me/app.git").unwrap_err().to_string();
         assert!(
