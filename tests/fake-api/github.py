@@ -203,7 +203,7 @@ class Server(standin.Server):
         world.origin = f"http://{address[0]}:{self.server_address[1]}"
 
 
-class Handler(standin.Handler):
+class Handler(standin.WorldHandler):
     server_version = "orchestra-github-stand-in"
     json_type = "application/json; charset=utf-8"
 
@@ -257,25 +257,9 @@ class Handler(standin.Handler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (its timeout)
 
-    def do_GET(self):
-        self.answer("GET")
-
-    def do_POST(self):
-        self.answer("POST")
-
-    def do_PATCH(self):
-        self.answer("PATCH")
-
 
 def main():
-    def world_arg(ap):
-        ap.add_argument("--world", required=True, help="the repositories, as JSON (see above)")
-
-    def make_server(address, log, args):
-        with open(args.world) as f:
-            return Server(address, log, World(json.load(f)))
-
-    standin.serve(__doc__.split("\n")[0], make_server, world_arg)
+    standin.serve_world(__doc__, lambda address, log, spec: Server(address, log, World(spec)), "repositories")
 
 
 if __name__ == "__main__":

@@ -251,7 +251,7 @@ class Server(standin.Server):
         self.append_log(entry)
 
 
-class Handler(standin.Handler):
+class Handler(standin.WorldHandler):
     server_version = "orchestra-notion-stand-in"
     json_type = "application/json; charset=utf-8"
 
@@ -294,25 +294,9 @@ class Handler(standin.Handler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (its timeout)
 
-    def do_GET(self):
-        self.answer("GET")
-
-    def do_POST(self):
-        self.answer("POST")
-
-    def do_PATCH(self):
-        self.answer("PATCH")
-
 
 def main():
-    def world_arg(ap):
-        ap.add_argument("--world", required=True, help="the workspace, as JSON (see above)")
-
-    def make_server(address, log, args):
-        with open(args.world) as f:
-            return Server(address, log, World(json.load(f)))
-
-    standin.serve(__doc__.split("\n")[0], make_server, world_arg)
+    standin.serve_world(__doc__, lambda address, log, spec: Server(address, log, World(spec)), "workspace")
 
 
 if __name__ == "__main__":

@@ -101,6 +101,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class WorldHandler(Handler):
+    """A handler whose every method goes to its `answer(method)`."""
+
+    def do_GET(self):
+        self.answer("GET")
+
+    def do_POST(self):
+        self.answer("POST")
+
+    def do_PATCH(self):
+        self.answer("PATCH")
+
+
 def exit_with_parent(parent):
     """A test killed without its cleanup must not leave this server behind."""
     while os.getppid() == parent:
@@ -128,3 +141,16 @@ def serve(description, make_server, more_args=lambda ap: None):
         server.serve_forever()
     except KeyboardInterrupt:
         pass
+
+
+def serve_world(doc, make, what):
+    """`serve` for a stand-in whose world is a JSON file (--world): `make(address,
+    log_path, spec)` makes its server."""
+    def world_arg(ap):
+        ap.add_argument("--world", required=True, help=f"the {what}, as JSON (see above)")
+
+    def make_server(address, log, args):
+        with open(args.world) as f:
+            return make(address, log, json.load(f))
+
+    serve(doc.split("\n")[0], make_server, world_arg)
