@@ -46,7 +46,7 @@ impl Forge {
             Some(repo) => repo.split_once('/').map(|(o, n)| (o.to_string(), n.to_string())),
             None => owner_and_name(&path),
         }
-        .filter(|(o, n)| !o.is_empty() && !n.is_empty())
+        .filter(|(o, n)| github_name(o) && github_name(n))
         .ok_or_else(|| {
             Error::BadInput(format!(
                 "the remote {remote}'s address does not name a GitHub repository (owner/name): set `repo = \"OWNER/NAME\"` in orchestra.toml's [github]"
@@ -106,6 +106,17 @@ fn split_remote_url(url: &str) -> (Option<String>, String) {
         }
     }
     (None, url.to_string())
+}
+
+/// Whether `part` may be a GitHub owner's or repository's name (and so goes into a URL's
+/// path as it is).
+fn github_name(part: &str) -> bool {
+    !part.is_empty()
+        && part != "."
+        && part != ".."
+        && part
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// The last two segments of a remote's path: owner and name (`.git` dropped).
