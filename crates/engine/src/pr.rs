@@ -99,51 +99,8 @@ pub fn open(
     }
     repo.push(&remote, &session.branch)
         .map_err(|e| push_failed(&e, &remote, &session.branch))?;
-    let pushed = |e: Error| pushed_but(e, label, &session.branch);
-    let existing = api.open_pull_for(&session.branch).map_err(pushed)?;
-    let opened = match existing {
-        Some(pull) => {
-            // Only a base asked for moves an open pull request's base.
-            let new_base = options.base.as_deref().filter(|b| *b != pull.base);
-            if pull.title == reviewed.title && pull.body == reviewed.body && new_base.is_none() {
-                Opened::Unchanged(pull)
-            } else {
-                Opened::Updated(
-                    api.update(pull.number, &reviewed.title, &reviewed.body, new_base)
-                        .map_err(pushed)?,
-                )
-            }
-        }
-        None => {
-            let made = api
-                .create(
-                    &session.branch,
-                    &base,
-                    &reviewed.title,
-                    &reviewed.body,
-                    !options.ready,
-                )
-                .map_err(pushed)?;
-            match made {
-                Some(pull) => Opened::Created(pull),
-                // Opened meanwhile (another run, a person on the web): that one is updated.
-                None => {
-                    let pull = api
-                        .open_pull_for(&session.branch)
-                        .map_err(pushed)?
-                        .ok_or_else(|| {
-                            pushed(Error::Refused(
-                                "GitHub says a pull request is open for the branch but lists none: try again".into(),
-                            ))
-                        })?;
-                    Opened::Updated(
-                        api.update(pull.number, &reviewed.title, &reviewed.body, None)
-                            .map_err(pushed)?,
-                    )
-                }
-            }
-        }
-    };
+    let opened = publish(&api, &session.branch, &base, &reviewed, options)
+        .map_err(|e| pushed_but(e, label, &session.branch))?;
     let pull = opened.pull();
     if options.ready && pull.draft {
         report.note(format!(
@@ -159,6 +116,62 @@ pub fn open(
         },
     )?;
     Ok(Some(opened))
+}
+
+/// After the push: the open pull request for `branch` updated (when the draft or the base
+/// asked for differs), else one created; one opened meanwhile is found and updated.
+fn publish(
+    api: &github::Api,
+    branch: &str,
+    base: &str,
+    reviewed: &Draft,
+    options: &Options,
+) -> Result<Opened, Error> {
+    let existing = api.open_pull_for(branch)?;
+    Ok(match existing {
+        Some(pull) => {
+            // Only a base asked for moves an open pull request's base.
+            let new_base = options.base.as_deref().filter(|b| *b != pull.base);
+            if pull.title == reviewed.title && pull.body == reviewed.body && new_base.is_none() {
+                Opened::Unchanged(pull)
+            } else {
+                Opened::Updated(api.update(
+                    pull.number,
+                    &reviewed.title,
+                    &reviewed.body,
+                    new_base,
+                )?)
+            }
+        }
+        None => {
+            let made = api.create(
+                branch,
+                base,
+                &reviewed.title,
+                &reviewed.body,
+                !options.ready,
+            )?;
+            match made {
+                Some(pull) => Opened::Created(pull),
+                // Opened meanwhile (another run, a person on the web): that one is updated.
+                None => {
+                    let listed = api.open_pull_for(branch)?;
+                    let pull = listed.ok_or_else(|| {
+                        Error::Refused(
+                            "GitHub says a pull request is open for the branch but lists none: try again"
+                                .into(),
+                        )
+                    })?;
+                    Opened::Updated(api.update(
+                        pull.number,
+                        &reviewed.title,
+                        &reviewed.body,
+                        None,
+                    )?)
+                }
+            }
+        }
+    })
 }
 
 /// A refused or failed push as one line: git's own verdict (`! [rejected] …`, `error:`,
