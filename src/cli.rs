@@ -65,6 +65,10 @@ pub enum Command {
     /// Merge a session into its target branch after showing what it brings and asking
     /// `[y/N]`; checks for conflicts in memory first. Nothing merges without a yes.
     Merge(MergeArgs),
+    /// Push a session's branch to the repo's remote and open a pull request on GitHub for
+    /// it (a draft, unless --ready), or update the open one: title and body drafted from
+    /// the session's task, commits and diffstat, and opened in $EDITOR to edit first.
+    Pr(PrArgs),
     /// Mark a session done (a worker runs it with ORCHESTRA_SESSION set): its dependents
     /// are checked and a notification says so.
     Done(DoneArgs),
@@ -356,6 +360,27 @@ pub struct ReviewArgs {
     /// The tmux client for --popup (key bindings pass #{client_name}).
     #[arg(long, value_name = "NAME")]
     pub client: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PrArgs {
+    /// The session's label.
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Send the drafted title and body without opening them in $EDITOR first (needed
+    /// without a terminal).
+    #[arg(long)]
+    pub yes: bool,
+    /// Open it ready for review, not as a draft.
+    #[arg(long)]
+    pub ready: bool,
+    /// The title. Default: the first line of the session's task.
+    #[arg(long, value_name = "TITLE")]
+    pub title: Option<String>,
+    /// The branch to merge into. Default: the branch the session started from.
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -806,7 +831,7 @@ pub struct ListArgs {
     #[command(flatten)]
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
-    /// host, retry_count, window, pane, age, task, tokens, cost_usd).
+    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.

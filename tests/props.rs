@@ -1,7 +1,8 @@
 //! Generated hostile input for every parser that reads text orchestra does not control:
 //! orchestra.toml, known_hosts and ~/.ssh/config, labels and titles, captured screens (and
-//! agents.toml rules), menus on screen, the JSON Claude Code hooks send, and what a host
-//! prints before the remote refresh's probe marker. Each must give
+//! agents.toml rules), menus on screen, the JSON Claude Code hooks send, what a host
+//! prints before the remote refresh's probe marker, a git remote's address and a pull
+//! request's draft as a person saved it. Each must give
 //! a value or a clear error, never a panic. Pure code through the library crate; the hook
 //! JSON also through the real binary, since `event --from-hook` reads it from stdin.
 //!
@@ -1550,5 +1551,37 @@ proptest! {
         prop_assert_eq!(two, usage_sum(&whole.usage));
         // Counted once: reading it all again from the end's mark adds nothing.
         prop_assert!(read(bytes, &whole.last).usage.is_empty());
+    }
+}
+
+proptest! {
+    /// A remote's address (the person's git config, a clone's) gives a forge or one line
+    /// naming what to set, never a panic; whatever it gives names an owner and a name that
+    /// go into a URL's path as they are.
+    #[test]
+    fn a_remote_address_gives_a_forge_or_one_line(url in any_text(), api in proptest::option::of(any_text())) {
+        match orchestra::pr::Forge::of_remote("origin", &url, api.as_deref(), None) {
+            Ok(forge) => {
+                let plain = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+                prop_assert!(plain(&forge.owner) && plain(&forge.name), "{:?}", forge);
+            }
+            Err(e) => prop_assert_eq!(e.to_string().lines().count(), 1),
+        }
+    }
+
+    /// The draft a person edits reads back as it was written, and any text saved reads
+    /// as a draft with a one-line title or as given up.
+    #[test]
+    fn a_pull_request_draft_reads_back(
+        title in "[A-Za-z0-9#`*][A-Za-z0-9 #`*:.-]{0,60}[A-Za-z0-9.]",
+        body in "([A-Za-z0-9#`*-][A-Za-z0-9 \n#`*.-]{0,200})?",
+        saved in any_text(),
+    ) {
+        use orchestra::pr::{as_text, from_text, Draft};
+        let draft = Draft { title, body };
+        prop_assert_eq!(from_text(&as_text(&draft)), Some(draft));
+        if let Some(read) = from_text(&saved) {
+            prop_assert!(!read.title.is_empty() && !read.title.contains('\n'));
+        }
     }
 }

@@ -46,6 +46,8 @@ pub struct ListRow {
     pub tokens: Option<crate::state::Tokens>,
     /// Their cost in US dollars; null as well where a model used has no price.
     pub cost_usd: Option<f64>,
+    /// The pull request `orchestra pr` opened for the branch ({number, url}), else null.
+    pub pull_request: Option<crate::state::PullRequest>,
 }
 
 impl ListRow {
@@ -71,6 +73,7 @@ impl ListRow {
             task: None,
             tokens: None,
             cost_usd: None,
+            pull_request: None,
         }
     }
 }
@@ -96,6 +99,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         &sessions,
     );
     let mut tasks = store.session_tasks(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
+    let mut pulls = store.pull_requests(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let prices =
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
@@ -106,6 +110,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             stranded: stranded.remove(&s.id),
             merged: merged.remove(&s.id),
             task: tasks.remove(&s.id),
+            pull_request: pulls.remove(&s.id),
             tokens: costs.get(&s.id).map(|c| c.tokens),
             cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
             conflicts_with: radar::run::rows_of(&pairs, &s.id),

@@ -23,6 +23,7 @@ pub mod launch;
 pub mod list;
 pub mod merge;
 pub mod notify;
+pub mod pr;
 pub mod prepare;
 pub mod refresh;
 pub mod restart;
@@ -61,6 +62,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Deny(args) => approve::deny(ctx, args, out),
         Command::Review(args) => review::run(ctx, args, out),
         Command::Merge(args) => merge::run(ctx, args, out),
+        Command::Pr(args) => pr::run(ctx, args, out),
         Command::Done(args) => done::run(ctx, args, out),
         Command::Restart(args) => restart::run(ctx, args, out),
         Command::Launch(args) => launch::launch(ctx, args, out),

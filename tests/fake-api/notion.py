@@ -83,7 +83,7 @@ class World:
             self.pages[pid] = page
             self.order.append(pid)
             self.blocks[pid] = [self.block(b) for b in p.get("blocks") or []]
-        self.faults = [dict(f) for f in spec.get("faults") or []]
+        self.faults = standin.Faults(spec.get("faults"))
 
     def block(self, spec):
         bid = str(uuid.uuid4())
@@ -99,21 +99,7 @@ class World:
 
     def fault(self, method, path):
         """The first scripted fault matching this request (used up after `times`)."""
-        with self.lock:
-            for f in self.faults:
-                if f.get("method") and f["method"] != method:
-                    continue
-                if f.get("path") and f["path"] not in path:
-                    continue
-                if f.get("seen", 0) < int(f.get("after") or 0):
-                    f["seen"] = f.get("seen", 0) + 1
-                    continue
-                if f.get("times") is not None:
-                    if f["times"] <= 0:
-                        continue
-                    f["times"] -= 1
-                return dict(f)
-        return None
+        return self.faults.match(method, path)
 
     # --- schema and pages as the API shows them
 
@@ -265,7 +251,7 @@ class Server(standin.Server):
         self.append_log(entry)
 
 
-class Handler(standin.Handler):
+class Handler(standin.WorldHandler):
     server_version = "orchestra-notion-stand-in"
     json_type = "application/json; charset=utf-8"
 
@@ -308,25 +294,9 @@ class Handler(standin.Handler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (its timeout)
 
-    def do_GET(self):
-        self.answer("GET")
-
-    def do_POST(self):
-        self.answer("POST")
-
-    def do_PATCH(self):
-        self.answer("PATCH")
-
 
 def main():
-    def world_arg(ap):
-        ap.add_argument("--world", required=True, help="the workspace, as JSON (see above)")
-
-    def make_server(address, log, args):
-        with open(args.world) as f:
-            return Server(address, log, World(json.load(f)))
-
-    standin.serve(__doc__.split("\n")[0], make_server, world_arg)
+    standin.serve_world(__doc__, lambda address, log, spec: Server(address, log, World(spec)), "workspace")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """What every API stand-in here shares: a threading HTTP server that logs each request as
-one JSON line, a handler that reads (chunked or gzip) bodies and answers JSON, and the
-command line (--port, --port-file, --log) with a server that ends with its parent."""
+one JSON line, a handler that reads (chunked or gzip) bodies and answers JSON, scripted
+faults chosen by method and path, and the command line (--port, --port-file, --log) with
+a server that ends with its parent."""
 
 import argparse
 import gzip
@@ -38,6 +39,33 @@ class Server(ThreadingHTTPServer):
         self.append_log({"path": path, "turn": turn, "request": request})
 
 
+class Faults:
+    """A world's scripted faults: {"method", "path" (a part of it), "status", "retry_after",
+    "delay", "times" (used up after), "after" (matches skipped first)}."""
+
+    def __init__(self, specs):
+        self.lock = threading.Lock()
+        self.specs = [dict(f) for f in specs or []]
+
+    def match(self, method, path):
+        """The first scripted fault matching this request (used up after `times`)."""
+        with self.lock:
+            for f in self.specs:
+                if f.get("method") and f["method"] != method:
+                    continue
+                if f.get("path") and f["path"] not in path:
+                    continue
+                if f.get("seen", 0) < int(f.get("after") or 0):
+                    f["seen"] = f.get("seen", 0) + 1
+                    continue
+                if f.get("times") is not None:
+                    if f["times"] <= 0:
+                        continue
+                    f["times"] -= 1
+                return dict(f)
+        return None
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "orchestra-api-stand-in"
@@ -73,6 +101,19 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
+class WorldHandler(Handler):
+    """A handler whose every method goes to its `answer(method)`."""
+
+    def do_GET(self):
+        self.answer("GET")
+
+    def do_POST(self):
+        self.answer("POST")
+
+    def do_PATCH(self):
+        self.answer("PATCH")
+
+
 def exit_with_parent(parent):
     """A test killed without its cleanup must not leave this server behind."""
     while os.getppid() == parent:
@@ -100,3 +141,16 @@ def serve(description, make_server, more_args=lambda ap: None):
         server.serve_forever()
     except KeyboardInterrupt:
         pass
+
+
+def serve_world(doc, make, what):
+    """`serve` for a stand-in whose world is a JSON file (--world): `make(address,
+    log_path, spec)` makes its server."""
+    def world_arg(ap):
+        ap.add_argument("--world", required=True, help=f"the {what}, as JSON (see above)")
+
+    def make_server(address, log, args):
+        with open(args.world) as f:
+            return make(address, log, json.load(f))
+
+    serve(doc.split("\n")[0], make_server, world_arg)

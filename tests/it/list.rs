@@ -29,6 +29,7 @@ fn list_json_has_exactly_the_documented_fields() {
             "id",
             "label",
             "pane",
+            "pull_request",
             "repo",
             "retry_count",
             "state",

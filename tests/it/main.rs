@@ -38,6 +38,7 @@ mod openssh;
 mod permission;
 mod plugin;
 mod popups;
+mod pr;
 mod radar;
 mod record;
 mod reference;

@@ -12,6 +12,7 @@ pub mod health;
 pub mod hooks;
 pub mod import;
 pub mod manifest;
+pub mod pr;
 pub mod prompts;
 pub mod radar;
 pub mod remote_hooks;
@@ -25,4 +26,4 @@ pub mod worktree;
 // The lower crates under the names the modules were written with.
 use orchestra_agents::{agent, cost};
 use orchestra_model::{duration, inert, label, report};
-use orchestra_sys::{fault, git, lock, notify, paths, process, remote, state, tmux};
+use orchestra_sys::{fault, git, http, lock, notify, paths, process, remote, state, tmux};

@@ -269,6 +269,19 @@ pub struct Manifest {
     pub dependencies: Vec<Dependency>,
     #[serde(default)]
     pub tasks: TasksTable,
+    #[serde(default)]
+    pub github: GithubTable,
+}
+
+/// `[github]`: where `orchestra pr` finds the repository's API when the remote's address
+/// does not say (a mirror, a proxy, a stand-in).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct GithubTable {
+    /// The REST API's base, e.g. "https://HOST/api/v3".
+    pub api: Option<String>,
+    /// "owner/name", when the remote's path is not that.
+    pub repo: Option<String>,
 }
 
 /// `[tasks]`: where the project's open tasks come from (`crate::tasks`). Blank data

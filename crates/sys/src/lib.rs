@@ -1,10 +1,11 @@
-//! orchestra's effects: child processes with deadlines, locks, fault points, the SQLite store,
+//! orchestra's effects: child processes with deadlines, HTTP, locks, fault points, the SQLite store,
 //! tmux, git, ssh and desktop notifications. Each module is the only one that talks to its
 //! part of the world and returns its own typed error; nothing here knows what a session is
 //! for.
 
 pub mod fault;
 pub mod git;
+pub mod http;
 pub mod lock;
 pub mod notify;
 pub mod paths;

@@ -1,6 +1,6 @@
 //! Task pick-up from a tracker: a project's open tasks, a task's text, and its status
-//! moved when it is picked (and when its session is merged). The ONLY module that talks
-//! HTTP. A [`TaskSource`] is the interface; Notion (`notion.rs`) is the one source so far.
+//! moved when it is picked (and when its session is merged), over sys's `http`. A
+//! [`TaskSource`] is the interface; Notion (`notion.rs`) is the one source so far.
 //!
 //! Nothing is configured by default: with both data sources blank there is no source,
 //! and nothing here reads a token or opens a connection.

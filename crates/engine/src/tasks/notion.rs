@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::http::{Client, HttpError};
+
 use super::{notion_id, Settings, Task, TaskError, TaskSource, Token};
 
 pub const API_VERSION: &str = "2025-09-03";
@@ -26,7 +28,7 @@ pub struct Notion {
     settings: Settings,
     token: Token,
     base: String,
-    agent: ureq::Agent,
+    client: Client,
     schema: RefCell<Option<Schema>>,
     project: RefCell<Option<String>>,
 }
@@ -56,20 +58,12 @@ impl Notion {
             .unwrap_or_else(|| DEFAULT_BASE.to_string())
             .trim_end_matches('/')
             .to_string();
-        let agent: ureq::Agent = ureq::Agent::config_builder()
-            .timeout_global(Some(settings.timeout))
-            // Statuses are read here: a 404 is a message naming what to fix.
-            .http_status_as_error(false)
-            // The token never follows a redirect to another host.
-            .max_redirects(0)
-            .user_agent(format!("orchestra/{}", env!("CARGO_PKG_VERSION")))
-            .build()
-            .into();
+        let client = Client::new(settings.timeout);
         Notion {
             settings,
             token,
             base,
-            agent,
+            client,
             schema: RefCell::new(None),
             project: RefCell::new(None),
         }
@@ -97,7 +91,7 @@ impl Notion {
     /// One API call, sent again on 429 after the wait Notion asks for (bounded).
     fn call(
         &self,
-        method: &str,
+        method: &'static str,
         path: &str,
         body: Option<&Value>,
         about: &About,
@@ -105,70 +99,53 @@ impl Notion {
         let url = format!("{}{path}", self.base);
         let mut retries = 0;
         loop {
-            let sent = match body {
-                None => self
-                    .agent
-                    .get(&url)
-                    .header("Authorization", self.token.bearer())
-                    .header("Notion-Version", API_VERSION)
-                    .call(),
-                Some(body) => {
-                    let bytes = serde_json::to_vec(body).unwrap_or_default();
-                    let request = if method == "PATCH" {
-                        self.agent.patch(&url)
-                    } else {
-                        self.agent.post(&url)
-                    };
-                    request
-                        .header("Authorization", self.token.bearer())
-                        .header("Notion-Version", API_VERSION)
-                        .content_type("application/json")
-                        .send(&bytes[..])
-                }
-            };
-            let mut response = sent.map_err(|e| self.unreachable(e, about))?;
-            let status = response.status().as_u16();
-            let retry_after = response
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(Duration::from_secs_f64);
-            let text = response
-                .body_mut()
-                .with_config()
-                .limit(32 * 1024 * 1024)
-                .read_to_string()
-                .map_err(|e| self.unreachable(e, about))?;
-            let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-            if (200..300).contains(&status) {
-                return Ok(answer);
+            let mut request = self
+                .client
+                .request(method, &url)
+                .secret_header("Authorization", &self.token.bearer())
+                .header("Notion-Version", API_VERSION);
+            if let Some(body) = body {
+                request = request.json(body);
             }
-            if status == 429 && retries < MAX_RETRIES {
-                let wait = retry_after.unwrap_or(Duration::from_secs(1 << retries));
-                if wait > MAX_RETRY_WAIT {
-                    return Err(TaskError::Failed(format!(
-                        "Notion is rate limiting (429) and asks to wait {}s: try again later",
-                        wait.as_secs()
-                    )));
+            match request.send() {
+                Ok(response) => return Ok(response.json()),
+                Err(HttpError::Status {
+                    status: 429,
+                    retry_after,
+                    ..
+                }) if retries < MAX_RETRIES => {
+                    let wait = retry_after.unwrap_or(Duration::from_secs(1 << retries));
+                    if wait > MAX_RETRY_WAIT {
+                        return Err(TaskError::Failed(format!(
+                            "Notion is rate limiting (429) and asks to wait {}s: try again later",
+                            wait.as_secs()
+                        )));
+                    }
+                    std::thread::sleep(wait);
+                    retries += 1;
                 }
-                std::thread::sleep(wait);
-                retries += 1;
-                continue;
+                Err(HttpError::Status {
+                    status, excerpt, ..
+                }) => {
+                    let answer: Value = serde_json::from_str(&excerpt).unwrap_or(Value::Null);
+                    return Err(self.refusal(status, &answer, about, retries));
+                }
+                Err(e) => return Err(self.unreachable(e, about)),
             }
-            return Err(self.refusal(status, &answer, about, retries));
         }
     }
 
-    fn unreachable(&self, e: ureq::Error, about: &About) -> TaskError {
+    fn unreachable(&self, e: HttpError, about: &About) -> TaskError {
         match e {
-            ureq::Error::Timeout(_) => TaskError::Failed(format!(
+            HttpError::TimedOut { .. } => TaskError::Failed(format!(
                 "Notion did not answer within {} about {} (`timeout` in orchestra.toml's [tasks] sets the limit)",
                 crate::duration::spell(self.settings.timeout),
                 about.thing
             )),
-            other => TaskError::Failed(format!("cannot reach Notion at {}: {other}", self.base)),
+            HttpError::Unreachable { reason, .. } => {
+                TaskError::Failed(format!("cannot reach Notion at {}: {reason}", self.base))
+            }
+            other => TaskError::Failed(format!("Notion failed about {}: {other}", about.thing)),
         }
     }
 

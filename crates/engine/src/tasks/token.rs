@@ -15,8 +15,8 @@ pub struct Token {
 
 impl Token {
     /// The `Authorization` header's value.
-    pub(super) fn bearer(&self) -> String {
-        format!("Bearer {}", self.secret)
+    pub(super) fn bearer(&self) -> crate::http::Secret {
+        crate::http::Secret::new(format!("Bearer {}", self.secret))
     }
 }
 

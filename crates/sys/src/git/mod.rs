@@ -8,12 +8,14 @@ use crate::process::{ProcessError, Run};
 
 mod merge;
 mod radar;
+mod remote;
 mod submodule;
 
 use git2::{BranchType, Repository, StatusOptions};
 
 pub use merge::{CommitInfo, FileChange, Landed, Merged, Review};
 pub use radar::{Checked, Scratch, Side, WorktreeRead};
+pub use remote::PUSH_DEADLINE;
 pub use submodule::{submodule_work, KeptSubmodule, SubmoduleWork};
 
 pub use git2::Oid;

@@ -4,12 +4,14 @@
 
 mod cost;
 mod deps;
+mod pulls;
 mod radar;
 mod schema;
 mod tasks;
 
 pub use cost::{EndedSession, LogMark, LogRead, Tokens, UsageRow};
 pub use deps::{Edge, EdgeRefusal};
+pub use pulls::PullRequest;
 pub use radar::{Conflict, MergeKey};
 
 use std::path::{Path, PathBuf};

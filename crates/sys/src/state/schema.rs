@@ -209,6 +209,14 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO record (began_at) SELECT CASE
         WHEN EXISTS (SELECT 1 FROM sessions) OR EXISTS (SELECT 1 FROM events) THEN 0
         ELSE CAST(strftime('%s', 'now') AS INTEGER) END;",
+    // 11: the pull request `orchestra pr` opened for a session's branch (its forge's
+    // number and address), so a second run updates it and `list` shows it.
+    "CREATE TABLE pull_requests (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        number     INTEGER NOT NULL,
+        url        TEXT NOT NULL,
+        at         INTEGER NOT NULL
+    );",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Tests of the GitHub REST stand-in (github.py): listing by head with Link pagination,
+creating (and its 422s), updating, ETags, scripted faults, and the log without the token.
+
+    python3 test_github.py        # exit 0 when all pass
+"""
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import github  # noqa: E402
+
+TOKEN = "ghp_test_t0ken"
+
+
+def world(**extra):
+    spec = {
+        "token": TOKEN,
+        "per_page": 2,
+        "repos": {"me/app": {"default_branch": "trunk", "branches": ["trunk", "session/a", "session/b"],
+                             "pulls": [{"head": "session/old", "base": "trunk", "title": "Old", "state": "closed"},
+                                       {"head": "session/x1", "title": "x1"},
+                                       {"head": "session/x2", "title": "x2"},
+                                       {"head": "session/x3", "title": "x3"}]}},
+        "faults": [
+            {"method": "POST", "path": "/pulls", "status": 403, "retry_after": "60", "times": 1},
+            {"path": "/repos/me/slow", "delay": 0.5},
+            {"method": "PATCH", "status": 502, "after": 1},
+        ],
+    }
+    spec.update(extra)
+    return spec
+
+
+class WireTest(unittest.TestCase):
+    def setUp(self):
+        self.log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
+        self.server = github.Server(("127.0.0.1", 0), self.log, github.World(world()))
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def tearDown(self):
+        self.server.shutdown()
+        self.server.server_close()
+        os.unlink(self.log)
+
+    def call(self, method, path, body=None, token=TOKEN, headers=None):
+        headers = dict(headers or {}, accept="application/vnd.github+json")
+        if token:
+            headers["authorization"] = f"Bearer {token}"
+        data = json.dumps(body).encode() if body is not None else None
+        if data:
+            headers["content-type"] = "application/json"
+        url = path if path.startswith("http") else self.base + path
+        req = urllib.request.Request(url, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                raw = r.read()
+                return r.status, {k.lower(): v for k, v in r.headers.items()}, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, {k.lower(): v for k, v in e.headers.items()}, json.loads(raw) if raw else None
+
+    def logged(self):
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def test_the_repository_names_its_default_branch_and_answers_304_when_unchanged(self):
+        status, headers, repo = self.call("GET", "/repos/me/app")
+        self.assertEqual((status, repo["default_branch"]), (200, "trunk"))
+        status, _, body = self.call("GET", "/repos/me/app", headers={"if-none-match": headers["etag"]})
+        self.assertEqual((status, body), (304, None))
+        self.assertEqual(self.call("GET", "/repos/me/none")[0], 404)
+
+    def test_a_wrong_token_is_401_and_the_log_never_holds_a_token(self):
+        status, _, body = self.call("GET", "/repos/me/app", token="ghp_wrong")
+        self.assertEqual((status, body["message"]), (401, "Bad credentials"))
+        self.assertEqual(self.call("GET", "/repos/me/app", token=None)[0], 404)
+        self.assertEqual(self.call("GET", "/repos/me/app")[0], 200)
+        self.assertEqual([e["auth"] for e in self.logged()], ["bad", "none", "ok"])
+        with open(self.log) as f:
+            self.assertNotIn("ghp_", f.read())
+
+    def test_open_pulls_page_by_link_and_filter_by_head(self):
+        status, headers, first = self.call("GET", "/repos/me/app/pulls?state=open")
+        self.assertEqual([p["title"] for p in first], ["x1", "x2"])
+        self.assertIn('rel="next"', headers["link"])
+        next_url = headers["link"].split(";")[0].strip("<>")
+        _, headers, second = self.call("GET", next_url)
+        self.assertEqual([p["title"] for p in second], ["x3"])
+        self.assertNotIn('rel="next"', headers.get("link", ""))
+        _, _, found = self.call("GET", "/repos/me/app/pulls?state=open&head=me:session/x2")
+        self.assertEqual([p["number"] for p in found], [3])
+        _, _, closed = self.call("GET", "/repos/me/app/pulls?state=open&head=me:session/old")
+        self.assertEqual(closed, [])
+
+    def test_create_is_refused_by_a_secondary_rate_limit_once_then_validates(self):
+        pull = {"title": "T", "body": "B", "head": "session/a", "base": "trunk", "draft": True}
+        status, headers, body = self.call("POST", "/repos/me/app/pulls", pull)
+        self.assertEqual((status, headers["retry-after"]), (403, "60"))
+        self.assertIn("secondary rate limit", body["message"])
+        status, _, made = self.call("POST", "/repos/me/app/pulls", pull)
+        self.assertEqual((status, made["draft"], made["head"]["ref"], made["base"]["ref"]),
+                         (201, True, "session/a", "trunk"))
+        status, _, again = self.call("POST", "/repos/me/app/pulls", pull)
+        self.assertEqual(status, 422)
+        self.assertIn("already exists", again["errors"][0]["message"])
+        status, _, no_base = self.call("POST", "/repos/me/app/pulls", dict(pull, head="session/b", base="gone"))
+        self.assertEqual((status, no_base["errors"][0]["field"]), (422, "base"))
+        self.assertEqual(self.logged()[1]["body"], pull)
+
+    def test_an_update_changes_the_pull_and_a_later_one_fails_as_scripted(self):
+        status, _, pull = self.call("PATCH", "/repos/me/app/pulls/2", {"title": "new", "body": "text"})
+        self.assertEqual((status, pull["title"], pull["body"]), (200, "new", "text"))
+        self.assertEqual(self.call("PATCH", "/repos/me/app/pulls/2", {"title": "newer"})[0], 502)
+        self.assertEqual(self.call("PATCH", "/repos/me/app/pulls/99", {"title": "x"})[0], 502)
+
+    def test_a_slow_answer_comes_late(self):
+        started = time.monotonic()
+        self.call("GET", "/repos/me/slow")
+        self.assertGreaterEqual(time.monotonic() - started, 0.5)
+
+
+class GitDirTest(unittest.TestCase):
+    def test_branches_are_the_bare_repositorys(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            import subprocess
+            bare = os.path.join(tmp, "bare.git")
+            subprocess.run(["git", "init", "-q", "--bare", "-b", "main", bare], check=True)
+            w = github.World({"token": TOKEN, "repos": {"me/app": {"git_dir": bare}}})
+            self.assertFalse(w.branch_exists(w.repos["me/app"], "main"))
+            work = os.path.join(tmp, "work")
+            subprocess.run(["git", "init", "-q", "-b", "main", work], check=True)
+            env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
+                       GIT_COMMITTER_EMAIL="t@t")
+            subprocess.run(["git", "-C", work, "commit", "-q", "--allow-empty", "-m", "x"], check=True, env=env)
+            subprocess.run(["git", "-C", work, "push", "-q", bare, "main"], check=True)
+            self.assertTrue(w.branch_exists(w.repos["me/app"], "main"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
