@@ -536,50 +536,7 @@ fn apply(
     cache.panes = decided.panes;
 
     let wrote = !decided.changes.is_empty();
-    for change in decided.changes {
-        match change {
-            decide::Decision::State {
-                session,
-                state,
-                source,
-                detail,
-            } => {
-                let store = opened(&mut store, home)?;
-                if let Some(t) = store.apply_state(&session, state, now_us, source, &detail)? {
-                    sessions.insert(session, t.session.clone());
-                    outcome.transitions.push(t);
-                }
-            }
-            decide::Decision::Status {
-                session,
-                status,
-                detail,
-            } => {
-                let s = sessions[&session].clone();
-                if let Some(t) = opened(&mut store, home)?.change_status(&s, status, &detail)? {
-                    sessions.insert(session, t.session.clone());
-                    outcome.transitions.push(t);
-                }
-            }
-            decide::Decision::Gone { session, status } => {
-                let s = sessions[&session].clone();
-                let store = opened(&mut store, home)?;
-                if let Some(t) = store.apply_state(
-                    &session,
-                    AgentState::Exited,
-                    now_us,
-                    StateSource::Tmux,
-                    "the pane is gone",
-                )? {
-                    outcome.transitions.push(t);
-                }
-                if let Some(t) = store.change_status(&s, status, "the pane is gone")? {
-                    sessions.insert(session, t.session.clone());
-                    outcome.transitions.push(t);
-                }
-            }
-        }
-    }
+    outcome.transitions = record(home, &mut store, &mut sessions, decided.changes, now_us)?;
 
     let ours: Vec<&Pane> = decide::agent_panes(&snap.panes, &sessions).collect();
     // Window badges: write only what differs.
@@ -686,6 +643,63 @@ fn apply(
     // Sessions taken from the cache and not written to are the ones it holds.
     save_cache(home, key, &cache, wrote || !sessions_cached);
     Ok(outcome)
+}
+
+/// Records `changes` in order, `sessions` kept as the record then holds them: the
+/// transitions they made.
+fn record(
+    home: &Path,
+    store: &mut Option<Store>,
+    sessions: &mut HashMap<String, Session>,
+    changes: Vec<decide::Decision>,
+    now_us: i64,
+) -> Result<Vec<Transition>, HealthError> {
+    let mut transitions = Vec::new();
+    for change in changes {
+        match change {
+            decide::Decision::State {
+                session,
+                state,
+                source,
+                detail,
+            } => {
+                let store = opened(store, home)?;
+                if let Some(t) = store.apply_state(&session, state, now_us, source, &detail)? {
+                    sessions.insert(session, t.session.clone());
+                    transitions.push(t);
+                }
+            }
+            decide::Decision::Status {
+                session,
+                status,
+                detail,
+            } => {
+                let s = sessions[&session].clone();
+                if let Some(t) = opened(store, home)?.change_status(&s, status, &detail)? {
+                    sessions.insert(session, t.session.clone());
+                    transitions.push(t);
+                }
+            }
+            decide::Decision::Gone { session, status } => {
+                let s = sessions[&session].clone();
+                let store = opened(store, home)?;
+                if let Some(t) = store.apply_state(
+                    &session,
+                    AgentState::Exited,
+                    now_us,
+                    StateSource::Tmux,
+                    "the pane is gone",
+                )? {
+                    transitions.push(t);
+                }
+                if let Some(t) = store.change_status(&s, status, "the pane is gone")? {
+                    sessions.insert(session, t.session.clone());
+                    transitions.push(t);
+                }
+            }
+        }
+    }
+    Ok(transitions)
 }
 
 /// Seconds between conflict radar passes: `@orchestra-radar-interval` (default 10 s), 0

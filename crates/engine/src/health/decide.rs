@@ -142,37 +142,12 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
     lookups: &mut impl Lookups,
     now_us: i64,
 ) -> Result<Decisions, HealthError> {
-    let now_s = now_us / 1_000_000;
-    let sessions = &seen.sessions;
     let ours: Vec<&Pane> = seen.ours().collect();
     let mut out = Decisions {
+        changes: programs_ended(seen, &ours),
         panes: memory.clone(),
         ..Decisions::default()
     };
-
-    // A window still in setup shows the setup, not an agent: nothing to classify.
-    for pane in &ours {
-        let s = &sessions[&pane.orchestra_id];
-        if s.status.in_setup() {
-            continue;
-        }
-        if pane.dead {
-            out.changes.push(Decision::State {
-                session: s.id.clone(),
-                state: AgentState::Exited,
-                source: StateSource::Tmux,
-                detail: "the pane's program ended".into(),
-            });
-        } else if agent_replaced_by_shell(s, pane) {
-            out.changes.push(Decision::State {
-                session: s.id.clone(),
-                state: AgentState::Exited,
-                source: StateSource::Tmux,
-                detail: format!("{} runs instead of the agent", pane.current_command),
-            });
-        }
-    }
-
     if !seen.snap.screens.is_empty() {
         let rules = rules.get()?;
         let by_pane: HashMap<&str, &Pane> = ours.iter().map(|p| (p.pane.as_str(), *p)).collect();
@@ -180,100 +155,17 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
             let Some(pane) = by_pane.get(pane_id.as_str()) else {
                 continue;
             };
-            let s = &sessions[&pane.orchestra_id];
+            let s = &seen.sessions[&pane.orchestra_id];
             if pane.dead || s.status.in_setup() {
                 continue;
             }
-            let mut verdict = rules.classify(s.agent_kind.as_str(), screen)?;
-            // An error on screen is news only of a turn run since the agent started (its
-            // hooks said so): a resumed conversation redraws the last one's, error included.
-            if verdict.state == AgentState::Error
-                && s.state != AgentState::Error
-                && lookups.started_since_busy(&s.id)?
-            {
-                verdict = rules.classify_except(
-                    s.agent_kind.as_str(),
-                    screen,
-                    Some(AgentState::Error),
-                )?;
+            let read = read_screen(s, pane, screen, memory.get(pane_id), rules, lookups, now_us)?;
+            out.panes.insert(pane_id.clone(), read.seen);
+            out.disagreements.extend(read.kept);
+            if let Some(ask) = read.ask {
+                out.asks.insert(s.id.clone(), ask);
             }
-            // An error the screen cannot show (opencode's): its prompt under the error is
-            // no word against the hook's.
-            if verdict.state == AgentState::Idle
-                && s.state_source == StateSource::Hook
-                && crate::hooks::screen_cannot_show(s.agent_kind).contains(&s.state)
-            {
-                verdict.state = AgentState::Unknown;
-            }
-            let hook_is_fresh = said_lately(s, now_us);
-            let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
-            // A screen disputing a hook's word counts its ticks against that word; it wins
-            // after a few, and the screen is kept for a person to judge.
-            let against = disputes(s, verdict.state).then(|| {
-                match memory.get(pane_id).and_then(|p| p.against.clone()) {
-                    Some(run) if run.word_at == s.state_at => Against {
-                        ticks: run.ticks + 1,
-                        ..run
-                    },
-                    _ => Against {
-                        word_at: s.state_at,
-                        ticks: 1,
-                        since: now_us,
-                    },
-                }
-            });
-            let screen_wins = match &against {
-                Some(run) => {
-                    run.ticks >= CONTRADICTED_TICKS && now_us - run.since >= CONTRADICTED_MICROS
-                }
-                None => differs && !hook_is_fresh,
-            };
-            let held = differs && !screen_wins;
-            out.panes.insert(
-                pane_id.clone(),
-                PaneSeen {
-                    // A verdict a word holds back is read again next tick: the screen may
-                    // not change again (aider back at its prompt after an approved command
-                    // with no hook to say so; an API error on screen while the Stop hook
-                    // of a release without StopFailure said idle; a turn going on quietly
-                    // after a wrong `idle`).
-                    captured_at: if held { 0 } else { now_s },
-                    activity: pane.window_activity,
-                    screen_state: verdict.state.to_string(),
-                    rule: verdict.rule.clone(),
-                    against: against.clone().filter(|_| !screen_wins),
-                },
-            );
-            if !screen_wins {
-                continue;
-            }
-            if against.is_some() {
-                out.disagreements.push(Disagreement {
-                    session: s.id.clone(),
-                    label: s.label.clone(),
-                    agent: s.agent_kind.as_str().to_string(),
-                    release: None,
-                    at: now_us,
-                    hook_state: s.state.to_string(),
-                    hook_at: s.state_at,
-                    screen_state: verdict.state.to_string(),
-                    rule: verdict.rule.clone(),
-                    screen: screen.clone(),
-                });
-            }
-            if verdict.state == AgentState::Waiting {
-                if let Some(ask) = rules.asked(s.agent_kind.as_str(), screen)? {
-                    if let Some(phrase) = ask.relative_to(Path::new(&s.worktree)).phrase() {
-                        out.asks.insert(s.id.clone(), phrase);
-                    }
-                }
-            }
-            out.changes.push(Decision::State {
-                session: s.id.clone(),
-                state: verdict.state,
-                source: StateSource::Screen,
-                detail: verdict.rule.unwrap_or_default(),
-            });
+            out.changes.extend(read.decided);
         }
     }
     for pane in &ours {
@@ -281,11 +173,165 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
             seen.activity = pane.window_activity;
         }
     }
+    let by_activity = read_activity(seen, &ours, &out.changes, rules, now_us)?;
+    out.changes.extend(by_activity);
+    // Forget panes that are gone.
+    let live: HashSet<&str> = seen.snap.panes.iter().map(|p| p.pane.as_str()).collect();
+    out.panes.retain(|pane, _| live.contains(pane.as_str()));
+    let statuses = statuses(seen, &ours, &out.changes, now_us);
+    out.changes.extend(statuses);
+    out.changes.extend(gone(seen, &ours, lookups));
+    Ok(out)
+}
 
-    // Agents no screen rule can read (a generic program): their state is their output
-    // activity, said as such ("activity"), so they are neither "unknown" nor invisible.
-    for pane in &ours {
-        let s = &sessions[&pane.orchestra_id];
+/// Agents whose program ended: the pane's, or the agent's under a shell left in its place.
+/// A window still in setup shows the setup, not an agent.
+fn programs_ended(seen: &Observation, ours: &[&Pane]) -> Vec<Decision> {
+    let mut ended = Vec::new();
+    for pane in ours {
+        let s = &seen.sessions[&pane.orchestra_id];
+        if s.status.in_setup() {
+            continue;
+        }
+        let detail = if pane.dead {
+            "the pane's program ended".to_string()
+        } else if agent_replaced_by_shell(s, pane) {
+            format!("{} runs instead of the agent", pane.current_command)
+        } else {
+            continue;
+        };
+        ended.push(Decision::State {
+            session: s.id.clone(),
+            state: AgentState::Exited,
+            source: StateSource::Tmux,
+            detail,
+        });
+    }
+    ended
+}
+
+/// What one screen read comes to.
+struct Read {
+    /// What the next tick remembers of the pane.
+    seen: PaneSeen,
+    /// The screen's state, when it wins.
+    decided: Option<Decision>,
+    /// The screen, when it overruled a hook's word.
+    kept: Option<Disagreement>,
+    /// What the screen asks, when it wins saying waiting.
+    ask: Option<String>,
+}
+
+/// Reads `screen`, `s`'s agent pane's, against what is recorded and what the pane's
+/// screen said on the ticks before (`before`).
+fn read_screen(
+    s: &Session,
+    pane: &Pane,
+    screen: &str,
+    before: Option<&PaneSeen>,
+    rules: &Rules,
+    lookups: &mut impl Lookups,
+    now_us: i64,
+) -> Result<Read, HealthError> {
+    let mut verdict = rules.classify(s.agent_kind.as_str(), screen)?;
+    // An error on screen is news only of a turn run since the agent started (its hooks
+    // said so): a resumed conversation redraws the last one's, error included.
+    if verdict.state == AgentState::Error
+        && s.state != AgentState::Error
+        && lookups.started_since_busy(&s.id)?
+    {
+        verdict = rules.classify_except(s.agent_kind.as_str(), screen, Some(AgentState::Error))?;
+    }
+    // An error the screen cannot show (opencode's): its prompt under the error is no word
+    // against the hook's.
+    if verdict.state == AgentState::Idle
+        && s.state_source == StateSource::Hook
+        && crate::hooks::screen_cannot_show(s.agent_kind).contains(&s.state)
+    {
+        verdict.state = AgentState::Unknown;
+    }
+    let hook_is_fresh = said_lately(s, now_us);
+    let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
+    // A screen disputing a hook's word counts its ticks against that word; it wins after
+    // a few, and the screen is kept for a person to judge.
+    let against =
+        disputes(s, verdict.state).then(|| match before.and_then(|p| p.against.clone()) {
+            Some(run) if run.word_at == s.state_at => Against {
+                ticks: run.ticks + 1,
+                ..run
+            },
+            _ => Against {
+                word_at: s.state_at,
+                ticks: 1,
+                since: now_us,
+            },
+        });
+    let screen_wins = match &against {
+        Some(run) => run.ticks >= CONTRADICTED_TICKS && now_us - run.since >= CONTRADICTED_MICROS,
+        None => differs && !hook_is_fresh,
+    };
+    let held = differs && !screen_wins;
+    let mut read = Read {
+        seen: PaneSeen {
+            // A verdict a word holds back is read again next tick: the screen may not
+            // change again (aider back at its prompt after an approved command with no
+            // hook to say so; an API error on screen while the Stop hook of a release
+            // without StopFailure said idle; a turn going on quietly after a wrong `idle`).
+            captured_at: if held { 0 } else { now_us / 1_000_000 },
+            activity: pane.window_activity,
+            screen_state: verdict.state.to_string(),
+            rule: verdict.rule.clone(),
+            against: against.clone().filter(|_| !screen_wins),
+        },
+        decided: None,
+        kept: None,
+        ask: None,
+    };
+    if !screen_wins {
+        return Ok(read);
+    }
+    if against.is_some() {
+        read.kept = Some(Disagreement {
+            session: s.id.clone(),
+            label: s.label.clone(),
+            agent: s.agent_kind.as_str().to_string(),
+            release: None,
+            at: now_us,
+            hook_state: s.state.to_string(),
+            hook_at: s.state_at,
+            screen_state: verdict.state.to_string(),
+            rule: verdict.rule.clone(),
+            screen: screen.to_string(),
+        });
+    }
+    if verdict.state == AgentState::Waiting {
+        read.ask = rules
+            .asked(s.agent_kind.as_str(), screen)?
+            .and_then(|ask| ask.relative_to(Path::new(&s.worktree)).phrase());
+    }
+    read.decided = Some(Decision::State {
+        session: s.id.clone(),
+        state: verdict.state,
+        source: StateSource::Screen,
+        detail: verdict.rule.unwrap_or_default(),
+    });
+    Ok(read)
+}
+
+/// Agents no screen rule can read (a generic program): their state is their output
+/// activity, said as such ("activity"), so they are neither "unknown" nor invisible.
+/// Not one whose state `decided` holds already.
+fn read_activity<F: Fn() -> Result<Rules, RulesError>>(
+    seen: &Observation,
+    ours: &[&Pane],
+    decided: &[Decision],
+    rules: &mut Lazy<F>,
+    now_us: i64,
+) -> Result<Vec<Decision>, HealthError> {
+    let now_s = now_us / 1_000_000;
+    let mut by_activity = Vec::new();
+    for pane in ours {
+        let s = &seen.sessions[&pane.orchestra_id];
         if pane.dead
             || s.status == Status::Blocked
             || s.status.in_setup()
@@ -301,38 +347,44 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
         } else {
             AgentState::Idle
         };
-        let decided = out.changes.iter().any(|d| d.session() == s.id);
         if state != s.state
             && !said_lately(s, now_us)
-            && !decided
+            && !decided.iter().any(|d| d.session() == s.id)
             && activity_speaks_since_the_word(s, state, pane.window_activity, now_us)
         {
-            let detail = format!(
-                "output {} ago",
-                crate::duration::age(now_s - pane.window_activity)
-            );
-            out.changes.push(Decision::State {
+            by_activity.push(Decision::State {
                 session: s.id.clone(),
                 state,
                 source: StateSource::Activity,
-                detail,
+                detail: format!(
+                    "output {} ago",
+                    crate::duration::age(now_s - pane.window_activity)
+                ),
             });
         }
     }
-    // Forget panes that are gone.
-    let live: HashSet<&str> = seen.snap.panes.iter().map(|p| p.pane.as_str()).collect();
-    out.panes.retain(|pane, _| live.contains(pane.as_str()));
+    Ok(by_activity)
+}
 
-    // Lifecycle: stalled while busy and silent too long, on the states just decided.
+/// The statuses the panes' sessions move to once `decided` is recorded: stalled while
+/// busy and silent too long (running again after), a setup failed when its window's
+/// program ended.
+fn statuses(
+    seen: &Observation,
+    ours: &[&Pane],
+    decided: &[Decision],
+    now_us: i64,
+) -> Vec<Decision> {
+    let now_s = now_us / 1_000_000;
     let stall_after = seen
         .snap
         .option("@orchestra-stall-after")
         .and_then(crate::duration::parse_secs)
         .unwrap_or(DEFAULT_STALL_AFTER_SECS);
     let mut statuses = Vec::new();
-    for pane in &ours {
-        let s = &sessions[&pane.orchestra_id];
-        let state = decided_state(&out.changes, s);
+    for pane in ours {
+        let s = &seen.sessions[&pane.orchestra_id];
+        let state = decided_state(decided, s);
         let silent = now_s - pane.window_activity > stall_after;
         let next = match s.status {
             Status::Running if state == AgentState::Busy && silent => Some(Status::Stalled),
@@ -350,9 +402,9 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
             });
         }
     }
-    // A setup's window whose program ended (the setup's window process died) fails it.
-    for pane in &ours {
-        let s = &sessions[&pane.orchestra_id];
+    // The setup's window process died.
+    for pane in ours {
+        let s = &seen.sessions[&pane.orchestra_id];
         if pane.dead && s.status == Status::Setup {
             statuses.push(Decision::Status {
                 session: s.id.clone(),
@@ -361,10 +413,14 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
             });
         }
     }
-    out.changes.extend(statuses);
+    statuses
+}
 
+/// The sessions of this server whose pane is gone and not recorded so yet, by id.
+fn gone(seen: &Observation, ours: &[&Pane], lookups: &impl Lookups) -> Vec<Decision> {
     let present: HashSet<&str> = ours.iter().map(|p| p.orchestra_id.as_str()).collect();
-    let mut gone: Vec<&Session> = sessions
+    let mut gone: Vec<&Session> = seen
+        .sessions
         .values()
         .filter(|s| s.tmux_socket.as_deref() == Some(seen.snap.socket_path.as_str()))
         .filter(|s| !present.contains(s.id.as_str()) && !settled_gone(s))
@@ -372,8 +428,8 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
         .filter(|s| !lookups.is_closing(&s.id))
         .collect();
     gone.sort_by(|a, b| a.id.cmp(&b.id));
-    for s in gone {
-        out.changes.push(Decision::Gone {
+    gone.into_iter()
+        .map(|s| Decision::Gone {
             session: s.id.clone(),
             // A session that never got past its setup has no agent to be dead: its setup
             // failed, and `restart` runs it again (in a new window).
@@ -382,9 +438,8 @@ pub(super) fn decide<F: Fn() -> Result<Rules, RulesError>>(
             } else {
                 Status::Dead
             },
-        });
-    }
-    Ok(out)
+        })
+        .collect()
 }
 
 /// `s`'s state once `changes` are recorded: the last state decided for it, else its own.
