@@ -58,8 +58,9 @@ pub(super) fn agent_panes<'a>(
 /// What a decision may need beyond the observation, looked up only when it does: on a
 /// quiet tick neither is asked, and the first opens the record.
 pub(super) trait Lookups {
-    /// Whether no turn has run since the agent last started ([`crate::state::Store::started_since_busy`]):
-    /// asked only of a screen showing an error the record does not.
+    /// Whether no turn has run since the agent last started
+    /// ([`crate::state::Store::started_since_busy`]): asked only of a screen showing an
+    /// error the record does not.
     fn started_since_busy(&mut self, session: &str) -> Result<bool, StateError>;
     /// Whether orchestra is closing the session's window itself (merge, kill): asked only
     /// of a session whose pane is gone.
