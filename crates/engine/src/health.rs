@@ -2,8 +2,11 @@
 //! captures only the panes that changed (one more call), classifies their screens, writes
 //! what changed (one more call, only if anything did), records transitions and tells a
 //! person of them (`tell`). Hooks (`orchestra event`) report state at once; a screen that
-//! clearly says otherwise later overrides them, since some changes fire no hook.
+//! clearly says otherwise later overrides them, since some changes fire no hook. A refresh
+//! is `observe` (the reads), `decide::decide` (pure: what they mean) and `apply` (the
+//! writes).
 
+mod decide;
 pub mod disagreements;
 pub mod releases;
 pub mod remote;
@@ -345,10 +348,11 @@ fn save_json(path: &Path, value: &impl Serialize) {
     }
 }
 
-/// One refresh of the server `tmux` talks to. A quiet tick (no pane showed output since
-/// its last capture, nothing written to the record since the last tick) is ONE tmux call
-/// and no database at all: changed panes are recaptured inside that call, and the
-/// sessions are read from the cache while the database files are unchanged.
+/// One refresh of the server `tmux` talks to: `observe` what tmux and the record show,
+/// `decide::decide` what that means (pure), `apply` it. A quiet tick (no pane showed
+/// output since its last capture, nothing written to the record since the last tick) is
+/// ONE tmux call and no database at all: changed panes are recaptured inside that call,
+/// and the sessions are read from the cache while the database files are unchanged.
 pub fn refresh(
     home: &Path,
     key: &str,
@@ -356,13 +360,51 @@ pub fn refresh(
     rules: impl Fn() -> Result<Rules, RulesError>,
 ) -> Result<Outcome, HealthError> {
     let now_us = now_micros();
-    let now_s = now_us / 1_000_000;
-    let names = option_names();
-    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let mut outcome = Outcome::default();
     // Counted by the handle: a batch past tmux's command limit takes more than one call.
     let calls_before = tmux.calls();
     let mut cache = load_cache(home, key);
+    let mut store: Option<Store> = None;
+    let Some(seen) = observe(home, tmux, &mut cache, &mut store, now_us)? else {
+        cache.refreshed_ms = now_us / 1000;
+        cache.summary.clear();
+        cache.panes.clear();
+        cache.commands.clear();
+        cache.radar_every = 0;
+        save_cache(home, key, &cache, false);
+        return Ok(Outcome {
+            tmux_calls: tmux.calls() - calls_before,
+            ..Outcome::default()
+        });
+    };
+    let mut lookups = OnDisk {
+        home,
+        store: &mut store,
+    };
+    let decided = decide::decide(
+        &seen,
+        &cache.panes,
+        &mut Lazy::new(rules),
+        &mut lookups,
+        now_us,
+    )?;
+    let mut outcome = apply(home, key, tmux, seen, decided, cache, store, now_us)?;
+    outcome.tmux_calls = tmux.calls() - calls_before;
+    Ok(outcome)
+}
+
+/// What the server shows (one listing call, which recaptures the panes busy lately, and
+/// one capture of the panes never seen or woken since), with the sessions from the cache
+/// while the record's files are unchanged, else from the record. `None`: no server.
+fn observe(
+    home: &Path,
+    tmux: &Tmux,
+    cache: &mut Cache,
+    store: &mut Option<Store>,
+    now_us: i64,
+) -> Result<Option<decide::Observation>, HealthError> {
+    let now_s = now_us / 1_000_000;
+    let names = option_names();
+    let name_refs: Vec<&str> = names.iter().map(String::as_str).collect();
     // Panes busy lately are likely to have changed again: tmux recaptures them inside the
     // listing call when they did. Quiet panes cost nothing there; one that wakes up is
     // captured by a second call. "Lately" is also "when the last tick looked": each
@@ -382,14 +424,7 @@ pub fn refresh(
     // tick (a second of slack; activity is in whole seconds), all of them without one.
     let commands_since = (cache.refreshed_ms > 0).then(|| cache.refreshed_ms / 1000 - 1);
     let Some(mut snap) = tmux.snapshot_since(&name_refs, &recapture, commands_since)? else {
-        cache.refreshed_ms = now_us / 1000;
-        cache.summary.clear();
-        cache.panes.clear();
-        cache.commands.clear();
-        cache.radar_every = 0;
-        save_cache(home, key, &cache, false);
-        outcome.tmux_calls = tmux.calls() - calls_before;
-        return Ok(outcome);
+        return Ok(None);
     };
     for pane in &mut snap.panes {
         if pane.current_command.is_empty() {
@@ -402,316 +437,108 @@ pub fn refresh(
                 .insert(pane.pane.clone(), pane.current_command.clone());
         }
     }
-    let stall_after = snap
-        .option("@orchestra-stall-after")
-        .and_then(crate::duration::parse_secs)
-        .unwrap_or(DEFAULT_STALL_AFTER_SECS);
-
-    let mut store: Option<Store> = None;
-    let fingerprint = Store::fingerprint(home);
-    let cached_sessions = !fingerprint.is_empty() && cache.db_fingerprint == fingerprint;
-    let list = if cached_sessions {
-        std::mem::take(&mut cache.sessions)
-    } else {
-        opened(&mut store, home)?.sessions(None, false)?
-    };
-    let mut sessions: HashMap<String, Session> = list
-        .into_iter()
-        .filter(|s| s.host.is_none())
-        .map(|s| (s.id.clone(), s))
-        .collect();
-    // The agent's own pane only: a pane a person split off in the same window carries the
-    // same window option, and is neither the agent nor a second session.
-    let ours: Vec<&Pane> = snap
-        .panes
-        .iter()
-        .filter(|p| {
-            sessions
-                .get(&p.orchestra_id)
-                .is_some_and(|s| s.pane.as_ref().is_none_or(|recorded| *recorded == p.pane))
-        })
-        .collect();
-
-    // Screens: the changed panes tmux recaptured, plus panes never captured before.
-    let mut decisions: Vec<(String, AgentState, StateSource, String)> = Vec::new();
-    // What a waiting screen asks ("run: npm test"), by session: its notification names it.
-    let mut asks: HashMap<String, String> = HashMap::new();
-    let mut screens: Vec<(PaneId, String)> = snap.screens.clone();
-    // Panes to capture by a second call: never seen, or woken up since their capture.
-    let mut first_seen: Vec<PaneId> = Vec::new();
-    // A window still in setup shows the setup, not an agent: nothing to classify. Its
-    // program ending there (the setup's window process died) fails the setup.
-    let mut setup_ended: Vec<Session> = Vec::new();
-    for pane in &ours {
-        let s = &sessions[&pane.orchestra_id];
-        if s.status.in_setup() {
-            if pane.dead && s.status == Status::Setup {
-                setup_ended.push(s.clone());
-            }
-            continue;
-        }
-        if pane.dead {
-            decisions.push((
-                s.id.clone(),
-                AgentState::Exited,
-                StateSource::Tmux,
-                "the pane's program ended".into(),
-            ));
-        } else if agent_replaced_by_shell(s, pane) {
-            decisions.push((
-                s.id.clone(),
-                AgentState::Exited,
-                StateSource::Tmux,
-                format!("{} runs instead of the agent", pane.current_command),
-            ));
-        } else {
-            let recaptured = recapture.iter().any(|(p, _)| p == &pane.pane);
-            let seen = cache.panes.get(&pane.pane);
-            let changed =
-                seen.is_none_or(|seen| !recaptured && pane.window_activity >= seen.captured_at);
-            let read_now = snap.screens.iter().any(|(p, _)| p == &pane.pane);
-            let disputed = seen.is_some_and(|seen| seen_differs(s, seen));
-            if changed || (disputed && !read_now) {
-                first_seen.push(pane.pane.clone());
-            }
-        }
-    }
-    if !first_seen.is_empty() {
-        let captured = tmux.capture_many(&first_seen)?;
-        screens.extend(first_seen.into_iter().zip(captured));
-    }
-    outcome.captured = screens.len();
-    let mut rules = Lazy::new(rules);
-    if !screens.is_empty() {
-        let rules = rules.get()?;
-        let by_pane: HashMap<&str, &Pane> = ours.iter().map(|p| (p.pane.as_str(), *p)).collect();
-        for (pane_id, screen) in &screens {
-            let Some(pane) = by_pane.get(pane_id.as_str()) else {
-                continue;
-            };
-            let s = &sessions[&pane.orchestra_id];
-            if pane.dead || s.status.in_setup() {
-                continue;
-            }
-            let mut verdict = rules.classify(s.agent_kind.as_str(), screen)?;
-            // An error on screen is news only of a turn run since the agent started (its
-            // hooks said so): a resumed conversation redraws the last one's, error included.
-            if verdict.state == AgentState::Error
-                && s.state != AgentState::Error
-                && opened(&mut store, home)?.started_since_busy(&s.id)?
-            {
-                verdict = rules.classify_except(
-                    s.agent_kind.as_str(),
-                    screen,
-                    Some(AgentState::Error),
-                )?;
-            }
-            // An error the screen cannot show (opencode's): its prompt under the error is
-            // no word against the hook's.
-            if verdict.state == AgentState::Idle
-                && s.state_source == StateSource::Hook
-                && crate::hooks::screen_cannot_show(s.agent_kind).contains(&s.state)
-            {
-                verdict.state = AgentState::Unknown;
-            }
-            let hook_is_fresh = said_lately(s, now_us);
-            let differs = verdict.state != AgentState::Unknown && verdict.state != s.state;
-            // A screen disputing a hook's word counts its ticks against that word; it wins
-            // after a few, and the screen is kept for a person to judge.
-            let against = disputes(s, verdict.state).then(|| {
-                match cache.panes.get(pane_id).and_then(|p| p.against.clone()) {
-                    Some(run) if run.word_at == s.state_at => Against {
-                        ticks: run.ticks + 1,
-                        ..run
-                    },
-                    _ => Against {
-                        word_at: s.state_at,
-                        ticks: 1,
-                        since: now_us,
-                    },
-                }
-            });
-            let screen_wins = match &against {
-                Some(run) => {
-                    run.ticks >= CONTRADICTED_TICKS && now_us - run.since >= CONTRADICTED_MICROS
-                }
-                None => differs && !hook_is_fresh,
-            };
-            let held = differs && !screen_wins;
-            cache.panes.insert(
-                pane_id.clone(),
-                PaneSeen {
-                    // A verdict a word holds back is read again next tick: the screen may
-                    // not change again (aider back at its prompt after an approved command
-                    // with no hook to say so; an API error on screen while the Stop hook
-                    // of a release without StopFailure said idle; a turn going on quietly
-                    // after a wrong `idle`).
-                    captured_at: if held { 0 } else { now_s },
-                    activity: pane.window_activity,
-                    screen_state: verdict.state.to_string(),
-                    rule: verdict.rule.clone(),
-                    against: against.clone().filter(|_| !screen_wins),
-                },
-            );
-            if screen_wins && against.is_some() {
-                disagreements::keep(
-                    home,
-                    disagreements::Disagreement {
-                        session: s.id.clone(),
-                        label: s.label.clone(),
-                        agent: s.agent_kind.as_str().to_string(),
-                        release: releases::recorded(home, &s.id),
-                        at: now_us,
-                        hook_state: s.state.to_string(),
-                        hook_at: s.state_at,
-                        screen_state: verdict.state.to_string(),
-                        rule: verdict.rule.clone(),
-                        screen: screen.clone(),
-                    },
-                );
-            }
-            if screen_wins {
-                if verdict.state == AgentState::Waiting {
-                    if let Some(ask) = rules.asked(s.agent_kind.as_str(), screen)? {
-                        let worktree = Path::new(&s.worktree);
-                        if let Some(phrase) = ask.relative_to(worktree).phrase() {
-                            asks.insert(s.id.clone(), phrase);
-                        }
-                    }
-                }
-                decisions.push((
-                    s.id.clone(),
-                    verdict.state,
-                    StateSource::Screen,
-                    verdict.rule.unwrap_or_default(),
-                ));
-            }
-        }
-    }
-    for pane in &ours {
-        if let Some(seen) = cache.panes.get_mut(&pane.pane) {
-            seen.activity = pane.window_activity;
-        }
-    }
-    // Agents no screen rule can read (a generic program): their state is their output
-    // activity, said as such ("activity"), so they are neither "unknown" nor invisible.
-    for pane in &ours {
-        let s = &sessions[&pane.orchestra_id];
-        if pane.dead
-            || s.status == Status::Blocked
-            || s.status.in_setup()
-            || !may_lack_rules(s.agent_kind)
-        {
-            continue;
-        }
-        if rules.get()?.has_rules(s.agent_kind.as_str()) {
-            continue;
-        }
-        let state = if now_s - pane.window_activity <= ACTIVE_OUTPUT_SECS {
-            AgentState::Busy
-        } else {
-            AgentState::Idle
-        };
-        let hook_is_fresh = said_lately(s, now_us);
-        let decided = decisions.iter().any(|(id, ..)| id == &s.id);
-        if state != s.state
-            && !hook_is_fresh
-            && !decided
-            && activity_speaks_since_the_word(s, state, pane.window_activity, now_us)
-        {
-            let detail = format!(
-                "output {} ago",
-                crate::duration::age(now_s - pane.window_activity)
-            );
-            decisions.push((s.id.clone(), state, StateSource::Activity, detail));
-        }
-    }
-    // Forget panes that are gone.
     let live: std::collections::HashSet<&str> =
         snap.panes.iter().map(|p| p.pane.as_str()).collect();
-    cache.panes.retain(|pane, _| live.contains(pane.as_str()));
     cache
         .commands
         .retain(|pane, _| live.contains(pane.as_str()));
 
-    let mut wrote = false;
-    for (id, state, source, detail) in decisions {
-        wrote = true;
-        if let Some(t) =
-            opened(&mut store, home)?.apply_state(&id, state, now_us, source, &detail)?
-        {
-            sessions.insert(id, t.session.clone());
-            outcome.transitions.push(t);
+    let fingerprint = Store::fingerprint(home);
+    let sessions_cached = !fingerprint.is_empty() && cache.db_fingerprint == fingerprint;
+    let list = if sessions_cached {
+        std::mem::take(&mut cache.sessions)
+    } else {
+        opened(store, home)?.sessions(None, false)?
+    };
+    let mut seen = decide::Observation {
+        snap,
+        sessions: list
+            .into_iter()
+            .filter(|s| s.host.is_none())
+            .map(|s| (s.id.clone(), s))
+            .collect(),
+        fingerprint,
+        sessions_cached,
+    };
+
+    // Panes to capture by a second call: never seen, or woken up since their capture, or
+    // seen saying other than a word said since. Not a window in setup (it shows the
+    // setup, not an agent) nor a program that ended.
+    let mut second: Vec<PaneId> = Vec::new();
+    for pane in seen.ours() {
+        let s = &seen.sessions[&pane.orchestra_id];
+        if s.status.in_setup() || pane.dead || agent_replaced_by_shell(s, pane) {
+            continue;
         }
+        let recaptured = recapture.iter().any(|(p, _)| p == &pane.pane);
+        let before = cache.panes.get(&pane.pane);
+        let changed =
+            before.is_none_or(|before| !recaptured && pane.window_activity >= before.captured_at);
+        let read_now = seen.snap.screens.iter().any(|(p, _)| p == &pane.pane);
+        let disputed = before.is_some_and(|before| seen_differs(s, before));
+        if changed || (disputed && !read_now) {
+            second.push(pane.pane.clone());
+        }
+    }
+    if !second.is_empty() {
+        let captured = tmux.capture_many(&second)?;
+        seen.snap.screens.extend(second.into_iter().zip(captured));
+    }
+    Ok(Some(seen))
+}
+
+/// What a decision looks up: the record (opened on the first question) and the closing
+/// locks.
+struct OnDisk<'a> {
+    home: &'a Path,
+    store: &'a mut Option<Store>,
+}
+
+impl decide::Lookups for OnDisk<'_> {
+    fn started_since_busy(&mut self, session: &str) -> Result<bool, StateError> {
+        opened(self.store, self.home)?.started_since_busy(session)
     }
 
-    // Lifecycle: stalled while busy and silent too long; dead when the pane is gone.
-    for pane in &ours {
-        let s = sessions[&pane.orchestra_id].clone();
-        let silent = now_s - pane.window_activity > stall_after;
-        let next = match s.status {
-            Status::Running if s.state == AgentState::Busy && silent => Some(Status::Stalled),
-            Status::Stalled if !(s.state == AgentState::Busy && silent) => Some(Status::Running),
-            _ => None,
-        };
-        if let Some(status) = next {
-            wrote = true;
-            let detail = format!(
-                "no output for {}",
-                crate::duration::age(now_s - pane.window_activity)
-            );
-            if let Some(t) = opened(&mut store, home)?.change_status(&s, status, &detail)? {
-                sessions.insert(s.id.clone(), t.session.clone());
-                outcome.transitions.push(t);
-            }
-        }
+    fn is_closing(&self, session: &str) -> bool {
+        crate::lock::is_closing(self.home, session)
     }
-    for s in setup_ended {
-        wrote = true;
-        if let Some(t) = opened(&mut store, home)?.change_status(
-            &s,
-            Status::SetupFailed,
-            "the setup's window process ended before the agent started",
-        )? {
-            sessions.insert(s.id.clone(), t.session.clone());
-            outcome.transitions.push(t);
-        }
-    }
-    let present: std::collections::HashSet<&str> =
-        ours.iter().map(|p| p.orchestra_id.as_str()).collect();
-    let gone: Vec<Session> = sessions
-        .values()
-        .filter(|s| s.tmux_socket.as_deref() == Some(snap.socket_path.as_str()))
-        .filter(|s| !present.contains(s.id.as_str()) && !settled_gone(s))
-        // A window orchestra closes itself (merge, kill) is no agent that exited.
-        .filter(|s| !crate::lock::is_closing(home, &s.id))
-        .cloned()
-        .collect();
-    for s in gone {
-        wrote = true;
-        let store = opened(&mut store, home)?;
-        if let Some(t) = store.apply_state(
-            &s.id,
-            AgentState::Exited,
-            now_us,
-            StateSource::Tmux,
-            "the pane is gone",
-        )? {
-            outcome.transitions.push(t);
-        }
-        // A session that never got past its setup has no agent to be dead: its setup
-        // failed, and `restart` runs it again (in a new window).
-        let next = if s.status.in_setup() {
-            Status::SetupFailed
-        } else {
-            Status::Dead
-        };
-        if let Some(t) = store.change_status(&s, next, "the pane is gone")? {
-            sessions.insert(s.id.clone(), t.session.clone());
-            outcome.transitions.push(t);
-        }
-    }
+}
 
+/// Carries out what a tick decided: the screens kept, the words recorded, the badges
+/// and budget marks written where they differ, a person told, the cache saved; and
+/// what the tick comes to (summary, rows) from the record as written.
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    home: &Path,
+    key: &str,
+    tmux: &Tmux,
+    seen: decide::Observation,
+    decided: decide::Decisions,
+    mut cache: Cache,
+    mut store: Option<Store>,
+    now_us: i64,
+) -> Result<Outcome, HealthError> {
+    let now_s = now_us / 1_000_000;
+    let decide::Observation {
+        snap,
+        mut sessions,
+        fingerprint,
+        sessions_cached,
+    } = seen;
+    let mut outcome = Outcome {
+        captured: snap.screens.len(),
+        ..Outcome::default()
+    };
+    for d in decided.disagreements {
+        let release = releases::recorded(home, &d.session);
+        disagreements::keep(home, disagreements::Disagreement { release, ..d });
+    }
+    cache.panes = decided.panes;
+
+    let wrote = !decided.changes.is_empty();
+    outcome.transitions = record(home, &mut store, &mut sessions, decided.changes, now_us)?;
+
+    let ours: Vec<&Pane> = decide::agent_panes(&snap.panes, &sessions).collect();
     // Window badges: write only what differs.
     let sets: Vec<(WindowId, String, String)> = ours
         .iter()
@@ -735,7 +562,7 @@ pub fn refresh(
         tmux_socket: Some(snap.socket_path.clone()),
     };
     for t in &outcome.transitions {
-        let ask = asks.get(&t.session.id).map(String::as_str);
+        let ask = decided.asks.get(&t.session.id).map(String::as_str);
         crate::tell::transition(t, ask, Some(tmux), &fallback);
     }
 
@@ -814,9 +641,65 @@ pub fn refresh(
     cache.db_fingerprint = if wrote { String::new() } else { fingerprint };
     cache.sessions = sessions.into_values().collect();
     // Sessions taken from the cache and not written to are the ones it holds.
-    save_cache(home, key, &cache, wrote || !cached_sessions);
-    outcome.tmux_calls = tmux.calls() - calls_before;
+    save_cache(home, key, &cache, wrote || !sessions_cached);
     Ok(outcome)
+}
+
+/// Records `changes` in order, `sessions` kept as the record then holds them: the
+/// transitions they made.
+fn record(
+    home: &Path,
+    store: &mut Option<Store>,
+    sessions: &mut HashMap<String, Session>,
+    changes: Vec<decide::Decision>,
+    now_us: i64,
+) -> Result<Vec<Transition>, HealthError> {
+    let mut transitions = Vec::new();
+    for change in changes {
+        match change {
+            decide::Decision::State {
+                session,
+                state,
+                source,
+                detail,
+            } => {
+                let store = opened(store, home)?;
+                if let Some(t) = store.apply_state(&session, state, now_us, source, &detail)? {
+                    sessions.insert(session, t.session.clone());
+                    transitions.push(t);
+                }
+            }
+            decide::Decision::Status {
+                session,
+                status,
+                detail,
+            } => {
+                let s = sessions[&session].clone();
+                if let Some(t) = opened(store, home)?.change_status(&s, status, &detail)? {
+                    sessions.insert(session, t.session.clone());
+                    transitions.push(t);
+                }
+            }
+            decide::Decision::Gone { session, status } => {
+                let s = sessions[&session].clone();
+                let store = opened(store, home)?;
+                if let Some(t) = store.apply_state(
+                    &session,
+                    AgentState::Exited,
+                    now_us,
+                    StateSource::Tmux,
+                    "the pane is gone",
+                )? {
+                    transitions.push(t);
+                }
+                if let Some(t) = store.change_status(&s, status, "the pane is gone")? {
+                    sessions.insert(session, t.session.clone());
+                    transitions.push(t);
+                }
+            }
+        }
+    }
+    Ok(transitions)
 }
 
 /// Seconds between conflict radar passes: `@orchestra-radar-interval` (default 10 s), 0
