@@ -3,7 +3,7 @@
 # plus `tmux new-window`), side by side in one run on a generated repo of 10,000 files.
 # Runs alternate so machine noise hits both alike; medians are compared.
 #
-#   bench/dispatch.sh [RUNS]      (default 9)
+#   bench/dispatch.sh [RUNS]      (default 9; ORCHESTRA_BENCH_BIN=<binary> to skip the build)
 # Target: ratio <= 1.3.
 #
 # Second case: dispatch with a no-op `[worktree] setup` (`true`) in orchestra.toml against
@@ -15,8 +15,12 @@ cd "$(dirname "$0")/.."
 runs=${1:-9}
 files=${BENCH_FILES:-10000}
 
-cargo build --release --quiet
-bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
+# ORCHESTRA_BENCH_BIN: a binary built elsewhere (a before/after comparison), else this tree's.
+bin=${ORCHESTRA_BENCH_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
+fi
 work=$(mktemp -d /tmp/orchestra-bench.XXXXXX)
 sock=$work/tmux.sock
 cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
