@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod cost;
+pub mod usage;
 
 use orchestra_model::inert;
 use orchestra_sys::{notify, paths, process, state, tmux};

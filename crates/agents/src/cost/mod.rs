@@ -1,15 +1,18 @@
-//! What each session costs: its agent's own logs read incrementally (claude's
-//! conversation logs: log.rs; codex's rollouts: codex.rs; the Gemini CLI's chat records:
-//! gemini.rs), summed per model and day into the record, priced by the table in force
+//! What each session costs: its agent's own logs read incrementally by its kind's reader
+//! (claude's conversation logs, codex's rollouts, the Gemini CLI's chat records: each
+//! `agent/<kind>/cost.rs`, into `usage::Piece`), summed per model and day into the record, priced by the table in force
 //! (prices.rs), and rolled up by what became of the work (merged, archived, killed, live).
 //!
 //! Only claude, codex and gemini sessions on this machine have a cost: the logs of a
 //! remote session lie on its host, and aider writes no usage this reads.
 
-pub mod codex;
-pub mod gemini;
-pub mod log;
 pub mod prices;
+
+// Each kind's reader is its own (`agent/<kind>/cost.rs`), named here as before.
+pub use crate::agent::claude::cost as log;
+pub use crate::agent::codex::cost as codex;
+pub use crate::agent::gemini::cost as gemini;
+pub use crate::usage::Piece;
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, SeekFrom};
@@ -19,39 +22,6 @@ use serde::Serialize;
 
 use crate::agent::AgentKind;
 use crate::state::{LogMark, LogRead, Session, StateError, Status, Store, Tokens};
-
-/// What a piece of a log held: how many bytes of whole lines were read, the usage found
-/// (model, day, tokens) and where the read stopped (`M`: each log's own mark).
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Piece<M> {
-    pub consumed: usize,
-    pub usage: Vec<(String, String, Tokens)>,
-    pub last: M,
-}
-
-impl<M: Clone> Piece<M> {
-    /// A read of `bytes` from mark `last`, nothing counted yet, and its whole lines: a
-    /// last line without its newline is left for the next read.
-    pub fn start<'a>(bytes: &'a [u8], last: &M) -> (Piece<M>, impl Iterator<Item = &'a [u8]>) {
-        let consumed = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        let piece = Piece {
-            consumed,
-            usage: Vec::new(),
-            last: last.clone(),
-        };
-        (piece, bytes[..consumed].split(|&b| b == b'\n'))
-    }
-}
-
-/// The day (`YYYY-MM-DD`) of a log line's RFC 3339 timestamp; empty without one.
-fn day_of(timestamp: Option<&str>) -> String {
-    timestamp.unwrap_or_default().chars().take(10).collect()
-}
-
-/// Whether `needle` is in `hay`: a cheap look before a long line is parsed as JSON.
-fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    hay.windows(needle.len()).any(|w| w == needle)
-}
 
 /// `read` of `bytes` from the mark stored as JSON text (a mark that does not parse is a
 /// read from nothing counted), its own mark given back as JSON text.

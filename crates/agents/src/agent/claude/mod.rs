@@ -1,6 +1,7 @@
 //! Claude Code: its session id and settings on the command line, its hooks (hooks.rs),
 //! the settings file that wires them.
 
+pub mod cost;
 pub mod hooks;
 
 use std::path::Path;

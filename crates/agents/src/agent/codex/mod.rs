@@ -1,10 +1,10 @@
 //! codex: its `notify` program (the one event it says, a turn's end), given on its
 //! command line from the session's settings; it resumes its latest thread in the worktree.
-//! What a session cost is read from its rollouts (`cost::codex`).
+//! What a session cost is read from its rollouts (cost.rs).
 
 use std::path::Path;
 
-pub use crate::cost::codex as cost;
+pub mod cost;
 
 use crate::agent::{
     shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust,

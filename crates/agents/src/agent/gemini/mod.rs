@@ -1,12 +1,12 @@
 //! Gemini CLI: its hooks, wired in a Gemini home of the session's own (home.rs), what
 //! they mean, and its latest chat in the worktree resumed. What a session cost is read
-//! from its chat records (`cost::gemini`).
+//! from its chat records (cost.rs).
 
 mod home;
 
 use std::path::Path;
 
-pub use crate::cost::gemini as cost;
+pub mod cost;
 pub use home::*;
 
 use crate::agent::{

@@ -106,7 +106,7 @@ pub struct Seen {
 }
 
 /// What a piece of this log held (its mark: [`Seen`]).
-pub type Piece = super::Piece<Seen>;
+pub type Piece = crate::usage::Piece<Seen>;
 
 #[derive(Deserialize)]
 struct Line {
@@ -137,7 +137,9 @@ pub fn read(bytes: &[u8], last: &Seen) -> Piece {
     let (mut piece, lines) = Piece::start(bytes, last);
     for raw in lines {
         // Most lines are messages and tool output, often long: only two kinds matter.
-        if !super::contains(raw, b"\"turn_context\"") && !super::contains(raw, b"\"token_count\"") {
+        if !crate::usage::contains(raw, b"\"turn_context\"")
+            && !crate::usage::contains(raw, b"\"token_count\"")
+        {
             continue;
         }
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {
@@ -170,14 +172,14 @@ pub fn read(bytes: &[u8], last: &Seen) -> Piece {
         if tokens.total() == 0 {
             continue;
         }
-        let day = super::day_of(line.timestamp.as_deref());
+        let day = crate::usage::day_of(line.timestamp.as_deref());
         let model = if piece.last.model.is_empty() {
             // A rollout read from a mark made before any turn_context: codex names no model.
             "codex".to_string()
         } else {
             piece.last.model.clone()
         };
-        super::log::add(&mut piece.usage, &model, &day, tokens);
+        crate::usage::add(&mut piece.usage, &model, &day, tokens);
     }
     piece
 }

@@ -114,7 +114,7 @@ pub struct Seen {
 const KEEP: usize = 32;
 
 /// What a piece of this log held (its mark: [`Seen`]).
-pub type Piece = super::Piece<Seen>;
+pub type Piece = crate::usage::Piece<Seen>;
 
 #[derive(Deserialize)]
 struct Line {
@@ -147,7 +147,7 @@ struct Counts {
 pub fn read(bytes: &[u8], last: &Seen) -> Piece {
     let (mut piece, lines) = Piece::start(bytes, last);
     for raw in lines {
-        if !super::contains(raw, b"\"tokens\"") {
+        if !crate::usage::contains(raw, b"\"tokens\"") {
             continue;
         }
         let Ok(line) = serde_json::from_slice::<Line>(raw) else {
@@ -168,12 +168,12 @@ pub fn read(bytes: &[u8], last: &Seen) -> Piece {
             cache_creation: 0,
             cache_read: t.cached,
         };
-        let day = super::day_of(line.timestamp.as_deref());
+        let day = crate::usage::day_of(line.timestamp.as_deref());
         let model = line
             .model
             .filter(|m| !m.is_empty())
             .unwrap_or_else(|| "gemini".to_string());
-        super::log::add(&mut piece.usage, &model, &day, tokens);
+        crate::usage::add(&mut piece.usage, &model, &day, tokens);
         piece.last.ids.push(id);
         if piece.last.ids.len() > KEEP {
             piece.last.ids.remove(0);

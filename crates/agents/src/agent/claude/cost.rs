@@ -65,7 +65,7 @@ pub struct Counted {
 }
 
 /// What a piece of this log held (its mark: [`Counted`]).
-pub type Piece = super::Piece<Counted>;
+pub type Piece = crate::usage::Piece<Counted>;
 
 #[derive(Deserialize)]
 struct Line {
@@ -124,7 +124,7 @@ pub fn read(bytes: &[u8], last: &Counted) -> Piece {
             cache_read: usage.cache_read_input_tokens,
         };
         let id = message.id.unwrap_or_default();
-        let day = super::day_of(line.timestamp.as_deref());
+        let day = crate::usage::day_of(line.timestamp.as_deref());
         if !id.is_empty() && id == piece.last.id {
             // The same message again: count only what it grew by (a kind never shrinks
             // in a later line; if one did, the larger number stands).
@@ -142,11 +142,11 @@ pub fn read(bytes: &[u8], last: &Counted) -> Piece {
                 cache_read: before.cache_read.max(tokens.cache_read),
             };
             if grown.total() > 0 {
-                add(&mut piece.usage, &piece.last.model, &piece.last.day, grown);
+                crate::usage::add(&mut piece.usage, &piece.last.model, &piece.last.day, grown);
             }
             continue;
         }
-        add(&mut piece.usage, &model, &day, tokens);
+        crate::usage::add(&mut piece.usage, &model, &day, tokens);
         piece.last = Counted {
             id,
             model,
@@ -155,13 +155,6 @@ pub fn read(bytes: &[u8], last: &Counted) -> Piece {
         };
     }
     piece
-}
-
-pub(super) fn add(usage: &mut Vec<(String, String, Tokens)>, model: &str, day: &str, t: Tokens) {
-    match usage.iter_mut().find(|(m, d, _)| m == model && d == day) {
-        Some((_, _, sum)) => sum.add(&t),
-        None => usage.push((model.to_string(), day.to_string(), t)),
-    }
 }
 
 #[cfg(test)]
