@@ -30,7 +30,7 @@ use crate::tmux::{Pane, PaneId, Snapshot, Tmux, TmuxError, WindowId};
 /// menu is announced before it is drawn).
 const HOOK_GRACE_MICROS: i64 = 2_000_000;
 /// A screen that contradicts a hook's word about a state that kind's hooks say
-/// ([`crate::hooks::hook_exact`]) wins once it has done so on this many ticks in a row…
+/// ([`crate::agent::Agent::hook_exact`]) wins once it has done so on this many ticks in a row…
 const CONTRADICTED_TICKS: u32 = 3;
 /// …spanning at least this long (the hook's grace): a hook's word is exact when it is
 /// said, not forever, and one misread screen overrules nothing.
@@ -163,7 +163,7 @@ pub struct Against {
 /// the hooks would have said too). A screen saying what no hook of its kind says (codex
 /// busy, an API error before claude's StopFailure) only follows the hook's grace.
 fn disputes(s: &Session, screen: AgentState) -> bool {
-    let exact = crate::hooks::hook_exact(s.agent_kind);
+    let exact = crate::agent::of(s.agent_kind).hook_exact();
     screen != AgentState::Unknown
         && screen != s.state
         && s.state_source == StateSource::Hook

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::claude::Claude;
 use crate::agent::rules::Rules;
-use crate::agent::{Agent, AgentKind, AIDER_NOTIFICATION};
+use crate::agent::{Agent, AIDER_NOTIFICATION};
 use crate::context::Context;
 use crate::error::Error;
 use crate::health::{now_micros, HealthError};
@@ -284,15 +284,4 @@ pub fn settle_aider(ctx: &Context, id: &str) -> Result<(), Error> {
 /// not know the command's bad input.
 pub fn state_for(event: &str, hook: &serde_json::Value) -> Result<Option<AgentState>, Error> {
     Ok(crate::agent::claude::state_for(event, hook)?)
-}
-
-/// The states `kind`'s hooks say whenever they come true ([`Agent::hook_exact`]): a
-/// screen that disagrees with one of them is a disagreement.
-pub fn hook_exact(kind: AgentKind) -> &'static [AgentState] {
-    crate::agent::of(kind).hook_exact()
-}
-
-/// The states `kind`'s hooks say that its screen cannot ([`Agent::screen_cannot_show`]).
-pub fn screen_cannot_show(kind: AgentKind) -> &'static [AgentState] {
-    crate::agent::of(kind).screen_cannot_show()
 }

@@ -247,7 +247,9 @@ fn read_screen(
     // against the hook's.
     if verdict.state == AgentState::Idle
         && s.state_source == StateSource::Hook
-        && crate::hooks::screen_cannot_show(s.agent_kind).contains(&s.state)
+        && crate::agent::of(s.agent_kind)
+            .screen_cannot_show()
+            .contains(&s.state)
     {
         verdict.state = AgentState::Unknown;
     }

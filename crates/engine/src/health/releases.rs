@@ -99,7 +99,7 @@ pub fn unproven_note(kind: AgentKind, release: &str) -> Option<String> {
     if proven(kind.as_str(), release) {
         return None;
     }
-    let exact = crate::hooks::hook_exact(kind);
+    let exact = crate::agent::of(kind).hook_exact();
     let hooks = match exact {
         [] => "no hook tells its state: the screen alone".to_string(),
         [AgentState::Idle] => "only a turn's end is hook-exact".to_string(),
