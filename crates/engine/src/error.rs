@@ -5,11 +5,34 @@
 //! binary's `command_error`, never here.
 
 use crate::git::GitError;
-use crate::health::HealthError;
 use crate::label::LabelError;
 use crate::remote::RemoteError;
 use crate::state::StateError;
 use crate::tmux::TmuxError;
+
+/// Why a refresh (`health`) could not be carried out. Defined here beside the one error a
+/// command sees, so that this module names no use case (`health` re-exports it).
+#[derive(Debug, thiserror::Error)]
+pub enum HealthError {
+    #[error(transparent)]
+    Tmux(#[from] TmuxError),
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Rules(#[from] crate::agent::rules::RulesError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// An orchestra.toml that does not parse or validate, where (`manifest` re-exports it).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct ManifestError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
 
 /// What an error says about the request: the one thing its exit status depends on (the
 /// binary's `command_error` maps it).
@@ -50,7 +73,7 @@ pub enum Error {
     Health(#[source] HealthError, Class),
     // Boxed: these carry several strings, and every Result<_, Error> pays for the largest.
     #[error(transparent)]
-    Manifest(Box<crate::manifest::ManifestError>),
+    Manifest(Box<ManifestError>),
     #[error("{0}")]
     Remote(#[source] Box<RemoteError>, Class),
     #[error("{context}: {source}")]
@@ -167,29 +190,9 @@ impl From<RemoteError> for Error {
     }
 }
 
-impl From<crate::manifest::ManifestError> for Error {
-    fn from(e: crate::manifest::ManifestError) -> Error {
+impl From<ManifestError> for Error {
+    fn from(e: ManifestError) -> Error {
         Error::Manifest(Box::new(e))
-    }
-}
-
-impl From<crate::worktree::WorktreeError> for Error {
-    fn from(e: crate::worktree::WorktreeError) -> Error {
-        use crate::worktree::WorktreeError;
-        match e {
-            WorktreeError::Manifest(m) => Error::Manifest(m),
-            WorktreeError::Git(g) => g.into(),
-            WorktreeError::Io { context, source } => Error::Io { context, source },
-        }
-    }
-}
-
-impl From<crate::radar::RadarError> for Error {
-    fn from(e: crate::radar::RadarError) -> Error {
-        match e {
-            crate::radar::RadarError::Git(e) => e.into(),
-            crate::radar::RadarError::State(e) => e.into(),
-        }
     }
 }
 

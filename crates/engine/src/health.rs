@@ -24,7 +24,7 @@ use crate::state::{
     believable_at, AgentState, Session, StateError, StateSource, Status, Store, Transition,
     TransitionKind,
 };
-use crate::tmux::{Pane, PaneId, Snapshot, Tmux, TmuxError, WindowId};
+use crate::tmux::{Pane, PaneId, Snapshot, Tmux, WindowId};
 
 /// A hook's word stands against the screen for this long: screens lag behind hooks (a
 /// menu is announced before it is drawn).
@@ -58,17 +58,7 @@ const SUMMARY: &[(&str, &str, &str)] = &[
     ("stalled", "⏳", "fg=red"),
 ];
 
-#[derive(Debug, thiserror::Error)]
-pub enum HealthError {
-    #[error(transparent)]
-    Tmux(#[from] TmuxError),
-    #[error(transparent)]
-    State(#[from] StateError),
-    #[error(transparent)]
-    Rules(#[from] crate::agent::rules::RulesError),
-    #[error("{0}")]
-    Other(String),
-}
+pub use crate::error::HealthError;
 
 /// The tmux options a refresh reads (in its one listing call).
 fn option_names() -> Vec<String> {

@@ -6,14 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{file}:{line}:{column}: {message}")]
-pub struct ManifestError {
-    pub file: String,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
+pub use crate::error::ManifestError;
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -284,7 +277,7 @@ pub struct GithubTable {
     pub repo: Option<String>,
 }
 
-/// `[tasks]`: where the project's open tasks come from (`crate::tasks`). Blank data
+/// `[tasks]`: where the project's open tasks come from (the tasks module). Blank data
 /// sources (the default) mean no task source at all.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
@@ -596,7 +589,7 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
         ("tasks_data_source", &t.tasks_data_source),
     ] {
         if let Some(id) = value.as_deref().filter(|v| !v.trim().is_empty()) {
-            if crate::tasks::notion_id(id).is_none() {
+            if orchestra_model::notion::id(id).is_none() {
                 return Err(err(
                     key,
                     format!(

@@ -42,6 +42,15 @@ pub enum RadarError {
     State(#[from] StateError),
 }
 
+impl From<RadarError> for crate::error::Error {
+    fn from(e: RadarError) -> crate::error::Error {
+        match e {
+            RadarError::Git(e) => e.into(),
+            RadarError::State(e) => e.into(),
+        }
+    }
+}
+
 /// Whether the radar watches `s`: a live session on this machine with a branch of its own.
 pub fn watched(s: &Session) -> bool {
     s.host.is_none() && !s.is_manifest() && s.status != Status::Merged

@@ -24,6 +24,17 @@ pub enum WorktreeError {
     },
 }
 
+impl From<WorktreeError> for crate::error::Error {
+    fn from(e: WorktreeError) -> crate::error::Error {
+        use crate::error::Error;
+        match e {
+            WorktreeError::Manifest(m) => Error::Manifest(m),
+            WorktreeError::Git(g) => g.into(),
+            WorktreeError::Io { context, source } => Error::Io { context, source },
+        }
+    }
+}
+
 impl From<ManifestError> for WorktreeError {
     fn from(e: ManifestError) -> WorktreeError {
         WorktreeError::Manifest(Box::new(e))

@@ -10,7 +10,7 @@ use super::*;
 use crate::process::ProcessError;
 use crate::state::StateSource;
 use crate::tmux::printed;
-use crate::tmux::Transport;
+use crate::tmux::{TmuxError, Transport};
 
 const SOCKET: &str = "/fake/tmux.sock";
 const BUSY: &str =
