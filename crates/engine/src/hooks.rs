@@ -12,7 +12,8 @@ use crate::agent::rules::Rules;
 use crate::agent::{Agent, AIDER_NOTIFICATION};
 use crate::context::Context;
 use crate::error::Error;
-use crate::health::{now_micros, HealthError};
+use crate::error::HealthError;
+use crate::state::now_micros;
 use crate::state::{AgentState, Session, StateSource, Store, Transition};
 
 /// How long after aider's notification its prompt or question may take to show.

@@ -121,7 +121,7 @@ impl Reader {
             full: true,
             memo: Reader::load(home),
             activity: HashMap::new(),
-            now_ms: crate::health::now_micros() / 1000,
+            now_ms: crate::state::now_micros() / 1000,
         }
     }
 
@@ -141,7 +141,7 @@ impl Reader {
             full: false,
             memo: Reader::load(home),
             activity: crate::health::window_activity(home),
-            now_ms: crate::health::now_micros() / 1000,
+            now_ms: crate::state::now_micros() / 1000,
         }
     }
 
@@ -477,7 +477,7 @@ fn save_status(home: &Path, status: &StatusFile) {
 /// the next one is due an interval later, not on the next tick.
 pub fn touch_status(home: &Path) {
     let mut status = load_status(home).unwrap_or_default();
-    status.computed_ms = crate::health::now_micros() / 1000;
+    status.computed_ms = crate::state::now_micros() / 1000;
     save_status(home, &status);
 }
 
@@ -561,7 +561,7 @@ pub fn show(home: &Path, store: &Store, new: &[Conflict]) -> Result<(), RadarErr
             .to_string()
     };
     let status = StatusFile {
-        computed_ms: crate::health::now_micros() / 1000,
+        computed_ms: crate::state::now_micros() / 1000,
         pairs: conflicts.len(),
         symbol: option(1, &last.symbol, DEFAULT_SYMBOL),
         style: option(2, &last.style, DEFAULT_STYLE),
@@ -619,16 +619,6 @@ fn show_badges<'a>(
         options.insert(socket, values);
     }
     (options, complete)
-}
-
-/// The name of the other side of `c`: a session's label, or the target branch.
-pub fn other_name(c: &Conflict, by_id: &HashMap<&str, &Session>) -> String {
-    if c.target {
-        return c.other.clone();
-    }
-    by_id
-        .get(c.other.as_str())
-        .map_or_else(|| c.other.clone(), |s| s.label.clone())
 }
 
 /// What `session` (merged into `target` now) would leave behind: the other watched

@@ -138,7 +138,7 @@ fn conflict_note(c: &Conflict, by_id: &HashMap<&str, &Session>) -> Note {
     let a = by_id
         .get(c.session.as_str())
         .map_or(c.session.as_str(), |s| s.label.as_str());
-    let b = crate::radar::other_name(c, by_id);
+    let b = c.other_name(by_id);
     let repo = repo_name(&c.repo);
     Note {
         title: format!("orchestra: {a} and {b} conflict"),

@@ -40,7 +40,7 @@ pub fn rows(conflicts: &[Conflict], sessions: &[Session]) -> Vec<Row> {
             Some(Row {
                 session: session.label.clone(),
                 session_id: c.session.clone(),
-                with: radar::other_name(c, &by_id),
+                with: c.other_name(&by_id),
                 with_id: (!c.target).then(|| c.other.clone()),
                 target: c.target,
                 paths: c.paths.clone(),
@@ -93,7 +93,7 @@ pub fn status_part(ctx: &Context, every_secs: i64) -> String {
         return String::new();
     }
     let status = radar::load_status(&ctx.home);
-    let now_ms = crate::health::now_micros() / 1000;
+    let now_ms = crate::state::now_micros() / 1000;
     let due = status
         .as_ref()
         .is_none_or(|s| now_ms - s.computed_ms >= every_secs * 1000);

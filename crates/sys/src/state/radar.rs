@@ -40,6 +40,16 @@ impl Conflict {
     pub fn involves(&self, id: &str) -> bool {
         self.session == id || (!self.target && self.other == id)
     }
+
+    /// The name of the other side: a session's label (from `by_id`), or the target branch.
+    pub fn other_name(&self, by_id: &HashMap<&str, &super::Session>) -> String {
+        if self.target {
+            return self.other.clone();
+        }
+        by_id
+            .get(self.other.as_str())
+            .map_or_else(|| self.other.clone(), |s| s.label.clone())
+    }
 }
 
 impl Store {
