@@ -70,3 +70,54 @@ fn a_dispatched_opencode_walks_busy_waiting_idle_error_exited_by_its_plugin() {
     // Nothing of opencode's in the worktree.
     assert!(!wt.join(".opencode").exists());
 }
+
+#[test]
+fn opencode_approve_runs_the_command_deny_rejects_it_and_always_confirms() {
+    let Some(o) = start() else { return };
+    let wt = o.env.worktree_path("ask");
+    o.dispatch("ask", "[[bash: touch approved.txt]] [[after: it ran]]");
+    o.wait_screen("ask", "Allow once");
+    o.said_without_ticks("ask", "waiting", Duration::from_secs(240));
+    // The cursor on "Allow once" already: Enter alone.
+    let run = o.env.orchestra(&["approve", "ask"]).ok();
+    assert!(run.stdout.contains("\"Allow once\""), "{}", run.stdout);
+    assert!(
+        wait_until(Duration::from_secs(60), || wt.join("approved.txt").exists()),
+        "the approval did not run the command:\n{}",
+        o.screen("ask")
+    );
+    o.wait_screen("ask", "it ran");
+    o.reaches("ask", "idle", Duration::from_secs(60));
+
+    // No dialog: refused, nothing sent.
+    o.env.orchestra(&["approve", "ask"]).fails_with(1);
+
+    // Deny: Right Right to "Reject", Enter; the command never runs and the turn ends.
+    o.brief("ask", "[[bash: touch denied.txt]]");
+    o.wait_screen("ask", "Allow once");
+    o.reaches("ask", "waiting", Duration::from_secs(60));
+    let run = o.env.orchestra(&["deny", "ask"]).ok();
+    assert!(run.stdout.contains("\"Reject\""), "{}", run.stdout);
+    o.reaches("ask", "idle", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!wt.join("denied.txt").exists(), "{}", o.screen("ask"));
+    let events = o.changes_text("ask");
+    assert!(
+        events.contains(">idle:opencode-session"),
+        "the reject ended the turn: {events}"
+    );
+
+    // --always: Right to "Allow always", Enter, then its "Confirm" (the cursor there).
+    o.brief("ask", "[[bash: touch always.txt]] [[after: always ran]]");
+    o.wait_screen("ask", "Allow once");
+    o.reaches("ask", "waiting", Duration::from_secs(60));
+    let run = o.env.orchestra(&["approve", "ask", "--always"]).ok();
+    assert!(run.stdout.contains("\"Allow always\""), "{}", run.stdout);
+    assert!(
+        wait_until(Duration::from_secs(60), || wt.join("always.txt").exists()),
+        "the approval did not run the command:\n{}",
+        o.screen("ask")
+    );
+    o.wait_screen("ask", "always ran");
+    o.reaches("ask", "idle", Duration::from_secs(60));
+}
