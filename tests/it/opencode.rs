@@ -78,6 +78,13 @@ fn opencode_approve_runs_the_command_deny_rejects_it_and_always_confirms() {
     o.dispatch("ask", "[[bash: touch approved.txt]] [[after: it ran]]");
     o.wait_screen("ask", "Allow once");
     o.said_without_ticks("ask", "waiting", Duration::from_secs(240));
+    // A briefing would land in the dialog: refused, though only its colours show it.
+    let refused = o.env.orchestra(&["brief", "ask", "hello"]).fails_with(1);
+    assert!(
+        refused.stderr.contains("menu or question is open"),
+        "{}",
+        refused.stderr
+    );
     // The cursor on "Allow once" already: Enter alone.
     let run = o.env.orchestra(&["approve", "ask"]).ok();
     assert!(run.stdout.contains("\"Allow once\""), "{}", run.stdout);
