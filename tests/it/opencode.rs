@@ -13,7 +13,8 @@ fn start() -> Option<AgentWorld> {
     // opencode's install of its plugin package into the session's config folder gave up.
     world.patience = Duration::from_secs(240);
     // orchestra copies the plugin install from the person's config folder: the sandboxed one.
-    for name in ["HOME", "XDG_CONFIG_HOME"] {
+    // And its database, where `cost` reads its usage, is in the sandboxed data folder.
+    for name in ["HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"] {
         world.share(name);
     }
     // Bash and edits ask first, as the capture did.
@@ -127,4 +128,24 @@ fn opencode_approve_runs_the_command_deny_rejects_it_and_always_confirms() {
     );
     o.wait_screen("ask", "always ran");
     o.reaches("ask", "idle", Duration::from_secs(60));
+
+    // Its usage, from its database: each step of the stand-in 10 tokens in and 5 out
+    // (two steps for each command run, one for the rejected one), read once however
+    // often `cost` asks; the stand-in's model has no price.
+    let cost = || {
+        let run = o.env.orchestra(&["cost", "--json"]).ok();
+        let rows: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == "ask")
+            .cloned()
+            .unwrap_or_else(|| panic!("no cost of ask: {rows}"))
+    };
+    let first = cost();
+    assert_eq!(first["tokens"]["input"], 50, "{first}");
+    assert_eq!(first["tokens"]["output"], 25, "{first}");
+    assert_eq!(first["cost_usd"], serde_json::Value::Null, "{first}");
+    assert_eq!(first["models"][0]["model"], "claude-stand-in", "{first}");
+    assert_eq!(cost()["tokens"], first["tokens"]);
 }

@@ -7,6 +7,7 @@ pub mod fault;
 pub mod git;
 pub mod lock;
 pub mod notify;
+pub mod opencode_db;
 pub mod paths;
 pub mod process;
 pub mod remote;

@@ -2,13 +2,15 @@
 //! conversation logs: log.rs; codex's rollouts: codex.rs; the Gemini CLI's chat records:
 //! gemini.rs), summed per model and day into the record, priced by the table in force
 //! (prices.rs), and rolled up by what became of the work (merged, archived, killed, live).
+//! opencode's usage is in its database (opencode.rs), read from the last message counted.
 //!
-//! Only claude, codex and gemini sessions on this machine have a cost: the logs of a
-//! remote session lie on its host, and aider writes no usage this reads.
+//! Only claude, codex, gemini and opencode sessions on this machine have a cost: the logs
+//! of a remote session lie on its host, and aider writes no usage this reads.
 
 pub mod codex;
 pub mod gemini;
 pub mod log;
+pub mod opencode;
 pub mod prices;
 
 use std::collections::BTreeMap;
@@ -126,11 +128,25 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
     }
     let claude = claude_config_dir();
     let codex = codex::codex_home();
+    let opencode_db = orchestra_sys::opencode_db::opencode_db();
     let home = store.home_dir();
     let mut conversations = store.all_conversations()?;
     let marks = store.log_marks()?;
     let mut reads = Vec::new();
     for s in sessions {
+        if s.agent_kind == AgentKind::Opencode {
+            // Its session, as its plugin named it.
+            let named = s
+                .agent_uuid
+                .as_deref()
+                .filter(|u| crate::agent::opencode::is_session_id(u));
+            if let (Some(db), Some(named)) = (&opencode_db, named) {
+                let key = format!("{}#{named}", db.display());
+                let mark = marks.get(&key).cloned().unwrap_or_default();
+                reads.extend(read_opencode(&s.id, db, named, key, &mark));
+            }
+            continue;
+        }
         let known = conversations.entry(s.id.clone()).or_default();
         if s.agent_kind == AgentKind::Claude {
             if let Some(uuid) = s.agent_uuid.as_deref().filter(|u| !u.is_empty()) {
@@ -221,6 +237,25 @@ fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) 
         path: key,
         mark: LogMark {
             offset: mark.offset + consumed as u64,
+            last,
+        },
+        usage,
+    })
+}
+
+/// What opencode's database holds of its session `named` after the message the mark
+/// names (`last`; `offset` counts the messages passed). A database that cannot be read
+/// counts nothing and is no error.
+fn read_opencode(id: &str, db: &Path, named: &str, key: String, mark: &LogMark) -> Option<LogRead> {
+    let messages = orchestra_sys::opencode_db::messages_after(db, named, &mark.last).ok()?;
+    let (usage, last) = opencode::read(&messages);
+    let last = last?;
+    let passed = messages.iter().position(|(m, _)| *m == last)? + 1;
+    Some(LogRead {
+        session_id: id.to_string(),
+        path: key,
+        mark: LogMark {
+            offset: mark.offset + passed as u64,
             last,
         },
         usage,

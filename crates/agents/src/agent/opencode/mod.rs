@@ -135,8 +135,9 @@ impl Agent for Opencode {
         Quit::Keys(&[Key::Escape, Key::CtrlC, Key::CtrlC])
     }
 
+    // Its database keeps each message's tokens.
     fn has_cost_logs(&self) -> bool {
-        false
+        true
     }
 
     fn log_named<'a>(&self, _event: &str, _hook: &'a serde_json::Value) -> Option<&'a str> {
