@@ -86,8 +86,8 @@ pub fn claude_config_dir() -> Option<PathBuf> {
     }
 }
 
-/// Whether orchestra can read this session's usage: a claude, codex or gemini agent on
-/// this machine (aider's usage is written nowhere this reads).
+/// Whether orchestra can read this session's usage: a claude, codex, gemini or opencode
+/// agent on this machine (aider's usage is written nowhere this reads).
 pub fn has_logs(s: &Session) -> bool {
     s.host.is_none() && crate::agent::of(s.agent_kind).has_cost_logs()
 }
