@@ -988,7 +988,7 @@ proptest! {
         let screen = lines.join("\n");
         let m = menu::parse(&screen).unwrap_or_else(|| panic!("no menu in:\n{screen}"));
         check_menu(&m);
-        prop_assert_eq!(m, Menu { entries, cursor });
+        prop_assert_eq!(m, Menu { entries, cursor, across: false });
     }
 }
 

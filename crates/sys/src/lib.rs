@@ -8,6 +8,7 @@ pub mod git;
 pub mod http;
 pub mod lock;
 pub mod notify;
+pub mod opencode_db;
 pub mod paths;
 pub mod process;
 pub mod remote;

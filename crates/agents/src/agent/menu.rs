@@ -1,10 +1,12 @@
 //! What an agent asks a person on its screen, so an answer is chosen by its label:
 //! selection menus (permission prompts, the trust dialog), their entries and where the
-//! cursor is (Claude Code marks it `❯`, codex `›`); and questions answered by typing a key
-//! (aider's "(Y)es/(N)o").
+//! cursor is (Claude Code marks it `❯`, codex `›`, opencode only by colour, its entries in a
+//! row); and questions answered by typing a key (aider's "(Y)es/(N)o").
 
 use regex::Regex;
 use std::sync::LazyLock;
+
+use crate::tmux::Key;
 
 // A narrow window squeezes the space out after the number ("2.Yes, and always allow…").
 static NUMBERED: LazyLock<Regex> =
@@ -46,6 +48,8 @@ static OPTION: LazyLock<Regex> =
 pub struct Menu {
     pub entries: Vec<String>,
     pub cursor: usize,
+    /// Its entries side by side in a row: Left and Right move the cursor, not Up and Down.
+    pub across: bool,
 }
 
 /// What a person wants from a menu.
@@ -154,6 +158,7 @@ pub fn parse(screen: &str) -> Option<Menu> {
         return Some(Menu {
             entries: numbered.into_iter().map(|(_, label)| label).collect(),
             cursor,
+            across: false,
         });
     }
     // Unnumbered: the lines just above the footer, the cursor line among them, indented.
@@ -173,7 +178,11 @@ pub fn parse(screen: &str) -> Option<Menu> {
     // Read the cursor first: without one there may be no entries to count back from.
     let from_bottom = cursor?;
     let cursor = entries.len() - 1 - from_bottom;
-    (entries.len() >= 2).then_some(Menu { entries, cursor })
+    (entries.len() >= 2).then_some(Menu {
+        entries,
+        cursor,
+        across: false,
+    })
 }
 
 /// A menu in the last box on screen (Gemini CLI's approvals and trust dialog): numbered
@@ -210,7 +219,160 @@ fn parse_boxed(lines: &[&str]) -> Option<Menu> {
     Some(Menu {
         entries: entries.into_iter().map(|(_, _, label)| label).collect(),
         cursor,
+        across: false,
     })
+}
+
+/// The hints that end a row of choices (opencode: "ctrl+f fullscreen  ⇆ select  enter
+/// confirm"); "⇆ select" somewhere on its last lines says the row is a menu.
+const ROW_HINT: &str = "⇆ select";
+
+/// The menu at the bottom of `styled` (a screen with its colour escapes, as `capture-pane
+/// -e` gives it) whose entries stand in a row and whose cursor is only a colour: opencode's
+/// permission dialog, "Allow once   Allow always   Reject" over "⇆ select  enter confirm"
+/// (beside them in a wide window). The entry the cursor is on is the one drawn on a
+/// background other than the dialog's.
+pub fn parse_row(styled: &str) -> Option<Menu> {
+    let lines: Vec<Vec<Cell>> = styled.lines().map(cells).collect();
+    // Each line as drawn inside the dialog's left border "┃", when it has one.
+    let inside: Vec<&[Cell]> = lines
+        .iter()
+        .map(|line| match line.iter().position(|c| c.ch == '┃') {
+            Some(border) if line[..border].iter().all(|c| c.ch == ' ') => &line[border + 1..],
+            _ => &line[..],
+        })
+        .collect();
+    let text = |cells: &[Cell]| cells.iter().map(|c| c.ch).collect::<String>();
+    let filled: Vec<usize> = (0..inside.len())
+        .filter(|&i| !text(inside[i]).trim().is_empty())
+        .collect();
+    // The hint is on the dialog's last line (below it only a sidebar, right of its end),
+    // the entries on it or on the line above.
+    let hint = *filled
+        .iter()
+        .rev()
+        .take(4)
+        .find(|&&i| text(inside[i]).contains(ROW_HINT))?;
+    let end = inside[hint].iter().rposition(|c| c.ch != ' ')?;
+    if inside[hint + 1..].iter().any(|line| {
+        line.iter()
+            .position(|c| c.ch != ' ')
+            .is_some_and(|at| at <= end)
+    }) {
+        return None;
+    }
+    let filled: Vec<usize> = filled.into_iter().filter(|&i| i <= hint).collect();
+    let segments = |cells: &[Cell]| -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = Vec::new();
+        let mut current = String::new();
+        let mut background = None;
+        let mut spaces = 0;
+        for cell in cells {
+            if cell.ch == ' ' {
+                spaces += 1;
+                continue;
+            }
+            if spaces >= 2 && !current.is_empty() {
+                out.push((std::mem::take(&mut current), background.take()));
+            } else if spaces == 1 && !current.is_empty() {
+                current.push(' ');
+            }
+            spaces = 0;
+            if current.is_empty() {
+                background = cell.background.clone();
+            }
+            current.push(cell.ch);
+        }
+        if !current.is_empty() {
+            out.push((current, background));
+        }
+        out
+    };
+    let is_hint = |label: &str| {
+        label.starts_with("ctrl+") || label.starts_with('⇆') || label.starts_with("enter ")
+    };
+    let row = if segments(inside[hint])
+        .first()
+        .is_some_and(|(label, _)| !is_hint(label))
+    {
+        hint
+    } else {
+        *filled.iter().rev().nth(1)?
+    };
+    let panel = inside[row].first()?.background.clone();
+    let entries: Vec<(String, Option<String>)> = segments(inside[row])
+        .into_iter()
+        .take_while(|(label, _)| !is_hint(label))
+        .collect();
+    let lit: Vec<usize> = (0..entries.len())
+        .filter(|&i| entries[i].1 != panel)
+        .collect();
+    if entries.len() < 2 || lit.len() != 1 {
+        return None;
+    }
+    Some(Menu {
+        entries: entries.into_iter().map(|(label, _)| label).collect(),
+        cursor: lit[0],
+        across: true,
+    })
+}
+
+/// One character of a styled line and the background it is drawn on (the SGR words that
+/// set it; `None` for the terminal's own).
+struct Cell {
+    ch: char,
+    background: Option<String>,
+}
+
+/// The characters of `line` with their backgrounds, its escape sequences read and dropped.
+fn cells(line: &str) -> Vec<Cell> {
+    let mut out = Vec::new();
+    let mut background: Option<String> = None;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            if !c.is_control() {
+                out.push(Cell {
+                    ch: c,
+                    background: background.clone(),
+                });
+            }
+            continue;
+        }
+        if let Some((params, 'm')) = crate::agent::rules::read_escape(&mut chars) {
+            apply_sgr(&params, &mut background);
+        }
+    }
+    out
+}
+
+/// The background after the SGR sequence `params` ("38;5;215", "48;5;234", "0").
+fn apply_sgr(params: &str, background: &mut Option<String>) {
+    let words: Vec<&str> = params.split(';').collect();
+    let mut i = 0;
+    while i < words.len() {
+        let word = words[i];
+        match word {
+            "" | "0" | "49" => *background = None,
+            "38" | "48" | "58" => {
+                // An extended colour: 5;N or 2;R;G;B follow.
+                let take = match words.get(i + 1) {
+                    Some(&"5") => 2,
+                    Some(&"2") => 4,
+                    _ => 0,
+                };
+                if word == "48" {
+                    *background = Some(words[i..(i + 1 + take).min(words.len())].join(";"));
+                }
+                i += take;
+            }
+            w if w.len() == 2 && w.starts_with('4') || w.len() == 3 && w.starts_with("10") => {
+                *background = Some(w.to_string());
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 impl Menu {
@@ -241,8 +403,29 @@ impl Menu {
                         || e == "allow for this session")
             })
             .or_else(|| find(&|e| is_trust(e))),
-            Answer::No => find(&|e| e == "no" || e.starts_with("no,") || e.starts_with("no ")),
+            // opencode's "Reject" (its Esc rejects too, but a subagent's asks why first).
+            Answer::No => find(&|e| {
+                e == "no" || e.starts_with("no,") || e.starts_with("no ") || e == "reject"
+            }),
         }
+    }
+
+    /// The keys that move the cursor from where it is to entry `target`.
+    pub fn keys_to(&self, target: usize) -> Vec<Key> {
+        let key = match (self.across, target > self.cursor) {
+            (true, true) => Key::Right,
+            (true, false) => Key::Left,
+            (false, true) => Key::Down,
+            (false, false) => Key::Up,
+        };
+        vec![key; target.abs_diff(self.cursor)]
+    }
+
+    /// The entry that confirms an answer given already: opencode asks "Confirm  Cancel"
+    /// after "Allow always".
+    pub fn confirmation(&self) -> Option<usize> {
+        let has = |label: &str| self.entries.iter().position(|e| e == label);
+        has("Cancel").and(has("Confirm"))
     }
 
     /// Whether this is a folder-trust dialog.
@@ -487,5 +670,119 @@ mod tests {
             }
         }
         assert!(seen >= 40, "only {seen} approvals");
+    }
+
+    /// Every permission dialog opencode's catalogue captured, at every size: a row whose
+    /// cursor is only its colour, on "Allow once"; approve presses nothing before Enter,
+    /// deny Right Right, always Right. Its plain text is no menu, and none of its other
+    /// screens (nor any other kind's) reads as a row.
+    #[test]
+    fn opencode_permission_rows_are_read_by_colour_and_answered_across() {
+        let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("tests/fixtures/screens");
+        let mut seen = 0;
+        for agent in std::fs::read_dir(&root).unwrap() {
+            let agent = agent.unwrap().path();
+            let is_opencode = agent.ends_with("opencode");
+            for release in std::fs::read_dir(&agent).into_iter().flatten() {
+                let release = release.unwrap().path();
+                for file in std::fs::read_dir(&release).into_iter().flatten() {
+                    let path = file.unwrap().path();
+                    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                    if !name.ends_with(".ansi") {
+                        continue;
+                    }
+                    let styled = std::fs::read_to_string(&path).unwrap();
+                    let row = parse_row(&styled);
+                    if !(is_opencode && name.starts_with("waiting-permission-")) {
+                        assert_eq!(row, None, "{}", path.display());
+                        continue;
+                    }
+                    let plain = crate::agent::rules::strip_ansi(&styled);
+                    assert_eq!(asking(&plain), None, "{}", path.display());
+                    let row = row.unwrap_or_else(|| panic!("no row: {}", path.display()));
+                    assert_eq!(
+                        row.entries,
+                        ["Allow once", "Allow always", "Reject"],
+                        "{}",
+                        path.display()
+                    );
+                    assert_eq!(row.cursor, 0, "{}", path.display());
+                    assert!(row.across);
+                    let keys = |answer| row.choose(answer).map(|target| row.keys_to(target));
+                    assert_eq!(keys(Answer::Yes), Some(vec![]), "{}", path.display());
+                    assert_eq!(keys(Answer::Always), Some(vec![Key::Right]));
+                    assert_eq!(keys(Answer::No), Some(vec![Key::Right, Key::Right]));
+                    assert_eq!(row.confirmation(), None);
+                    seen += 1;
+                }
+            }
+        }
+        assert_eq!(seen, 12, "three dialogs at four sizes");
+    }
+
+    /// The cursor is where the lit background is, on any entry; a row with none lit, or
+    /// two, is no menu; and one whose hint is not on the dialog's last line is history.
+    #[test]
+    fn a_row_cursor_is_the_one_entry_on_another_background() {
+        let lit = |label: &str| {
+            format!("\x1b[48;5;215m \x1b[38;5;232m{label}\x1b[38;5;15m \x1b[48;5;234m")
+        };
+        let dim = |label: &str| format!(" \x1b[38;5;8m{label}\x1b[38;5;15m ");
+        let screen = |entries: [String; 3], hint: &str| {
+            format!(
+                "  \x1b[38;5;215m┃\x1b[48;5;234m  △ Permission required\n  \x1b[38;5;215m┃\x1b[48;5;234m  {}  {}  {}\n  \x1b[38;5;215m┃\x1b[48;5;234m\n  \x1b[38;5;215m┃\x1b[48;5;234m  {hint}\n",
+                entries[0], entries[1], entries[2]
+            )
+        };
+        let hint = "ctrl+f fullscreen  ⇆ select  enter confirm";
+        let reject = parse_row(&screen(
+            [dim("Allow once"), dim("Allow always"), lit("Reject")],
+            hint,
+        ))
+        .unwrap();
+        assert_eq!(reject.entries, ["Allow once", "Allow always", "Reject"]);
+        assert_eq!(reject.cursor, 2);
+        assert_eq!(reject.keys_to(0), [Key::Left, Key::Left]);
+        let always = parse_row(&screen(
+            [dim("Allow once"), lit("Allow always"), dim("Reject")],
+            hint,
+        ))
+        .unwrap();
+        assert_eq!(always.cursor, 1);
+        assert_eq!(always.keys_to(2), [Key::Right]);
+        assert_eq!(
+            parse_row(&screen(
+                [dim("Allow once"), dim("Allow always"), dim("Reject")],
+                hint
+            )),
+            None
+        );
+        assert_eq!(
+            parse_row(&screen(
+                [lit("Allow once"), dim("Allow always"), lit("Reject")],
+                hint
+            )),
+            None
+        );
+        assert_eq!(
+            parse_row(
+                &(screen(
+                    [lit("Allow once"), dim("Allow always"), dim("Reject")],
+                    hint
+                ) + "  ┃  typed on\n")
+            ),
+            None
+        );
+        // "Allow always" asks to confirm, in a row of two.
+        let confirm = format!(
+            "  \x1b[38;5;215m┃\x1b[48;5;234m  {}  {}\n  \x1b[38;5;215m┃\x1b[48;5;234m  ⇆ select  enter confirm\n",
+            lit("Confirm"),
+            dim("Cancel")
+        );
+        let confirm = parse_row(&confirm).unwrap();
+        assert_eq!(confirm.entries, ["Confirm", "Cancel"]);
+        assert_eq!(confirm.confirmation(), Some(0));
+        assert_eq!(confirm.cursor, 0);
     }
 }

@@ -732,35 +732,47 @@ pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
-        if c != '\u{1b}' {
+        if c == '\u{1b}' {
+            read_escape(&mut chars);
+        } else {
             out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('[') => {
-                // CSI: parameters and intermediates, then one final byte in @..~.
-                for c in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            }
-            Some(']') => {
-                // OSC: ends with BEL or ESC \.
-                while let Some(c) = chars.next() {
-                    if c == '\u{7}' {
-                        break;
-                    }
-                    if c == '\u{1b}' && chars.peek() == Some(&'\\') {
-                        chars.next();
-                        break;
-                    }
-                }
-            }
-            _ => {}
         }
     }
     std::borrow::Cow::Owned(out)
+}
+
+/// Reads the rest of an escape sequence, its ESC read already, from `chars`: a CSI's
+/// parameters and final byte; an OSC or a two-byte escape is read and gives `None`.
+pub(crate) fn read_escape(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+) -> Option<(String, char)> {
+    match chars.next() {
+        Some('[') => {
+            // CSI: parameters and intermediates, then one final byte in @..~.
+            let mut params = String::new();
+            for c in chars.by_ref() {
+                if ('@'..='~').contains(&c) {
+                    return Some((params, c));
+                }
+                params.push(c);
+            }
+            None
+        }
+        Some(']') => {
+            // OSC: ends with BEL or ESC \.
+            while let Some(c) = chars.next() {
+                if c == '\u{7}' {
+                    break;
+                }
+                if c == '\u{1b}' && chars.peek() == Some(&'\\') {
+                    chars.next();
+                    break;
+                }
+            }
+            None
+        }
+        _ => None,
+    }
 }
 
 /// Reads the tail of a screen given as raw bytes (any encoding: invalid UTF-8 is

@@ -1,10 +1,11 @@
 //! What each session costs: its agent's own logs read incrementally by its kind's reader
-//! (claude's conversation logs, codex's rollouts, the Gemini CLI's chat records: each
-//! `agent/<kind>/cost.rs`, into `usage::Piece`), summed per model and day into the record, priced by the table in force
-//! (prices.rs), and rolled up by what became of the work (merged, archived, killed, live).
+//! (`agent/<kind>/cost.rs`: claude's conversation logs, codex's rollouts, the Gemini CLI's
+//! chat records into `usage::Piece`; opencode's database from the last message counted),
+//! summed per model and day into the record, priced by the table in force (prices.rs),
+//! and rolled up by what became of the work (merged, archived, killed, live).
 //!
-//! Only claude, codex and gemini sessions on this machine have a cost: the logs of a
-//! remote session lie on its host, and aider writes no usage this reads.
+//! Only claude, codex, gemini and opencode sessions on this machine have a cost: the logs
+//! of a remote session lie on its host, and aider writes no usage this reads.
 
 pub mod prices;
 
@@ -12,6 +13,7 @@ pub mod prices;
 pub use crate::agent::claude::cost as log;
 pub use crate::agent::codex::cost as codex;
 pub use crate::agent::gemini::cost as gemini;
+pub use crate::agent::opencode::cost as opencode;
 pub use crate::usage::Piece;
 
 use std::collections::BTreeMap;
@@ -54,8 +56,8 @@ pub fn claude_config_dir() -> Option<PathBuf> {
     }
 }
 
-/// Whether orchestra can read this session's usage: a claude, codex or gemini agent on
-/// this machine (aider's usage is written nowhere this reads).
+/// Whether orchestra can read this session's usage: a claude, codex, gemini or opencode
+/// agent on this machine (aider's usage is written nowhere this reads).
 pub fn has_logs(s: &Session) -> bool {
     s.host.is_none() && crate::agent::of(s.agent_kind).has_cost_logs()
 }
@@ -96,11 +98,25 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
     }
     let claude = claude_config_dir();
     let codex = codex::codex_home();
+    let opencode_db = orchestra_sys::opencode_db::opencode_db();
     let home = store.home_dir();
     let mut conversations = store.all_conversations()?;
     let marks = store.log_marks()?;
     let mut reads = Vec::new();
     for s in sessions {
+        if s.agent_kind == AgentKind::Opencode {
+            // Its session, as its plugin named it.
+            let named = s
+                .agent_uuid
+                .as_deref()
+                .filter(|u| crate::agent::opencode::is_session_id(u));
+            if let (Some(db), Some(named)) = (&opencode_db, named) {
+                let key = format!("{}#{named}", db.display());
+                let mark = marks.get(&key).cloned().unwrap_or_default();
+                reads.extend(read_opencode(&s.id, db, named, key, &mark));
+            }
+            continue;
+        }
         let known = conversations.entry(s.id.clone()).or_default();
         if s.agent_kind == AgentKind::Claude {
             if let Some(uuid) = s.agent_uuid.as_deref().filter(|u| !u.is_empty()) {
@@ -191,6 +207,25 @@ fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) 
         path: key,
         mark: LogMark {
             offset: mark.offset + consumed as u64,
+            last,
+        },
+        usage,
+    })
+}
+
+/// What opencode's database holds of its session `named` after the message the mark
+/// names (`last`; `offset` counts the messages passed). A database that cannot be read
+/// counts nothing and is no error.
+fn read_opencode(id: &str, db: &Path, named: &str, key: String, mark: &LogMark) -> Option<LogRead> {
+    let messages = orchestra_sys::opencode_db::messages_after(db, named, &mark.last).ok()?;
+    let (usage, last) = opencode::read(&messages);
+    let last = last?;
+    let passed = messages.iter().position(|(m, _)| *m == last)? + 1;
+    Some(LogRead {
+        session_id: id.to_string(),
+        path: key,
+        mark: LogMark {
+            offset: mark.offset + passed as u64,
             last,
         },
         usage,

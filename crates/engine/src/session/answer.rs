@@ -110,13 +110,36 @@ fn answer_menu_on_screen(
             menu.entries.join(" | ")
         )));
     };
+    let label = press_to(tmux, pane, session, &menu, target)?;
+    let pressed_at = crate::health::now_micros();
+    tmux.press(pane, &[Key::Enter])?;
+    // An Enter swallowed while the menu was settling: the same menu stays. Press once more.
+    std::thread::sleep(Duration::from_millis(1200));
+    let after = read_menu(tmux, pane.pane())?;
+    if after.as_ref() == Some(&menu_at(&menu, target)) {
+        tmux.press(pane, &[Key::Enter])?;
+    } else if let Some((confirm, target)) = after
+        .filter(|m| answer == Answer::Always && m.across)
+        .and_then(|m| m.confirmation().map(|target| (m, target)))
+    {
+        // "Allow always" asks once more (opencode): what was asked is confirmed.
+        press_to(tmux, pane, session, &confirm, target)?;
+        tmux.press(pane, &[Key::Enter])?;
+    }
+    Ok((label, pressed_at))
+}
+
+/// Moves the cursor of `menu` to entry `target` and waits until the screen shows it
+/// there; returns the entry's label.
+fn press_to(
+    tmux: &Tmux,
+    pane: &OwnedPane,
+    session: &Session,
+    menu: &Menu,
+    target: usize,
+) -> Result<String, Error> {
     let label = menu.entries[target].clone();
-    let key = if target > menu.cursor {
-        Key::Down
-    } else {
-        Key::Up
-    };
-    for _ in 0..target.abs_diff(menu.cursor) {
+    for key in menu.keys_to(target) {
         tmux.press(pane, &[key])?;
     }
     // Confirm the cursor is on the chosen entry before pressing Enter.
@@ -133,14 +156,7 @@ fn answer_menu_on_screen(
             _ => std::thread::sleep(Duration::from_millis(50)),
         }
     }
-    let pressed_at = crate::health::now_micros();
-    tmux.press(pane, &[Key::Enter])?;
-    // An Enter swallowed while the menu was settling: the same menu stays. Press once more.
-    std::thread::sleep(Duration::from_millis(1200));
-    if read_menu(tmux, pane.pane())?.is_some_and(|m| m == menu_at(&menu, target)) {
-        tmux.press(pane, &[Key::Enter])?;
-    }
-    Ok((label, pressed_at))
+    Ok(label)
 }
 
 /// Types the key of the answer that gives `answer` ("y", "n") into the question and,
@@ -239,13 +255,18 @@ fn still_asks(
 
 fn menu_at(menu: &Menu, cursor: usize) -> Menu {
     Menu {
-        entries: menu.entries.clone(),
         cursor,
+        ..menu.clone()
     }
 }
 
+/// The menu on `pane`'s screen: read from its text, else from its colours (a row whose
+/// cursor is only a colour, [`menu::parse_row`]).
 fn read_menu(tmux: &Tmux, pane: &PaneId) -> Result<Option<Menu>, Error> {
-    Ok(menu::parse(&tmux.capture_pane(pane, 0)?))
+    if let Some(menu) = menu::parse(&tmux.capture_pane(pane, 0)?) {
+        return Ok(Some(menu));
+    }
+    Ok(menu::parse_row(&tmux.capture_pane_styled(pane)?))
 }
 
 fn read_question(tmux: &Tmux, pane: &PaneId) -> Result<Option<Question>, Error> {
@@ -253,7 +274,10 @@ fn read_question(tmux: &Tmux, pane: &PaneId) -> Result<Option<Question>, Error> 
 }
 
 fn read_asking(tmux: &Tmux, pane: &PaneId) -> Result<Option<Asking>, Error> {
-    Ok(menu::asking(&tmux.capture_pane(pane, 0)?))
+    if let Some(asking) = menu::asking(&tmux.capture_pane(pane, 0)?) {
+        return Ok(Some(asking));
+    }
+    Ok(menu::parse_row(&tmux.capture_pane_styled(pane)?).map(Asking::Menu))
 }
 
 fn wait_for_asking(tmux: &Tmux, pane: &PaneId, limit: Duration) -> Result<Option<Asking>, Error> {

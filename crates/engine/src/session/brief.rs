@@ -35,7 +35,10 @@ pub fn brief_one(ctx: &Context, session: &Session, text: &str, force: bool) -> R
                     session.label
                 )));
             }
-            if menu::asking(&tmux.capture_pane(pane.pane(), 0)?).is_some() {
+            // A row whose cursor is only a colour (opencode's) shows only with the colours.
+            if menu::asking(&tmux.capture_pane(pane.pane(), 0)?).is_some()
+                || menu::parse_row(&tmux.capture_pane_styled(pane.pane())?).is_some()
+            {
                 return Err(Error::Refused(format!(
                     "a menu or question is open in {}: the text would answer it (approve/deny first, or --force)",
                     session.label

@@ -1071,6 +1071,12 @@ impl Tmux {
         self.capture_from(pane, &format!("-{history}"))
     }
 
+    /// The visible screen of `pane` with its colours kept as escape sequences: a menu
+    /// that marks its cursor only by colour (opencode's permission dialog) is read here.
+    pub fn capture_pane_styled(&self, pane: &PaneId) -> Result<String, TmuxError> {
+        self.run(&strings(&["capture-pane", "-p", "-e", "-J", "-t", pane]))
+    }
+
     /// The whole scrollback of `pane` and its screen, as plain text.
     pub fn capture_history(&self, pane: &PaneId) -> Result<String, TmuxError> {
         self.capture_from(pane, "-")
@@ -1275,6 +1281,8 @@ pub enum Key {
     Escape,
     Up,
     Down,
+    Left,
+    Right,
     CtrlC,
 }
 
@@ -1285,6 +1293,8 @@ impl Key {
             Key::Escape => "Escape",
             Key::Up => "Up",
             Key::Down => "Down",
+            Key::Left => "Left",
+            Key::Right => "Right",
             Key::CtrlC => "C-c",
         }
     }

@@ -1,6 +1,7 @@
 //! opencode: the plugin that reports its state (plugin.rs) in a config folder of the
 //! session's own, what its events mean, and the session it named resumed.
 
+pub mod cost;
 mod plugin;
 
 use std::path::Path;
@@ -135,8 +136,9 @@ impl Agent for Opencode {
         Quit::Keys(&[Key::Escape, Key::CtrlC, Key::CtrlC])
     }
 
+    // Its database keeps each message's tokens.
     fn has_cost_logs(&self) -> bool {
-        false
+        true
     }
 
     fn log_named<'a>(&self, _event: &str, _hook: &'a serde_json::Value) -> Option<&'a str> {
