@@ -4,7 +4,8 @@
 //! offers: the router, rendering and argument helpers), nothing outside `cmd/` and
 //! `main.rs` names `cmd` at all, no crate but `orchestra-sys` starts a process (every
 //! child goes through `process::command`, which gives it a deadline), and only the
-//! engine's `tell` sends a notification (`notify::spawn`, `spawn_waiting`). It lives
+//! engine's `tell` sends a notification (`notify::spawn`, `spawn_waiting`), and no tmux
+//! option of ours is spelled outside the registry `tmux::options`. It lives
 //! outside `cmd/` so that its own examples of a broken rule are not read as commands.
 
 use std::path::{Path, PathBuf};
@@ -252,5 +253,57 @@ fn only_tell_tells_a_person() {
     assert!(
         broken.is_empty(),
         "a person told outside the engine's tell module (call tell, which decides what and how): {broken:#?}"
+    );
+}
+
+/// Code lines of `text` (before its test module) that spell a tmux option of ours.
+fn option_names_spelled(text: &str) -> Vec<usize> {
+    let tests_at = text.find("#[cfg(test)]\nmod tests").unwrap_or(text.len());
+    code(&text[..tests_at])
+        .filter(|(_, l)| l.contains("\"@orchestra"))
+        .map(|(n, _)| n)
+        .collect()
+}
+
+#[test]
+fn the_check_sees_an_option_spelled_outside_the_registry() {
+    let text = "tmux.global_option(\"@orchestra-notify-cmd\");\n\
+                // \"@orchestra-key\" in a comment is fine\n\
+                tmux.global_option(options::NOTIFY_CMD);\n\
+                #[cfg(test)]\nmod tests {\n    \"@orchestra_state\"\n}";
+    assert_eq!(option_names_spelled(text), [1]);
+}
+
+#[test]
+fn every_tmux_option_is_named_in_one_registry() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "crates/model/src",
+        "crates/sys/src",
+        "crates/agents/src",
+        "crates/engine/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let registry = Path::new("crates/sys/src/tmux/options.rs");
+    assert!(root.join(registry).is_file(), "the registry moved");
+    let mut broken = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(root).unwrap();
+        let test_file = relative.file_name().is_some_and(|n| n == "tests.rs")
+            || relative.components().any(|c| c.as_os_str() == "tests");
+        if relative == registry || relative == Path::new("src/layering.rs") || test_file {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for n in option_names_spelled(&text) {
+            broken.push(format!("{}:{n}", relative.display()));
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "a tmux option spelled outside tmux::options (name it there, once): {broken:#?}"
     );
 }

@@ -63,7 +63,7 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
             env: &env,
             placement: tmux.placement_for_repo(&repo.name()),
         },
-        &[("@orchestra_role", "orchestrator")],
+        &[(crate::tmux::options::WINDOW_ROLE, "orchestrator")],
     )?;
     store.set_orchestrator(&Orchestrator {
         repo: repo.id(),

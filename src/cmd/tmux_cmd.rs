@@ -181,7 +181,7 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
 }
 
 /// The tmux option naming the agent command the menu's Dispatch… runs.
-const MENU_AGENT_OPTION: &str = "@orchestra-agent";
+const MENU_AGENT_OPTION: &str = crate::tmux::options::AGENT;
 
 /// What `show` prints, kept on the popup's screen until Enter (an error as its message).
 fn until_enter(

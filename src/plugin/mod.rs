@@ -18,7 +18,7 @@ use crate::tmux::{format_literal, Tmux, WindowId};
 /// with its ORCHESTRA_HOME). Jobs, hooks, bindings and menu entries name it as
 /// [`EXE_FORMAT`]: tmux pastes its value into the shell command as the last step of
 /// expanding it, so no path is ever read by tmux's parser or as a format.
-const EXE_OPTION: &str = "@orchestra-exe";
+const EXE_OPTION: &str = crate::tmux::options::EXE;
 const EXE_FORMAT: &str = "#{@orchestra-exe}";
 /// The placeholder users put in status-left/right.
 const STATUS_PLACEHOLDER: &str = "#{orchestra_status}";
@@ -35,9 +35,9 @@ const OPTIONS: &[&str] = &[
     "status-right",
     "window-status-format",
     "window-status-current-format",
-    "@orchestra-key",
-    "@orchestra-key-next",
-    "@orchestra-badge",
+    crate::tmux::options::KEY,
+    crate::tmux::options::KEY_NEXT,
+    crate::tmux::options::BADGE,
 ];
 
 /// The command line that runs this orchestra from tmux, as shell words: its absolute
@@ -108,14 +108,14 @@ pub fn init(tmux: &Tmux) -> Result<Ready, Error> {
             ]));
         }
     }
-    if get("@orchestra-badge") != "off" {
+    if get(crate::tmux::options::BADGE) != "off" {
         for format in ["window-status-format", "window-status-current-format"] {
             // Each badge once, also where an older init added only the first.
             let mut value = get(format);
             for (option, badge) in [
-                ("@orchestra_state", BADGE),
-                ("@orchestra_conflicts", CONFLICTS_BADGE),
-                ("@orchestra_budget", BUDGET_BADGE),
+                (crate::tmux::options::WINDOW_STATE, BADGE),
+                (crate::tmux::options::WINDOW_CONFLICTS, CONFLICTS_BADGE),
+                (crate::tmux::options::WINDOW_BUDGET, BUDGET_BADGE),
             ] {
                 if !value.contains(option) {
                     value.push_str(badge);
@@ -141,7 +141,7 @@ pub fn init(tmux: &Tmux) -> Result<Ready, Error> {
             &format!("run-shell -b {}", parser_word(&job)),
         ]));
     }
-    let key = Some(get("@orchestra-key"))
+    let key = Some(get(crate::tmux::options::KEY))
         .filter(|k| !k.is_empty())
         .unwrap_or_else(|| "O".into());
     // A binding's command is kept as arguments (never parsed); run-shell expands it.
@@ -155,7 +155,7 @@ pub fn init(tmux: &Tmux) -> Result<Ready, Error> {
         "-b",
         &orchestra_job(&["tmux", "menu", "--client"], client),
     ]));
-    let next = get("@orchestra-key-next");
+    let next = get(crate::tmux::options::KEY_NEXT);
     if !next.is_empty() {
         commands.push(strings(&[
             "bind-key",

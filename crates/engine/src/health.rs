@@ -63,16 +63,16 @@ pub use crate::error::HealthError;
 /// The tmux options a refresh reads (in its one listing call).
 fn option_names() -> Vec<String> {
     let mut names = vec![
-        "@orchestra-stall-after".to_string(),
-        "@orchestra-notify-cmd".to_string(),
-        "@orchestra-radar".to_string(),
-        "@orchestra-radar-interval".to_string(),
-        "@orchestra-status-cost".to_string(),
-        "@orchestra-budget".to_string(),
+        crate::tmux::options::STALL_AFTER.to_string(),
+        crate::tmux::options::NOTIFY_CMD.to_string(),
+        crate::tmux::options::RADAR.to_string(),
+        crate::tmux::options::RADAR_INTERVAL.to_string(),
+        crate::tmux::options::STATUS_COST.to_string(),
+        crate::tmux::options::BUDGET.to_string(),
     ];
     for (state, _, _) in SUMMARY {
-        names.push(format!("@orchestra-symbol-{state}"));
-        names.push(format!("@orchestra-style-{state}"));
+        names.push(crate::tmux::options::symbol(state));
+        names.push(crate::tmux::options::style(state));
     }
     names
 }
@@ -537,7 +537,7 @@ fn apply(
             (pane.orchestra_state != state).then(|| {
                 (
                     pane.window.clone(),
-                    "@orchestra_state".to_string(),
+                    crate::tmux::options::WINDOW_STATE.to_string(),
                     state.to_string(),
                 )
             })
@@ -548,7 +548,9 @@ fn apply(
     }
 
     let fallback = Fallback {
-        command: snap.option("@orchestra-notify-cmd").map(str::to_string),
+        command: snap
+            .option(crate::tmux::options::NOTIFY_CMD)
+            .map(str::to_string),
         tmux_socket: Some(snap.socket_path.clone()),
     };
     for t in &outcome.transitions {
@@ -563,10 +565,10 @@ fn apply(
     outcome.summary = summary(&snap, ours.iter().map(|p| &sessions[&p.orchestra_id]));
     // Costs only when asked for (`@orchestra-status-cost on`, `@orchestra-budget`): reading
     // the agents' logs opens the record on every tick.
-    let status_cost = snap.option("@orchestra-status-cost") == Some("on");
+    let status_cost = snap.option(crate::tmux::options::STATUS_COST) == Some("on");
     let mut levels = std::collections::HashMap::new();
     let budget = snap
-        .option("@orchestra-budget")
+        .option(crate::tmux::options::BUDGET)
         .and_then(crate::cost::parse_budget);
     if status_cost || budget.is_some() {
         let live: Vec<Session> = ours
@@ -597,7 +599,7 @@ fn apply(
             (pane.orchestra_budget != mark).then(|| {
                 (
                     pane.window.clone(),
-                    "@orchestra_budget".to_string(),
+                    crate::tmux::options::WINDOW_BUDGET.to_string(),
                     mark.to_string(),
                 )
             })
@@ -695,10 +697,12 @@ fn record(
 /// Seconds between conflict radar passes: `@orchestra-radar-interval` (default 10 s), 0
 /// when `@orchestra-radar` is off or no session is one the radar watches.
 fn radar_every<'a>(snap: &Snapshot, mut sessions: impl Iterator<Item = &'a Session>) -> i64 {
-    if snap.option("@orchestra-radar") == Some("off") || !sessions.any(crate::radar::watched) {
+    if snap.option(crate::tmux::options::RADAR) == Some("off")
+        || !sessions.any(crate::radar::watched)
+    {
         return 0;
     }
-    snap.option("@orchestra-radar-interval")
+    snap.option(crate::tmux::options::RADAR_INTERVAL)
         .and_then(crate::duration::parse_secs)
         .filter(|s| *s > 0)
         .unwrap_or(crate::radar::DEFAULT_EVERY_SECS)
@@ -802,10 +806,10 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
             continue;
         };
         let symbol = snap
-            .option(&format!("@orchestra-symbol-{state}"))
+            .option(&crate::tmux::options::symbol(state))
             .unwrap_or(symbol);
         let style = snap
-            .option(&format!("@orchestra-style-{state}"))
+            .option(&crate::tmux::options::style(state))
             .unwrap_or(style);
         parts.push(format!("#[{style}]{symbol}{n}#[default]"));
     }
@@ -1096,7 +1100,7 @@ pub fn refresh_host(
         if let Some(p) = pane.filter(|p| p.orchestra_state != current.badge()) {
             badges.push((
                 p.window.clone(),
-                "@orchestra_state".into(),
+                crate::tmux::options::WINDOW_STATE.into(),
                 current.badge().to_string(),
             ));
         }

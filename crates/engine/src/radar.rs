@@ -24,14 +24,14 @@ use crate::tmux::{Server, Tmux};
 /// How often the status line starts a pass unless `@orchestra-radar-interval` says.
 pub const DEFAULT_EVERY_SECS: i64 = 10;
 /// The window option holding a window's badge (`⚠2`).
-pub const BADGE_OPTION: &str = "@orchestra_conflicts";
+pub const BADGE_OPTION: &str = crate::tmux::options::WINDOW_CONFLICTS;
 const DEFAULT_SYMBOL: &str = "⚠";
 const DEFAULT_STYLE: &str = "fg=red,bold";
 /// The options a pass reads from each tmux server, in its one listing call.
 const OPTIONS: &[&str] = &[
-    "@orchestra-notify-cmd",
-    "@orchestra-symbol-conflict",
-    "@orchestra-style-conflict",
+    crate::tmux::options::NOTIFY_CMD,
+    crate::tmux::options::SYMBOL_CONFLICT,
+    crate::tmux::options::STYLE_CONFLICT,
 ];
 
 #[derive(Debug, thiserror::Error)]

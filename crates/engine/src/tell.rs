@@ -25,7 +25,11 @@ pub fn announce(transition: &Transition, ask: Option<&str>) -> Result<(), Error>
     };
     let tmux = crate::session::session_tmux(&transition.session)?;
     let notify_cmd = tmux
-        .set_badge(window, transition.session.badge(), "@orchestra-notify-cmd")
+        .set_badge(
+            window,
+            transition.session.badge(),
+            crate::tmux::options::NOTIFY_CMD,
+        )
         .ok()
         .flatten();
     self::transition(
@@ -181,9 +185,13 @@ pub fn setup_failed(session: &Session, why: &str) -> Result<(), Error> {
     let label = &session.label;
     let tmux = crate::session::session_tmux(session)?;
     let command = session.window.as_ref().and_then(|w| {
-        tmux.set_badge(w, Status::SetupFailed.as_str(), "@orchestra-notify-cmd")
-            .ok()
-            .flatten()
+        tmux.set_badge(
+            w,
+            Status::SetupFailed.as_str(),
+            crate::tmux::options::NOTIFY_CMD,
+        )
+        .ok()
+        .flatten()
     });
     let note = Note {
         title: format!("orchestra: {label} setup failed"),

@@ -381,7 +381,7 @@ fn statuses(
     let now_s = now_us / 1_000_000;
     let stall_after = seen
         .snap
-        .option("@orchestra-stall-after")
+        .option(crate::tmux::options::STALL_AFTER)
         .and_then(crate::duration::parse_secs)
         .unwrap_or(DEFAULT_STALL_AFTER_SECS);
     let mut statuses = Vec::new();

@@ -180,7 +180,7 @@ pub fn refresh_remote(ctx: &Context) -> Result<RemoteRefresh, Error> {
             asked_notify_cmd = true;
             fallback.command = ctx
                 .tmux()
-                .global_option("@orchestra-notify-cmd")
+                .global_option(crate::tmux::options::NOTIFY_CMD)
                 .ok()
                 .flatten();
         }

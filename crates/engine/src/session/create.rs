@@ -272,9 +272,9 @@ pub fn dispatch(
                 placement: tmux.placement_for_repo(&repo.name()),
             },
             &[
-                ("@orchestra_id", &id),
-                ("@orchestra_label", label),
-                ("@orchestra_state", badge),
+                (crate::tmux::options::WINDOW_ID, &id),
+                (crate::tmux::options::WINDOW_LABEL, label),
+                (crate::tmux::options::WINDOW_STATE, badge),
             ],
         )?;
         undo.window = Some((window.window.clone(), id.clone()));

@@ -263,7 +263,7 @@ fn copy_installed(from: &Path, to: &Path) -> std::io::Result<()> {
 
 /// `@orchestra-trust-worktrees` (default on): agents may trust the worktrees orchestra made.
 fn trusts_worktrees(tmux: &Tmux) -> bool {
-    tmux.global_option("@orchestra-trust-worktrees")
+    tmux.global_option(crate::tmux::options::TRUST_WORKTREES)
         .ok()
         .flatten()
         .as_deref()

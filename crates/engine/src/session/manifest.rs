@@ -182,9 +182,12 @@ pub fn up_one(
                 placement: Placement::Detached(tmux_name.clone()),
             },
             &[
-                ("@orchestra_id", &id),
-                ("@orchestra_label", name),
-                ("@orchestra_state", AgentState::Unknown.as_str()),
+                (crate::tmux::options::WINDOW_ID, &id),
+                (crate::tmux::options::WINDOW_LABEL, name),
+                (
+                    crate::tmux::options::WINDOW_STATE,
+                    AgentState::Unknown.as_str(),
+                ),
             ],
         )
         .inspect_err(|_| {

@@ -223,7 +223,7 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut dyn Report
         Some(command)
     };
     let Some(command) = tmux
-        .global_option("@orchestra-wrap-up-cmd")
+        .global_option(crate::tmux::options::WRAP_UP_CMD)
         .ok()
         .flatten()
         .or_else(from_manifest)
@@ -231,7 +231,7 @@ fn wrap_up(ctx: &Context, store: &Store, session: &Session, out: &mut dyn Report
         return;
     };
     let limit = tmux
-        .global_option("@orchestra-wrap-up-timeout")
+        .global_option(crate::tmux::options::WRAP_UP_TIMEOUT)
         .ok()
         .flatten()
         .and_then(|t| crate::duration::parse_secs(&t))

@@ -77,7 +77,7 @@ pub fn offer(
 /// are waited for (`0`/`off`: none offered); [`notify::ACTION_WAIT`] when unset or unread.
 fn wait_bound(socket: Option<&str>) -> Duration {
     let tmux = Tmux::new(&Server::at(socket));
-    match tmux.global_option("@orchestra-notify-wait") {
+    match tmux.global_option(crate::tmux::options::NOTIFY_WAIT) {
         Ok(Some(text)) if text.trim() == "off" => Duration::ZERO,
         Ok(Some(text)) => crate::duration::parse(&text).unwrap_or(notify::ACTION_WAIT),
         _ => notify::ACTION_WAIT,

@@ -103,9 +103,9 @@ pub fn dispatched(
                 placement: here.placement_for_repo(&repo.name()),
             },
             &[
-                ("@orchestra_id", &session.id),
-                ("@orchestra_label", &session.label),
-                ("@orchestra_state", badge),
+                (crate::tmux::options::WINDOW_ID, &session.id),
+                (crate::tmux::options::WINDOW_LABEL, &session.label),
+                (crate::tmux::options::WINDOW_STATE, badge),
             ],
         )?;
         (

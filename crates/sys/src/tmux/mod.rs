@@ -8,6 +8,7 @@ mod transport;
 use std::path::{Path, PathBuf};
 
 mod ids;
+pub mod options;
 pub mod printed;
 
 pub use ids::{PaneId, WindowId};
@@ -208,9 +209,9 @@ fn pane_format(commands_since: Option<i64>) -> String {
         "#{window_id}".into(),
         "#{pane_dead}".into(),
         "#{window_activity}".into(),
-        printed::field("@orchestra_id"),
-        printed::field("@orchestra_state"),
-        printed::field("@orchestra_budget"),
+        printed::field(options::WINDOW_ID),
+        printed::field(options::WINDOW_STATE),
+        printed::field(options::WINDOW_BUDGET),
         command,
         session,
     ]
@@ -568,7 +569,14 @@ impl Tmux {
         read_option: &str,
     ) -> Result<Option<String>, TmuxError> {
         let parts = self.batch(&[
-            strings(&["set-option", "-w", "-t", window, "@orchestra_state", state]),
+            strings(&[
+                "set-option",
+                "-w",
+                "-t",
+                window,
+                options::WINDOW_STATE,
+                state,
+            ]),
             strings(&[
                 "display-message",
                 "-p",
@@ -828,7 +836,7 @@ impl Tmux {
             "set-option",
             "-t",
             &format!("={name}:"),
-            "@orchestra_owner",
+            options::OWNER,
             id,
         ]))
         .map(|_| ())
@@ -977,7 +985,7 @@ impl Tmux {
                 "-F",
                 &format!(
                     "#{{window_id}}\t{}\t{}",
-                    printed::field("@orchestra_id"),
+                    printed::field(options::WINDOW_ID),
                     printed::field(option)
                 ),
             ]),
