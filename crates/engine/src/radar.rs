@@ -98,6 +98,11 @@ struct LastRead {
     /// The paths that differed from the commit: enough to make the same tree again.
     changed: Vec<String>,
     read_ms: i64,
+    /// The target commit this commit was last found not landed in: asked again only when
+    /// either moves (the answer is theirs alone), so a pass with nothing moved merges
+    /// nothing to ask it.
+    #[serde(default)]
+    not_landed_in: Option<String>,
 }
 
 /// How a pass reads the worktrees, and what it remembers of the reads before.
@@ -188,11 +193,33 @@ impl Reader {
                         tree: read.side.tree.to_string(),
                         changed: changed.clone(),
                         read_ms: self.now_ms,
+                        not_landed_in: None,
                     },
                 );
             }
             None => {
                 self.memo.remove(&s.id);
+            }
+        }
+    }
+
+    /// Whether `work` (committed work only) was found not landed in `target` as they are.
+    fn known_not_landed(&self, s: &Session, work: &Side, target: &Side) -> bool {
+        let target = target.commit.to_string();
+        !work.dirty
+            && self.memo.get(&s.id).is_some_and(|last| {
+                last.commit == work.commit.to_string()
+                    && last.not_landed_in.as_deref() == Some(target.as_str())
+            })
+    }
+
+    fn not_landed(&mut self, s: &Session, work: &Side, target: &Side) {
+        if work.dirty {
+            return;
+        }
+        if let Some(last) = self.memo.get_mut(&s.id) {
+            if last.commit == work.commit.to_string() {
+                last.not_landed_in = Some(target.commit.to_string());
             }
         }
     }
@@ -312,8 +339,11 @@ pub fn scan(
                 .or_insert_with(|| scratch.branch_side(&target).ok())
         });
         if let Some(tip) = tip {
-            if scratch.landed_without_commits(&tip, &work.side)? {
-                continue;
+            if !reader.known_not_landed(work.session, &work.side, &tip) {
+                if scratch.landed_without_commits(&tip, &work.side)? {
+                    continue;
+                }
+                reader.not_landed(work.session, &work.side, &tip);
             }
         }
         kept.push(work);
