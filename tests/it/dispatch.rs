@@ -220,7 +220,11 @@ fn assert_nothing_left(env: &Env, label: &str, windows_before: &[String]) {
     assert_eq!(env.branches(), ["main"]);
     assert!(!env.worktree_path(label).exists());
     assert!(!env.root.join("repo.worktrees").exists());
-    assert!(!env.git(&["worktree", "list"]).contains(label));
+    // By the worktree's folder name: the temp folder's random name may hold the label's
+    // letters anywhere else.
+    assert!(!env
+        .git(&["worktree", "list"])
+        .contains(&format!("/{label} ")));
     assert_eq!(env.windows(), windows_before);
     assert!(env.list_json().is_empty());
     let sessions = env.home.join("sessions");
@@ -305,14 +309,21 @@ fn an_unknown_base_is_one_hinted_line_of_bad_input_and_nothing_is_made() {
     let env = Env::new();
     env.start_server(&[]);
     let windows = env.windows();
-    env.cli(&["dispatch", "x", "--agent", "bash", "--base", "no-such-rev"])
-        .status(2)
-        .stderr_line(
-            "orchestra: unknown revision \"no-such-rev\" (hint: name a branch, tag or commit \
+    env.cli(&[
+        "dispatch",
+        "unknown-base",
+        "--agent",
+        "bash",
+        "--base",
+        "no-such-rev",
+    ])
+    .status(2)
+    .stderr_line(
+        "orchestra: unknown revision \"no-such-rev\" (hint: name a branch, tag or commit \
              of this repository (`git branch` lists the branches))",
-        )
-        .run();
-    assert_nothing_left(&env, "x", &windows);
+    )
+    .run();
+    assert_nothing_left(&env, "unknown-base", &windows);
 }
 
 /// A record that cannot be made (its home is under a file): a failure, not bad input,
@@ -326,7 +337,7 @@ fn a_home_that_cannot_be_made_is_one_hinted_line_and_nothing_is_made() {
     std::fs::write(&file, "").unwrap();
     let home = file.join("home");
     let run = Run::from(
-        env.orchestra_command(&env.repo, &["dispatch", "x", "--agent", "bash"])
+        env.orchestra_command(&env.repo, &["dispatch", "homeless", "--agent", "bash"])
             .env("ORCHESTRA_HOME", &home)
             .output()
             .unwrap(),
@@ -342,7 +353,7 @@ fn a_home_that_cannot_be_made_is_one_hinted_line_and_nothing_is_made() {
         "{line}"
     );
     assert_eq!(run.stdout, "");
-    assert_nothing_left(&env, "x", &windows);
+    assert_nothing_left(&env, "homeless", &windows);
 }
 
 #[test]
