@@ -186,14 +186,22 @@ impl Reader {
     fn remember(&mut self, s: &Session, read: &WorktreeRead) {
         match &read.changed {
             Some(changed) => {
+                let commit = read.side.commit.to_string();
+                // The landed answer is the commits' alone: a new read of the same commit
+                // keeps it.
+                let not_landed_in = self
+                    .memo
+                    .get(&s.id)
+                    .filter(|last| last.commit == commit)
+                    .and_then(|last| last.not_landed_in.clone());
                 self.memo.insert(
                     s.id.clone(),
                     LastRead {
-                        commit: read.side.commit.to_string(),
+                        commit,
                         tree: read.side.tree.to_string(),
                         changed: changed.clone(),
                         read_ms: self.now_ms,
-                        not_landed_in: None,
+                        not_landed_in,
                     },
                 );
             }
