@@ -27,6 +27,8 @@ const HOOK_SLOT: &str = "4242";
 const BADGE: &str = "#{?@orchestra_state, #{@orchestra_state},}";
 /// The conflict radar's badge (`⚠2`), after the state's.
 const CONFLICTS_BADGE: &str = "#{?@orchestra_conflicts, #{@orchestra_conflicts},}";
+/// The pull request's mark (`#12✗`), after the radar's.
+const PR_BADGE: &str = "#{?@orchestra_pr, #{@orchestra_pr},}";
 /// The budget's mark (`$` at 80 %, `$!` past `@orchestra-budget`), after the others.
 const BUDGET_BADGE: &str = "#{?@orchestra_budget, #{@orchestra_budget},}";
 
@@ -115,6 +117,7 @@ pub fn init(tmux: &Tmux) -> Result<Ready, Error> {
             for (option, badge) in [
                 (crate::tmux::options::WINDOW_STATE, BADGE),
                 (crate::tmux::options::WINDOW_CONFLICTS, CONFLICTS_BADGE),
+                (crate::tmux::options::WINDOW_PR, PR_BADGE),
                 (crate::tmux::options::WINDOW_BUDGET, BUDGET_BADGE),
             ] {
                 if !value.contains(option) {

@@ -16,6 +16,29 @@ It serves:
 
 GETs carry an ETag; `If-None-Match` with the current one is answered 304 (no body).
 
+Pull request state (what `orchestra pr --background` reads):
+
+    GET   /repos/{o}/{r}/pulls/{n}                  one PR, with comments and review_comments
+    GET   /repos/{o}/{r}/pulls/{n}/reviews          its reviews (state APPROVED, CHANGES_REQUESTED, …)
+    GET   /repos/{o}/{r}/commits/{sha}/check-runs   {total_count, check_runs: [{id, name, status,
+                                                    conclusion, output: {title, summary, text}}]}
+    GET   /repos/{o}/{r}/actions/jobs/{id}/logs     302 to the job's plain-text log (/_logs/{id},
+                                                    which asks for no token, as GitHub's does not)
+    POST  /graphql                                  markPullRequestReadyForReview(input: {pullRequestId})
+
+A pull's `head.sha` is its branch's tip in git_dir when read (a push moves it and its
+`updated_at`, as on GitHub). The rate limit: each authorised answer but a 304 costs a
+point (x-ratelimit-* headers say what is left); each log line carries "cost" (0 or 1).
+
+The test's hand on the "server" (never logged, no token): POST /_control with any of
+
+    {"repo": "o/r", "pull": {"number": 1, "merged": true, "state": "closed", "draft": false,
+                             "comments": 2}},           # a merge (squash or not) on the web
+    {"repo": "o/r", "branch": "session/x",            # check runs of the branch's tip (or "sha")
+     "check_runs": [{"name": "lint", "status": "completed", "conclusion": "failure",
+                     "output": {"title": "…", "summary": "…", "text": "…"}, "log": "…"}]},
+    {"repo": "o/r", "number": 1, "reviews": [{"user": "ann", "state": "CHANGES_REQUESTED"}]}
+
 The world file:
 
     {"token": "ghp_…",                    # the one token accepted (Authorization: Bearer/token)
@@ -63,6 +86,14 @@ class World:
         self.origin = ""  # the server's own address, for Link headers
         self.repos = {}
         self.next_number = 1
+        self.clock = 0  # updated_at, a second per change
+        self.check_runs = {}  # (repo name, sha) -> [run]
+        self.reviews = {}  # (repo name, number) -> [review]
+        self.logs = {}  # check run id -> its log text
+        self.next_run = 1000
+        self.rate_limit = int(spec.get("rate_limit") or 5000)
+        self.rate_used = 0
+        self.node_ids = {}  # node id -> pull
         for name, repo in (spec.get("repos") or {}).items():
             owner = name.split("/")[0]
             pulls = []
@@ -87,6 +118,11 @@ class World:
             "head": {"label": f"{owner}:{head}", "ref": head, "repo": {"full_name": full_name}},
             "base": {"label": f"{owner}:{p.get('base') or 'main'}", "ref": p.get("base") or "main"},
             "merged": False,
+            "merged_at": None,
+            "updated_at": self.tick(),
+            "comments": 0,
+            "review_comments": 0,
+            "node_id": f"PR_{number}",
         }
 
     def branch_exists(self, repo, branch):
@@ -120,6 +156,9 @@ class World:
                 return self.list_pulls(repo, path, query)
             if rest == ["pulls"] and method == "POST":
                 return self.create_pull(repo, body)
+            state_answer = self.handle_state(repo, name, method, rest)
+            if state_answer is not None:
+                return state_answer
             if len(rest) == 2 and rest[0] == "pulls" and method in ("PATCH", "GET"):
                 found = [p for p in repo["pulls"] if str(p["number"]) == rest[1]]
                 if not found:
@@ -133,7 +172,11 @@ class World:
     def list_pulls(self, repo, path, query):
         one = lambda k, d=None: (query.get(k) or [d])[0]  # noqa: E731
         state = one("state", "open")
+        for p in repo["pulls"]:
+            self.follow_head(repo, p)
         pulls = [p for p in repo["pulls"] if state == "all" or p["state"] == state]
+        if one("sort") == "updated":
+            pulls = sorted(pulls, key=lambda p: p["updated_at"], reverse=one("direction", "desc") == "desc")
         head = one("head")
         if head:
             # owner:branch (GitHub ignores a head without the owner's prefix).
@@ -193,7 +236,117 @@ class World:
             pull["base"] = {"label": f"{repo['owner']}:{body['base']}", "ref": body["base"]}
         if body.get("state") in ("open", "closed"):
             pull["state"] = body["state"]
+        pull["updated_at"] = self.tick()
         return 200, pull, []
+
+    # --- pull request state: what the background refresh reads ---
+
+    def tick(self):
+        self.clock += 1
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(1_700_000_000 + self.clock))
+
+    def tip(self, repo, branch):
+        if not repo.get("git_dir"):
+            return None
+        done = subprocess.run(["git", "--git-dir", repo["git_dir"], "rev-parse", "--verify", "-q",
+                               f"refs/heads/{branch}"], capture_output=True, text=True)
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    def follow_head(self, repo, pull):
+        """A push to an open pull's branch moves its head and its updated_at."""
+        if pull["state"] != "open":
+            return
+        sha = self.tip(repo, pull["head"]["ref"]) or pull["head"].get("sha") or "0" * 40
+        if pull["head"].get("sha") != sha:
+            pull["head"]["sha"] = sha
+            pull["updated_at"] = self.tick()
+
+    def handle_state(self, repo, name, method, rest):
+        if method != "GET":
+            return None
+        if len(rest) == 3 and rest[0] == "commits" and rest[2] == "check-runs":
+            runs = self.check_runs.get((name, rest[1]), [])
+            return 200, {"total_count": len(runs), "check_runs": runs}, []
+        if len(rest) == 3 and rest[0] == "pulls" and rest[2] == "reviews":
+            found = [p for p in repo["pulls"] if str(p["number"]) == rest[1]]
+            if not found:
+                return (*error(404, "Not Found"), [])
+            return 200, self.reviews.get((name, found[0]["number"]), []), []
+        if len(rest) == 2 and rest[0] == "pulls":
+            for p in repo["pulls"]:
+                if str(p["number"]) == rest[1]:
+                    self.follow_head(repo, p)
+        if len(rest) == 4 and rest[:2] == ["actions", "jobs"] and rest[3] == "logs":
+            if rest[2] not in self.logs:
+                return (*error(404, "Not Found"), [])
+            return 302, None, [("location", f"{self.origin}/_logs/{rest[2]}")]
+        return None
+
+    def control(self, body):
+        """The test's change on the server: a merge, check runs, reviews."""
+        body = body if isinstance(body, dict) else {}
+        with self.lock:
+            repo = self.repos.get((body.get("repo") or "").lower())
+            if repo is None:
+                return 404, {"message": "no such repo"}
+            name = repo["full_name"].lower()
+            if "pull" in body:
+                change = body["pull"]
+                for p in repo["pulls"]:
+                    if p["number"] == change.get("number"):
+                        self.follow_head(repo, p)
+                        for key in ("state", "draft", "comments", "review_comments", "merged"):
+                            if key in change:
+                                p[key] = change[key]
+                        if change.get("merged"):
+                            p["state"] = "closed"
+                            p["merged_at"] = self.tick()
+                        p["updated_at"] = self.tick()
+            if "check_runs" in body:
+                sha = body.get("sha") or self.tip(repo, body.get("branch") or "")
+                runs = []
+                for run in body["check_runs"]:
+                    self.next_run += 1
+                    self.logs[str(self.next_run)] = run.get("log", "")
+                    runs.append({"id": self.next_run, "name": run.get("name") or "check",
+                                 "head_sha": sha, "status": run.get("status") or "completed",
+                                 "conclusion": run.get("conclusion"),
+                                 "output": run.get("output") or {"title": None, "summary": None, "text": None}})
+                self.check_runs[(name, sha)] = runs
+            if "reviews" in body:
+                number = body.get("number")
+                self.reviews[(name, number)] = [
+                    {"id": i + 1, "user": {"login": r.get("user") or "someone"}, "state": r["state"],
+                     "body": r.get("body") or ""} for i, r in enumerate(body["reviews"])]
+                for p in repo["pulls"]:
+                    if p["number"] == number:
+                        p["updated_at"] = self.tick()
+            return 200, {"ok": True}
+
+    def graphql(self, body):
+        """markPullRequestReadyForReview, the one mutation orchestra sends."""
+        body = body if isinstance(body, dict) else {}
+        query = body.get("query") or ""
+        node = ((body.get("variables") or {}).get("id")) or ""
+        if "markPullRequestReadyForReview" not in query:
+            return 200, {"errors": [{"message": "this stand-in knows only markPullRequestReadyForReview"}]}
+        with self.lock:
+            for repo in self.repos.values():
+                for p in repo["pulls"]:
+                    if p["node_id"] == node:
+                        p["draft"] = False
+                        p["updated_at"] = self.tick()
+                        return 200, {"data": {"markPullRequestReadyForReview": {
+                            "pullRequest": {"number": p["number"], "isDraft": False}}}}
+        return 200, {"data": None, "errors": [{"type": "NOT_FOUND", "message": f"Could not resolve to a node with the global id of '{node}'"}]}
+
+    def rate_headers(self, cost):
+        with self.lock:
+            self.rate_used += cost
+            used = self.rate_used
+        return [("x-ratelimit-limit", str(self.rate_limit)),
+                ("x-ratelimit-remaining", str(max(0, self.rate_limit - used))),
+                ("x-ratelimit-used", str(used)), ("x-ratelimit-resource", "core")]
 
 
 class Server(standin.Server):
@@ -223,9 +376,17 @@ class Handler(standin.WorldHandler):
             auth = "ok"
         else:
             auth = "bad"
-        self.server.append_log({"method": method, "path": self.path, "auth": auth, "body": body})
+        if url.path == "/_control" and method == "POST":
+            return self.send_json(*world.control(body))
+        if url.path.startswith("/_logs/") and method == "GET":
+            return self.send_log(world, url.path.rsplit("/", 1)[-1])
+        if url.path == "/graphql" and method == "POST" and auth == "ok":
+            self.server.append_log({"method": method, "path": self.path, "auth": auth, "body": body, "cost": 1})
+            return self.send_json(*world.graphql(body), world.rate_headers(1))
         try:
             fault = world.fault(method, self.path)
+            if fault or auth != "ok" or body == "<not JSON>":
+                self.server.append_log({"method": method, "path": self.path, "auth": auth, "body": body, "cost": 0})
             if fault and fault.get("delay"):
                 time.sleep(float(fault["delay"]))
             if fault and fault.get("status"):
@@ -243,10 +404,25 @@ class Handler(standin.WorldHandler):
             if body == "<not JSON>":
                 return self.send_json(*error(400, "Problems parsing JSON"))
             status, obj, headers = world.handle(method, url.path, parse_qs(url.query), body)
+            unchanged = False
             if method == "GET" and status == 200:
                 etag = '"' + hashlib.sha1(json.dumps(obj, sort_keys=True).encode()).hexdigest() + '"'
                 headers = list(headers) + [("etag", etag)]
-                if self.headers.get("if-none-match") == etag:
+                unchanged = self.headers.get("if-none-match") == etag
+            # A conditional request answered 304 costs nothing against the rate limit.
+            cost = 0 if unchanged else 1
+            self.server.append_log({"method": method, "path": self.path, "auth": auth, "body": body,
+                                    "cost": cost, "status": 304 if unchanged else status})
+            headers = list(headers) + world.rate_headers(cost)
+            if status == 302:
+                self.send_response(302)
+                for k, v in headers:
+                    self.send_header(k, v)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
+            if method == "GET" and status == 200:
+                if unchanged:
                     self.send_response(304)
                     for k, v in headers:
                         self.send_header(k, v)
@@ -256,6 +432,22 @@ class Handler(standin.WorldHandler):
             self.send_json(status, obj, headers)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client gave up (its timeout)
+
+
+    def send_log(self, world, run_id):
+        """A job's log, as the address GitHub's redirect names serves it: plain text."""
+        text = world.logs.get(run_id)
+        if text is None:
+            return self.send_json(404, {"message": "Not Found"})
+        if self.headers.get("authorization"):
+            # The redirect's host must never see the token.
+            return self.send_json(400, {"message": "a token was sent to the log's address"})
+        data = text.encode()
+        self.send_response(200)
+        self.send_header("content-type", "text/plain; charset=utf-8")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 def main():

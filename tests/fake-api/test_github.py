@@ -129,6 +129,74 @@ class WireTest(unittest.TestCase):
         self.assertGreaterEqual(time.monotonic() - started, 0.5)
 
 
+class PullStateTest(WireTest):
+    """What the background refresh reads: the list sorted by update with ETags, check
+    runs, reviews, the job log's redirect, the graphql mutation, and what each costs."""
+
+    def control(self, body):
+        return self.call("POST", "/_control", body, token=None)
+
+    def test_a_quiet_poll_is_all_304s_and_costs_nothing(self):
+        status, headers, pulls = self.call("GET", "/repos/me/app/pulls?state=all&sort=updated&direction=desc")
+        self.assertEqual(status, 200)
+        self.assertIn("x-ratelimit-remaining", headers)
+        status, _, _ = self.call("GET", "/repos/me/app/pulls?state=all&sort=updated&direction=desc",
+                                 headers={"if-none-match": headers["etag"]})
+        self.assertEqual(status, 304)
+        costs = [e["cost"] for e in self.logged()]
+        self.assertEqual(costs, [1, 0])
+        # A merge on the server changes the list: the same ETag is answered in full.
+        number = pulls[0]["number"]
+        self.assertEqual(self.control({"repo": "me/app", "pull": {"number": number, "merged": True}})[0], 200)
+        status, _, pulls = self.call("GET", "/repos/me/app/pulls?state=all&sort=updated&direction=desc",
+                                     headers={"if-none-match": headers["etag"]})
+        self.assertEqual(status, 200)
+        merged = [p for p in pulls if p["number"] == number][0]
+        self.assertTrue(merged["merged_at"] and merged["state"] == "closed")
+        self.assertNotIn("/_control", [e["path"] for e in self.logged()])
+
+    def test_check_runs_reviews_and_a_job_log_behind_a_redirect(self):
+        self.control({"repo": "me/app", "sha": "abc", "check_runs": [
+            {"name": "lint", "conclusion": "failure", "log": "line 1\nerror: unused\n"},
+            {"name": "test", "status": "in_progress"}]})
+        status, _, runs = self.call("GET", "/repos/me/app/commits/abc/check-runs")
+        self.assertEqual((status, runs["total_count"]), (200, 2))
+        self.assertEqual(runs["check_runs"][0]["conclusion"], "failure")
+        self.control({"repo": "me/app", "number": 2, "reviews": [{"user": "ann", "state": "CHANGES_REQUESTED"}]})
+        _, _, reviews = self.call("GET", "/repos/me/app/pulls/2/reviews")
+        self.assertEqual(reviews[0]["state"], "CHANGES_REQUESTED")
+        import http.client
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.server_address[1], timeout=10)
+        run_id = runs["check_runs"][0]["id"]
+        conn.request("GET", f"/repos/me/app/actions/jobs/{run_id}/logs", headers={"authorization": f"Bearer {TOKEN}"})
+        answer = conn.getresponse()
+        answer.read()
+        self.assertEqual(answer.status, 302)
+        location = answer.getheader("location")
+        conn.request("GET", location.split(str(self.server.server_address[1]), 1)[1])
+        log = conn.getresponse()
+        self.assertEqual((log.status, log.read()), (200, b"line 1\nerror: unused\n"))
+        # The log's address refuses a token: a client that forwards it fails.
+        conn.request("GET", location.split(str(self.server.server_address[1]), 1)[1],
+                     headers={"authorization": f"Bearer {TOKEN}"})
+        refused = conn.getresponse()
+        refused.read()
+        self.assertEqual(refused.status, 400)
+        conn.close()
+
+    def test_graphql_marks_a_draft_ready(self):
+        _, _, pull = self.call("GET", "/repos/me/app/pulls/2")
+        self.assertEqual(pull["node_id"], "PR_2")
+        status, _, answer = self.call("POST", "/graphql", {
+            "query": "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }",
+            "variables": {"id": "PR_2"}})
+        self.assertEqual(status, 200)
+        self.assertFalse(answer["data"]["markPullRequestReadyForReview"]["pullRequest"]["isDraft"])
+        _, _, answer = self.call("POST", "/graphql", {"query": "mutation { markPullRequestReadyForReview }",
+                                                      "variables": {"id": "PR_99"}})
+        self.assertEqual(answer["errors"][0]["type"], "NOT_FOUND")
+
+
 class GitDirTest(unittest.TestCase):
     def test_branches_are_the_bare_repositorys(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -110,10 +110,7 @@ pub fn open(
     }
     store.set_pull_request(
         &session.id,
-        &PullRequest {
-            number: pull.number,
-            url: pull.url.clone(),
-        },
+        &PullRequest::opened(pull.number, pull.url.clone()),
     )?;
     Ok(Some(opened))
 }

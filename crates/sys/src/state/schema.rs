@@ -217,6 +217,22 @@ const MIGRATIONS: &[&str] = &[
         url        TEXT NOT NULL,
         at         INTEGER NOT NULL
     );",
+    // 12: a pull request's state as the background refresh last read it from its forge
+    // (NULL: never read), and the ETags of the answers it was read from, so an unchanged
+    // poll is a 304 that costs nothing against the forge's rate limit.
+    "ALTER TABLE pull_requests ADD COLUMN state TEXT;
+    ALTER TABLE pull_requests ADD COLUMN checks TEXT;
+    ALTER TABLE pull_requests ADD COLUMN failing_check TEXT;
+    ALTER TABLE pull_requests ADD COLUMN failing_check_id INTEGER;
+    ALTER TABLE pull_requests ADD COLUMN review TEXT;
+    ALTER TABLE pull_requests ADD COLUMN comments INTEGER;
+    ALTER TABLE pull_requests ADD COLUMN head_sha TEXT;
+    ALTER TABLE pull_requests ADD COLUMN updated TEXT;
+    CREATE TABLE forge_etags (
+        url  TEXT PRIMARY KEY,
+        etag TEXT NOT NULL,
+        at   INTEGER NOT NULL
+    );",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -15,6 +15,8 @@ pub const WINDOW_STATE: &str = "@orchestra_state";
 pub const WINDOW_BUDGET: &str = "@orchestra_budget";
 /// The conflict radar's mark on a window whose session conflicts with another.
 pub const WINDOW_CONFLICTS: &str = "@orchestra_conflicts";
+/// The pull request's mark (`#12✗`: failing checks) beside the badge.
+pub const WINDOW_PR: &str = "@orchestra_pr";
 /// What a window orchestra made is for, beside its sessions' (the orchestrator's).
 pub const WINDOW_ROLE: &str = "@orchestra_role";
 /// Which orchestra made a tmux session: one it did not make is never killed.
@@ -34,6 +36,8 @@ pub const BUDGET: &str = "@orchestra-budget";
 pub const RADAR: &str = "@orchestra-radar";
 /// Seconds between conflict radar passes.
 pub const RADAR_INTERVAL: &str = "@orchestra-radar-interval";
+/// Seconds between background reads of the sessions' pull requests (0: none).
+pub const PR_INTERVAL: &str = "@orchestra-pr-interval";
 /// The prefix key table's key for the menu.
 pub const KEY: &str = "@orchestra-key";
 /// The key that jumps to the next session that needs a person.
@@ -77,6 +81,7 @@ mod tests {
         BUDGET,
         RADAR,
         RADAR_INTERVAL,
+        PR_INTERVAL,
         KEY,
         KEY_NEXT,
         BADGE,
@@ -140,6 +145,7 @@ mod tests {
             WINDOW_STATE,
             WINDOW_BUDGET,
             WINDOW_CONFLICTS,
+            WINDOW_PR,
             WINDOW_ROLE,
             OWNER,
         ] {
