@@ -365,7 +365,8 @@ pub struct ReviewArgs {
 #[derive(Debug, Args)]
 pub struct PrArgs {
     /// The session's label.
-    pub label: String,
+    #[arg(required_unless_present = "background")]
+    pub label: Option<String>,
     #[command(flatten)]
     pub repo: RepoArg,
     /// Send the drafted title and body without opening them in $EDITOR first (needed
@@ -381,6 +382,14 @@ pub struct PrArgs {
     /// The branch to merge into. Default: the branch the session started from.
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// How the status line starts it: read every recorded pull request's state (one
+    /// conditional request per repo, more only for what changed), marks and notifications
+    /// after; returns at once while another read runs; silent unless --json.
+    #[arg(long, hide = true, conflicts_with_all = ["label", "yes", "ready", "title", "base"])]
+    pub background: bool,
+    /// With --background: print what the read did as JSON (requests, 304s, changed).
+    #[arg(long, requires = "background")]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

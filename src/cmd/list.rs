@@ -46,7 +46,9 @@ pub struct ListRow {
     pub tokens: Option<crate::state::Tokens>,
     /// Their cost in US dollars; null as well where a model used has no price.
     pub cost_usd: Option<f64>,
-    /// The pull request `orchestra pr` opened for the branch ({number, url}), else null.
+    /// The pull request `orchestra pr` opened for the branch ({number, url, state, checks,
+    /// failing_check, review, comments, head_sha}, the state as the background refresh last
+    /// read it), else null.
     pub pull_request: Option<crate::state::PullRequest>,
 }
 
@@ -103,7 +105,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     let prices =
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
-    let mut merged = crate::session::merged_elsewhere(&sessions);
+    let mut merged = crate::session::merged_elsewhere(&sessions, &pulls);
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
@@ -131,6 +133,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         "STATUS",
         "STATE",
         "CONFLICTS",
+        "PR",
         "BRANCH",
         "WINDOW",
         "PANE",
@@ -163,6 +166,9 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
                         .collect::<Vec<_>>()
                         .join(", ")
                 },
+                r.pull_request
+                    .as_ref()
+                    .map_or_else(|| "-".into(), crate::pr::refresh::phrase),
                 r.branch.clone(),
                 r.window.clone().unwrap_or_else(|| "-".into()),
                 r.pane.clone().unwrap_or_else(|| "-".into()),

@@ -9,6 +9,9 @@ use crate::error::Error;
 use crate::pr::{self, Draft, Opened, Options};
 
 pub fn run(ctx: &Context, args: &PrArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let Some(label) = args.label.as_deref().filter(|_| !args.background) else {
+        return background(ctx, args.json, out);
+    };
     // Refused before anything is read or sent: nobody could review the draft.
     if !args.yes && !std::io::stdin().is_terminal() {
         return Err(Error::BadInput(
@@ -31,7 +34,7 @@ pub fn run(ctx: &Context, args: &PrArgs, out: &mut Output<'_>) -> Result<(), Err
         }
         edit(&home, session_id, &draft)
     };
-    let Some(opened) = pr::open(&store, &repo, &args.label, &options, &mut review, out)? else {
+    let Some(opened) = pr::open(&store, &repo, label, &options, &mut review, out)? else {
         return Ok(());
     };
     let pull = opened.pull();
@@ -45,6 +48,17 @@ pub fn run(ctx: &Context, args: &PrArgs, out: &mut Output<'_>) -> Result<(), Err
         Opened::Updated(_) => format!("updated {kind} #{}: {}", pull.number, pull.url),
         Opened::Unchanged(_) => format!("{kind} #{} is up to date: {}", pull.number, pull.url),
     });
+    Ok(())
+}
+
+/// `pr --background`: one read of every recorded pull request's state. Quiet: what
+/// starts it is the status line, which nobody reads the output of.
+fn background(ctx: &Context, json: bool, out: &mut Output<'_>) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let pass = pr::refresh::background(ctx, &store)?;
+    if json {
+        out.line(serde_json::to_string_pretty(&pass).unwrap_or_default());
+    }
     Ok(())
 }
 

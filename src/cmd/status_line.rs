@@ -20,7 +20,8 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     })?;
     // The radar's pairs belong with the local sessions they are about.
     let radar = crate::radar::run::status_part(ctx, line.radar_every);
-    let summary = [line.summary, radar]
+    let pulls = crate::pr::refresh::status_part(ctx, line.pr_every);
+    let summary = [line.summary, radar, pulls]
         .into_iter()
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()

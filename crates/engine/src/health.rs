@@ -67,6 +67,7 @@ fn option_names() -> Vec<String> {
         crate::tmux::options::NOTIFY_CMD.to_string(),
         crate::tmux::options::RADAR.to_string(),
         crate::tmux::options::RADAR_INTERVAL.to_string(),
+        crate::tmux::options::PR_INTERVAL.to_string(),
         crate::tmux::options::STATUS_COST.to_string(),
         crate::tmux::options::BUDGET.to_string(),
     ];
@@ -94,6 +95,9 @@ pub struct Cache {
     /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
     #[serde(default)]
     pub radar_every: i64,
+    /// Seconds between background reads of pull requests; 0 when off.
+    #[serde(default)]
+    pub pr_every: i64,
     /// The socket of the server the panes are on.
     #[serde(default)]
     pub socket_path: String,
@@ -247,6 +251,8 @@ pub struct Outcome {
     pub rows: Vec<HealthRow>,
     /// Seconds between conflict radar passes; 0 when it is off or has nothing to watch.
     pub radar_every: i64,
+    /// Seconds between background reads of pull requests; 0 when off.
+    pub pr_every: i64,
 }
 
 pub use crate::state::now_micros;
@@ -360,6 +366,7 @@ pub fn refresh(
         cache.panes.clear();
         cache.commands.clear();
         cache.radar_every = 0;
+        cache.pr_every = 0;
         save_cache(home, key, &cache, false);
         return Ok(Outcome {
             tmux_calls: tmux.calls() - calls_before,
@@ -624,9 +631,11 @@ fn apply(
         })
         .collect();
     outcome.radar_every = radar_every(&snap, sessions.values());
+    outcome.pr_every = pr_every(&snap);
     cache.refreshed_ms = now_us / 1000;
     cache.summary = outcome.summary.clone();
     cache.radar_every = outcome.radar_every;
+    cache.pr_every = outcome.pr_every;
     cache.socket_path = snap.socket_path.clone();
     // After a write of ours the next tick reads the record again: another process may
     // have written in between.
@@ -706,6 +715,18 @@ fn radar_every<'a>(snap: &Snapshot, mut sessions: impl Iterator<Item = &'a Sessi
         .and_then(crate::duration::parse_secs)
         .filter(|s| *s > 0)
         .unwrap_or(crate::radar::DEFAULT_EVERY_SECS)
+}
+
+/// Seconds between background reads of pull requests: `@orchestra-pr-interval` (default
+/// 60 s; 0 or `off`: none).
+fn pr_every(snap: &Snapshot) -> i64 {
+    match snap.option(crate::tmux::options::PR_INTERVAL) {
+        Some("off") => 0,
+        Some(v) => crate::duration::parse_secs(v)
+            .map(|s| s.max(0))
+            .unwrap_or(crate::pr::refresh::DEFAULT_EVERY_SECS),
+        None => crate::pr::refresh::DEFAULT_EVERY_SECS,
+    }
 }
 
 /// Kinds whose screens the built-in rules do not read: only these are judged by output
@@ -831,6 +852,7 @@ pub fn budget_mark(level: u8) -> &'static str {
 pub struct StatusLine {
     pub summary: String,
     pub radar_every: i64,
+    pub pr_every: i64,
 }
 
 impl From<Cache> for StatusLine {
@@ -838,6 +860,7 @@ impl From<Cache> for StatusLine {
         StatusLine {
             summary: cache.summary,
             radar_every: cache.radar_every,
+            pr_every: cache.pr_every,
         }
     }
 }
@@ -872,6 +895,7 @@ pub fn status_line(
     Ok(StatusLine {
         summary: outcome.summary,
         radar_every: outcome.radar_every,
+        pr_every: outcome.pr_every,
     })
 }
 

@@ -7,6 +7,7 @@
 //! (the open pull request for the branch is looked for first, so never two).
 
 pub mod github;
+pub mod refresh;
 
 use crate::error::Error;
 use crate::git::Repo;
@@ -216,7 +217,7 @@ fn pushed_but(e: Error, label: &str, branch: &str) -> Error {
 }
 
 /// `[github]`'s api and repo: `ORCHESTRA_GITHUB_API` over orchestra.toml's `api`.
-fn configured(repo: &Repo) -> Result<(Option<String>, Option<String>), Error> {
+pub(crate) fn configured(repo: &Repo) -> Result<(Option<String>, Option<String>), Error> {
     let path = crate::manifest::default_path(repo.main_worktree());
     let table = if path.exists() {
         crate::manifest::load(&path)

@@ -346,6 +346,24 @@ impl Api {
         })
     }
 
+    /// A GET sent with `etag` as `If-None-Match` (a 304 costs no rate-limit point).
+    pub fn get_if_changed(
+        &self,
+        url: &str,
+        etag: Option<&str>,
+    ) -> Result<crate::http::Response, Error> {
+        let mut request = self.request("GET", url);
+        if let Some(etag) = etag {
+            request = request.if_none_match(etag);
+        }
+        request.send().map_err(|e| self.refusal(e))
+    }
+
+    /// The repository's address for `rest` (`/pulls?…`).
+    pub fn url(&self, rest: &str) -> String {
+        self.repo_url(rest)
+    }
+
     /// The one line a failed request becomes: the person's to fix (exit 2) or the
     /// service's (exit 1).
     fn refusal(&self, e: HttpError) -> Error {

@@ -341,7 +341,7 @@ pub fn finish_teardown(
         }),
         out,
     )?;
-    settle_branch(repo, session, Some(target), out)?;
+    settle_branch(repo, session, Some(target), None, out)?;
     fault::point("merge");
     store.change_status(session, Status::Merged, &format!("merged into {target}"))?;
     fault::point("merge");

@@ -233,12 +233,28 @@ pub fn landed(
     }
 }
 
+/// Whether `session`'s pull request was merged on its forge with the branch's tip as its
+/// head (a commit made after is work the forge never saw: not merged).
+pub fn merged_upstream(
+    repo: &Repo,
+    session: &Session,
+    pull: Option<&crate::state::PullRequest>,
+) -> Option<crate::git::Landed> {
+    let pull = pull.filter(|p| p.merged())?;
+    let tip = repo.branch_tip(&session.branch).ok()?.to_string();
+    (pull.head_sha.as_deref() == Some(tip.as_str()))
+        .then_some(crate::git::Landed::PullRequest(pull.number))
+}
+
 /// The live sessions among `sessions` whose work is in their target though no
 /// `orchestra merge` merged it (squashed or rebased in: [`crate::git::Repo::landed`]),
 /// by id, each with how that was recognised ("squashed into main"): what `list` shows and
 /// `kill` will find. A session with uncommitted changes is not among them (its worktree
 /// holds work the target lacks), nor one whose repo or branch cannot be read.
-pub fn merged_elsewhere(sessions: &[Session]) -> std::collections::HashMap<String, String> {
+pub fn merged_elsewhere(
+    sessions: &[Session],
+    pulls: &std::collections::HashMap<String, crate::state::PullRequest>,
+) -> std::collections::HashMap<String, String> {
     let mut repos: std::collections::HashMap<&str, Option<Repo>> = Default::default();
     let mut found = std::collections::HashMap::new();
     for s in sessions {
@@ -256,7 +272,10 @@ pub fn merged_elsewhere(sessions: &[Session]) -> std::collections::HashMap<Strin
         };
         let how = match landed(repo, &s.branch, Some(&into)) {
             Ok(Some(how)) if how != crate::git::Landed::Ancestor => how,
-            _ => continue,
+            _ => match merged_upstream(repo, s, pulls.get(&s.id)) {
+                Some(how) => how,
+                None => continue,
+            },
         };
         let worktree = Path::new(&s.worktree);
         if worktree.exists()
@@ -277,12 +296,17 @@ pub fn settle_branch(
     repo: &Repo,
     session: &Session,
     into: Option<&str>,
+    pull: Option<&crate::state::PullRequest>,
     out: &mut dyn Report,
 ) -> Result<Settled, Error> {
     if !repo.branch_exists(&session.branch) {
         return Ok(Settled::Gone);
     }
-    if let Some(how) = landed(repo, &session.branch, into)? {
+    let found = match landed(repo, &session.branch, into)? {
+        Some(how) => Some(how),
+        None => merged_upstream(repo, session, pull),
+    };
+    if let Some(how) = found {
         repo.delete_branch(&session.branch)?;
         let into = into.unwrap_or_default();
         let why = match how {
@@ -293,6 +317,9 @@ pub fn settle_branch(
             ),
             crate::git::Landed::Squashed => {
                 format!("{}: its change is there", how.describe(into))
+            }
+            crate::git::Landed::PullRequest(_) => {
+                format!("{}: GitHub merged this very commit", how.describe(into))
             }
         };
         out.line(format!("deleted branch {} ({why})", session.branch));

@@ -241,7 +241,8 @@ pub fn forget(
         .base_branch
         .clone()
         .or_else(|| repo.current_branch());
-    let settled = settle_branch(repo, session, into.as_deref(), out)?;
+    let pull = store.pull_request(&session.id)?;
+    let settled = settle_branch(repo, session, into.as_deref(), pull.as_ref(), out)?;
     fault::point(verb);
     if let Some(how) = settled.merged_elsewhere() {
         let into = into.unwrap_or_default();

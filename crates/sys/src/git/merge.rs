@@ -57,6 +57,9 @@ pub enum Landed {
     Rebased,
     /// Its change is in the target, not commit by commit: a squash merge.
     Squashed,
+    /// Its pull request (this number) was merged on the forge, its tip the one the forge
+    /// merged: merged, squashed or rebased there, whatever the local target holds yet.
+    PullRequest(u64),
 }
 
 impl Landed {
@@ -66,6 +69,7 @@ impl Landed {
             Landed::Ancestor => format!("merged into {target}"),
             Landed::Rebased => format!("rebased onto {target}"),
             Landed::Squashed => format!("squashed into {target}"),
+            Landed::PullRequest(n) => format!("merged in #{n}"),
         }
     }
 }
