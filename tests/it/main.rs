@@ -39,6 +39,7 @@ mod permission;
 mod plugin;
 mod popups;
 mod pr;
+mod pr_state;
 mod radar;
 mod record;
 mod reference;

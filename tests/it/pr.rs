@@ -14,20 +14,20 @@ use crate::harness::{
     write_script, Env, StandIn,
 };
 
-const TOKEN: &str = "ghp_s3cr3t_0rch3stra_pr_t0k3n";
+pub(crate) const TOKEN: &str = "ghp_s3cr3t_0rch3stra_pr_t0k3n";
 
 /// A repo with a session `login` (two commits) and `origin` a bare repository at
 /// `remote/me/app.git`, the stand-in serving `me/app` with `faults`; every git orchestra
 /// runs goes through a wrapper that logs its argv.
-struct World {
-    env: Env,
-    api: StandIn,
+pub(crate) struct World {
+    pub(crate) env: Env,
+    pub(crate) api: StandIn,
     bare: PathBuf,
     argv_log: PathBuf,
 }
 
 impl World {
-    fn start(faults: Value) -> Option<World> {
+    pub(crate) fn start(faults: Value) -> Option<World> {
         World::start_with(faults, json!([]))
     }
 
@@ -91,7 +91,7 @@ impl World {
         })
     }
 
-    fn with_origin(self) -> World {
+    pub(crate) fn with_origin(self) -> World {
         self.env
             .git(&["remote", "add", "origin", &self.bare.to_string_lossy()]);
         self.env.git(&["push", "-q", "origin", "main"]);
@@ -133,7 +133,7 @@ impl World {
 
     /// The token is nowhere it must not be: the stand-in's log, any file under the home,
     /// any argv of git orchestra ran, the tmux server's environment, what was printed.
-    fn assert_token_nowhere(&self, printed: &[&str]) {
+    pub(crate) fn assert_token_nowhere(&self, printed: &[&str]) {
         let log = std::fs::read_to_string(self.api_log()).unwrap_or_default();
         assert!(
             !log.is_empty() && !log.contains(TOKEN),

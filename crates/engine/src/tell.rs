@@ -161,12 +161,12 @@ fn conflict_note(c: &Conflict, by_id: &HashMap<&str, &Session>) -> Note {
 /// Tells a person that a session's pull request turned: its checks failing ("lint
 /// failed on #12") or changes requested. Once per turn: the refresh sends it only when the
 /// state it read differs from the one it kept.
-pub fn pull_request_turned(session: &Session, what: &str) {
+pub fn pull_request_turned(session: &Session, what: &str, command: Option<String>) {
     let note = Note {
         title: format!("orchestra: {} {what}", session.label),
         body: format!("{what}, in {}", repo_name(&session.repo)),
     };
-    send(&note, &session_fallback(session, None), Way::Plain);
+    send(&note, &session_fallback(session, command), Way::Plain);
 }
 
 /// Tells a person that blocked `session` was started: `ready` names what it waited for

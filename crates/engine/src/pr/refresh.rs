@@ -104,6 +104,9 @@ pub struct Pass {
     pub changed: Vec<String>,
     /// Repositories not read, each with why (no remote, no token, a refusal).
     pub skipped: Vec<String>,
+    /// What to tell, once the servers' notification commands are read: session id, what.
+    #[serde(skip)]
+    turns: Vec<(String, String)>,
 }
 
 /// One read of every repository that has recorded pull requests; `None` when another
@@ -130,7 +133,16 @@ pub fn background(ctx: &Context, store: &Store) -> Result<Option<Pass>, Error> {
         }
     }
     let pulls = store.pull_requests(None)?;
-    show_badges(&sessions, &pulls);
+    let commands = show_badges(&sessions, &pulls);
+    for (id, what) in std::mem::take(&mut pass.turns) {
+        if let Some(session) = sessions.iter().find(|s| s.id == id) {
+            let command = commands
+                .get(&session.tmux_socket.clone())
+                .cloned()
+                .flatten();
+            crate::tell::pull_request_turned(session, &what, command);
+        }
+    }
     let open = |p: &&PullRequest| matches!(p.state.as_deref(), Some("open" | "draft"));
     save_status(
         &ctx.home,
@@ -221,7 +233,11 @@ fn read_repo(
         if next != **kept {
             store.set_pull_state(&session.id, &next)?;
             pass.changed.push(session.label.clone());
-            tell_turns(session, kept, &next);
+            pass.turns.extend(
+                turns(kept, &next)
+                    .into_iter()
+                    .map(|what| (session.id.clone(), what)),
+            );
         }
     }
     Ok(())
@@ -341,27 +357,23 @@ fn decision(reviews: &Value) -> Option<String> {
     }
 }
 
-/// A notification for each turn to failing checks or requested changes (once: `kept`
-/// was not there yet).
-fn tell_turns(session: &Session, kept: &PullRequest, next: &PullRequest) {
+/// What to tell of each turn to failing checks or requested changes (once: `kept` was
+/// not there yet).
+fn turns(kept: &PullRequest, next: &PullRequest) -> Vec<String> {
+    let mut said = Vec::new();
     let failing = |p: &PullRequest| p.checks.as_deref() == Some("failing");
     if failing(next) && (!failing(kept) || kept.failing_check != next.failing_check) {
-        crate::tell::pull_request_turned(
-            session,
-            &format!(
-                "{} failed on #{}",
-                next.failing_check.as_deref().unwrap_or("a check"),
-                next.number
-            ),
-        );
+        said.push(format!(
+            "{} failed on #{}",
+            next.failing_check.as_deref().unwrap_or("a check"),
+            next.number
+        ));
     }
     let asked = |p: &PullRequest| p.review.as_deref() == Some("changes_requested");
     if asked(next) && !asked(kept) {
-        crate::tell::pull_request_turned(
-            session,
-            &format!("changes requested on #{}", next.number),
-        );
+        said.push(format!("changes requested on #{}", next.number));
     }
+    said
 }
 
 /// A pull request as one short phrase: `#12 draft ✗lint`, `merged in #12`, `#12 open ✓ci
@@ -412,8 +424,13 @@ pub fn mark(pull: &PullRequest) -> String {
 }
 
 /// Each window's mark where it differs (one listing call per server, one more where a
-/// mark changes); a server that fails costs its marks only.
-fn show_badges(sessions: &[Session], pulls: &HashMap<String, PullRequest>) {
+/// mark changes); a server that fails costs its marks only. Returns each server's
+/// `@orchestra-notify-cmd`, read in the same call.
+fn show_badges(
+    sessions: &[Session],
+    pulls: &HashMap<String, PullRequest>,
+) -> HashMap<Option<String>, Option<String>> {
+    let mut commands = HashMap::new();
     let servers: std::collections::BTreeSet<Option<&str>> = sessions
         .iter()
         .filter(|s| pulls.contains_key(&s.id))
@@ -421,9 +438,15 @@ fn show_badges(sessions: &[Session], pulls: &HashMap<String, PullRequest>) {
         .collect();
     for socket in servers {
         let tmux = crate::tmux::Tmux::new(&crate::tmux::Server::at(socket));
-        let Ok(Some(seen)) = tmux.windows_with_option(BADGE_OPTION, &[]) else {
+        let Ok(Some(seen)) =
+            tmux.windows_with_option(BADGE_OPTION, &[crate::tmux::options::NOTIFY_CMD])
+        else {
             continue;
         };
+        commands.insert(
+            socket.map(str::to_string),
+            seen.values.first().filter(|v| !v.is_empty()).cloned(),
+        );
         let sets: Vec<(crate::tmux::WindowId, String, String)> = seen
             .windows
             .into_iter()
@@ -436,6 +459,7 @@ fn show_badges(sessions: &[Session], pulls: &HashMap<String, PullRequest>) {
             let _ = tmux.set_window_option_if_ours(BADGE_OPTION, &sets);
         }
     }
+    commands
 }
 
 #[cfg(test)]

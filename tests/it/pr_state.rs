@@ -1,0 +1,191 @@
+//! A pull request's state read back by the background refresh (`orchestra pr
+//! --background`) from our GitHub stand-in, with the real tmux, git and a bare remote: a
+//! failing check reaching the window's mark, `list`, `list --json`, the status line and
+//! one notification; a quiet second poll costing no rate-limit point; a merge on the
+//! "server" turning the session merged, so `kill` deletes its branch without archiving.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::harness::wait_until;
+use crate::pr::World;
+
+/// The test's hand on the stand-in's world (`POST /_control`: never logged).
+fn control(world: &World, change: Value) {
+    let url = world.api.url();
+    let authority = url.trim_start_matches("http://").trim_end_matches('/');
+    let mut stream = std::net::TcpStream::connect(authority).unwrap();
+    let body = change.to_string();
+    write!(
+        stream,
+        "POST /_control HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+/// One background read now, as the status line starts it, with what it did.
+fn poll(world: &World) -> Value {
+    let run = world
+        .env
+        .orchestra(&["pr", "--background", "--json"])
+        .ok();
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// The rate-limit points the stand-in charged (a 304 costs none).
+fn points(world: &World) -> u64 {
+    world
+        .api
+        .requests_json()
+        .iter()
+        .map(|r| r["cost"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+fn notes(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_failing_check_reaches_the_mark_list_status_line_and_one_notification() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let mut world = world.with_origin();
+    world.env.without_bus();
+    let noted = world.env.notes_to_file();
+    let opened = world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(opened.stdout.contains("#1"), "{}", opened.stdout);
+    control(
+        &world,
+        json!({"repo": "me/app", "branch": "session/login", "check_runs": [
+            {"name": "unit tests", "status": "completed", "conclusion": "success"},
+            {"name": "lint", "status": "completed", "conclusion": "failure",
+             "output": {"title": "1 error", "summary": "unused import"}}]}),
+    );
+
+    let first = poll(&world);
+    assert_eq!(first["changed"], json!(["login"]), "{first}");
+    let pull = world.env.session("login")["pull_request"].clone();
+    assert_eq!(
+        (
+            pull["state"].as_str(),
+            pull["checks"].as_str(),
+            pull["failing_check"].as_str(),
+            pull["comments"].as_u64()
+        ),
+        (Some("draft"), Some("failing"), Some("lint"), Some(0)),
+        "{pull}"
+    );
+    assert_eq!(
+        pull["head_sha"].as_str().map(str::len),
+        Some(40),
+        "{pull}"
+    );
+    let list = world.env.orchestra(&["list"]).ok().stdout;
+    assert!(list.contains("#1 draft ✗lint"), "{list}");
+    let window = world.env.session("login")["window"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mark = world
+        .env
+        .tmux(&["show-options", "-wqv", "-t", &window, "@orchestra_pr"]);
+    assert_eq!(mark.trim(), "#1✗");
+    let line = world.env.orchestra(&["status-line"]).ok().stdout;
+    assert!(line.contains("✗ci1"), "{line}");
+    assert!(
+        wait_until(Duration::from_secs(10), || notes(&noted)
+            .iter()
+            .any(|n| n.contains("lint failed on #1"))),
+        "no notification: {:?}",
+        notes(&noted)
+    );
+
+    // Nothing changed on the server: every request is a 304, no point is spent, and the
+    // failing check is not told again.
+    let spent = points(&world);
+    let quiet = poll(&world);
+    assert_eq!(quiet["requests"], quiet["not_modified"], "{quiet}");
+    assert!(quiet["requests"].as_u64() >= Some(1), "{quiet}");
+    assert_eq!(points(&world), spent, "a quiet poll cost points");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(notes(&noted).len(), 1, "{:?}", notes(&noted));
+
+    // A review asking for changes: told once, shown in the list.
+    control(
+        &world,
+        json!({"repo": "me/app", "number": 1, "reviews": [{"user": "ann", "state": "CHANGES_REQUESTED"}]}),
+    );
+    poll(&world);
+    let list = world.env.orchestra(&["list"]).ok().stdout;
+    assert!(list.contains("changes requested"), "{list}");
+    assert!(
+        wait_until(Duration::from_secs(10), || notes(&noted)
+            .iter()
+            .any(|n| n.contains("changes requested on #1"))),
+        "{:?}",
+        notes(&noted)
+    );
+    world.assert_token_nowhere(&[&list, &line]);
+}
+
+#[test]
+fn a_pull_request_merged_on_the_server_makes_kill_delete_the_branch_unarchived() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    let env = &world.env;
+    env.orchestra(&["pr", "login", "--yes"]).ok();
+    poll(&world);
+    // Squash-merged on GitHub; the local main has not fetched it.
+    control(
+        &world,
+        json!({"repo": "me/app", "pull": {"number": 1, "merged": true}}),
+    );
+    let read = poll(&world);
+    assert_eq!(read["changed"], json!(["login"]), "{read}");
+    let row = env.session("login");
+    assert_eq!(row["merged"].as_str(), Some("merged in #1"), "{row}");
+    let list = env.orchestra(&["list"]).ok().stdout;
+    assert!(list.contains("merged in #1"), "{list}");
+    let killed = env.orchestra(&["kill", "login"]).ok();
+    assert!(
+        killed.stdout.contains("merged in #1"),
+        "{}",
+        killed.stdout
+    );
+    let branches = env.git(&["branch", "--list", "archive/*", "session/login"]);
+    assert!(branches.trim().is_empty(), "{branches}");
+    assert!(!env.worktree_path("login").exists());
+}
+
+#[test]
+fn without_a_token_the_background_read_is_silent() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let mut world = world.with_origin();
+    world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    let before = world.api.requests_json().len();
+    world.env.env.retain(|(k, _)| k != "GH_TOKEN");
+    world.env.env.push(("GH_TOKEN".into(), String::new()));
+    // No gh to ask either: PATH keeps only the git wrapper and the system's tools.
+    let read = world.env.orchestra(&["pr", "--background", "--json"]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(read.stderr.is_empty(), "{}", read.stderr);
+    assert_eq!(world.api.requests_json().len(), before);
+    let line = world.env.orchestra(&["status-line"]).ok().stdout;
+    assert!(!line.contains("ci"), "{line}");
+}
