@@ -189,3 +189,32 @@ fn without_a_token_the_background_read_is_silent() {
     let line = world.env.orchestra(&["status-line"]).ok().stdout;
     assert!(!line.contains("ci"), "{line}");
 }
+
+#[test]
+fn ready_on_an_open_draft_marks_it_ready_through_graphql() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    let env = &world.env;
+    let draft = env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(draft.stdout.contains("draft pull request #1"), "{}", draft.stdout);
+    let ready = env.orchestra(&["pr", "login", "--yes", "--ready"]).ok();
+    assert!(
+        ready.stdout.contains("pull request #1") && !ready.stdout.contains("draft"),
+        "{}",
+        ready.stdout
+    );
+    let asked: Vec<Value> = world
+        .api
+        .requests_json()
+        .into_iter()
+        .filter(|r| r["path"] == "/graphql")
+        .collect();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["body"]["variables"]["id"], "PR_1");
+    assert_eq!(asked[0]["auth"], "ok");
+    poll(&world);
+    let pull = env.session("login")["pull_request"].clone();
+    assert_eq!(pull["state"].as_str(), Some("open"), "{pull}");
+}

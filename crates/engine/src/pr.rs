@@ -102,13 +102,22 @@ pub fn open(
         .map_err(|e| push_failed(&e, &remote, &session.branch))?;
     let opened = publish(&api, &session.branch, &base, &reviewed, options)
         .map_err(|e| pushed_but(e, label, &session.branch))?;
-    let pull = opened.pull();
-    if options.ready && pull.draft {
-        report.note(format!(
-            "#{} stays a draft (GitHub's REST API cannot change that): mark it ready for review on its page",
-            pull.number
-        ));
+    let mut opened = opened;
+    if options.ready && opened.pull().draft {
+        let number = opened.pull().number;
+        api.mark_ready(opened.pull()).map_err(|e| match e {
+            Error::Refused(m) => Error::Refused(format!(
+                "{m} (#{number} is open as a draft: `orchestra pr {label} --ready` again marks it ready)"
+            )),
+            other => other,
+        })?;
+        opened = match opened {
+            Opened::Unchanged(p) => Opened::Updated(Pull { draft: false, ..p }),
+            Opened::Updated(p) => Opened::Updated(Pull { draft: false, ..p }),
+            Opened::Created(p) => Opened::Created(Pull { draft: false, ..p }),
+        };
     }
+    let pull = opened.pull();
     store.set_pull_request(
         &session.id,
         &PullRequest::opened(pull.number, pull.url.clone()),

@@ -175,6 +175,8 @@ pub struct Pull {
     pub body: String,
     pub draft: bool,
     pub base: String,
+    /// GraphQL's id of it (what marking it ready for review names).
+    pub node_id: String,
 }
 
 fn pull_of(value: &Value) -> Option<Pull> {
@@ -196,6 +198,11 @@ fn pull_of(value: &Value) -> Option<Pull> {
             .unwrap_or("")
             .to_string(),
         draft: value.get("draft").and_then(Value::as_bool) == Some(true),
+        node_id: value
+            .get("node_id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
         base: value
             .get("base")
             .and_then(|b| b.get("ref"))
@@ -344,6 +351,36 @@ impl Api {
                 "GitHub's answer to updating #{number} has no number"
             ))
         })
+    }
+
+    /// A draft marked ready for review: GraphQL's `markPullRequestReadyForReview` (REST
+    /// cannot), at `{api}/graphql`, or `https://HOST/api/graphql` for an Enterprise API.
+    pub fn mark_ready(&self, pull: &Pull) -> Result<(), Error> {
+        let api = &self.forge.api;
+        let url = match api.strip_suffix("/api/v3") {
+            Some(host) => format!("{host}/api/graphql"),
+            None => format!("{api}/graphql"),
+        };
+        let query = "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }";
+        let answer = self.call(
+            "POST",
+            &url,
+            Some(&json!({"query": query, "variables": {"id": pull.node_id}})),
+        )?;
+        // GraphQL says its refusals in a 200's `errors`.
+        if let Some(error) = answer
+            .get("errors")
+            .and_then(Value::as_array)
+            .and_then(|e| e.first())
+        {
+            let said = error.get("message").and_then(Value::as_str).unwrap_or("");
+            return Err(Error::Refused(format!(
+                "GitHub did not mark #{} ready for review: {}",
+                pull.number,
+                crate::error::one_line(said, "no reason given")
+            )));
+        }
+        Ok(())
     }
 
     /// A GET sent with `etag` as `If-None-Match` (a 304 costs no rate-limit point).
