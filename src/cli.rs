@@ -314,6 +314,10 @@ pub struct BriefArgs {
     /// other live sessions (or its target branch), and who they are. Give only LABEL.
     #[arg(long, conflicts_with = "all")]
     pub conflicts: bool,
+    /// Instead of a text: the failing CI check of the session's pull request (as the
+    /// background read last saw it) and the end of its log. Give only LABEL.
+    #[arg(long, conflicts_with_all = ["all", "conflicts"])]
+    pub ci: bool,
     #[command(flatten)]
     pub repo: RepoArg,
 }

@@ -11,6 +11,9 @@ pub fn run(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), 
     if args.conflicts {
         return brief_conflicts(ctx, args, out);
     }
+    if args.ci {
+        return brief_ci(ctx, args, out);
+    }
     let (label, text_arg) = match (args.all, args.words.as_slice()) {
         (true, [text]) => (None, text),
         (false, [label, text]) => (Some(label.as_str()), text),
@@ -84,6 +87,26 @@ fn brief_conflicts(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Res
     brief_one(ctx, &session, &text, args.force)?;
     out.line(format!(
         "briefed {label} about its conflicts ({} bytes)",
+        text.len()
+    ));
+    Ok(())
+}
+
+/// `brief LABEL --ci`: the failing check's name and the end of its log, typed to the agent.
+fn brief_ci(ctx: &Context, args: &BriefArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let [label] = args.words.as_slice() else {
+        return Err(Error::BadInput(
+            "with --ci, give only the label: the note is the failing check's log".into(),
+        ));
+    };
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let store = ctx.store()?;
+    let session = find_session(&store, &repo, label)?;
+    let text = crate::pr::refresh::ci_briefing(&store, &repo, &session)?;
+    crate::tmux::typable(&text)?;
+    brief_one(ctx, &session, &text, args.force)?;
+    out.line(format!(
+        "briefed {label} about its failing check ({} bytes)",
         text.len()
     ));
     Ok(())

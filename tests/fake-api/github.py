@@ -22,6 +22,7 @@ Pull request state (what `orchestra pr --background` reads):
     GET   /repos/{o}/{r}/pulls/{n}/reviews          its reviews (state APPROVED, CHANGES_REQUESTED, …)
     GET   /repos/{o}/{r}/commits/{sha}/check-runs   {total_count, check_runs: [{id, name, status,
                                                     conclusion, output: {title, summary, text}}]}
+    GET   /repos/{o}/{r}/check-runs/{id}             one check run (its output)
     GET   /repos/{o}/{r}/actions/jobs/{id}/logs     302 to the job's plain-text log (/_logs/{id},
                                                     which asks for no token, as GitHub's does not)
     POST  /graphql                                  markPullRequestReadyForReview(input: {pullRequestId})
@@ -267,6 +268,12 @@ class World:
         if len(rest) == 3 and rest[0] == "commits" and rest[2] == "check-runs":
             runs = self.check_runs.get((name, rest[1]), [])
             return 200, {"total_count": len(runs), "check_runs": runs}, []
+        if len(rest) == 2 and rest[0] == "check-runs":
+            for (repo_name, _), runs in self.check_runs.items():
+                for run in runs:
+                    if repo_name == name and str(run["id"]) == rest[1]:
+                        return 200, run, []
+            return (*error(404, "Not Found"), [])
         if len(rest) == 3 and rest[0] == "pulls" and rest[2] == "reviews":
             found = [p for p in repo["pulls"] if str(p["number"]) == rest[1]]
             if not found:
@@ -307,7 +314,8 @@ class World:
                 runs = []
                 for run in body["check_runs"]:
                     self.next_run += 1
-                    self.logs[str(self.next_run)] = run.get("log", "")
+                    if "log" in run:
+                        self.logs[str(self.next_run)] = run["log"]
                     runs.append({"id": self.next_run, "name": run.get("name") or "check",
                                  "head_sha": sha, "status": run.get("status") or "completed",
                                  "conclusion": run.get("conclusion"),

@@ -218,3 +218,62 @@ fn ready_on_an_open_draft_marks_it_ready_through_graphql() {
     let pull = env.session("login")["pull_request"].clone();
     assert_eq!(pull["state"].as_str(), Some("open"), "{pull}");
 }
+
+#[test]
+fn brief_ci_types_the_failing_checks_log_tail_into_the_pane() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    let env = &world.env;
+    // No failing check yet: one line, exit 2, nothing typed.
+    let none = env.orchestra(&["brief", "login", "--ci"]);
+    assert_eq!(none.code, 2, "{}", none.stderr);
+    assert_eq!(none.stderr.trim().lines().count(), 1, "{}", none.stderr);
+    env.orchestra(&["pr", "login", "--yes"]).ok();
+    let log: String = (0..200)
+        .map(|i| format!("step {i:03} ok\n"))
+        .chain(["\u{1b}[31merror: unused import in src/login.rs\u{1b}[0m\n".to_string()])
+        .collect();
+    control(
+        &world,
+        json!({"repo": "me/app", "branch": "session/login", "check_runs": [
+            {"name": "lint", "status": "completed", "conclusion": "failure", "log": log}]}),
+    );
+    poll(&world);
+    // What reaches the pane is kept by `cat` in the session's shell.
+    let pane = env.session("login")["pane"].as_str().unwrap().to_string();
+    let received = env.root.join("received.txt");
+    env.tmux(&[
+        "send-keys",
+        "-t",
+        &pane,
+        &format!("cat > '{}'", received.display()),
+        "Enter",
+    ]);
+    assert!(wait_until(Duration::from_secs(10), || received.exists()));
+    let sent = env.orchestra(&["brief", "login", "--ci", "--force"]).ok();
+    assert!(sent.stdout.contains("briefed login"), "{}", sent.stdout);
+    let screen = || std::fs::read_to_string(&received).unwrap_or_default();
+    assert!(
+        wait_until(Duration::from_secs(10), || screen()
+            .contains("error: unused import in src/login.rs")),
+        "{}",
+        screen()
+    );
+    let shown = screen();
+    // Inert: the log's escapes arrive as text, never as escapes.
+    assert!(!shown.contains('\u{1b}') && shown.contains("\\e[31m"), "{shown}");
+    assert!(shown.contains("The CI check lint failed"), "{shown}");
+    assert!(shown.contains("step 199 ok"), "{shown}");
+    // Bounded: the log's first lines stay out.
+    assert!(!shown.contains("step 000 ok"), "{shown}");
+    // The log's address was asked without the token (the stand-in refuses one there).
+    let logs: Vec<Value> = world
+        .api
+        .requests_json()
+        .into_iter()
+        .filter(|r| r["path"].as_str().is_some_and(|p| p.ends_with("/logs")))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+}

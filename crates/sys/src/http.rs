@@ -44,6 +44,9 @@ pub enum HttpError {
         retry_after: Option<Duration>,
         /// The start of the body, for the service's own message.
         excerpt: String,
+        /// A redirect's `location` (never followed here: the caller decides whether the
+        /// other address may be asked, and without which headers).
+        location: Option<String>,
     },
 }
 
@@ -185,6 +188,7 @@ impl Request<'_> {
         let retry_after = header("retry-after").and_then(|v| seconds(&v));
         let etag = header("etag");
         let link = header("link");
+        let location = header("location");
         let body = if status == 304 {
             String::new()
         } else {
@@ -208,6 +212,7 @@ impl Request<'_> {
             status,
             retry_after,
             excerpt: excerpt(&body),
+            location,
         })
     }
 }

@@ -383,6 +383,40 @@ impl Api {
         Ok(())
     }
 
+    /// The end of check run `id`'s log: its Actions job's log (GitHub answers with a
+    /// redirect to a signed address, asked without the token), else the run's own output
+    /// (title, summary, text) when it has no job log (a check made by an app).
+    pub fn check_log(&self, id: u64) -> Result<String, Error> {
+        let url = self.repo_url(&format!("/actions/jobs/{id}/logs"));
+        match self.request("GET", &url).send() {
+            Ok(answer) => return Ok(answer.body),
+            Err(HttpError::Status {
+                status: 301 | 302 | 303 | 307,
+                location: Some(to),
+                ..
+            }) if to.starts_with("https://") || to.starts_with("http://") => {
+                // A new client: the signed address gets no Authorization header.
+                let log = Client::new(REQUEST_DEADLINE)
+                    .request("GET", to)
+                    .send()
+                    .map_err(|e| self.refusal(e))?;
+                return Ok(log.body);
+            }
+            Err(HttpError::Status {
+                status: 404 | 410, ..
+            }) => {}
+            Err(e) => return Err(self.refusal(e)),
+        }
+        let run = self.call("GET", &self.repo_url(&format!("/check-runs/{id}")), None)?;
+        let output = run.get("output").cloned().unwrap_or(Value::Null);
+        Ok(["title", "summary", "text"]
+            .iter()
+            .filter_map(|k| output.get(*k).and_then(Value::as_str))
+            .filter(|t| !t.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n\n"))
+    }
+
     /// A GET sent with `etag` as `If-None-Match` (a 304 costs no rate-limit point).
     pub fn get_if_changed(
         &self,

@@ -376,6 +376,53 @@ fn turns(kept: &PullRequest, next: &PullRequest) -> Vec<String> {
     said
 }
 
+/// The most of a failing check's log sent to its agent: its last lines, then its last
+/// bytes.
+const LOG_LINES: usize = 60;
+const LOG_BYTES: usize = 4096;
+
+/// What `brief LABEL --ci` types: the failing check's name and the end of its log, inert
+/// (escapes written visibly). Refused in one line when the session's pull request has no
+/// failing check as last read.
+pub fn ci_briefing(store: &Store, repo: &Repo, session: &Session) -> Result<String, Error> {
+    let pull = store.pull_request(&session.id)?;
+    let failing = pull.as_ref().filter(|p| p.checks.as_deref() == Some("failing"));
+    let (Some(pull), Some(id)) = (failing, failing.and_then(|p| p.failing_check_id)) else {
+        return Err(Error::BadInput(format!(
+            "{} has no failing check{}: nothing was sent",
+            session.label,
+            match &pull {
+                None => " (no pull request: `orchestra pr LABEL` opens one)".to_string(),
+                Some(p) => format!(" on #{} as last read", p.number),
+            }
+        )));
+    };
+    let api = api_of(repo, &session.branch)?;
+    let log = api.check_log(id)?;
+    let name = pull.failing_check.as_deref().unwrap_or("a check");
+    Ok(format!(
+        "The CI check {name} failed on pull request #{}. The end of its log:\n\n{}\n\nFix what it reports, commit, and tell me when it is pushed.",
+        pull.number,
+        tail(&log)
+    ))
+}
+
+/// The last [`LOG_LINES`] lines of `log`, at most [`LOG_BYTES`], inert.
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let last = lines[lines.len().saturating_sub(LOG_LINES)..].join("\n");
+    let mut start = last.len().saturating_sub(LOG_BYTES);
+    while !last.is_char_boundary(start) {
+        start += 1;
+    }
+    let text = crate::inert::lines(&last[start..]);
+    if text.trim().is_empty() {
+        "(the check left no log)".into()
+    } else {
+        text
+    }
+}
+
 /// A pull request as one short phrase: `#12 draft ✗lint`, `merged in #12`, `#12 open ✓ci
 /// approved 3 comments`; `#12` when never read.
 pub fn phrase(pull: &PullRequest) -> String {
@@ -488,6 +535,17 @@ mod tests {
             {"user": {"login": "ann"}, "state": "CHANGES_REQUESTED"},
             {"user": {"login": "ann"}, "state": "APPROVED"}]);
         assert_eq!(decision(&later).as_deref(), Some("approved"));
+    }
+
+    #[test]
+    fn a_log_tail_is_bounded_and_inert() {
+        let log: String = (0..500).map(|i| format!("line {i}\n")).collect();
+        let shown = tail(&log);
+        assert!(shown.starts_with("line 440") && shown.ends_with("line 499"), "{shown}");
+        let hostile = format!("{}\u{1b}]52;c;aGk=\u{7}end", "x".repeat(10_000));
+        let shown = tail(&hostile);
+        assert!(shown.len() <= LOG_BYTES + 64 && !shown.contains('\u{1b}'), "{shown}");
+        assert!(shown.ends_with("end"));
     }
 
     #[test]
