@@ -202,14 +202,26 @@ fn read_repo(
     });
     for (session, kept) in sessions {
         let mut next = (*kept).clone();
-        let entry = entries.as_ref().and_then(|e| e.get(&kept.number));
+        let mut entry = entries.as_ref().and_then(|e| e.get(&kept.number)).cloned();
+        // Never read and not among the most recently updated the list holds: its own
+        // page once (after that its ETag keeps it free), so the list's ETag can be sent.
+        if entry.is_none() && kept.updated.is_none() {
+            let one = api.url(&format!("/pulls/{}", kept.number));
+            entry = get_kept(store, &api, &one, pass)?;
+        }
+        let entry = entry.as_ref();
         let changed = entry.is_some_and(|e| {
             e.get("updated_at").and_then(Value::as_str) != kept.updated.as_deref()
         });
         if let Some(entry) = entry.filter(|_| changed) {
             read_entry(entry, &mut next);
-            let one = api.url(&format!("/pulls/{}", kept.number));
-            if let Some(pull) = get_kept(store, &api, &one, pass)? {
+            // A pull request's own page has the comment counts the list lacks.
+            let page = if entry.get("comments").is_some() {
+                Some(entry.clone())
+            } else {
+                get_kept(store, &api, &api.url(&format!("/pulls/{}", kept.number)), pass)?
+            };
+            if let Some(pull) = page {
                 let count = |k: &str| pull.get(k).and_then(Value::as_u64).unwrap_or(0);
                 next.comments = Some(count("comments") + count("review_comments"));
             }
