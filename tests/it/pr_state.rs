@@ -31,10 +31,7 @@ fn control(world: &World, change: Value) {
 
 /// One background read now, as the status line starts it, with what it did.
 fn poll(world: &World) -> Value {
-    let run = world
-        .env
-        .orchestra(&["pr", "--background", "--json"])
-        .ok();
+    let run = world.env.orchestra(&["pr", "--background", "--json"]).ok();
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
 }
 
@@ -87,11 +84,7 @@ fn a_failing_check_reaches_the_mark_list_status_line_and_one_notification() {
         (Some("draft"), Some("failing"), Some("lint"), Some(0)),
         "{pull}"
     );
-    assert_eq!(
-        pull["head_sha"].as_str().map(str::len),
-        Some(40),
-        "{pull}"
-    );
+    assert_eq!(pull["head_sha"].as_str().map(str::len), Some(40), "{pull}");
     let list = world.env.orchestra(&["list"]).ok().stdout;
     assert!(list.contains("#1 draft ✗lint"), "{list}");
     let window = world.env.session("login")["window"]
@@ -161,11 +154,7 @@ fn a_pull_request_merged_on_the_server_makes_kill_delete_the_branch_unarchived()
     let list = env.orchestra(&["list"]).ok().stdout;
     assert!(list.contains("merged in #1"), "{list}");
     let killed = env.orchestra(&["kill", "login"]).ok();
-    assert!(
-        killed.stdout.contains("merged in #1"),
-        "{}",
-        killed.stdout
-    );
+    assert!(killed.stdout.contains("merged in #1"), "{}", killed.stdout);
     let branches = env.git(&["branch", "--list", "archive/*", "session/login"]);
     assert!(branches.trim().is_empty(), "{branches}");
     assert!(!env.worktree_path("login").exists());
@@ -198,7 +187,11 @@ fn ready_on_an_open_draft_marks_it_ready_through_graphql() {
     let world = world.with_origin();
     let env = &world.env;
     let draft = env.orchestra(&["pr", "login", "--yes"]).ok();
-    assert!(draft.stdout.contains("draft pull request #1"), "{}", draft.stdout);
+    assert!(
+        draft.stdout.contains("draft pull request #1"),
+        "{}",
+        draft.stdout
+    );
     let ready = env.orchestra(&["pr", "login", "--yes", "--ready"]).ok();
     assert!(
         ready.stdout.contains("pull request #1") && !ready.stdout.contains("draft"),
@@ -263,7 +256,10 @@ fn brief_ci_types_the_failing_checks_log_tail_into_the_pane() {
     );
     let shown = screen();
     // Inert: the log's escapes arrive as text, never as escapes.
-    assert!(!shown.contains('\u{1b}') && shown.contains("\\e[31m"), "{shown}");
+    assert!(
+        !shown.contains('\u{1b}') && shown.contains("\\e[31m"),
+        "{shown}"
+    );
     assert!(shown.contains("The CI check lint failed"), "{shown}");
     assert!(shown.contains("step 199 ok"), "{shown}");
     // Bounded: the log's first lines stay out.

@@ -219,7 +219,12 @@ fn read_repo(
             let page = if entry.get("comments").is_some() {
                 Some(entry.clone())
             } else {
-                get_kept(store, &api, &api.url(&format!("/pulls/{}", kept.number)), pass)?
+                get_kept(
+                    store,
+                    &api,
+                    &api.url(&format!("/pulls/{}", kept.number)),
+                    pass,
+                )?
             };
             if let Some(pull) = page {
                 let count = |k: &str| pull.get(k).and_then(Value::as_u64).unwrap_or(0);
@@ -398,7 +403,9 @@ const LOG_BYTES: usize = 4096;
 /// failing check as last read.
 pub fn ci_briefing(store: &Store, repo: &Repo, session: &Session) -> Result<String, Error> {
     let pull = store.pull_request(&session.id)?;
-    let failing = pull.as_ref().filter(|p| p.checks.as_deref() == Some("failing"));
+    let failing = pull
+        .as_ref()
+        .filter(|p| p.checks.as_deref() == Some("failing"));
     let (Some(pull), Some(id)) = (failing, failing.and_then(|p| p.failing_check_id)) else {
         return Err(Error::BadInput(format!(
             "{} has no failing check{}: nothing was sent",
@@ -472,7 +479,11 @@ pub fn phrase(pull: &PullRequest) -> String {
 /// The window mark: `#12`, `#12✗` (failing checks), `#12±` (changes requested), `#12✓`
 /// (merged).
 pub fn mark(pull: &PullRequest) -> String {
-    let suffix = match (pull.state.as_deref(), pull.checks.as_deref(), pull.review.as_deref()) {
+    let suffix = match (
+        pull.state.as_deref(),
+        pull.checks.as_deref(),
+        pull.review.as_deref(),
+    ) {
         (Some("merged"), _, _) => "✓",
         (Some("closed"), _, _) => "⊘",
         (_, Some("failing"), _) => "✗",
@@ -537,7 +548,10 @@ mod tests {
         assert!(!name.unwrap().contains('\u{1b}'));
         let pending = json!({"check_runs": [{"status": "queued"}, {"status": "completed", "conclusion": "success"}]});
         assert_eq!(checks(&pending).0.as_deref(), Some("pending"));
-        assert_eq!(checks(&json!({"check_runs": []})).0.as_deref(), Some("none"));
+        assert_eq!(
+            checks(&json!({"check_runs": []})).0.as_deref(),
+            Some("none")
+        );
         let reviews = json!([
             {"user": {"login": "ann"}, "state": "CHANGES_REQUESTED"},
             {"user": {"login": "bob"}, "state": "APPROVED"},
@@ -553,10 +567,16 @@ mod tests {
     fn a_log_tail_is_bounded_and_inert() {
         let log: String = (0..500).map(|i| format!("line {i}\n")).collect();
         let shown = tail(&log);
-        assert!(shown.starts_with("line 440") && shown.ends_with("line 499"), "{shown}");
+        assert!(
+            shown.starts_with("line 440") && shown.ends_with("line 499"),
+            "{shown}"
+        );
         let hostile = format!("{}\u{1b}]52;c;aGk=\u{7}end", "x".repeat(10_000));
         let shown = tail(&hostile);
-        assert!(shown.len() <= LOG_BYTES + 64 && !shown.contains('\u{1b}'), "{shown}");
+        assert!(
+            shown.len() <= LOG_BYTES + 64 && !shown.contains('\u{1b}'),
+            "{shown}"
+        );
         assert!(shown.ends_with("end"));
     }
 

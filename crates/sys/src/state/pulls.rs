@@ -197,7 +197,7 @@ mod tests {
             )
             .unwrap();
         store
-            .set_pull_request(&s, &PullRequest::opened(7, "u".into()))
+            .set_pull_request(s, &PullRequest::opened(7, "u".into()))
             .unwrap();
         let read = PullRequest {
             state: Some("open".into()),
@@ -209,14 +209,14 @@ mod tests {
         store.set_pull_state(s, &read).unwrap();
         assert_eq!(store.pull_request(s).unwrap().unwrap(), read);
         store
-            .set_pull_request(&s, &PullRequest::opened(7, "v".into()))
+            .set_pull_request(s, &PullRequest::opened(7, "v".into()))
             .unwrap();
         assert_eq!(
             store.pull_request(s).unwrap().unwrap().checks.as_deref(),
             Some("failing")
         );
         store
-            .set_pull_request(&s, &PullRequest::opened(8, "w".into()))
+            .set_pull_request(s, &PullRequest::opened(8, "w".into()))
             .unwrap();
         assert_eq!(
             store.pull_request(s).unwrap().unwrap(),
