@@ -13,6 +13,7 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
     let mut outcome = refresh_once(ctx)?;
     let store = ctx.store()?;
     let mut stranded = store.stranded_reasons(None)?;
+    let mut pulls = crate::cmd::pull_cells(ctx)?;
     // Releases whose screens the rules were not proven on: said once each, with the
     // sessions that run them.
     let mut unproven: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -21,6 +22,7 @@ pub fn health(ctx: &Context, args: &HealthArgs, out: &mut Output<'_>) -> Result<
             row.status = format!("{} ({why})", row.status);
         }
         row.permission_mode = crate::hooks::permission_mode(&ctx.home, &row.id);
+        row.pull_request = pulls.remove(&row.id);
         let Some(session) = store.session_by_id(&row.id)? else {
             continue;
         };

@@ -297,6 +297,16 @@ pub fn cost_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
         .collect())
 }
 
+/// Session id → its pull request as one phrase (`#12 draft ✗lint`), for the tables.
+pub fn pull_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
+    Ok(ctx
+        .store()?
+        .pull_requests(None)?
+        .into_iter()
+        .map(|(id, p)| (id, crate::pr::refresh::phrase(&p)))
+        .collect())
+}
+
 /// A cost as a person reads it ([`crate::cost::usd_text`]).
 pub fn dollars(usd: Option<f64>) -> String {
     crate::cost::usd_text(usd)
@@ -336,13 +346,14 @@ pub fn health_table(
                 r.permission_mode.clone().unwrap_or_else(|| "-".into()),
                 r.host.clone().unwrap_or_else(|| "local".into()),
                 costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),
+                r.pull_request.clone().unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
     for line in render_table(
         &[
             "LABEL", "STATE", "STATUS", "SAID BY", "SINCE", "QUIET", "SCREEN", "WINDOW", "PANE",
-            "MODE", "HOST", "COST",
+            "MODE", "HOST", "COST", "PR",
         ],
         &rows,
     ) {

@@ -22,6 +22,11 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
             // last one found, and starts the next when it is due.
             let _ = health::remote::status_part(ctx);
             let _ = crate::radar::run::status_part(ctx, outcome.radar_every);
+            let _ = crate::pr::refresh::status_part(ctx, outcome.pr_every);
+            let mut pulls = crate::cmd::pull_cells(ctx)?;
+            for row in &mut outcome.rows {
+                row.pull_request = pulls.remove(&row.id);
+            }
             let remote = health::load_remote_cache(&ctx.home).unwrap_or_default();
             add_remote_rows(&mut outcome, &remote);
             health_table(&outcome, &cost_cells(ctx)?, &mut buffer);

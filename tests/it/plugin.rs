@@ -162,6 +162,7 @@ fn values_read_back_from_tmux_arrive_exactly_on_every_release() {
     );
     let badges = "#{?@orchestra_state, #{@orchestra_state},}\
                   #{?@orchestra_conflicts, #{@orchestra_conflicts},}\
+                  #{?@orchestra_pr, #{@orchestra_pr},}\
                   #{?@orchestra_budget, #{@orchestra_budget},}";
     assert!(
         option_is(&env, "window-status-format", &format!("{hostile}{badges}")),

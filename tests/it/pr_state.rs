@@ -87,6 +87,14 @@ fn a_failing_check_reaches_the_mark_list_status_line_and_one_notification() {
     assert_eq!(pull["head_sha"].as_str().map(str::len), Some(40), "{pull}");
     let list = world.env.orchestra(&["list"]).ok().stdout;
     assert!(list.contains("#1 draft ✗lint"), "{list}");
+    let health = world.env.orchestra(&["health"]).ok().stdout;
+    assert!(health.contains("#1 draft ✗lint"), "{health}");
+    let health_json: Value =
+        serde_json::from_str(&world.env.orchestra(&["health", "--json"]).ok().stdout).unwrap();
+    assert_eq!(
+        health_json[0]["pull_request"], "#1 draft ✗lint",
+        "{health_json}"
+    );
     let window = world.env.session("login")["window"]
         .as_str()
         .unwrap()

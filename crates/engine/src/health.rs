@@ -202,6 +202,9 @@ pub struct HealthRow {
     /// The permission mode its claude says it runs in (its hooks' word), if any.
     #[serde(default)]
     pub permission_mode: Option<String>,
+    /// Its pull request as the background read last saw it (`#12 draft ✗lint`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<String>,
     /// The release its agent runs (`health` learns it once per session), if known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_release: Option<String>,
@@ -233,6 +236,7 @@ impl HealthRow {
             pane: s.pane.as_deref().unwrap_or_default().to_string(),
             host: s.host.clone(),
             permission_mode: None,
+            pull_request: None,
             agent_release: None,
             rules_proven: None,
         }
