@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::wait_until;
+use crate::harness::{commit_file, wait_until};
 use crate::pr::World;
 
 /// The test's hand on the stand-in's world (`POST /_control`: never logged).
@@ -149,6 +149,19 @@ fn a_pull_request_merged_on_the_server_makes_kill_delete_the_branch_unarchived()
     let world = world.with_origin();
     let env = &world.env;
     env.orchestra(&["pr", "login", "--yes"]).ok();
+    // Another session changing the same file: the radar pairs them while login is open.
+    env.dispatch_shell("other").ok();
+    commit_file(
+        &env.worktree_path("other"),
+        "login.txt",
+        "another redirect\n",
+        "Another login change",
+    );
+    let pairs = env.orchestra(&["conflicts", "--json"]).ok().stdout;
+    assert!(
+        pairs.contains("\"with\": \"other\"") || pairs.contains("\"with\": \"login\""),
+        "{pairs}"
+    );
     poll(&world);
     // Squash-merged on GitHub; the local main has not fetched it.
     control(
@@ -161,6 +174,10 @@ fn a_pull_request_merged_on_the_server_makes_kill_delete_the_branch_unarchived()
     assert_eq!(row["merged"].as_str(), Some("merged in #1"), "{row}");
     let list = env.orchestra(&["list"]).ok().stdout;
     assert!(list.contains("merged in #1"), "{list}");
+    // The radar drops it: nothing of login's is left to merge.
+    let pairs: Value =
+        serde_json::from_str(&env.orchestra(&["conflicts", "--json"]).ok().stdout).unwrap();
+    assert_eq!(pairs, json!([]), "{pairs}");
     let killed = env.orchestra(&["kill", "login"]).ok();
     assert!(killed.stdout.contains("merged in #1"), "{}", killed.stdout);
     let branches = env.git(&["branch", "--list", "archive/*", "session/login"]);

@@ -309,11 +309,22 @@ pub fn scan(
     let scratch = repo.scratch()?;
     let mut works: Vec<Work<'_>> = Vec::new();
     let mut read = 0;
+    // Merged on the forge with this very tip (`pr --background` read it): nothing left to
+    // merge here, whatever the local target holds yet.
+    let merged_upstream: HashMap<String, String> = store
+        .pull_requests(Some(&repo_id))?
+        .into_iter()
+        .filter(|(_, p)| p.merged())
+        .filter_map(|(id, p)| Some((id, p.head_sha?)))
+        .collect();
     for s in sessions.iter().filter(|s| watched(s) && s.repo == repo_id) {
         // A branch renamed or deleted by hand has nothing left to merge.
         let Ok(tip) = scratch.tip(&s.branch) else {
             continue;
         };
+        if merged_upstream.get(&s.id) == Some(&tip.to_string()) {
+            continue;
+        }
         if let Some((side, changed)) = reader.remembered(s, tip) {
             let committed = scratch.commit_side(tip)?;
             works.push(Work {
