@@ -345,15 +345,15 @@ pub fn health_table(
                 r.pane.clone(),
                 r.permission_mode.clone().unwrap_or_else(|| "-".into()),
                 r.host.clone().unwrap_or_else(|| "local".into()),
-                costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),
                 r.pull_request.clone().unwrap_or_else(|| "-".into()),
+                costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),
             ]
         })
         .collect();
     for line in render_table(
         &[
             "LABEL", "STATE", "STATUS", "SAID BY", "SINCE", "QUIET", "SCREEN", "WINDOW", "PANE",
-            "MODE", "HOST", "COST", "PR",
+            "MODE", "HOST", "PR", "COST",
         ],
         &rows,
     ) {
