@@ -25,6 +25,7 @@ pub fn run(ctx: &Context, args: &PrArgs, out: &mut Output<'_>) -> Result<(), Err
         title: args.title.clone(),
         base: args.base.clone(),
         ready: args.ready,
+        closes: crate::tasks::work::pull_request_line(&store, &repo, label)?,
     };
     let home = ctx.home.clone();
     let yes = args.yes;

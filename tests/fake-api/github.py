@@ -27,6 +27,23 @@ Pull request state (what `orchestra pr --background` reads):
                                                     which asks for no token, as GitHub's does not)
     POST  /graphql                                  markPullRequestReadyForReview(input: {pullRequestId})
 
+Issues (GitHub Issues as a task source; issues and pulls share one number sequence, and
+the issue routes answer for pulls too, with a "pull_request" key, as GitHub's do):
+
+    GET   /user                                   the token's user ({"login": world "login"})
+    GET   /repos/{o}/{r}/issues                   ?state=open|closed|all &labels=a,b (all of them)
+                                                  &assignee=LOGIN|none|* &sort=created|updated
+                                                  &direction=asc|desc &per_page= &page= (Link)
+    GET   /repos/{o}/{r}/issues/{n}               one issue (a pull's number: the pull as an issue)
+    PATCH /repos/{o}/{r}/issues/{n}               {title, body, state, state_reason, labels,
+                                                  assignees}: labels and assignees replace the
+                                                  sets; a login that is no collaborator: 422
+    POST  /repos/{o}/{r}/issues/{n}/comments      {body}: 201, the comment (its issue's
+                                                  "comments" count grows)
+
+A pull merged through /_control closes the issues its body names with a closing keyword
+("Fixes #3", "closes #4"), as GitHub does.
+
 A pull's `head.sha` is its branch's tip in git_dir when read (a push moves it and its
 `updated_at`, as on GitHub). The rate limit: each authorised answer but a 304 costs a
 point (x-ratelimit-* headers say what is left); each log line carries "cost" (0 or 1).
@@ -46,7 +63,11 @@ The world file:
      "repos": {"o/r": {"default_branch": "main",
                        "git_dir": "/path/to/bare.git",    # branches are this repository's
                        "branches": ["main"],              # or these, without git_dir
-                       "pulls": [{"head": "session/x", "base": "main", "title": "…"}]}},
+                       "pulls": [{"head": "session/x", "base": "main", "title": "…"}],
+                       "issues": [{"title": "…", "body": "…", "labels": ["bug"],
+                                   "assignees": ["ann"], "state": "open"}],
+                       "collaborators": ["ann"]}},     # assignable beside the owner and login
+     "login": "me",                       # the token's user (GET /user)
      "per_page": 30,                      # the most results one page holds
      "faults": [{"method": "POST", "path": "/pulls", "status": 403, "retry_after": "60", "times": 1},
                 {"path": "/repos/", "delay": 5},
@@ -58,6 +79,7 @@ before it is answered; "auth" is "ok", "bad" or "none": the token itself is neve
 """
 
 import hashlib
+import re
 import json
 import os
 import subprocess
@@ -95,12 +117,15 @@ class World:
         self.rate_limit = int(spec.get("rate_limit") or 5000)
         self.rate_used = 0
         self.node_ids = {}  # node id -> pull
+        self.login = spec.get("login") or "me"
+        self.next_comment = 1
         for name, repo in (spec.get("repos") or {}).items():
             owner = name.split("/")[0]
             pulls = []
             for p in repo.get("pulls") or []:
                 pulls.append(self.pull(owner, name, p))
-            self.repos[name.lower()] = dict(repo, full_name=name, owner=owner, pulls=pulls)
+            issues = [self.issue(name, i) for i in repo.get("issues") or []]
+            self.repos[name.lower()] = dict(repo, full_name=name, owner=owner, pulls=pulls, issues=issues)
         self.faults = standin.Faults(spec.get("faults"))
 
     def pull(self, owner, full_name, p):
@@ -126,6 +151,162 @@ class World:
             "node_id": f"PR_{number}",
         }
 
+    def issue(self, full_name, i):
+        number = self.next_number
+        self.next_number += 1
+        stamp = self.tick()
+        return {
+            "url": f"/repos/{full_name}/issues/{number}",
+            "html_url": f"https://github.example/{full_name}/issues/{number}",
+            "number": number,
+            "state": i.get("state") or "open",
+            "state_reason": None,
+            "title": i.get("title") or "",
+            "body": i.get("body"),
+            "user": {"login": full_name.split("/")[0]},
+            "labels": [self.label(n) for n in i.get("labels") or []],
+            "assignees": [{"login": a} for a in i.get("assignees") or []],
+            "comments": 0,
+            "created_at": stamp,
+            "updated_at": stamp,
+            "closed_at": None,
+            "node_id": f"I_{number}",
+        }
+
+    @staticmethod
+    def label(name):
+        return {"name": name, "color": "ededed", "default": False}
+
+    def as_issue(self, repo, pull):
+        """A pull request as the issue routes show it."""
+        return {
+            "url": f"/repos/{repo['full_name']}/issues/{pull['number']}",
+            "html_url": pull["html_url"], "number": pull["number"], "state": pull["state"],
+            "title": pull["title"], "body": pull["body"], "user": pull["user"],
+            "labels": [], "assignees": [], "comments": pull["comments"],
+            "updated_at": pull["updated_at"], "created_at": pull["updated_at"],
+            "node_id": pull["node_id"],
+            "pull_request": {"url": pull["url"], "html_url": pull["html_url"],
+                             "merged_at": pull["merged_at"]},
+        }
+
+    def issue_list(self, repo):
+        both = list(repo["issues"]) + [self.as_issue(repo, p) for p in repo["pulls"]]
+        return sorted(both, key=lambda i: i["number"])
+
+    def handle_issue(self, repo, method, rest, query, body, path):
+        """The issue routes; None when `rest` is none of them."""
+        if rest == ["issues"] and method == "GET":
+            return self.list_issues(repo, path, query)
+        if len(rest) < 2 or rest[0] != "issues" or not rest[1].isdigit():
+            return None
+        number = int(rest[1])
+        issue = next((i for i in repo["issues"] if i["number"] == number), None)
+        pull = next((p for p in repo["pulls"] if p["number"] == number), None)
+        if issue is None and pull is None:
+            return (*error(404, "Not Found"), [])
+        if len(rest) == 2 and method == "GET":
+            return 200, issue if issue is not None else self.as_issue(repo, pull), []
+        if issue is None:
+            return (*error(404, "Not Found"), [])  # this stand-in edits no pull as an issue
+        if len(rest) == 2 and method == "PATCH":
+            return self.update_issue(repo, issue, body)
+        if rest[2:] == ["comments"] and method == "POST":
+            text = body.get("body") if isinstance(body, dict) else None
+            if not isinstance(text, str) or not text:
+                return (*error(422, "Validation Failed",
+                               [{"resource": "IssueComment", "field": "body", "code": "missing_field"}]), [])
+            comment = {"id": self.next_comment, "body": text, "user": {"login": self.login},
+                       "html_url": f"{issue['html_url']}#issuecomment-{self.next_comment}",
+                       "created_at": self.tick()}
+            self.next_comment += 1
+            issue.setdefault("comment_list", []).append(comment)
+            issue["comments"] += 1
+            issue["updated_at"] = comment["created_at"]
+            return 201, comment, []
+        return None
+
+    def list_issues(self, repo, path, query):
+        one = lambda k, d=None: (query.get(k) or [d])[0]  # noqa: E731
+        state = one("state", "open")
+        if state not in ("open", "closed", "all"):
+            return (*error(422, "Validation Failed",
+                           [{"resource": "Issue", "field": "state", "code": "invalid"}]), [])
+        issues = [i for i in self.issue_list(repo) if state == "all" or i["state"] == state]
+        wanted = [n for n in (one("labels") or "").split(",") if n]
+        if wanted:
+            issues = [i for i in issues
+                      if all(n.lower() in [x["name"].lower() for x in i["labels"]] for n in wanted)]
+        assignee = one("assignee")
+        if assignee == "none":
+            issues = [i for i in issues if not i["assignees"]]
+        elif assignee == "*":
+            issues = [i for i in issues if i["assignees"]]
+        elif assignee:
+            issues = [i for i in issues if assignee.lower() in [a["login"].lower() for a in i["assignees"]]]
+        key = "updated_at" if one("sort") == "updated" else "number"
+        issues = sorted(issues, key=lambda i: i[key], reverse=one("direction", "desc") == "desc")
+        return self.page_of(issues, path, query)
+
+    def assignable(self, repo, login):
+        known = [repo["owner"], self.login] + list(repo.get("collaborators") or [])
+        return login.lower() in [k.lower() for k in known]
+
+    def update_issue(self, repo, issue, body):
+        body = body if isinstance(body, dict) else {}
+        if "assignees" in body:
+            bad = [a for a in body["assignees"] or [] if not self.assignable(repo, str(a))]
+            if bad:
+                return (*error(422, "Validation Failed",
+                               [{"value": bad[0], "resource": "Issue", "field": "assignees", "code": "invalid"}]), [])
+        if "state" in body and body["state"] not in ("open", "closed"):
+            return (*error(422, "Validation Failed",
+                           [{"resource": "Issue", "field": "state", "code": "invalid"}]), [])
+        if body.get("state_reason") not in (None, "completed", "not_planned", "reopened"):
+            return (*error(422, "Validation Failed",
+                           [{"resource": "Issue", "field": "state_reason", "code": "invalid"}]), [])
+        for key in ("title", "body"):
+            if key in body:
+                issue[key] = body[key]
+        if "labels" in body:
+            issue["labels"] = [self.label(str(n)) for n in body["labels"] or []]
+        if "assignees" in body:
+            issue["assignees"] = [{"login": str(a)} for a in body["assignees"] or []]
+        if body.get("state") in ("open", "closed") and body["state"] != issue["state"]:
+            self.set_state(issue, body["state"], body.get("state_reason"))
+        issue["updated_at"] = self.tick()
+        return 200, {k: v for k, v in issue.items() if k != "comment_list"}, []
+
+    def set_state(self, issue, state, reason=None):
+        issue["state"] = state
+        issue["state_reason"] = (reason or "completed") if state == "closed" else "reopened"
+        issue["closed_at"] = self.tick() if state == "closed" else None
+
+    def close_named(self, repo, text):
+        """What a merged pull's closing keywords ("Fixes #3") close."""
+        for match in re.finditer(r"\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b", text or "", re.I):
+            for issue in repo["issues"]:
+                if issue["number"] == int(match.group(1)) and issue["state"] == "open":
+                    self.set_state(issue, "closed", "completed")
+
+    def page_of(self, items, path, query):
+        """One page of `items` and the Link header naming the others."""
+        one = lambda k, d=None: (query.get(k) or [d])[0]  # noqa: E731
+        per_page = max(1, min(int(one("per_page", 30)), 100, self.per_page))
+        page = max(1, int(one("page", 1)))
+        chunk = items[(page - 1) * per_page: page * per_page]
+        last = max(1, -(-len(items) // per_page))
+        links = []
+        base = {k: v[0] for k, v in query.items()}
+
+        def link(n, rel):
+            return f"<{self.origin}{path}?{urlencode(dict(base, page=n))}>; rel=\"{rel}\""
+        if page < last:
+            links += [link(page + 1, "next"), link(last, "last")]
+        if page > 1:
+            links += [link(1, "first"), link(page - 1, "prev")]
+        return 200, chunk, [("link", ", ".join(links))] if links else []
+
     def branch_exists(self, repo, branch):
         if repo.get("git_dir"):
             done = subprocess.run(["git", "--git-dir", repo["git_dir"], "rev-parse", "--verify", "-q",
@@ -140,6 +321,8 @@ class World:
     def handle(self, method, path, query, body):
         """(status, object, headers) for one authorised request."""
         parts = [p for p in path.split("/") if p]
+        if parts == ["user"] and method == "GET":
+            return 200, {"login": self.login, "id": 1, "type": "User"}, []
         if len(parts) < 3 or parts[0] != "repos":
             return (*error(404, "Not Found"), [])
         name = f"{parts[1]}/{parts[2]}".lower()
@@ -157,6 +340,9 @@ class World:
                 return self.list_pulls(repo, path, query)
             if rest == ["pulls"] and method == "POST":
                 return self.create_pull(repo, body)
+            issue_answer = self.handle_issue(repo, method, rest, query, body, path)
+            if issue_answer is not None:
+                return issue_answer
             state_answer = self.handle_state(repo, name, method, rest)
             if state_answer is not None:
                 return state_answer
@@ -186,20 +372,7 @@ class World:
                      and owner.lower() == repo["owner"].lower()]
         if one("base"):
             pulls = [p for p in pulls if p["base"]["ref"] == one("base")]
-        per_page = max(1, min(int(one("per_page", 30)), 100, self.per_page))
-        page = max(1, int(one("page", 1)))
-        chunk = pulls[(page - 1) * per_page: page * per_page]
-        last = max(1, -(-len(pulls) // per_page))
-        links = []
-        base = {k: v[0] for k, v in query.items()}
-
-        def link(n, rel):
-            return f"<{self.origin}{path}?{urlencode(dict(base, page=n))}>; rel=\"{rel}\""
-        if page < last:
-            links += [link(page + 1, "next"), link(last, "last")]
-        if page > 1:
-            links += [link(1, "first"), link(page - 1, "prev")]
-        return 200, chunk, [("link", ", ".join(links))] if links else []
+        return self.page_of(pulls, path, query)
 
     def create_pull(self, repo, body):
         body = body if isinstance(body, dict) else {}
@@ -308,6 +481,7 @@ class World:
                         if change.get("merged"):
                             p["state"] = "closed"
                             p["merged_at"] = self.tick()
+                            self.close_named(repo, p["body"])
                         p["updated_at"] = self.tick()
             if "check_runs" in body:
                 sha = body.get("sha") or self.tip(repo, body.get("branch") or "")

@@ -23,6 +23,8 @@ pub struct Options {
     pub title: Option<String>,
     pub base: Option<String>,
     pub ready: bool,
+    /// The line that closes the session's task when the pull request merges ("Fixes #12").
+    pub closes: Option<String>,
 }
 
 /// A pull request's text, drafted and then the person's.
@@ -262,6 +264,10 @@ fn draft(
     let mut body = String::new();
     if !prompt.is_empty() {
         body.push_str(prompt);
+        body.push_str("\n\n");
+    }
+    if let Some(closes) = &options.closes {
+        body.push_str(closes);
         body.push_str("\n\n");
     }
     body.push_str("## Commits\n\n");

@@ -348,7 +348,10 @@ pub fn finish_teardown(
     // Inside the teardown the journal covers, so a merge killed before its task moved
     // leaves doctor to move it (moving a Done task to Done again changes nothing).
     let merged = crate::tasks::Merged {
-        how: format!("merged into {target}"),
+        how: match repo.branch_tip(target) {
+            Ok(tip) => format!("merged into {target} as {}", &tip.to_string()[..10]),
+            Err(_) => format!("merged into {target}"),
+        },
         pull_request: None,
     };
     crate::tasks::work::after_merge(store, repo, session, &merged, out);

@@ -252,6 +252,15 @@ pub fn forget(
             &format!("{why}: {}", how.describe(&into)),
         )?;
         fault::point(verb);
+        // Merged is merged: the task's write-back as after `orchestra merge`.
+        let merged = crate::tasks::Merged {
+            how: how.describe(&into),
+            pull_request: match how {
+                crate::git::Landed::PullRequest(number) => Some(number),
+                _ => None,
+            },
+        };
+        crate::tasks::work::after_merge(store, repo, session, &merged, out);
         crate::paths::remove_session_files(&ctx.home, &session.id);
         return Ok(settled);
     }

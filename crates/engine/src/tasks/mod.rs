@@ -6,6 +6,7 @@
 //! Nothing is configured by default: with no source named and both Notion data sources
 //! blank there is no source, and nothing here reads a token or opens a connection.
 
+pub mod github;
 pub mod notion;
 mod token;
 pub mod work;
@@ -357,9 +358,16 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
                 token,
             )))
         }
-        Source::Github(_) => Err(TaskError::Fix(
-            "the GitHub task source is not built yet: set tasks.source to \"notion\"".into(),
-        )),
+        Source::Github(github) => {
+            let repo = crate::git::Repo::discover(root).map_err(|e| {
+                TaskError::Fix(format!("GitHub Issues need the repo's remote: {e}"))
+            })?;
+            // The remote the checked-out branch is pushed to, as `orchestra pr` finds it.
+            let branch = repo.current_branch().unwrap_or_default();
+            let rest = crate::forge::rest_of(&repo, &branch, settings.timeout)
+                .map_err(self::github::task_error)?;
+            Ok(Box::new(self::github::Github::new(github.clone(), rest)))
+        }
         Source::Linear(_) => Err(linear_not_built()),
     }
 }

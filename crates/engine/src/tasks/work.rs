@@ -36,6 +36,23 @@ pub fn configured(repo: &Repo) -> Result<Option<Settings>, Error> {
     tasks::settings(repo.main_worktree(), &repo.name()).map_err(task_error)
 }
 
+/// The line a pull request of session `label` carries so that its merge closes the
+/// session's task ("Fixes #12", for GitHub Issues); `None` for a session with no task, or
+/// a source without such a line. No network.
+pub fn pull_request_line(
+    store: &crate::state::Store,
+    repo: &Repo,
+    label: &str,
+) -> Result<Option<String>, Error> {
+    let Some(session) = store.session_by_label(&repo.id(), label)? else {
+        return Ok(None);
+    };
+    let Some(task) = store.session_task(&session.id)? else {
+        return Ok(None);
+    };
+    Ok(configured(repo)?.and_then(|settings| settings.pull_request_line(&task)))
+}
+
 /// What `tasks pick` asks for.
 pub struct Pick<'a> {
     /// The task's id or URL, as given.
@@ -171,7 +188,7 @@ pub fn after_merge(
         Ok(Some(done)) => out.line(done),
         Ok(None) => {}
         Err(e) => out.note(format!(
-            "{} is merged, but its task {task} was not moved to done: {e}",
+            "{} is merged, but its task {task} was not written back: {e}",
             session.label
         )),
     }
