@@ -34,6 +34,7 @@ the issue routes answer for pulls too, with a "pull_request" key, as GitHub's do
     GET   /repos/{o}/{r}/issues                   ?state=open|closed|all &labels=a,b (all of them)
                                                   &assignee=LOGIN|none|* &sort=created|updated
                                                   &direction=asc|desc &per_page= &page= (Link)
+    GET   /repos/{o}/{r}/assignees/{login}        204 when the login may be assigned, else 404
     GET   /repos/{o}/{r}/issues/{n}               one issue (a pull's number: the pull as an issue)
     PATCH /repos/{o}/{r}/issues/{n}               {title, body, state, state_reason, labels,
                                                   assignees}: labels and assignees replace the
@@ -55,7 +56,8 @@ The test's hand on the "server" (never logged, no token): POST /_control with an
     {"repo": "o/r", "branch": "session/x",            # check runs of the branch's tip (or "sha")
      "check_runs": [{"name": "lint", "status": "completed", "conclusion": "failure",
                      "output": {"title": "…", "summary": "…", "text": "…"}, "log": "…"}]},
-    {"repo": "o/r", "number": 1, "reviews": [{"user": "ann", "state": "CHANGES_REQUESTED"}]}
+    {"repo": "o/r", "number": 1, "reviews": [{"user": "ann", "state": "CHANGES_REQUESTED"}]},
+    {"repo": "o/r", "issue": {"number": 2, "state": "closed"}}   # closed by someone on the web
 
 The world file:
 
@@ -121,10 +123,11 @@ class World:
         self.next_comment = 1
         for name, repo in (spec.get("repos") or {}).items():
             owner = name.split("/")[0]
+            # Numbered issues first, then pulls (one sequence, as on GitHub).
+            issues = [self.issue(name, i) for i in repo.get("issues") or []]
             pulls = []
             for p in repo.get("pulls") or []:
                 pulls.append(self.pull(owner, name, p))
-            issues = [self.issue(name, i) for i in repo.get("issues") or []]
             self.repos[name.lower()] = dict(repo, full_name=name, owner=owner, pulls=pulls, issues=issues)
         self.faults = standin.Faults(spec.get("faults"))
 
@@ -198,6 +201,9 @@ class World:
         """The issue routes; None when `rest` is none of them."""
         if rest == ["issues"] and method == "GET":
             return self.list_issues(repo, path, query)
+        if len(rest) == 2 and rest[0] == "assignees" and method == "GET":
+            # "Check if a user can be assigned": 204, else 404.
+            return (204, None, []) if self.assignable(repo, rest[1]) else (*error(404, "Not Found"), [])
         if len(rest) < 2 or rest[0] != "issues" or not rest[1].isdigit():
             return None
         number = int(rest[1])
@@ -483,6 +489,12 @@ class World:
                             p["merged_at"] = self.tick()
                             self.close_named(repo, p["body"])
                         p["updated_at"] = self.tick()
+            if "issue" in body:
+                change = body["issue"]
+                for i in repo["issues"]:
+                    if i["number"] == change.get("number") and change.get("state") in ("open", "closed"):
+                        self.set_state(i, change["state"])
+                        i["updated_at"] = self.tick()
             if "check_runs" in body:
                 sha = body.get("sha") or self.tip(repo, body.get("branch") or "")
                 runs = []
@@ -596,8 +608,8 @@ class Handler(standin.WorldHandler):
             self.server.append_log({"method": method, "path": self.path, "auth": auth, "body": body,
                                     "cost": cost, "status": 304 if unchanged else status})
             headers = list(headers) + world.rate_headers(cost)
-            if status == 302:
-                self.send_response(302)
+            if status in (204, 302):
+                self.send_response(status)
                 for k, v in headers:
                     self.send_header(k, v)
                 self.send_header("content-length", "0")

@@ -197,6 +197,101 @@ class PullStateTest(WireTest):
         self.assertEqual(answer["errors"][0]["type"], "NOT_FOUND")
 
 
+class IssuesTest(unittest.TestCase):
+    """GitHub Issues as a task source reads and writes: the list (pulls among it), one
+    issue, a change of assignees, labels and state, a comment, the token's user, and a
+    merged pull closing what its body names."""
+
+    def setUp(self):
+        self.log = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
+        spec = {"token": TOKEN, "per_page": 2, "login": "me", "repos": {"me/app": {
+            "branches": ["main", "session/a"],
+            "collaborators": ["ann"],
+            "issues": [{"title": "Login", "body": "Add a login page.", "labels": ["bug", "ui"]},
+                       {"title": "Docs", "labels": ["docs"], "assignees": ["ann"]},
+                       {"title": "Old", "state": "closed"}],
+            "pulls": [{"head": "session/a", "title": "A pull", "body": "Fixes #1"}]}}}
+        self.server = github.Server(("127.0.0.1", 0), self.log, github.World(spec))
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    tearDown = WireTest.tearDown
+    call = WireTest.call
+    logged = WireTest.logged
+
+    def all_pages(self, path):
+        items, url = [], path
+        while url:
+            status, headers, page = self.call("GET", url)
+            self.assertEqual(status, 200)
+            items += page
+            links = [part.split(";")[0].strip(" <>") for part in (headers.get("link") or "").split(",")
+                     if 'rel="next"' in part]
+            url = links[0] if links else None
+        return items
+
+    def test_the_list_pages_holds_pulls_and_filters_by_state_labels_and_assignee(self):
+        listed = self.all_pages("/repos/me/app/issues?direction=asc")
+        self.assertEqual([(i["number"], "pull_request" in i) for i in listed],
+                         [(1, False), (2, False), (4, True)], "open only, the pull among them")
+        titles = lambda q: [i["title"] for i in self.all_pages("/repos/me/app/issues?" + q)]  # noqa: E731
+        self.assertEqual(titles("labels=bug,ui"), ["Login"])
+        self.assertEqual(titles("labels=bug,docs"), [])
+        self.assertEqual(titles("assignee=ann"), ["Docs"])
+        self.assertEqual(titles("assignee=none&direction=asc"), ["Login", "A pull"])
+        self.assertEqual(titles("assignee=*"), ["Docs"])
+        self.assertEqual(titles("state=closed"), ["Old"])
+        self.assertEqual(len(titles("state=all")), 4)
+        self.assertEqual(self.call("GET", "/repos/me/app/issues?state=shut")[0], 422)
+
+    def test_one_issue_a_pull_as_an_issue_and_none(self):
+        status, _, issue = self.call("GET", "/repos/me/app/issues/1")
+        self.assertEqual((status, issue["body"], "pull_request" in issue), (200, "Add a login page.", False))
+        _, _, pull = self.call("GET", "/repos/me/app/issues/4")
+        self.assertIn("pull_request", pull)
+        self.assertEqual(self.call("GET", "/repos/me/app/issues/99")[0], 404)
+        self.assertEqual(self.call("GET", "/repos/me/app/issues/1", token="ghp_wrong")[0], 401)
+
+    def test_a_change_replaces_assignees_and_labels_and_refuses_a_stranger(self):
+        status, _, changed = self.call("PATCH", "/repos/me/app/issues/1",
+                                       {"assignees": ["me"], "labels": ["bug", "ui", "in progress"]})
+        self.assertEqual(status, 200)
+        self.assertEqual([a["login"] for a in changed["assignees"]], ["me"])
+        self.assertEqual([lb["name"] for lb in changed["labels"]], ["bug", "ui", "in progress"])
+        status, _, refused = self.call("PATCH", "/repos/me/app/issues/1", {"assignees": ["stranger"]})
+        self.assertEqual((status, refused["errors"][0]["field"]), (422, "assignees"))
+        _, _, still = self.call("GET", "/repos/me/app/issues/1")
+        self.assertEqual([a["login"] for a in still["assignees"]], ["me"], "a refused change changes nothing")
+        status, _, closed = self.call("PATCH", "/repos/me/app/issues/2",
+                                      {"state": "closed", "state_reason": "completed"})
+        self.assertEqual((status, closed["state"], closed["state_reason"]), (200, "closed", "completed"))
+        self.assertEqual(self.call("PATCH", "/repos/me/app/issues/2", {"state": "gone"})[0], 422)
+
+    def test_a_comment_counts_and_the_user_is_the_tokens(self):
+        status, _, comment = self.call("POST", "/repos/me/app/issues/2/comments", {"body": "Merged."})
+        self.assertEqual((status, comment["body"], comment["user"]["login"]), (201, "Merged.", "me"))
+        self.assertEqual(self.call("POST", "/repos/me/app/issues/2/comments", {})[0], 422)
+        _, _, issue = self.call("GET", "/repos/me/app/issues/2")
+        self.assertEqual(issue["comments"], 1)
+        self.assertEqual(self.call("GET", "/repos/me/app/assignees/ann")[0], 204)
+        self.assertEqual(self.call("GET", "/repos/me/app/assignees/stranger")[0], 404)
+        status, _, user = self.call("GET", "/user")
+        self.assertEqual((status, user["login"]), (200, "me"))
+        self.assertEqual(self.call("GET", "/user", token=None)[0], 401)
+        with open(self.log) as f:
+            self.assertNotIn("ghp_", f.read())
+
+    def test_a_merged_pull_closes_the_issue_its_body_names(self):
+        self.call("POST", "/_control", {"repo": "me/app", "pull": {"number": 4, "merged": True}}, token=None)
+        _, _, issue = self.call("GET", "/repos/me/app/issues/1")
+        self.assertEqual((issue["state"], issue["state_reason"]), ("closed", "completed"))
+        _, _, other = self.call("GET", "/repos/me/app/issues/2")
+        self.assertEqual(other["state"], "open")
+        self.call("POST", "/_control", {"repo": "me/app", "issue": {"number": 2, "state": "closed"}}, token=None)
+        _, _, other = self.call("GET", "/repos/me/app/issues/2")
+        self.assertEqual(other["state"], "closed")
+
+
 class GitDirTest(unittest.TestCase):
     def test_branches_are_the_bare_repositorys(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -21,6 +21,7 @@ mod fake_api;
 mod faults;
 mod files;
 mod gemini;
+mod gh_issues;
 mod hardening;
 mod health;
 mod hostile;

@@ -231,6 +231,24 @@ impl TaskSource for Github {
         Ok(format!("{}\n\n(GitHub issue #{id}: {url})", body.trim()))
     }
 
+    fn prepare_pick(&self, _id: &str) -> Result<(), TaskError> {
+        let login = self.assignee()?;
+        // 204 when the login may be assigned issues of the repository, 404 when not.
+        let url = self
+            .rest
+            .repo_url(&format!("/assignees/{}", query_word(&login)));
+        let about = About {
+            access: "issues: write",
+            missing: Some(format!(
+                "GitHub cannot assign {login} to issues of {} (404): set pick_assignee in orchestra.toml's [tasks] to a login with access to it",
+                self.rest.forge.full_name()
+            )),
+            refused: "the assignee",
+            fields: &[],
+        };
+        self.call("GET", &url, None, &about).map(|_| ())
+    }
+
     fn mark_picked(&self, id: &str) -> Result<String, TaskError> {
         let login = self.assignee()?;
         let issue = self.issue(id)?;

@@ -54,6 +54,12 @@ pub trait TaskSource {
     fn task(&self, id: &str) -> Result<Task, TaskError>;
     /// The task's content as plain text (its page, for Notion).
     fn content(&self, id: &str) -> Result<String, TaskError>;
+    /// Checks, before any session starts on task `id`, what [`TaskSource::mark_picked`]
+    /// will need (GitHub: whom to assign, and that they may be), so a pick is refused
+    /// whole rather than left half-done.
+    fn prepare_pick(&self, _id: &str) -> Result<(), TaskError> {
+        Ok(())
+    }
     /// Marks the task as being worked on (Notion: the in-progress status). Returns what
     /// it is now, as the words after "task ID (TITLE) ": "is In progress now".
     fn mark_picked(&self, id: &str) -> Result<String, TaskError>;

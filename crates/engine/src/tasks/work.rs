@@ -88,6 +88,7 @@ pub fn pick(
     let (settings, source) = source_of(repo)?;
     let id = settings.task_id(wanted.id).map_err(task_error)?;
     let task = source.task(&id).map_err(task_error)?;
+    source.prepare_pick(&id).map_err(task_error)?;
     if !wanted.dispatch {
         let now = source.mark_picked(&id).map_err(task_error)?;
         return Ok(moved(&task, &now));
