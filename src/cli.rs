@@ -227,7 +227,8 @@ pub enum TasksCommand {
 
 #[derive(Debug, Args)]
 pub struct PickArgs {
-    /// The task's id, as `orchestra tasks` prints it (its Notion page URL works too).
+    /// The task's id, as `orchestra tasks` prints it (a Notion page's URL, or a GitHub
+    /// issue's #N or URL, works too).
     pub id: String,
     /// Dispatch a session whose prompt is the task's title and content, and record the
     /// task on it (`list --json` shows it as "task").
