@@ -343,8 +343,11 @@ fn kill_of_a_locally_squash_merged_session_closes_its_issue_and_a_closed_one_is_
 
 #[test]
 fn bad_issue_input_is_refused_in_one_line_and_changes_nothing() {
-    let faults =
-        json!([{"method": "GET", "path": "/repos/me/app/issues?", "status": 502, "times": 1}]);
+    let faults = json!([
+        {"method": "GET", "path": "/repos/me/app/issues?", "status": 502, "times": 1},
+        {"method": "GET", "path": "/repos/me/app/issues/2", "status": 403, "retry_after": "60", "times": 1},
+        {"method": "GET", "path": "/repos/me/app/issues/3", "delay": 3, "times": 1},
+    ]);
     let Some(issues) = Issues::start(world(faults), "") else {
         return;
     };
@@ -391,6 +394,24 @@ fn bad_issue_input_is_refused_in_one_line_and_changes_nothing() {
             .contains("GitHub cannot assign stranger to issues of me/app (404)"),
         "{}",
         refused.stderr
+    );
+    // A secondary rate limit and a slow answer are the service's: exit 1.
+    issues.configure("timeout = \"1s\"\n");
+    let limited = env.orchestra(&["tasks", "pick", "2"]).fails_with(1);
+    assert!(
+        limited
+            .stderr
+            .contains("GitHub is rate limiting (403) and asks to wait 60s"),
+        "{}",
+        limited.stderr
+    );
+    let slow = env
+        .orchestra(&["tasks", "pick", "3", "--dispatch", "--agent", "cat"])
+        .fails_with(1);
+    assert!(
+        slow.stderr.contains("did not answer within 1s"),
+        "{}",
+        slow.stderr
     );
     // A token GitHub refuses.
     issues.configure("");

@@ -1063,6 +1063,11 @@ then = 'brief analysis "Data ready at /share/output"'
             ("empty status name", "[tasks]\ndone = \" \"\n", 2, 1, "tasks.done is empty"),
             ("bad tasks timeout", "[tasks]\ntimeout = \"soon\"\n", 2, 1, "not a duration"),
             ("done_on_merge of the wrong type", "[tasks]\ndone_on_merge = \"yes\"\n", 2, 17, "invalid type"),
+            ("unknown task source", "[tasks]\nsource = \"jira\"\n", 2, 1, "\"notion\", \"github\" or \"linear\""),
+            ("github key for notion", "[tasks]\nlabels = [\"bug\"]\n", 2, 1, "a setting of source \"github\""),
+            ("notion key for github", "[tasks]\nsource = \"github\"\nproject = \"x\"\n", 3, 1, "a setting of source \"notion\""),
+            ("done for github", "[tasks]\nsource = \"github\"\ndone = \"Done\"\n", 3, 1, "closes the issue"),
+            ("bad assignee", "[tasks]\nsource = \"github\"\nassignee = \"a b\"\n", 3, 1, "not a GitHub login"),
         ];
         for (what, text, line, column, message) in cases {
             let e = parse(text, "orchestra.toml").expect_err(what);
