@@ -5,6 +5,7 @@
 //! Nothing is configured by default: with both data sources blank there is no source,
 //! and nothing here reads a token or opens a connection.
 
+pub mod linear;
 pub mod notion;
 mod token;
 pub mod work;
