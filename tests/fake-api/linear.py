@@ -26,11 +26,12 @@ The world file:
      "issues": [{"id": "<uuid>", "team": "ENG", "number": 12, "title": "Fix login",
                  "description": "markdown…", "state": "Todo"}],
      "faults": [{"operation": "issues", "code": "RATELIMITED", "status": 400, "times": 1},
+                {"operation": "teams", "matching": "SLOW", "delay": 10},
                 {"operation": "issue", "delay": 5},
                 {"operation": "issueUpdate", "status": 500, "after": 1}]}
 
-A fault's "operation" is a root field of the query (its "path" part of the URL, its
-"method" the HTTP method: standin.Faults matches on "METHOD /graphql#field"). "code"
+A fault's "operation" is a root field of the query, "matching" a part of the request's
+body (a variable's value), "method" the HTTP method. "code"
 answers a GraphQL error with that extensions code ("status" its HTTP status, default
 400; RATELIMITED answers carry Linear's X-RateLimit-Requests-* headers and
 "retry_after" if given); "status" alone answers that status with a plain error.
@@ -247,13 +248,20 @@ class World:
                                 "description": i.get("description"), "state": state["id"],
                                 "n": n, "archived": bool(i.get("archived"))})
         self.comments = []
-        # A fault's operation matches one root field exactly: "#issue#" is not in "#issues#".
-        self.faults = standin.Faults([dict(f, path=f"#{f['operation']}#") if f.get("operation") else f
-                                      for f in spec.get("faults") or []])
+        # A fault's operation matches one root field exactly: "#issue#" is not in "#issues#";
+        # its "matching" a part of the request's body (a variable's value).
+        self.faults = [(f.get("matching") or "",
+                        standin.Faults([dict(f, path=f"#{f['operation']}#") if f.get("operation") else f]))
+                       for f in spec.get("faults") or []]
 
-    def fault(self, method, path):
+    def fault(self, method, path, body=""):
         """The first scripted fault matching this request (used up after `times`)."""
-        return self.faults.match(method, path)
+        for matching, faults in self.faults:
+            if matching in body:
+                found = faults.match(method, path)
+                if found:
+                    return found
+        return None
 
     def team_by_key(self, key):
         return next(t for t in self.teams if t["key"] == key)
@@ -606,7 +614,7 @@ class Handler(standin.WorldHandler):
                 return self.send_json(404, {"errors": [{"message": f"Cannot {method} {self.path}"}]})
             fault = None
             for op in ops or [""]:
-                fault = fault or world.fault(method, f"{self.path}#{op}#")
+                fault = fault or world.fault(method, f"{self.path}#{op}#", raw.decode("utf-8", "replace"))
             if fault and fault.get("delay"):
                 time.sleep(float(fault["delay"]))
             if fault and (fault.get("code") or fault.get("status")):

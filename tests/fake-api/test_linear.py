@@ -131,6 +131,9 @@ class WorldTest(unittest.TestCase):
         self.assertIsNone(w.fault("POST", "/graphql#issues#"))
         self.assertEqual(w.fault("POST", "/graphql#issue#")["code"], "RATELIMITED")
         self.assertIsNone(w.fault("POST", "/graphql#issue#"))
+        slow = world(faults=[{"operation": "teams", "matching": '"SLOW"', "delay": 1}])
+        self.assertIsNone(slow.fault("POST", "/graphql#teams#", '{"variables": {"key": "ENG"}}'))
+        self.assertEqual(slow.fault("POST", "/graphql#teams#", '{"variables": {"key": "SLOW"}}')["delay"], 1)
 
 
 class WireTest(unittest.TestCase):

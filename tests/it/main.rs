@@ -27,6 +27,7 @@ mod hostile;
 mod import;
 mod kill;
 mod labels;
+mod linear;
 mod list;
 mod manifest;
 mod markup;
