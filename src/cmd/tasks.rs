@@ -32,7 +32,7 @@ struct Row<'a> {
 
 fn list(args: &TasksArgs, out: &mut Output<'_>) -> Result<(), Error> {
     let repo = open_repo(args.repo.repo.as_deref())?;
-    let (settings, source) = source_of(&repo)?;
+    let (_, source) = source_of(&repo)?;
     let open = source.open_tasks().map_err(task_error)?;
     if args.json {
         let rows: Vec<Row<'_>> = open
@@ -48,7 +48,7 @@ fn list(args: &TasksArgs, out: &mut Output<'_>) -> Result<(), Error> {
         return Ok(());
     }
     if open.is_empty() {
-        out.line(format!("no open tasks in project {}", settings.project));
+        out.line(format!("no open tasks in project {}", source.project()));
         return Ok(());
     }
     let rows: Vec<Vec<String>> = open

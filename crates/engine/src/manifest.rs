@@ -277,12 +277,13 @@ pub struct GithubTable {
     pub repo: Option<String>,
 }
 
-/// `[tasks]`: where the project's open tasks come from (the tasks module). Blank data
-/// sources (the default) mean no task source at all.
+/// `[tasks]`: where the project's open tasks come from (the tasks module). No source
+/// named and blank Notion data sources (the default) mean no task source at all.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct TasksTable {
-    /// The tracker: "notion" (the only one so far, and the default).
+    /// The tracker: "notion" (the default), "github" (the repo's GitHub Issues) or
+    /// "linear".
     pub source: Option<String>,
     /// The Notion data source of the projects (else $NOTION_PROJECTS_DATA_SOURCE_ID).
     pub projects_data_source: Option<String>,
@@ -291,10 +292,18 @@ pub struct TasksTable {
     /// The project page's title or id; default the repo folder's name.
     pub project: Option<String>,
     pub status_property: Option<String>,
+    /// The status a pick moves a task to (GitHub: the label a pick adds).
     pub in_progress: Option<String>,
     pub done: Option<String>,
-    #[serde(default)]
-    pub done_on_merge: bool,
+    /// Whether a merge writes back to the task; default false for Notion, true for
+    /// GitHub.
+    pub done_on_merge: Option<bool>,
+    /// GitHub: only issues with all these labels are listed.
+    pub labels: Option<Vec<String>>,
+    /// GitHub: only issues assigned to this login ("none": to nobody, "*": to anyone).
+    pub assignee: Option<String>,
+    /// GitHub: who a pick assigns (default: the token's own user).
+    pub pick_assignee: Option<String>,
     /// How long one request may take: "10s", "500ms", "1m".
     pub timeout: Option<String>,
 }
@@ -578,11 +587,76 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
             message,
         }
     };
-    if let Some(source) = t.source.as_deref().filter(|s| *s != "notion") {
+    let source = t.source.as_deref().unwrap_or("notion");
+    if !["notion", "github", "linear"].contains(&source) {
         return Err(err(
             "source",
-            format!("tasks.source {source:?} is not a task source orchestra knows: \"notion\""),
+            format!(
+                "tasks.source {source:?} is not a task source orchestra knows: \"notion\", \"github\" or \"linear\""
+            ),
         ));
+    }
+    // A key of another source is a mistake worth saying, not one to ignore.
+    let keys_of: [(&str, &[(&str, bool)]); 2] = [
+        (
+            "notion",
+            &[
+                ("projects_data_source", t.projects_data_source.is_some()),
+                ("tasks_data_source", t.tasks_data_source.is_some()),
+                ("project", t.project.is_some()),
+                ("status_property", t.status_property.is_some()),
+            ],
+        ),
+        (
+            "github",
+            &[
+                ("labels", t.labels.is_some()),
+                ("assignee", t.assignee.is_some()),
+                ("pick_assignee", t.pick_assignee.is_some()),
+            ],
+        ),
+    ];
+    for (owner, keys) in keys_of {
+        if owner == source {
+            continue;
+        }
+        if let Some((key, _)) = keys.iter().find(|(_, given)| *given) {
+            return Err(err(
+                key,
+                format!(
+                    "tasks.{key} is a setting of source \"{owner}\", and the source is {source:?}"
+                ),
+            ));
+        }
+    }
+    if source == "github" && t.done.is_some() {
+        return Err(err(
+            "done",
+            "tasks.done is no setting of source \"github\": a merge closes the issue".into(),
+        ));
+    }
+    for label in t.labels.iter().flatten() {
+        if label.trim().is_empty() || label.contains(',') {
+            return Err(err(
+                "labels",
+                format!("tasks.labels {label:?} is no label name (empty, or holds a comma)"),
+            ));
+        }
+    }
+    for (key, value) in [
+        ("assignee", &t.assignee),
+        ("pick_assignee", &t.pick_assignee),
+    ] {
+        if let Some(login) = value.as_deref() {
+            let login = login.trim().trim_start_matches('@');
+            let any = key == "assignee" && (login == "*" || login == "none");
+            if !any && !github_login(login) {
+                return Err(err(
+                    key,
+                    format!("tasks.{key} {login:?} is not a GitHub login (letters, digits and single dashes)"),
+                ));
+            }
+        }
     }
     for (key, value) in [
         ("projects_data_source", &t.projects_data_source),
@@ -619,6 +693,18 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
         ));
     }
     Ok(())
+}
+
+/// Whether `login` is a GitHub user name: 1-39 letters, digits and inner single dashes.
+fn github_login(login: &str) -> bool {
+    !login.is_empty()
+        && login.len() <= 39
+        && login
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !login.starts_with('-')
+        && !login.ends_with('-')
+        && !login.contains("--")
 }
 
 /// Why `path` cannot name a place inside every worktree: it must be relative, stay inside

@@ -77,7 +77,7 @@ pub fn open(
     let url = repo
         .remote_url(&remote)
         .ok_or_else(|| Error::BadInput(format!("the remote {remote} has no URL")))?;
-    let (api, configured_repo) = configured(repo)?;
+    let (api, configured_repo) = crate::forge::configured(repo)?;
     let forge = Forge::of_remote(&remote, &url, api.as_deref(), configured_repo.as_deref())?;
     let token = github::token(&forge)?;
     let api = github::Api::new(forge, token);
@@ -223,22 +223,6 @@ fn pushed_but(e: Error, label: &str, branch: &str) -> Error {
         Error::Refused(m) => Error::Refused(m + &tail),
         other => other,
     }
-}
-
-/// `[github]`'s api and repo: `ORCHESTRA_GITHUB_API` over orchestra.toml's `api`.
-pub(crate) fn configured(repo: &Repo) -> Result<(Option<String>, Option<String>), Error> {
-    let path = crate::manifest::default_path(repo.main_worktree());
-    let table = if path.exists() {
-        crate::manifest::load(&path)
-            .map_err(|e| Error::Manifest(Box::new(e)))?
-            .github
-    } else {
-        Default::default()
-    };
-    let api = crate::paths::non_empty_env("ORCHESTRA_GITHUB_API")
-        .or(table.api)
-        .filter(|a| !a.trim().is_empty());
-    Ok((api, table.repo.filter(|r| !r.trim().is_empty())))
 }
 
 /// The title and body drafted from the session's prompt, its commits and its diffstat.

@@ -18,7 +18,7 @@ use crate::error::Error;
 use crate::git::Repo;
 use crate::state::{PullRequest, Session, Store};
 
-use super::github::{self, Api, Forge};
+use super::github::{self, Api};
 
 /// Seconds between reads unless `@orchestra-pr-interval` says.
 pub const DEFAULT_EVERY_SECS: i64 = 60;
@@ -165,16 +165,7 @@ pub fn background(ctx: &Context, store: &Store) -> Result<Option<Pass>, Error> {
 
 /// The forge client of the repository at `path`, from its push remote (as `pr` finds it).
 pub fn api_of(repo: &Repo, branch: &str) -> Result<Api, Error> {
-    let remote = repo
-        .push_remote(branch)
-        .ok_or_else(|| Error::BadInput("the repository has no remote".into()))?;
-    let url = repo
-        .remote_url(&remote)
-        .ok_or_else(|| Error::BadInput(format!("the remote {remote} has no URL")))?;
-    let (api, configured_repo) = super::configured(repo)?;
-    let forge = Forge::of_remote(&remote, &url, api.as_deref(), configured_repo.as_deref())?;
-    let token = github::token(&forge)?;
-    Ok(Api::new(forge, token))
+    crate::forge::rest_of(repo, branch, github::REQUEST_DEADLINE).map(Api::from_rest)
 }
 
 fn read_repo(

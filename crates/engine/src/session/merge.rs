@@ -347,7 +347,11 @@ pub fn finish_teardown(
     fault::point("merge");
     // Inside the teardown the journal covers, so a merge killed before its task moved
     // leaves doctor to move it (moving a Done task to Done again changes nothing).
-    crate::tasks::work::after_merge(store, repo, session, out);
+    let merged = crate::tasks::Merged {
+        how: format!("merged into {target}"),
+        pull_request: None,
+    };
+    crate::tasks::work::after_merge(store, repo, session, &merged, out);
     crate::paths::remove_session_files(&ctx.home, &session.id);
     Ok(())
 }

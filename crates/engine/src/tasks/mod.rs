@@ -1,9 +1,10 @@
 //! Task pick-up from a tracker: a project's open tasks, a task's text, and its status
 //! moved when it is picked (and when its session is merged), over sys's `http`. A
-//! [`TaskSource`] is the interface; Notion (`notion.rs`) is the one source so far.
+//! [`TaskSource`] is the interface; `[tasks] source` picks Notion (`notion.rs`, the
+//! default), GitHub Issues or Linear.
 //!
-//! Nothing is configured by default: with both data sources blank there is no source,
-//! and nothing here reads a token or opens a connection.
+//! Nothing is configured by default: with no source named and both Notion data sources
+//! blank there is no source, and nothing here reads a token or opens a connection.
 
 pub mod linear;
 pub mod notion;
@@ -44,14 +45,31 @@ pub enum TaskError {
 
 /// What a tracker offers orchestra.
 pub trait TaskSource {
+    /// What the tasks belong to, for messages: the Notion project's title, the GitHub
+    /// repository's owner/name.
+    fn project(&self) -> String;
     /// The configured project's tasks whose status is not the done one.
     fn open_tasks(&self) -> Result<Vec<Task>, TaskError>;
     /// One task by id; refused when it is not a task of the configured tasks.
     fn task(&self, id: &str) -> Result<Task, TaskError>;
     /// The task's content as plain text (its page, for Notion).
     fn content(&self, id: &str) -> Result<String, TaskError>;
-    /// Moves the task to the status named `status`.
-    fn set_status(&self, id: &str, status: &str) -> Result<(), TaskError>;
+    /// Marks the task as being worked on (Notion: the in-progress status). Returns what
+    /// it is now, as the words after "task ID (TITLE) ": "is In progress now".
+    fn mark_picked(&self, id: &str) -> Result<String, TaskError>;
+    /// The work of the task's session landed as `merged` says (Notion: the done status).
+    /// Returns the line saying what changed.
+    fn close_merged(&self, id: &str, merged: &Merged) -> Result<String, TaskError>;
+}
+
+/// How a session's work landed, for the tracker's write-back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// "merged into main as 1a2b3c4", "squashed into main": what a comment says.
+    pub how: String,
+    /// The pull request that merged it, when it was one (then GitHub closed the issues
+    /// its body names).
+    pub pull_request: Option<u64>,
 }
 
 /// How long one request may take unless `[tasks] timeout` says otherwise.
@@ -60,6 +78,24 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `[tasks]` of a repo, with defaults and the environment filled in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
+    pub source: Source,
+    /// Whether a merge writes back (Notion: moves the task to done; GitHub: a comment and
+    /// the issue closed).
+    pub done_on_merge: bool,
+    pub timeout: Duration,
+}
+
+/// The tracker `[tasks] source` names, with its own settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Notion(NotionSettings),
+    Github(GithubSettings),
+    Linear(LinearSettings),
+}
+
+/// Notion's `[tasks]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotionSettings {
     pub projects_data_source: String,
     pub tasks_data_source: String,
     /// The project page's title or id.
@@ -67,69 +103,93 @@ pub struct Settings {
     pub status_property: String,
     pub in_progress: String,
     pub done: String,
-    pub done_on_merge: bool,
-    pub timeout: Duration,
 }
 
+/// GitHub Issues' `[tasks]` settings: the repository is the one the remote names (as for
+/// `orchestra pr`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GithubSettings {
+    /// Only issues with every one of these labels are listed.
+    pub labels: Vec<String>,
+    /// Only issues assigned so are listed: a login, "none" or "*"; `None`: any.
+    pub assignee: Option<String>,
+    /// Who a pick assigns; `None`: the token's own user.
+    pub pick_assignee: Option<String>,
+    /// The label a pick adds.
+    pub in_progress: String,
+}
+
+/// Linear's `[tasks]` settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinearSettings {
+    pub in_progress: String,
+    pub done: String,
+}
+
+/// The label a GitHub pick adds unless `in_progress` says otherwise.
+pub const GITHUB_IN_PROGRESS: &str = "in progress";
+
 impl Settings {
-    /// The settings from `table` (the manifest wins over the environment's
-    /// `NOTION_PROJECTS_DATA_SOURCE_ID` and `NOTION_TASKS_DATA_SOURCE_ID`); `None` when
-    /// both data sources are blank: no task source.
+    /// The settings from `table`: the source it names (`source`, default "notion"). For
+    /// Notion the manifest wins over the environment's `NOTION_PROJECTS_DATA_SOURCE_ID`
+    /// and `NOTION_TASKS_DATA_SOURCE_ID`, and `None` when both data sources are blank: no
+    /// task source.
     pub fn from_table(
         table: &TasksTable,
         repo_name: &str,
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Option<Settings>, TaskError> {
-        let given = |value: &Option<String>, var: &str| {
+        let text = |value: &Option<String>, default: &str| {
             value
                 .as_deref()
                 .map(str::trim)
                 .filter(|v| !v.is_empty())
-                .map(str::to_string)
-                .or_else(|| env(var).map(|v| v.trim().to_string()))
-                .filter(|v| !v.is_empty())
-        };
-        let projects = given(
-            &table.projects_data_source,
-            "NOTION_PROJECTS_DATA_SOURCE_ID",
-        );
-        let tasks = given(&table.tasks_data_source, "NOTION_TASKS_DATA_SOURCE_ID");
-        let (projects, tasks) = match (projects, tasks) {
-            (None, None) => return Ok(None),
-            (Some(p), Some(t)) => (p, t),
-            (p, _) => {
-                let missing = if p.is_none() {
-                    "projects_data_source (or NOTION_PROJECTS_DATA_SOURCE_ID)"
-                } else {
-                    "tasks_data_source (or NOTION_TASKS_DATA_SOURCE_ID)"
-                };
-                return Err(TaskError::Fix(format!(
-                    "[tasks] needs both data sources: set {missing} in orchestra.toml"
-                )));
-            }
-        };
-        let id = |text: String, name: &str| {
-            notion_id(&text).ok_or_else(|| {
-                TaskError::Fix(format!(
-                    "{name} {text:?} is not a Notion id (32 hex digits, dashes allowed)"
-                ))
-            })
-        };
-        let text = |value: &Option<String>, default: &str| {
-            value
-                .as_deref()
-                .filter(|v| !v.trim().is_empty())
                 .unwrap_or(default)
                 .to_string()
         };
+        let source = match table.source.as_deref().map(str::trim) {
+            None | Some("notion") => match notion_settings(table, repo_name, env)? {
+                Some(notion) => Source::Notion(notion),
+                None => return Ok(None),
+            },
+            Some("github") => Source::Github(GithubSettings {
+                labels: table
+                    .labels
+                    .iter()
+                    .flatten()
+                    .map(|l| l.trim().to_string())
+                    .filter(|l| !l.is_empty())
+                    .collect(),
+                assignee: table
+                    .assignee
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| a.trim_start_matches('@').to_string()),
+                pick_assignee: table
+                    .pick_assignee
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| a.trim_start_matches('@').to_string()),
+                in_progress: text(&table.in_progress, GITHUB_IN_PROGRESS),
+            }),
+            Some("linear") => Source::Linear(LinearSettings {
+                in_progress: text(&table.in_progress, "In Progress"),
+                done: text(&table.done, "Done"),
+            }),
+            Some(other) => {
+                return Err(TaskError::Fix(format!(
+                    "tasks.source {other:?} is not a task source orchestra knows: \"notion\", \"github\" or \"linear\""
+                )))
+            }
+        };
+        let done_on_merge = table
+            .done_on_merge
+            .unwrap_or(matches!(source, Source::Github(_)));
         Ok(Some(Settings {
-            projects_data_source: id(projects, "the projects data source")?,
-            tasks_data_source: id(tasks, "the tasks data source")?,
-            project: text(&table.project, repo_name),
-            status_property: text(&table.status_property, "Status"),
-            in_progress: text(&table.in_progress, "In progress"),
-            done: text(&table.done, "Done"),
-            done_on_merge: table.done_on_merge,
+            source,
+            done_on_merge,
             timeout: table
                 .timeout
                 .as_deref()
@@ -137,6 +197,132 @@ impl Settings {
                 .unwrap_or(DEFAULT_TIMEOUT),
         }))
     }
+
+    /// The source's name, for messages: "Notion", "GitHub", "Linear".
+    pub fn name(&self) -> &'static str {
+        match self.source {
+            Source::Notion(_) => "Notion",
+            Source::Github(_) => "GitHub",
+            Source::Linear(_) => "Linear",
+        }
+    }
+
+    /// The task id `given` (an id, a URL) names, as the source writes it; refused when it
+    /// is none of this source's ids. No network.
+    pub fn task_id(&self, given: &str) -> Result<String, TaskError> {
+        let found = match &self.source {
+            Source::Notion(_) => notion_id(given),
+            Source::Github(_) => issue_number(given).map(|n| n.to_string()),
+            Source::Linear(_) => return Err(linear_not_built()),
+        };
+        found.ok_or_else(|| {
+            TaskError::Fix(format!(
+                "{given:?} is not a task id{} (`orchestra tasks` lists them)",
+                match self.source {
+                    Source::Github(_) => " (an issue's number, #N, or its URL)",
+                    _ => "",
+                }
+            ))
+        })
+    }
+
+    /// What picking does to a task, for a message about it not happening: "moved to In
+    /// progress".
+    pub fn picked_words(&self) -> String {
+        match &self.source {
+            Source::Notion(n) => format!("moved to {}", n.in_progress),
+            Source::Github(g) => format!("assigned and labelled {:?}", g.in_progress),
+            Source::Linear(l) => format!("moved to {}", l.in_progress),
+        }
+    }
+
+    /// The line a pull request's body carries for the session's `task`, so its merge
+    /// closes the task on the tracker's side: GitHub's "Fixes #N".
+    pub fn pull_request_line(&self, task: &str) -> Option<String> {
+        match self.source {
+            Source::Github(_) => issue_number(task).map(|n| format!("Fixes #{n}")),
+            _ => None,
+        }
+    }
+}
+
+/// Notion's settings from `table` and the environment; `None` when both data sources
+/// are blank.
+fn notion_settings(
+    table: &TasksTable,
+    repo_name: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Option<NotionSettings>, TaskError> {
+    let given = |value: &Option<String>, var: &str| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+            .or_else(|| env(var).map(|v| v.trim().to_string()))
+            .filter(|v| !v.is_empty())
+    };
+    let projects = given(
+        &table.projects_data_source,
+        "NOTION_PROJECTS_DATA_SOURCE_ID",
+    );
+    let tasks = given(&table.tasks_data_source, "NOTION_TASKS_DATA_SOURCE_ID");
+    let (projects, tasks) = match (projects, tasks) {
+        (None, None) => return Ok(None),
+        (Some(p), Some(t)) => (p, t),
+        (p, _) => {
+            let missing = if p.is_none() {
+                "projects_data_source (or NOTION_PROJECTS_DATA_SOURCE_ID)"
+            } else {
+                "tasks_data_source (or NOTION_TASKS_DATA_SOURCE_ID)"
+            };
+            return Err(TaskError::Fix(format!(
+                "[tasks] needs both data sources: set {missing} in orchestra.toml"
+            )));
+        }
+    };
+    let id = |text: String, name: &str| {
+        notion_id(&text).ok_or_else(|| {
+            TaskError::Fix(format!(
+                "{name} {text:?} is not a Notion id (32 hex digits, dashes allowed)"
+            ))
+        })
+    };
+    let text = |value: &Option<String>, default: &str| {
+        value
+            .as_deref()
+            .filter(|v| !v.trim().is_empty())
+            .unwrap_or(default)
+            .to_string()
+    };
+    Ok(Some(NotionSettings {
+        projects_data_source: id(projects, "the projects data source")?,
+        tasks_data_source: id(tasks, "the tasks data source")?,
+        project: text(&table.project, repo_name),
+        status_property: text(&table.status_property, "Status"),
+        in_progress: text(&table.in_progress, "In progress"),
+        done: text(&table.done, "Done"),
+    }))
+}
+
+/// The issue number `given` names: "12", "#12", or an issue's URL (".../issues/12").
+pub fn issue_number(given: &str) -> Option<u64> {
+    let given = given.trim();
+    let number = match given.rsplit_once("/issues/") {
+        Some((_, tail)) => tail.split(['?', '#', '/']).next().unwrap_or(""),
+        None => given.strip_prefix('#').unwrap_or(given),
+    };
+    if number.is_empty() || number.len() > 12 || !number.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    number.parse().ok().filter(|n| *n > 0)
+}
+
+fn linear_not_built() -> TaskError {
+    TaskError::Fix(
+        "the Linear task source is not built yet: set tasks.source to \"notion\" or \"github\""
+            .into(),
+    )
 }
 
 /// The task settings of the repo whose main worktree is `root` (named `name`): `None`
@@ -154,17 +340,29 @@ pub fn settings(root: &Path, name: &str) -> Result<Option<Settings>, TaskError> 
     Settings::from_table(&table, name, crate::paths::non_empty_env)
 }
 
-/// The task source `settings` name, with its token found (`token.rs`) for the repo at
-/// `root`. Makes no request yet.
+/// The task source `settings` name, with its token found for the repo at `root`
+/// (Notion: `token.rs`). Makes no request yet.
 pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, TaskError> {
-    let token = token::find(root).ok_or_else(|| {
-        TaskError::Fix(
-            "no Notion token: set NOTION_TOKEN, or configure the Notion MCP server in Claude Code \
-             (~/.claude.json, or the repo's .mcp.json once `orchestra allow` allowed it) with its NOTION_TOKEN"
-                .into(),
-        )
-    })?;
-    Ok(Box::new(notion::Notion::new(settings.clone(), token)))
+    match &settings.source {
+        Source::Notion(notion) => {
+            let token = token::find(root).ok_or_else(|| {
+                TaskError::Fix(
+                    "no Notion token: set NOTION_TOKEN, or configure the Notion MCP server in Claude Code \
+                     (~/.claude.json, or the repo's .mcp.json once `orchestra allow` allowed it) with its NOTION_TOKEN"
+                        .into(),
+                )
+            })?;
+            Ok(Box::new(notion::Notion::new(
+                notion.clone(),
+                settings.timeout,
+                token,
+            )))
+        }
+        Source::Github(_) => Err(TaskError::Fix(
+            "the GitHub task source is not built yet: set tasks.source to \"notion\"".into(),
+        )),
+        Source::Linear(_) => Err(linear_not_built()),
+    }
 }
 
 /// The orchestrator's first message for the repo at `root` (named `name`): `Ok(None)`
@@ -177,20 +375,28 @@ pub fn orchestrator_opening(
     let Some(settings) = settings(root, name)? else {
         return Ok(None);
     };
-    let listed = open(&settings, root).and_then(|source| source.open_tasks());
-    Ok(Some(listed.map(|tasks| {
-        orchestrator_message(&settings.project, &tasks)
+    let listed =
+        open(&settings, root).and_then(|source| Ok((source.project(), source.open_tasks()?)));
+    Ok(Some(listed.map(|(project, tasks)| {
+        orchestrator_message(&project, &tasks)
     })))
 }
 
-/// After session work on `task` merged: with `done_on_merge`, the task moves to the done
-/// status. `Ok(None)` when there is nothing to do (no source, or not asked).
-pub fn close_on_merge(root: &Path, name: &str, task: &str) -> Result<Option<String>, TaskError> {
+/// After session work on `task` merged as `merged` says: with `done_on_merge`, the
+/// source's write-back (Notion: the done status; GitHub: a comment and the issue closed).
+/// `Ok(None)` when there is nothing to do (no source, or not asked).
+pub fn close_on_merge(
+    root: &Path,
+    name: &str,
+    task: &str,
+    merged: &Merged,
+) -> Result<Option<String>, TaskError> {
     let Some(settings) = settings(root, name)?.filter(|s| s.done_on_merge) else {
         return Ok(None);
     };
-    open(&settings, root)?.set_status(task, &settings.done)?;
-    Ok(Some(format!("task {task} is {} now", settings.done)))
+    // A task recorded under another source (the settings changed since) is not this one's.
+    let id = settings.task_id(task)?;
+    Ok(Some(open(&settings, root)?.close_merged(&id, merged)?))
 }
 
 pub use orchestra_model::notion::id as notion_id;
@@ -276,9 +482,15 @@ mod tests {
             (var == "NOTION_TASKS_DATA_SOURCE_ID" || var == "NOTION_PROJECTS_DATA_SOURCE_ID")
                 .then(|| format!("{ds} "))
         };
-        let s = Settings::from_table(&TasksTable::default(), "app", env)
-            .unwrap()
-            .expect("configured by the environment");
+        let notion = |s: Settings| match s.source {
+            Source::Notion(n) => (n, s.timeout),
+            other => panic!("not Notion: {other:?}"),
+        };
+        let (s, timeout) = notion(
+            Settings::from_table(&TasksTable::default(), "app", env)
+                .unwrap()
+                .expect("configured by the environment"),
+        );
         assert_eq!(s.project, "app", "the repo folder's name");
         assert_eq!(
             (
@@ -288,24 +500,72 @@ mod tests {
             ),
             ("Status", "In progress", "Done")
         );
-        assert_eq!(s.timeout, DEFAULT_TIMEOUT);
+        assert_eq!(timeout, DEFAULT_TIMEOUT);
         let table = TasksTable {
             tasks_data_source: Some("2c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b".into()),
             timeout: Some("2s".into()),
             ..TasksTable::default()
         };
-        let s = Settings::from_table(&table, "app", env).unwrap().unwrap();
+        let (s, timeout) = notion(Settings::from_table(&table, "app", env).unwrap().unwrap());
         assert!(
             s.tasks_data_source.starts_with("2c2f3a4b"),
             "the manifest wins"
         );
-        assert_eq!(s.timeout, Duration::from_secs(2));
+        assert_eq!(timeout, Duration::from_secs(2));
         let half = TasksTable {
             tasks_data_source: Some(ds.into()),
             ..TasksTable::default()
         };
         let e = Settings::from_table(&half, "app", none).unwrap_err();
         assert!(e.to_string().contains("projects_data_source"), "{e}");
+    }
+
+    #[test]
+    fn the_source_is_chosen_by_name_and_validates_its_own_ids() {
+        let none = |_: &str| None;
+        let github = TasksTable {
+            source: Some("github".into()),
+            labels: Some(vec!["bug".into(), " ".into()]),
+            assignee: Some("@octo".into()),
+            ..TasksTable::default()
+        };
+        let s = Settings::from_table(&github, "app", none)
+            .unwrap()
+            .expect("github needs nothing else");
+        assert_eq!(
+            s.source,
+            Source::Github(GithubSettings {
+                labels: vec!["bug".into()],
+                assignee: Some("octo".into()),
+                pick_assignee: None,
+                in_progress: GITHUB_IN_PROGRESS.into(),
+            })
+        );
+        assert!(s.done_on_merge, "GitHub closes on merge unless told not to");
+        assert_eq!(s.task_id("#12").unwrap(), "12");
+        assert_eq!(
+            s.task_id("https://github.com/o/r/issues/7#issuecomment-1")
+                .unwrap(),
+            "7"
+        );
+        for bad in ["", "0", "x12", "1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b", "-1"] {
+            assert!(s.task_id(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(s.pull_request_line("12").as_deref(), Some("Fixes #12"));
+        let notion = TasksTable {
+            tasks_data_source: Some("1c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b".into()),
+            projects_data_source: Some("2c2f3a4b5c6d7e8f9a0b1c2d3e4f5a6b".into()),
+            ..TasksTable::default()
+        };
+        let s = Settings::from_table(&notion, "app", none).unwrap().unwrap();
+        assert!(!s.done_on_merge);
+        assert!(s.task_id("12").is_err());
+        assert_eq!(s.pull_request_line("12"), None);
+        let unknown = TasksTable {
+            source: Some("jira".into()),
+            ..TasksTable::default()
+        };
+        assert!(Settings::from_table(&unknown, "app", none).is_err());
     }
 
     #[test]

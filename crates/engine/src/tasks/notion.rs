@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use crate::http::{Client, HttpError};
 
-use super::{notion_id, Settings, Task, TaskError, TaskSource, Token};
+use super::{notion_id, Merged, NotionSettings as Settings, Task, TaskError, TaskSource, Token};
 
 pub const API_VERSION: &str = "2025-09-03";
 const DEFAULT_BASE: &str = "https://api.notion.com";
@@ -26,6 +26,7 @@ const MAX_DEPTH: usize = 3;
 
 pub struct Notion {
     settings: Settings,
+    timeout: Duration,
     token: Token,
     base: String,
     client: Client,
@@ -53,14 +54,15 @@ struct About {
 
 impl Notion {
     /// `$NOTION_API_URL` replaces the API's address (a stand-in, a proxy).
-    pub fn new(settings: Settings, token: Token) -> Notion {
+    pub fn new(settings: Settings, timeout: Duration, token: Token) -> Notion {
         let base = crate::paths::non_empty_env("NOTION_API_URL")
             .unwrap_or_else(|| DEFAULT_BASE.to_string())
             .trim_end_matches('/')
             .to_string();
-        let client = Client::new(settings.timeout);
+        let client = Client::new(timeout);
         Notion {
             settings,
+            timeout,
             token,
             base,
             client,
@@ -139,7 +141,7 @@ impl Notion {
         match e {
             HttpError::TimedOut { .. } => TaskError::Failed(format!(
                 "Notion did not answer within {} about {} (`timeout` in orchestra.toml's [tasks] sets the limit)",
-                crate::duration::spell(self.settings.timeout),
+                crate::duration::spell(self.timeout),
                 about.thing
             )),
             HttpError::Unreachable { reason, .. } => {
@@ -351,7 +353,36 @@ impl Notion {
     }
 }
 
+impl Notion {
+    /// Moves the task to the status named `status`.
+    fn set_status(&self, id: &str, status: &str) -> Result<(), TaskError> {
+        let schema = self.schema()?;
+        let about = About {
+            thing: format!("task {id}"),
+            fix: format!(
+                "that {:?} is an option of the property {:?} (in_progress, done and status_property in orchestra.toml's [tasks])",
+                status, self.settings.status_property
+            ),
+        };
+        self.call(
+            "PATCH",
+            &format!("/v1/pages/{id}"),
+            Some(&json!({
+                "properties": {
+                    (self.settings.status_property.as_str()): {(schema.status_kind.as_str()): {"name": status}}
+                }
+            })),
+            &about,
+        )?;
+        Ok(())
+    }
+}
+
 impl TaskSource for Notion {
+    fn project(&self) -> String {
+        self.settings.project.clone()
+    }
+
     fn open_tasks(&self) -> Result<Vec<Task>, TaskError> {
         let schema = self.schema()?;
         let project = self.project_id()?;
@@ -401,26 +432,14 @@ impl TaskSource for Notion {
         Ok(text)
     }
 
-    fn set_status(&self, id: &str, status: &str) -> Result<(), TaskError> {
-        let schema = self.schema()?;
-        let about = About {
-            thing: format!("task {id}"),
-            fix: format!(
-                "that {:?} is an option of the property {:?} (in_progress, done and status_property in orchestra.toml's [tasks])",
-                status, self.settings.status_property
-            ),
-        };
-        self.call(
-            "PATCH",
-            &format!("/v1/pages/{id}"),
-            Some(&json!({
-                "properties": {
-                    (self.settings.status_property.as_str()): {(schema.status_kind.as_str()): {"name": status}}
-                }
-            })),
-            &about,
-        )?;
-        Ok(())
+    fn mark_picked(&self, id: &str) -> Result<String, TaskError> {
+        self.set_status(id, &self.settings.in_progress)?;
+        Ok(format!("is {} now", self.settings.in_progress))
+    }
+
+    fn close_merged(&self, id: &str, _merged: &Merged) -> Result<String, TaskError> {
+        self.set_status(id, &self.settings.done)?;
+        Ok(format!("task {id} is {} now", self.settings.done))
     }
 }
 
@@ -612,8 +631,6 @@ mod tests {
             status_property: "Status".into(),
             in_progress: "In progress".into(),
             done: "Done".into(),
-            done_on_merge: false,
-            timeout: Duration::from_secs(1),
         }
     }
 

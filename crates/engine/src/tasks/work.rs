@@ -5,7 +5,7 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::report::Report;
-use crate::tasks::{self, Settings, Task, TaskError, TaskSource};
+use crate::tasks::{self, Merged, Settings, Task, TaskError, TaskSource};
 
 /// A tracker's refusal as the command's error: what the person fixes (exit 2), or a
 /// failure on the way (exit 1).
@@ -21,7 +21,8 @@ pub fn task_error(e: TaskError) -> Error {
 pub fn source_of(repo: &Repo) -> Result<(Settings, Box<dyn TaskSource>), Error> {
     let settings = configured(repo)?.ok_or_else(|| {
         Error::BadInput(
-            "no task source for this repo: set projects_data_source and tasks_data_source in orchestra.toml's [tasks] \
+            "no task source for this repo: set source = \"github\" in orchestra.toml's [tasks] for its GitHub Issues, \
+             or projects_data_source and tasks_data_source there for Notion \
              (or NOTION_PROJECTS_DATA_SOURCE_ID and NOTION_TASKS_DATA_SOURCE_ID)"
                 .into(),
         )
@@ -56,12 +57,10 @@ pub fn pick(
     wanted: &Pick<'_>,
     start: impl FnOnce(&str, String) -> Result<(), Error>,
 ) -> Result<String, Error> {
-    let id = tasks::notion_id(wanted.id).ok_or_else(|| {
-        Error::BadInput(format!(
-            "{:?} is not a task id (`orchestra tasks` lists them)",
-            wanted.id
-        ))
-    })?;
+    let settings = configured(repo)?;
+    if let Some(settings) = &settings {
+        settings.task_id(wanted.id).map_err(task_error)?;
+    }
     if let Some(label) = wanted.label {
         crate::label::validate(label)?;
     }
@@ -70,12 +69,11 @@ pub fn pick(
         crate::session::launch::agent_command(wanted.agent)?;
     }
     let (settings, source) = source_of(repo)?;
+    let id = settings.task_id(wanted.id).map_err(task_error)?;
     let task = source.task(&id).map_err(task_error)?;
     if !wanted.dispatch {
-        source
-            .set_status(&id, &settings.in_progress)
-            .map_err(task_error)?;
-        return Ok(moved(&task, &settings));
+        let now = source.mark_picked(&id).map_err(task_error)?;
+        return Ok(moved(&task, &now));
     }
     let content = source.content(&id).map_err(task_error)?;
     let label = match wanted.label {
@@ -94,24 +92,24 @@ pub fn pick(
     if let Some(session) = store.session_by_label(&repo.id(), &label)? {
         store.set_session_task(&session.id, &id)?;
     }
-    source.set_status(&id, &settings.in_progress).map_err(|e| {
+    let now = source.mark_picked(&id).map_err(|e| {
         Error::Refused(format!(
-            "dispatched {label}, but task {id} was not moved to {}: {e}",
-            settings.in_progress
+            "dispatched {label}, but task {id} was not {}: {e}",
+            settings.picked_words()
         ))
     })?;
     Ok(format!(
         "{}; session {label} works on it",
-        moved(&task, &settings)
+        moved(&task, &now)
     ))
 }
 
-fn moved(task: &Task, settings: &Settings) -> String {
+/// "task ID (TITLE) is In progress now".
+fn moved(task: &Task, now: &str) -> String {
     format!(
-        "task {} ({}) is {} now",
+        "task {} ({}) {now}",
         task.id,
         tasks::one_line(&task.title, 80),
-        settings.in_progress
     )
 }
 
@@ -151,12 +149,14 @@ pub fn orchestrator_words(
     Ok(agent.first_message(message).unwrap_or_default())
 }
 
-/// After `session` merged: its task moves to done when `done_on_merge` asks for it. A
-/// failure is reported and never undoes or blocks the merge.
+/// After `session` merged (as `merged` says): its task moves to done (GitHub: is closed)
+/// when `done_on_merge` asks for it. A failure is reported and never undoes or blocks the
+/// merge.
 pub fn after_merge(
     store: &crate::state::Store,
     repo: &Repo,
     session: &crate::state::Session,
+    merged: &Merged,
     out: &mut dyn Report,
 ) {
     let task = match store.session_task(&session.id) {
@@ -167,7 +167,7 @@ pub fn after_merge(
             return;
         }
     };
-    match tasks::close_on_merge(repo.main_worktree(), &repo.name(), &task) {
+    match tasks::close_on_merge(repo.main_worktree(), &repo.name(), &task, merged) {
         Ok(Some(done)) => out.line(done),
         Ok(None) => {}
         Err(e) => out.note(format!(
