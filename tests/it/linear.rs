@@ -231,9 +231,11 @@ fn a_linear_issue_picked_goes_to_the_real_claude_and_a_merge_closes_it_with_a_co
     );
     assert_eq!(env.session(label)["task"], "ENG-1");
     assert!(
-        wait_until(Duration::from_secs(60), || world.api.requests().contains(
+        wait_until(Duration::from_secs(60), || {
+            world.api.requests().contains(
             "Fix the login redirect\\n\\nThe login page sends you back to itself.\\n\\n- Add a test for the redirect 7c2a"
-        )),
+        )
+        }),
         "the model never got the issue; screen:\n{}",
         env.screen(label)
     );
@@ -271,7 +273,7 @@ fn a_linear_issue_picked_goes_to_the_real_claude_and_a_merge_closes_it_with_a_co
     assert_eq!(mutations[2].1["input"]["issueId"], eng1);
     let comment = mutations[2].1["input"]["body"].as_str().unwrap();
     assert!(
-        comment.contains(label) && comment.contains("main"),
+        comment.contains("ENG-1") && comment.contains("merged into main"),
         "{comment}"
     );
     let open = json_of(&env.orchestra(&["tasks", "--json"]).ok().stdout);
@@ -299,14 +301,22 @@ fn bad_linear_input_is_one_line_exit_2_and_nothing_changes() {
         vec!["tasks", "pick", id, "--dispatch", "--agent", "cat"]
     };
     refused(&env, &pick("ENG-99"), &["finds no issue ENG-99"]);
-    refused(&env, &pick("OPS-1"), &["OPS-1 is an issue of OPS", "team ENG"]);
+    refused(
+        &env,
+        &pick("OPS-1"),
+        &["OPS-1 is an issue of OPS", "team ENG"],
+    );
     refused(&env, &pick("login"), &["not a", "ENG-12"]);
     // A state name the team lacks: refused before anything moves.
     write_manifest(&env, &tasks_toml("ENG", "in_progress = \"Doing\"\n"));
     refused(
         &env,
         &pick("ENG-1"),
-        &["no workflow state \"Doing\"", "in_progress", "Todo, In Progress"],
+        &[
+            "no workflow state \"Doing\"",
+            "in_progress",
+            "Todo, In Progress",
+        ],
     );
     refused(&env, &["tasks", "pick", "ENG-1"], &["\"Doing\""]);
     // A team that is not there.
@@ -394,9 +404,7 @@ fn the_linear_key_is_never_on_disk_argv_or_in_tmux() {
     assert!(!env.tmux(&["show-environment", "-g"]).contains(KEY));
     for pane in env.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]).lines() {
         assert!(!env.tmux(&["show-environment", "-t", pane]).contains(KEY));
-        assert!(!env
-            .tmux(&["capture-pane", "-p", "-t", pane])
-            .contains(KEY));
+        assert!(!env.tmux(&["capture-pane", "-p", "-t", pane]).contains(KEY));
     }
 }
 

@@ -304,6 +304,12 @@ pub struct TasksTable {
     pub assignee: Option<String>,
     /// GitHub: who a pick assigns (default: the token's own user).
     pub pick_assignee: Option<String>,
+    /// Linear: the team's key (ENG) or id.
+    pub team: Option<String>,
+    /// Linear: the workflow state a task waits in (default "Todo").
+    pub open: Option<String>,
+    /// Linear: the API's base (default Linear's own; $ORCHESTRA_LINEAR_API wins).
+    pub api: Option<String>,
     /// How long one request may take: "10s", "500ms", "1m".
     pub timeout: Option<String>,
 }
@@ -597,7 +603,7 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
         ));
     }
     // A key of another source is a mistake worth saying, not one to ignore.
-    let keys_of: [(&str, &[(&str, bool)]); 2] = [
+    let keys_of: [(&str, &[(&str, bool)]); 3] = [
         (
             "notion",
             &[
@@ -613,6 +619,14 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
                 ("labels", t.labels.is_some()),
                 ("assignee", t.assignee.is_some()),
                 ("pick_assignee", t.pick_assignee.is_some()),
+            ],
+        ),
+        (
+            "linear",
+            &[
+                ("team", t.team.is_some()),
+                ("open", t.open.is_some()),
+                ("api", t.api.is_some()),
             ],
         ),
     ];
@@ -673,10 +687,28 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
             }
         }
     }
+    if let Some(team) = t.team.as_deref().map(str::trim) {
+        if !orchestra_model::linear::team_key(team) && orchestra_model::linear::uuid(team).is_none()
+        {
+            return Err(err(
+                "team",
+                format!("tasks.team {team:?} is not a Linear team's key (such as ENG) or id"),
+            ));
+        }
+    }
+    if let Some(api) = t.api.as_deref().map(str::trim) {
+        if !(api.starts_with("https://") || api.starts_with("http://")) {
+            return Err(err(
+                "api",
+                format!("tasks.api {api:?} is not an http(s) address such as \"https://api.linear.app\""),
+            ));
+        }
+    }
     for (key, value) in [
         ("status_property", &t.status_property),
         ("in_progress", &t.in_progress),
         ("done", &t.done),
+        ("open", &t.open),
     ] {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
             return Err(err(key, format!("tasks.{key} is empty")));

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::http::{Client, HttpError};
 
-use super::{one_line, Task, TaskError, TaskSource, Token};
+use super::{one_line, Merged, Task, TaskError, TaskSource, Token};
 
 pub const DEFAULT_API: &str = "https://api.linear.app";
 /// How often a rate-limited request is sent again, each after the wait Linear asks for
@@ -36,7 +36,6 @@ pub struct LinearSettings {
     pub done: String,
     /// The API's base: `/graphql` is its endpoint.
     pub api: String,
-    pub timeout: Duration,
 }
 
 pub const DEFAULT_OPEN: &str = "Todo";
@@ -70,6 +69,7 @@ pub fn api_base(configured: Option<&str>) -> String {
 
 pub struct Linear {
     settings: LinearSettings,
+    timeout: Duration,
     token: Token,
     endpoint: String,
     client: Client,
@@ -108,11 +108,12 @@ const ISSUE_FIELDS: &str =
     "id identifier title description url state { name type } team { id key }";
 
 impl Linear {
-    pub fn new(settings: LinearSettings, token: Token) -> Linear {
+    pub fn new(settings: LinearSettings, timeout: Duration, token: Token) -> Linear {
         let endpoint = settings.endpoint();
-        let client = Client::new(settings.timeout);
+        let client = Client::new(timeout);
         Linear {
             settings,
+            timeout,
             token,
             endpoint,
             client,
@@ -197,7 +198,7 @@ impl Linear {
         match e {
             HttpError::TimedOut { .. } => TaskError::Failed(format!(
                 "Linear did not answer within {} about {} (`timeout` in orchestra.toml's [tasks] sets the limit)",
-                crate::duration::spell(self.settings.timeout),
+                crate::duration::spell(self.timeout),
                 about.thing
             )),
             HttpError::Unreachable { reason, .. } => TaskError::Failed(format!(
@@ -450,9 +451,23 @@ impl Linear {
         })
     }
 
-    /// Adds `body` as a comment on the issue `id` (a merged session's note).
-    pub fn comment(&self, id: &str, body: &str) -> Result<(), TaskError> {
+    /// Moves the issue `id` to the team's state named `status` (`key` the setting that
+    /// names it, for a refusal).
+    fn move_to(&self, id: &str, status: &str, key: &str) -> Result<Issue, TaskError> {
         let issue = self.issue(id)?;
+        let state = self.state(&self.team()?, status, key)?;
+        let about = Self::issue_about(&issue.task.id);
+        let data = self.call(
+            "mutation Move($id: String!, $state: String!) { issueUpdate(id: $id, input: {stateId: $state}) { success issue { state { name } } } }",
+            json!({"id": issue.id, "state": state.id}),
+            &about,
+        )?;
+        succeeded(&data, "issueUpdate", &about)?;
+        Ok(issue)
+    }
+
+    /// Adds `body` as a comment on `issue`.
+    fn comment(&self, issue: &Issue, body: &str) -> Result<(), TaskError> {
         let about = Self::issue_about(&issue.task.id);
         let data = self.call(
             "mutation Comment($input: CommentCreateInput!) { commentCreate(input: $input) { success comment { id } } }",
@@ -464,6 +479,10 @@ impl Linear {
 }
 
 impl TaskSource for Linear {
+    fn project(&self) -> String {
+        format!("team {}", self.settings.team)
+    }
+
     fn open_tasks(&self) -> Result<Vec<Task>, TaskError> {
         let team = self.team()?;
         let nodes = self.all_nodes(
@@ -483,24 +502,27 @@ impl TaskSource for Linear {
         Ok(self.issue(id)?.description)
     }
 
-    fn set_status(&self, id: &str, status: &str) -> Result<(), TaskError> {
-        let issue = self.issue(id)?;
-        let team = self.team()?;
-        let key = if status == self.settings.done {
-            "done"
-        } else if status == self.settings.open {
-            "open"
-        } else {
-            "in_progress"
-        };
-        let state = self.state(&team, status, key)?;
-        let about = Self::issue_about(&issue.task.id);
-        let data = self.call(
-            "mutation Move($id: String!, $state: String!) { issueUpdate(id: $id, input: {stateId: $state}) { success issue { state { name } } } }",
-            json!({"id": issue.id, "state": state.id}),
-            &about,
-        )?;
-        succeeded(&data, "issueUpdate", &about)
+    fn mark_picked(&self, id: &str) -> Result<String, TaskError> {
+        self.move_to(id, &self.settings.in_progress, "in_progress")?;
+        Ok(format!("is {} now", self.settings.in_progress))
+    }
+
+    /// The done state, then a comment saying how the work landed (a comment that fails
+    /// after the move says so: the move stands).
+    fn close_merged(&self, id: &str, merged: &Merged) -> Result<String, TaskError> {
+        let done = &self.settings.done;
+        let issue = self.move_to(id, done, "done")?;
+        let body = format!(
+            "Done: orchestra's session for {} was {}.",
+            issue.task.id, merged.how
+        );
+        self.comment(&issue, &body).map_err(|e| {
+            TaskError::Failed(format!(
+                "task {} is {done} now, but the comment on it failed: {e}",
+                issue.task.id
+            ))
+        })?;
+        Ok(format!("task {} is {done} now (commented)", issue.task.id))
     }
 }
 
@@ -567,8 +589,8 @@ mod tests {
                 in_progress: DEFAULT_IN_PROGRESS.into(),
                 done: DEFAULT_DONE.into(),
                 api: "http://127.0.0.1:9/".into(),
-                timeout: Duration::from_secs(1),
             },
+            Duration::from_secs(1),
             Token::for_tests("lin_api_x", "LINEAR_API_KEY"),
         )
     }
