@@ -306,8 +306,6 @@ pub struct TasksTable {
     pub pick_assignee: Option<String>,
     /// Linear: the team's key (ENG) or id.
     pub team: Option<String>,
-    /// Linear: the workflow state a task waits in (default "Todo").
-    pub open: Option<String>,
     /// Linear: the API's base (default Linear's own; $ORCHESTRA_LINEAR_API wins).
     pub api: Option<String>,
     /// How long one request may take: "10s", "500ms", "1m".
@@ -623,11 +621,7 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
         ),
         (
             "linear",
-            &[
-                ("team", t.team.is_some()),
-                ("open", t.open.is_some()),
-                ("api", t.api.is_some()),
-            ],
+            &[("team", t.team.is_some()), ("api", t.api.is_some())],
         ),
     ];
     for (owner, keys) in keys_of {
@@ -708,7 +702,6 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
         ("status_property", &t.status_property),
         ("in_progress", &t.in_progress),
         ("done", &t.done),
-        ("open", &t.open),
     ] {
         if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
             return Err(err(key, format!("tasks.{key} is empty")));
@@ -894,6 +887,30 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linear_keys_are_checked_where_they_are() {
+        let refused = |text: &str| parse(text, "orchestra.toml").unwrap_err().to_string();
+        let e = refused("[tasks]\nsource = \"linear\"\nteam = \"E NG\"\n");
+        assert!(
+            e.contains("orchestra.toml:3:1") && e.contains("not a Linear team"),
+            "{e}"
+        );
+        let e = refused("[tasks]\nteam = \"ENG\"\n");
+        assert!(e.contains("setting of source \"linear\""), "{e}");
+        let e = refused("[tasks]\nsource = \"linear\"\nteam = \"ENG\"\napi = \"ftp://x\"\n");
+        assert!(
+            e.contains("orchestra.toml:4:1") && e.contains("http(s)"),
+            "{e}"
+        );
+        let e = refused("[tasks]\nsource = \"linear\"\nteam = \"ENG\"\nstatus_property = \"S\"\n");
+        assert!(e.contains("setting of source \"notion\""), "{e}");
+        let ok = "[tasks]\nsource = \"linear\"\nteam = \"ENG\"\napi = \"http://127.0.0.1:9\"\ndone = \"Shipped\"\n";
+        assert_eq!(
+            parse(ok, "orchestra.toml").unwrap().tasks.team.as_deref(),
+            Some("ENG")
+        );
+    }
 
     const GOOD: &str = r#"
 [orchestrator]

@@ -30,15 +30,13 @@ const CLOSED_TYPES: [&str; 2] = ["completed", "canceled"];
 pub struct LinearSettings {
     /// The team's key (`ENG`) or id.
     pub team: String,
-    /// The state a task is waiting in, and the ones pick and a merge move it to.
-    pub open: String,
+    /// The workflow states pick and a merge move an issue to.
     pub in_progress: String,
     pub done: String,
     /// The API's base: `/graphql` is its endpoint.
     pub api: String,
 }
 
-pub const DEFAULT_OPEN: &str = "Todo";
 pub const DEFAULT_IN_PROGRESS: &str = "In Progress";
 pub const DEFAULT_DONE: &str = "Done";
 
@@ -387,7 +385,6 @@ impl Linear {
     /// Refuses settings naming a state the team lacks, before anything is changed.
     fn check_states(&self, team: &Team) -> Result<(), TaskError> {
         for (key, name) in [
-            ("open", &self.settings.open),
             ("in_progress", &self.settings.in_progress),
             ("done", &self.settings.done),
         ] {
@@ -585,7 +582,6 @@ mod tests {
         Linear::new(
             LinearSettings {
                 team: "ENG".into(),
-                open: DEFAULT_OPEN.into(),
                 in_progress: DEFAULT_IN_PROGRESS.into(),
                 done: DEFAULT_DONE.into(),
                 api: "http://127.0.0.1:9/".into(),

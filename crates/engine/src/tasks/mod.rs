@@ -182,7 +182,6 @@ impl Settings {
                         )
                     })?
                     .to_string(),
-                open: text(&table.open, linear::DEFAULT_OPEN),
                 in_progress: text(&table.in_progress, linear::DEFAULT_IN_PROGRESS),
                 done: text(&table.done, linear::DEFAULT_DONE),
                 api: linear::api_base(table.api.as_deref()),
@@ -582,6 +581,35 @@ mod tests {
             ..TasksTable::default()
         };
         assert!(Settings::from_table(&unknown, "app", none).is_err());
+    }
+
+    #[test]
+    fn linear_needs_a_team_and_takes_its_identifiers() {
+        let none = |_: &str| None;
+        let blank = TasksTable {
+            source: Some("linear".into()),
+            ..TasksTable::default()
+        };
+        let e = Settings::from_table(&blank, "app", none).unwrap_err();
+        assert!(e.to_string().contains("set team = \"KEY\""), "{e}");
+        let table = TasksTable {
+            team: Some(" ENG ".into()),
+            done: Some("Shipped".into()),
+            ..blank
+        };
+        let s = Settings::from_table(&table, "app", none).unwrap().unwrap();
+        match &s.source {
+            Source::Linear(l) => assert_eq!(
+                (l.team.as_str(), l.in_progress.as_str(), l.done.as_str()),
+                ("ENG", "In Progress", "Shipped")
+            ),
+            other => panic!("not Linear: {other:?}"),
+        }
+        assert!(!s.done_on_merge);
+        assert_eq!(s.task_id("eng-12").unwrap(), "ENG-12");
+        assert_eq!(s.pull_request_line("ENG-12"), None);
+        let e = s.task_id("12").unwrap_err().to_string();
+        assert!(e.contains("such as ENG-12"), "{e}");
     }
 
     #[test]
