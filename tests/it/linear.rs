@@ -94,7 +94,8 @@ fn issue_id(n: u32) -> String {
 }
 
 /// Team ENG: four open issues (two answers of two, with page_size 2), one done, one
-/// canceled; team OPS: one issue; team SLOW, whose lookup answers late.
+/// canceled; team OPS: one issue; team SLOW, whose lookup answers late, and FLOOD, whose
+/// lookup is always rate limited.
 fn workspace() -> Value {
     let issue = |team: &str, number: u32, title: &str, state: &str, description: &str| {
         let n = if team == "ENG" { number } else { 100 + number };
@@ -118,6 +119,7 @@ fn workspace() -> Value {
         "faults": [
             {"operation": "teams", "code": "RATELIMITED", "status": 400, "retry_after": "1", "times": 1},
             {"operation": "teams", "matching": "\"SLOW\"", "delay": 10},
+            {"operation": "teams", "matching": "\"FLOOD\"", "code": "RATELIMITED", "retry_after": "0"},
         ],
     })
 }
@@ -333,6 +335,24 @@ fn bad_linear_input_is_one_line_exit_2_and_nothing_changes() {
     assert_eq!(env.windows(), windows, "no window was made");
     assert!(env.list_json().is_empty());
     assert!(!env.branches().iter().any(|b| b.starts_with("session/")));
+
+    // Rate limited every time: three retries, then exit 1.
+    env.env.push(("LINEAR_API_KEY".into(), KEY.into()));
+    write_manifest(&env, &tasks_toml("FLOOD", ""));
+    let flooded = env.orchestra(&["tasks"]).fails_with(1);
+    assert!(
+        flooded
+            .stderr
+            .contains("still rate limiting (RATELIMITED) after 3 retries"),
+        "{}",
+        flooded.stderr
+    );
+    let tries = linear
+        .requests()
+        .iter()
+        .filter(|r| r["variables"]["key"] == "FLOOD")
+        .count();
+    assert_eq!(tries, 4, "the first try and three retries");
 
     // A team that answers later than the timeout: exit 1, naming the setting.
     env.env.push(("LINEAR_API_KEY".into(), KEY.into()));
