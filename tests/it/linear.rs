@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::harness::{
-    commit_file, git_in, require, stand_in_passes_its_own_tests, wait_until, which, ClaudeWorld,
-    Env, StandIn,
+    commit_file, git_in, require, stand_in_passes_its_own_tests, wait_until, which, write_script,
+    ClaudeWorld, Env, StandIn,
 };
 
 const KEY: &str = "lin_api_s3cr3t_0rch3stra_k3y";
@@ -437,6 +437,39 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
             files.push(path);
         }
     }
+}
+
+#[test]
+fn launch_gives_the_orchestrator_the_linear_teams_open_issues() {
+    let mut env = Env::new();
+    let Some(linear) = Linear::start(&env, &workspace()) else {
+        return;
+    };
+    configure(&mut env, &linear, "ENG", "");
+    env.start_server(&[]);
+    // A program named like claude is launched as claude; it writes down its arguments.
+    let args_file = env.root.join("args.txt");
+    let stub = env.root.join("claude-stub");
+    write_script(
+        &stub,
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\nexec sleep 600\n",
+            shell_words::quote(&args_file.to_string_lossy())
+        ),
+    );
+    env.orchestra(&["launch", "--agent", &stub.to_string_lossy()])
+        .ok();
+    assert!(wait_until(Duration::from_secs(10), || args_file.exists()));
+    let args = std::fs::read_to_string(&args_file).unwrap();
+    assert!(
+        args.contains("Open tasks of the project \"team ENG\"")
+            && args.contains("- Fix the login redirect (ENG-1)")
+            && args.contains("- Review me (ENG-6)")
+            && !args.contains("Old work")
+            && !args.contains("Another team's issue"),
+        "{args}"
+    );
+    assert!(linear.mutations().is_empty());
 }
 
 /// The stand-in's own tests (queries checked, filters, pagination, faults, the wire).
