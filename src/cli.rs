@@ -227,8 +227,9 @@ pub enum TasksCommand {
 
 #[derive(Debug, Args)]
 pub struct PickArgs {
-    /// The task's id, as `orchestra tasks` prints it (a Notion page's URL, or a GitHub
-    /// issue's #N or URL, works too).
+    /// The task's id, as `orchestra tasks` prints it (a Notion page's URL, a GitHub
+    /// issue's #N or URL, or a Linear issue's identifier such as ENG-12 or its URL, works
+    /// too).
     pub id: String,
     /// Dispatch a session whose prompt is the task's title and content, and record the
     /// task on it (`list --json` shows it as "task").

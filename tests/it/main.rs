@@ -28,6 +28,7 @@ mod hostile;
 mod import;
 mod kill;
 mod labels;
+mod linear;
 mod list;
 mod manifest;
 mod markup;

@@ -304,6 +304,10 @@ pub struct TasksTable {
     pub assignee: Option<String>,
     /// GitHub: who a pick assigns (default: the token's own user).
     pub pick_assignee: Option<String>,
+    /// Linear: the team's key (ENG) or id.
+    pub team: Option<String>,
+    /// Linear: the API's base (default Linear's own; $ORCHESTRA_LINEAR_API wins).
+    pub api: Option<String>,
     /// How long one request may take: "10s", "500ms", "1m".
     pub timeout: Option<String>,
 }
@@ -597,7 +601,7 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
         ));
     }
     // A key of another source is a mistake worth saying, not one to ignore.
-    let keys_of: [(&str, &[(&str, bool)]); 2] = [
+    let keys_of: [(&str, &[(&str, bool)]); 3] = [
         (
             "notion",
             &[
@@ -614,6 +618,10 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
                 ("assignee", t.assignee.is_some()),
                 ("pick_assignee", t.pick_assignee.is_some()),
             ],
+        ),
+        (
+            "linear",
+            &[("team", t.team.is_some()), ("api", t.api.is_some())],
         ),
     ];
     for (owner, keys) in keys_of {
@@ -671,6 +679,23 @@ fn validate_tasks(t: &TasksTable, text: &str, file: &str) -> Result<(), Manifest
                     ),
                 ));
             }
+        }
+    }
+    if let Some(team) = t.team.as_deref().map(str::trim) {
+        if !orchestra_model::linear::team_key(team) && orchestra_model::linear::uuid(team).is_none()
+        {
+            return Err(err(
+                "team",
+                format!("tasks.team {team:?} is not a Linear team's key (such as ENG) or id"),
+            ));
+        }
+    }
+    if let Some(api) = t.api.as_deref().map(str::trim) {
+        if !(api.starts_with("https://") || api.starts_with("http://")) {
+            return Err(err(
+                "api",
+                format!("tasks.api {api:?} is not an http(s) address such as \"https://api.linear.app\""),
+            ));
         }
     }
     for (key, value) in [
@@ -862,6 +887,30 @@ impl Manifest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn linear_keys_are_checked_where_they_are() {
+        let refused = |text: &str| parse(text, "orchestra.toml").unwrap_err().to_string();
+        let e = refused("[tasks]\nsource = \"linear\"\nteam = \"E NG\"\n");
+        assert!(
+            e.contains("orchestra.toml:3:1") && e.contains("not a Linear team"),
+            "{e}"
+        );
+        let e = refused("[tasks]\nteam = \"ENG\"\n");
+        assert!(e.contains("setting of source \"linear\""), "{e}");
+        let e = refused("[tasks]\nsource = \"linear\"\nteam = \"ENG\"\napi = \"ftp://x\"\n");
+        assert!(
+            e.contains("orchestra.toml:4:1") && e.contains("http(s)"),
+            "{e}"
+        );
+        let e = refused("[tasks]\nsource = \"linear\"\nteam = \"ENG\"\nstatus_property = \"S\"\n");
+        assert!(e.contains("setting of source \"notion\""), "{e}");
+        let ok = "[tasks]\nsource = \"linear\"\nteam = \"ENG\"\napi = \"http://127.0.0.1:9\"\ndone = \"Shipped\"\n";
+        assert_eq!(
+            parse(ok, "orchestra.toml").unwrap().tasks.team.as_deref(),
+            Some("ENG")
+        );
+    }
 
     const GOOD: &str = r#"
 [orchestrator]

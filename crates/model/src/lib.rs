@@ -6,6 +6,7 @@ pub mod duration;
 pub mod inert;
 pub mod kind;
 pub mod label;
+pub mod linear;
 pub mod notion;
 pub mod report;
 pub mod text;

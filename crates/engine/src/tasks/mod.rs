@@ -7,6 +7,7 @@
 //! blank there is no source, and nothing here reads a token or opens a connection.
 
 pub mod github;
+pub mod linear;
 pub mod notion;
 mod token;
 pub mod work;
@@ -125,12 +126,7 @@ pub struct GithubSettings {
     pub in_progress: String,
 }
 
-/// Linear's `[tasks]` settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinearSettings {
-    pub in_progress: String,
-    pub done: String,
-}
+pub use linear::LinearSettings;
 
 /// The label a GitHub pick adds unless `in_progress` says otherwise.
 pub const GITHUB_IN_PROGRESS: &str = "in progress";
@@ -181,8 +177,21 @@ impl Settings {
                 in_progress: text(&table.in_progress, GITHUB_IN_PROGRESS),
             }),
             Some("linear") => Source::Linear(LinearSettings {
-                in_progress: text(&table.in_progress, "In Progress"),
-                done: text(&table.done, "Done"),
+                team: table
+                    .team
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .ok_or_else(|| {
+                        TaskError::Fix(
+                            "[tasks] source = \"linear\" needs the team: set team = \"KEY\" (such as ENG) in orchestra.toml"
+                                .into(),
+                        )
+                    })?
+                    .to_string(),
+                in_progress: text(&table.in_progress, linear::DEFAULT_IN_PROGRESS),
+                done: text(&table.done, linear::DEFAULT_DONE),
+                api: linear::api_base(table.api.as_deref()),
             }),
             Some(other) => {
                 return Err(TaskError::Fix(format!(
@@ -219,13 +228,15 @@ impl Settings {
         let found = match &self.source {
             Source::Notion(_) => notion_id(given),
             Source::Github(_) => issue_number(given).map(|n| n.to_string()),
-            Source::Linear(_) => return Err(linear_not_built()),
+            Source::Linear(_) => orchestra_model::linear::issue(given),
         };
         found.ok_or_else(|| {
             TaskError::Fix(format!(
                 "{given:?} is not a task id{} (`orchestra tasks` lists them)",
                 match self.source {
                     Source::Github(_) => " (an issue's number, #N, or its URL)",
+                    Source::Linear(_) =>
+                        " (an issue's identifier such as ENG-12, its id, or its URL)",
                     _ => "",
                 }
             ))
@@ -324,13 +335,6 @@ pub fn issue_number(given: &str) -> Option<u64> {
     number.parse().ok().filter(|n| *n > 0)
 }
 
-fn linear_not_built() -> TaskError {
-    TaskError::Fix(
-        "the Linear task source is not built yet: set tasks.source to \"notion\" or \"github\""
-            .into(),
-    )
-}
-
 /// The task settings of the repo whose main worktree is `root` (named `name`): `None`
 /// when no source is configured. Reads orchestra.toml (refusing a broken one) and the
 /// environment; no network.
@@ -374,7 +378,19 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
                 .map_err(self::github::task_error)?;
             Ok(Box::new(self::github::Github::new(github.clone(), rest)))
         }
-        Source::Linear(_) => Err(linear_not_built()),
+        Source::Linear(linear) => {
+            let key = token::linear_key().ok_or_else(|| {
+                TaskError::Fix(
+                    "no Linear key: set LINEAR_API_KEY to a personal API key (Linear: Settings → Security & access → Personal API keys)"
+                        .into(),
+                )
+            })?;
+            Ok(Box::new(linear::Linear::new(
+                linear.clone(),
+                settings.timeout,
+                key,
+            )))
+        }
     }
 }
 
@@ -579,6 +595,35 @@ mod tests {
             ..TasksTable::default()
         };
         assert!(Settings::from_table(&unknown, "app", none).is_err());
+    }
+
+    #[test]
+    fn linear_needs_a_team_and_takes_its_identifiers() {
+        let none = |_: &str| None;
+        let blank = TasksTable {
+            source: Some("linear".into()),
+            ..TasksTable::default()
+        };
+        let e = Settings::from_table(&blank, "app", none).unwrap_err();
+        assert!(e.to_string().contains("set team = \"KEY\""), "{e}");
+        let table = TasksTable {
+            team: Some(" ENG ".into()),
+            done: Some("Shipped".into()),
+            ..blank
+        };
+        let s = Settings::from_table(&table, "app", none).unwrap().unwrap();
+        match &s.source {
+            Source::Linear(l) => assert_eq!(
+                (l.team.as_str(), l.in_progress.as_str(), l.done.as_str()),
+                ("ENG", "In Progress", "Shipped")
+            ),
+            other => panic!("not Linear: {other:?}"),
+        }
+        assert!(!s.done_on_merge);
+        assert_eq!(s.task_id("eng-12").unwrap(), "ENG-12");
+        assert_eq!(s.pull_request_line("ENG-12"), None);
+        let e = s.task_id("12").unwrap_err().to_string();
+        assert!(e.contains("such as ENG-12"), "{e}");
     }
 
     #[test]

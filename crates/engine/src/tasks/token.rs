@@ -18,6 +18,31 @@ impl Token {
     pub(super) fn bearer(&self) -> crate::http::Secret {
         crate::http::Secret::new(format!("Bearer {}", self.secret))
     }
+
+    /// The `Authorization` header's value as Linear takes a personal API key: the key
+    /// itself, no scheme (an OAuth token is given as `Bearer …` and sent as given).
+    pub(super) fn as_given(&self) -> crate::http::Secret {
+        crate::http::Secret::new(self.secret.clone())
+    }
+}
+
+/// Linear's key: `$LINEAR_API_KEY`, the person's own (Linear's MCP server signs in with
+/// OAuth in a browser and keeps no key a config file could give).
+pub(super) fn linear_key() -> Option<Token> {
+    crate::paths::non_empty_env("LINEAR_API_KEY").map(|secret| Token {
+        secret: secret.trim().to_string(),
+        from: "LINEAR_API_KEY".into(),
+    })
+}
+
+#[cfg(test)]
+impl Token {
+    pub(super) fn for_tests(secret: &str, from: &str) -> Token {
+        Token {
+            secret: secret.into(),
+            from: from.into(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Token {
