@@ -39,6 +39,9 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     )?;
     let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
     let session = create::dispatch(ctx, &mut store, &repo, &plan, out)?;
+    if let Some(who) = &args.requested_by {
+        store.set_requested_by(&session.id, who)?;
+    }
     let label = args.label.as_str();
     let branch = &plan.branch;
     let tmux = ctx.tmux();
