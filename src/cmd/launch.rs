@@ -139,7 +139,9 @@ fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<Stri
     crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
     let config = dir.join(format!("{}.json", crate::paths::stable_hash(&repo.id())));
     let text = serde_json::to_string_pretty(&crate::agent::claude::mcp_config(
-        "orchestra", &server, &env,
+        "orchestra",
+        &server,
+        &env,
     ))
     .unwrap_or_default();
     crate::paths::replace_private(&config, text).map_err(Error::io("writing the mcp config"))?;

@@ -107,7 +107,9 @@ impl Server<'_> {
     fn run(&self, argv: &[String]) -> (Result<(), String>, String, String) {
         let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
         let result = match <Cli as clap::Parser>::try_parse_from(argv) {
-            Err(e) => Err(CommandError::usage(&e).line().unwrap_or_else(|| e.to_string())),
+            Err(e) => Err(CommandError::usage(&e)
+                .line()
+                .unwrap_or_else(|| e.to_string())),
             Ok(cli) => {
                 let mut out = Output {
                     out: &mut stdout,

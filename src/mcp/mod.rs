@@ -55,7 +55,10 @@ pub fn serve(
             Ok(Line::End) => return,
             Ok(Line::Text(line)) => line,
             Ok(Line::TooLong) => {
-                let _ = writeln!(log, "orchestra mcp: a message over {MAX_MESSAGE} bytes, dropped");
+                let _ = writeln!(
+                    log,
+                    "orchestra mcp: a message over {MAX_MESSAGE} bytes, dropped"
+                );
                 let answer = failure(
                     Value::Null,
                     -32600,
@@ -155,7 +158,11 @@ fn success(id: Value, result: Value) -> Value {
 /// The answer to one message; none for a notification (or an answer of the client's).
 fn answer(message: &Value, handler: &mut dyn Tools) -> Option<Value> {
     let Some(object) = message.as_object() else {
-        return Some(failure(Value::Null, -32600, "not a JSON-RPC message (batches are not taken)"));
+        return Some(failure(
+            Value::Null,
+            -32600,
+            "not a JSON-RPC message (batches are not taken)",
+        ));
     };
     let id = object.get("id").cloned();
     let Some(method) = object.get("method").and_then(Value::as_str) else {
@@ -169,7 +176,10 @@ fn answer(message: &Value, handler: &mut dyn Tools) -> Option<Value> {
     Some(match method {
         "initialize" => success(id, initialized(&params)),
         "ping" => success(id, json!({})),
-        "tools/list" => success(id, json!({"tools": tools::ALL.iter().map(tools::Tool::listed).collect::<Vec<_>>()})),
+        "tools/list" => success(
+            id,
+            json!({"tools": tools::ALL.iter().map(tools::Tool::listed).collect::<Vec<_>>()}),
+        ),
         "tools/call" => call(id, &params, handler),
         other => failure(id, -32601, &format!("method not found: {other}")),
     })
@@ -177,9 +187,7 @@ fn answer(message: &Value, handler: &mut dyn Tools) -> Option<Value> {
 
 fn initialized(params: &Value) -> Value {
     let asked = params.get("protocolVersion").and_then(Value::as_str);
-    let version = asked
-        .filter(|v| SUPPORTED.contains(v))
-        .unwrap_or(PROTOCOL);
+    let version = asked.filter(|v| SUPPORTED.contains(v)).unwrap_or(PROTOCOL);
     json!({
         "protocolVersion": version,
         "capabilities": {"tools": {"listChanged": false}},
@@ -200,7 +208,10 @@ fn call(id: Value, params: &Value, handler: &mut dyn Tools) -> Value {
         None | Some(Value::Null) => &empty,
         Some(Value::Object(args)) => args,
         Some(_) => {
-            return success(id, result(Outcome::error("the arguments must be an object")));
+            return success(
+                id,
+                result(Outcome::error("the arguments must be an object")),
+            );
         }
     };
     let outcome = match schema::check(tool.fields, args) {
@@ -238,7 +249,12 @@ mod tests {
 
     fn talk(input: &str) -> Vec<Value> {
         let mut out = Vec::new();
-        serve(&mut input.as_bytes(), &mut out, &mut std::io::sink(), &mut Echo);
+        serve(
+            &mut input.as_bytes(),
+            &mut out,
+            &mut std::io::sink(),
+            &mut Echo,
+        );
         String::from_utf8(out)
             .unwrap()
             .lines()

@@ -13,14 +13,19 @@ pub struct Field {
 
 pub enum Kind {
     /// A string of at most `max` bytes.
-    Text { max: usize },
+    Text {
+        max: usize,
+    },
     Flag,
     /// A list of strings.
     Texts,
     /// One of these strings.
     Choice(&'static [&'static str]),
     /// A whole number in `min..=max`.
-    Count { min: i64, max: i64 },
+    Count {
+        min: i64,
+        max: i64,
+    },
 }
 
 /// The JSON Schema of an object of these fields; no other property is taken.
@@ -37,7 +42,11 @@ pub fn json_schema(fields: &[Field]) -> Value {
         p["description"] = json!(f.about);
         properties.insert(f.name.to_string(), p);
     }
-    let required: Vec<&str> = fields.iter().filter(|f| f.required).map(|f| f.name).collect();
+    let required: Vec<&str> = fields
+        .iter()
+        .filter(|f| f.required)
+        .map(|f| f.name)
+        .collect();
     json!({
         "type": "object",
         "properties": properties,
@@ -54,7 +63,11 @@ pub fn check(fields: &[Field], args: &Map<String, Value>) -> Result<(), String> 
             return Err(format!(
                 "unknown argument `{}` (this tool takes: {})",
                 crate::inert::line(name),
-                if known.is_empty() { "nothing".to_string() } else { known.join(", ") }
+                if known.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    known.join(", ")
+                }
             ));
         }
     }
@@ -78,7 +91,10 @@ pub fn check(fields: &[Field], args: &Map<String, Value>) -> Result<(), String> 
                 }
             }
             Kind::Texts => {
-                if !value.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
+                if !value
+                    .as_array()
+                    .is_some_and(|a| a.iter().all(Value::is_string))
+                {
                     return wrong("an array of strings");
                 }
             }
@@ -111,7 +127,12 @@ pub fn flag(args: &Map<String, Value>, name: &str) -> bool {
 pub fn texts(args: &Map<String, Value>, name: &str) -> Vec<String> {
     args.get(name)
         .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -120,9 +141,24 @@ mod tests {
     use super::*;
 
     const FIELDS: &[Field] = &[
-        Field { name: "label", kind: Kind::Text { max: 8 }, required: true, about: "" },
-        Field { name: "by", kind: Kind::Choice(&["a", "b"]), required: false, about: "" },
-        Field { name: "n", kind: Kind::Count { min: 1, max: 3 }, required: false, about: "" },
+        Field {
+            name: "label",
+            kind: Kind::Text { max: 8 },
+            required: true,
+            about: "",
+        },
+        Field {
+            name: "by",
+            kind: Kind::Choice(&["a", "b"]),
+            required: false,
+            about: "",
+        },
+        Field {
+            name: "n",
+            kind: Kind::Count { min: 1, max: 3 },
+            required: false,
+            about: "",
+        },
     ];
 
     fn args(v: Value) -> Map<String, Value> {

@@ -69,7 +69,9 @@ pub fn persons_flag(agent: &str) -> Option<String> {
     ];
     let words = shell_words::split(agent).unwrap_or_else(|_| vec![agent.to_string()]);
     words.into_iter().find(|w| {
-        PERSONS.iter().any(|p| w == p || w.starts_with(&format!("{p}=")) || w.ends_with("=bypassPermissions"))
+        PERSONS
+            .iter()
+            .any(|p| w == p || w.starts_with(&format!("{p}=")) || w.ends_with("=bypassPermissions"))
     })
 }
 
@@ -457,7 +459,10 @@ mod tests {
     /// reaches their commands or --yolo, and every description says so.
     #[test]
     fn no_tool_reaches_the_persons_decisions() {
-        let caller = Caller { repo: "/r", session: Some("o") };
+        let caller = Caller {
+            repo: "/r",
+            session: Some("o"),
+        };
         let mut every = Map::new();
         for t in ALL {
             for f in t.fields {
@@ -472,16 +477,27 @@ mod tests {
             }
         }
         for t in ALL {
-            assert!(!["merge", "kill", "approve", "deny"].iter().any(|d| t.name.contains(d)));
-            assert!(t.listed()["description"].as_str().unwrap().contains(DECISIONS));
+            assert!(!["merge", "kill", "approve", "deny"]
+                .iter()
+                .any(|d| t.name.contains(d)));
+            assert!(t.listed()["description"]
+                .as_str()
+                .unwrap()
+                .contains(DECISIONS));
             let argv = (t.argv)(&every, &caller);
             let command = &argv[0];
             assert!(
-                !["merge", "kill", "approve", "deny", "pr", "restart", "down"].contains(&command.as_str()),
+                !["merge", "kill", "approve", "deny", "pr", "restart", "down"]
+                    .contains(&command.as_str()),
                 "{}: {argv:?}",
                 t.name
             );
-            assert!(!argv.iter().any(|a| a.contains("yolo") || a.contains("dangerously")), "{argv:?}");
+            assert!(
+                !argv
+                    .iter()
+                    .any(|a| a.contains("yolo") || a.contains("dangerously")),
+                "{argv:?}"
+            );
         }
     }
 }

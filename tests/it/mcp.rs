@@ -53,7 +53,9 @@ impl Client {
         );
         assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
         assert_eq!(init["result"]["serverInfo"]["name"], "orchestra", "{init}");
-        client.send_line(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        client.send_line(
+            &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string(),
+        );
         client
     }
 
@@ -79,7 +81,9 @@ impl Client {
     fn request(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
         let id = self.next;
-        self.send_line(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string());
+        self.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
         let answer = self.receive();
         assert_eq!(answer["id"], id, "{answer}");
         answer
@@ -112,7 +116,10 @@ impl Client {
     fn close(mut self) -> Vec<Value> {
         drop(self.stdin.take());
         assert!(
-            wait_until(Duration::from_secs(30), || matches!(self.child.try_wait(), Ok(Some(_)))),
+            wait_until(Duration::from_secs(30), || matches!(
+                self.child.try_wait(),
+                Ok(Some(_))
+            )),
             "the server did not end when its stdin closed"
         );
         assert!(self.child.wait().unwrap().success());
@@ -148,16 +155,36 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     assert_eq!(
         names,
         [
-            "slugify", "dispatch", "list", "status", "health", "review_summary", "brief",
-            "deps_add", "deps_graph", "conflicts", "tasks_list", "tasks_pick", "cost"
+            "slugify",
+            "dispatch",
+            "list",
+            "status",
+            "health",
+            "review_summary",
+            "brief",
+            "deps_add",
+            "deps_graph",
+            "conflicts",
+            "tasks_list",
+            "tasks_pick",
+            "cost"
         ]
     );
     for t in &tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
-        assert!(t["description"].as_str().unwrap().contains("stay the person's"), "{t}");
+        assert!(
+            t["description"]
+                .as_str()
+                .unwrap()
+                .contains("stay the person's"),
+            "{t}"
+        );
     }
     for theirs in ["merge", "kill", "approve", "deny"] {
-        let answer = c.request("tools/call", json!({"name": theirs, "arguments": {"label": "api"}}));
+        let answer = c.request(
+            "tools/call",
+            json!({"name": theirs, "arguments": {"label": "api"}}),
+        );
         assert_eq!(answer["error"]["code"], -32602, "{answer}");
     }
 
@@ -170,7 +197,13 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
         "dispatch",
         json!({"label": "api", "prompt": "echo api-prompt-3391", "agent": BASH}),
     );
-    assert!(made["lines"][0].as_str().unwrap().starts_with("dispatched api"), "{made}");
+    assert!(
+        made["lines"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("dispatched api"),
+        "{made}"
+    );
     assert_eq!(env.windows().len(), windows_before + 1);
     assert_eq!(env.session("api")["requested_by"], "orchestrator");
     env.wait_screen("api", "api-prompt-3391", Duration::from_secs(20));
@@ -179,20 +212,39 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     let cli = env
         .orchestra(&["dispatch", "api", "--prompt", "again", "--agent", BASH])
         .fails_with(2);
-    let cli_line = cli.stderr.trim().trim_start_matches("orchestra: ").to_string();
+    let cli_line = cli
+        .stderr
+        .trim()
+        .trim_start_matches("orchestra: ")
+        .to_string();
     let branches = env.branches();
     let windows = env.windows();
-    let line = c.refused("dispatch", json!({"label": "api", "prompt": "again", "agent": BASH}));
+    let line = c.refused(
+        "dispatch",
+        json!({"label": "api", "prompt": "again", "agent": BASH}),
+    );
     assert_eq!(line, cli_line);
     let cli = env
-        .orchestra(&["dispatch", "nobase", "--prompt", "x", "--base", "no-such-rev", "--agent", BASH])
+        .orchestra(&[
+            "dispatch",
+            "nobase",
+            "--prompt",
+            "x",
+            "--base",
+            "no-such-rev",
+            "--agent",
+            BASH,
+        ])
         .fails_with(2);
     let line = c.refused(
         "dispatch",
         json!({"label": "nobase", "prompt": "x", "base": "no-such-rev", "agent": BASH}),
     );
     assert_eq!(line, cli.stderr.trim().trim_start_matches("orchestra: "));
-    let line = c.refused("dispatch", json!({"label": "Bad Label", "prompt": "x", "agent": BASH}));
+    let line = c.refused(
+        "dispatch",
+        json!({"label": "Bad Label", "prompt": "x", "agent": BASH}),
+    );
     assert!(line.contains("label"), "{line}");
     // The person's own flags are not the orchestrator's to pass.
     let line = c.refused(
@@ -203,10 +255,16 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     // Schema-invalid arguments name the field.
     let line = c.refused("dispatch", json!({"label": 7, "prompt": "x"}));
     assert!(line.contains("`label`"), "{line}");
-    let line = c.refused("dispatch", json!({"label": "x", "prompt": "x", "yolo": true}));
+    let line = c.refused(
+        "dispatch",
+        json!({"label": "x", "prompt": "x", "yolo": true}),
+    );
     assert!(line.contains("`yolo`"), "{line}");
     let line = c.refused("dispatch", json!({"prompt": "x"}));
-    assert!(line.contains("`label`") && line.contains("required"), "{line}");
+    assert!(
+        line.contains("`label`") && line.contains("required"),
+        "{line}"
+    );
     assert_eq!(env.branches(), branches);
     assert_eq!(env.windows(), windows);
 
@@ -215,9 +273,15 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     assert_eq!(labels(&list["sessions"]), ["api"]);
     assert_eq!(list["sessions"][0]["requested_by"], "orchestrator");
     let status = c.ok("status", json!({}));
-    assert!(labels(&status["sessions"]).contains(&"api".to_string()), "{status}");
+    assert!(
+        labels(&status["sessions"]).contains(&"api".to_string()),
+        "{status}"
+    );
     let health = c.ok("health", json!({}));
-    assert!(labels(&health["rows"]).contains(&"api".to_string()), "{health}");
+    assert!(
+        labels(&health["rows"]).contains(&"api".to_string()),
+        "{health}"
+    );
 
     // review_summary: commits and files, the diff only when asked, and bounded.
     let wt = env.worktree_path("api");
@@ -227,24 +291,51 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     let review = c.ok("review_summary", json!({"label": "api"}));
     assert_eq!(review["commits"].as_array().unwrap().len(), 1, "{review}");
     assert!(review.get("diff").is_none(), "{review}");
-    let review = c.ok("review_summary", json!({"label": "api", "diff": true, "max_diff_bytes": 2048}));
+    let review = c.ok(
+        "review_summary",
+        json!({"label": "api", "diff": true, "max_diff_bytes": 2048}),
+    );
     let diff = review["diff"].as_str().unwrap();
-    assert!(diff.contains("api.txt") && diff.contains("diff cut at 2048"), "{diff}");
+    assert!(
+        diff.contains("api.txt") && diff.contains("diff cut at 2048"),
+        "{diff}"
+    );
     assert!(diff.len() < 2048 + 200, "{}", diff.len());
-    let line = c.refused("review_summary", json!({"label": "api", "max_diff_bytes": 1}));
+    let line = c.refused(
+        "review_summary",
+        json!({"label": "api", "max_diff_bytes": 1}),
+    );
     assert!(line.contains("`max_diff_bytes`"), "{line}");
     let line = c.refused("review_summary", json!({"label": "nobody"}));
     assert!(line.contains("nobody"), "{line}");
 
     // brief: the text exactly, even one that starts with `@`.
-    let briefed = c.ok("brief", json!({"label": "api", "text": "@literally-7713 not a file"}));
-    assert!(briefed["lines"][0].as_str().unwrap().starts_with("briefed api"), "{briefed}");
+    let briefed = c.ok(
+        "brief",
+        json!({"label": "api", "text": "@literally-7713 not a file"}),
+    );
+    assert!(
+        briefed["lines"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("briefed api"),
+        "{briefed}"
+    );
     env.wait_screen("api", "@literally-7713 not a file", Duration::from_secs(20));
 
     // deps: an edge, refused as the CLI refuses, the graph.
-    c.ok("dispatch", json!({"label": "web", "prompt": "echo web", "agent": BASH}));
-    c.ok("deps_add", json!({"dependent": "web", "upstream": "api", "artifact": "branch:session/api"}));
-    let line = c.refused("deps_add", json!({"dependent": "web", "upstream": "web", "artifact": "x"}));
+    c.ok(
+        "dispatch",
+        json!({"label": "web", "prompt": "echo web", "agent": BASH}),
+    );
+    c.ok(
+        "deps_add",
+        json!({"dependent": "web", "upstream": "api", "artifact": "branch:session/api"}),
+    );
+    let line = c.refused(
+        "deps_add",
+        json!({"dependent": "web", "upstream": "web", "artifact": "x"}),
+    );
     assert!(!line.is_empty());
     let graph = c.ok("deps_graph", json!({}));
     assert_eq!(graph["edges"].as_array().unwrap().len(), 1, "{graph}");
@@ -259,7 +350,9 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     // No tracker here: the CLI's refusal, one line.
     let line = c.refused("tasks_list", json!({}));
     assert!(line.contains("[tasks]"), "{line}");
-    let cli = env.orchestra(&["tasks", "pick", "t1", "--dispatch"]).fails_with(2);
+    let cli = env
+        .orchestra(&["tasks", "pick", "t1", "--dispatch"])
+        .fails_with(2);
     let line = c.refused("tasks_pick", json!({"id": "t1", "dispatch": true}));
     assert_eq!(line, cli.stderr.trim().trim_start_matches("orchestra: "));
 
@@ -273,8 +366,14 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
 
     // A second server on the same repo is allowed: it shares the record, not a lock.
     let mut second = Client::start(&env, "second");
-    assert_eq!(labels(&second.ok("list", json!({}))["sessions"]), ["api", "web"]);
-    second.ok("dispatch", json!({"label": "docs", "prompt": "echo docs", "agent": BASH}));
+    assert_eq!(
+        labels(&second.ok("list", json!({}))["sessions"]),
+        ["api", "web"]
+    );
+    second.ok(
+        "dispatch",
+        json!({"label": "docs", "prompt": "echo docs", "agent": BASH}),
+    );
     assert_eq!(env.session("docs")["requested_by"], "second");
     assert!(second.close().is_empty());
 
@@ -299,7 +398,9 @@ fn a_server_for_no_repository_refuses_in_one_line() {
     let run = env.orchestra_in(&outside, &["mcp"]).fails_with(2);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
-    let run = env.orchestra(&["mcp", "--session", "two\nlines"]).fails_with(2);
+    let run = env
+        .orchestra(&["mcp", "--session", "two\nlines"])
+        .fails_with(2);
     assert!(run.stderr.contains("--session"), "{}", run.stderr);
 }
 
@@ -327,7 +428,9 @@ fn type_into(env: &Env, world: &ClaudeWorld, pane: &str, text: &str, heard: &str
     for _ in 0..5 {
         std::thread::sleep(Duration::from_millis(700));
         env.tmux(&["send-keys", "-t", pane, "Enter"]);
-        if wait_until(Duration::from_secs(5), || world.api.requests().contains(heard)) {
+        if wait_until(Duration::from_secs(5), || {
+            world.api.requests().contains(heard)
+        }) {
             return;
         }
     }
@@ -340,11 +443,14 @@ fn the_orchestrator_dispatches_through_its_tools_and_leaves_the_merge_to_the_per
         return;
     };
     env.start_server(&world.env);
-    env.orchestra(&["launch", "--agent", &claude_agent(&world)]).ok();
+    env.orchestra(&["launch", "--agent", &claude_agent(&world)])
+        .ok();
     let pane = orchestrator_pane(&env);
     let screen = || env.tmux(&["capture-pane", "-p", "-t", &pane]);
     assert!(
-        wait_until(Duration::from_secs(60), || screen().lines().any(|l| l.trim_end() == "❯")),
+        wait_until(Duration::from_secs(60), || screen()
+            .lines()
+            .any(|l| l.trim_end() == "❯")),
         "{}",
         screen()
     );
@@ -356,7 +462,13 @@ fn the_orchestrator_dispatches_through_its_tools_and_leaves_the_merge_to_the_per
         "Please get the login bug fixed. [[mcp: orchestra dispatch | {dispatch} ;; orchestra status | {{}} \
          ;; orchestra review_summary | {{\"label\": \"login\"}}]] [[after: reported: {{results}}]]"
     );
-    type_into(&env, &world, &pane, &request, "Please get the login bug fixed");
+    type_into(
+        &env,
+        &world,
+        &pane,
+        &request,
+        "Please get the login bug fixed",
+    );
     assert!(
         wait_until(Duration::from_secs(90), || env
             .orchestra(&["list", "--json"])
@@ -369,14 +481,22 @@ fn the_orchestrator_dispatches_through_its_tools_and_leaves_the_merge_to_the_per
     let login = env.session("login");
     assert_eq!(login["requested_by"], "orchestrator", "{login}");
     // The worker started in its own window with the drafted prompt.
-    assert!(env.windows().iter().any(|w| w.contains(" login ")), "{:?}", env.windows());
+    assert!(
+        env.windows().iter().any(|w| w.contains(" login ")),
+        "{:?}",
+        env.windows()
+    );
     assert!(
         wait_until(Duration::from_secs(60), || world
             .api
             .requests_json()
             .iter()
-            .any(|r| r["request"]["messages"].to_string().contains("drafted 5521")
-                && !r["request"]["messages"].to_string().contains("mcp__orchestra"))),
+            .any(|r| r["request"]["messages"]
+                .to_string()
+                .contains("drafted 5521")
+                && !r["request"]["messages"]
+                    .to_string()
+                    .contains("mcp__orchestra"))),
         "the worker never got its prompt"
     );
     // status and review_summary were called and their answers reported.
@@ -391,17 +511,28 @@ fn the_orchestrator_dispatches_through_its_tools_and_leaves_the_merge_to_the_per
         screen()
     );
     let requests = world.api.requests();
-    assert!(requests.contains("\\\"reachable\\\":true"), "status's answer never reached the model");
+    assert!(
+        requests.contains("\\\"reachable\\\":true"),
+        "status's answer never reached the model"
+    );
     // The model was offered the orchestrator's tools and none of the person's.
     let offered: Vec<String> = world
         .api
         .requests_json()
         .iter()
-        .flat_map(|r| r["request"]["tools"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| {
+            r["request"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .filter_map(|t| t["name"].as_str().map(String::from))
         .filter(|n| n.starts_with("mcp__orchestra__"))
         .collect();
-    assert!(offered.iter().any(|n| n == "mcp__orchestra__dispatch"), "{offered:?}");
+    assert!(
+        offered.iter().any(|n| n == "mcp__orchestra__dispatch"),
+        "{offered:?}"
+    );
     for theirs in ["merge", "kill", "approve", "deny"] {
         assert!(!offered.iter().any(|n| n.contains(theirs)), "{offered:?}");
     }
@@ -418,7 +549,8 @@ fn the_orchestrator_dispatches_through_its_tools_and_leaves_the_merge_to_the_per
         "Merge login now",
     );
     assert!(
-        wait_until(Duration::from_secs(90), || screen().contains("run orchestra merge login yourself")),
+        wait_until(Duration::from_secs(90), || screen()
+            .contains("run orchestra merge login yourself")),
         "{}",
         screen()
     );
