@@ -865,7 +865,8 @@ pub struct ListArgs {
     #[command(flatten)]
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
-    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request).
+    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request,
+    /// requested_by).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.
