@@ -32,7 +32,6 @@ pub fn run(ctx: &Context, args: &McpArgs, out: &mut Output<'_>) -> Result<(), Er
         path: repo.main_worktree().to_string_lossy().into_owned(),
         repo,
         session,
-        calls: 0,
     };
     let mut stdin = std::io::stdin().lock();
     crate::mcp::serve(&mut stdin, out.out, out.err, &mut server);
@@ -44,12 +43,10 @@ struct Server<'a> {
     repo: Repo,
     path: String,
     session: Option<String>,
-    calls: u64,
 }
 
 impl Tools for Server<'_> {
     fn call(&mut self, tool: &Tool, args: &Map<String, Value>) -> Outcome {
-        self.calls += 1;
         if let Some(agent) = text(args, "agent") {
             if let Some(word) = crate::mcp::tools::persons_flag(agent) {
                 return Outcome::error(format!(
