@@ -15,36 +15,8 @@ cd "$(dirname "$0")/.."
 runs=${1:-9}
 files=${BENCH_FILES:-10000}
 
-# ORCHESTRA_BENCH_BIN: a binary built elsewhere (a before/after comparison), else this tree's.
-bin=${ORCHESTRA_BENCH_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --quiet
-  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
-fi
-work=$(mktemp -d /tmp/orchestra-bench.XXXXXX)
-sock=$work/tmux.sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-repo=$work/repo
-mkdir -p "$repo"
-git -C "$repo" init -q -b main
-python3 - "$repo" "$files" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"src/mod{i // 100:03d}")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"file{i:05d}.rs"), "w") as f:
-        f.write(f"// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n" * 20)
-PY
-git -C "$repo" add -A
-git -C "$repo" -c user.name=bench -c user.email=bench@localhost commit -q -m "10k files"
-tmux -S "$sock" -f /dev/null new-session -d -s bench
-
-export ORCHESTRA_HOME=$work/home ORCHESTRA_TMUX_SOCKET=$sock
-unset TMUX TMUX_PANE
-ns() { date +%s%N; }
+. bench/lib.sh
+bench_setup orchestra-bench
 # orchestra.toml is left untracked in the main worktree: dispatch reads it from there.
 no_setup() { rm -f "$repo/orchestra.toml"; }
 # Allowed as a person would (`orchestra allow`), before the clock starts.

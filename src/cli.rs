@@ -172,10 +172,24 @@ pub enum Command {
     /// Send a desktop notification the way orchestra does (bus, then @orchestra-notify-cmd,
     /// then tmux display-message). Mostly for orchestra itself and for testing a set-up.
     Notify(NotifyArgs),
+    /// An MCP server on stdio for the orchestrator agent (`orchestra launch` wires it in):
+    /// tools to draft, dispatch, follow, review and brief sessions. None merges, kills,
+    /// approves or denies: those stay the person's.
+    Mcp(McpArgs),
     /// What a session's window runs before its agent: the worktree's setup command (and,
     /// for a session unblocked just now, the move of its branch), then the agent itself.
     #[command(hide = true)]
     Prepare(PrepareArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Who asks: recorded as "requested_by" on every session the server dispatches.
+    /// Default: $ORCHESTRA_SESSION, else none.
+    #[arg(long, value_name = "WHO")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -242,6 +256,9 @@ pub struct PickArgs {
     /// The agent command with --dispatch. Default: $ORCHESTRA_AGENT, else `claude`.
     #[arg(long, value_name = "CMD", requires = "dispatch")]
     pub agent: Option<String>,
+    /// Who asked for the session with --dispatch (what `orchestra mcp` passes).
+    #[arg(long, value_name = "WHO", requires = "dispatch", hide = true)]
+    pub requested_by: Option<String>,
     #[command(flatten)]
     pub repo: RepoArg,
 }
@@ -815,6 +832,10 @@ pub struct DispatchArgs {
     /// and the agent started; exit 1 if the setup fails.
     #[arg(long, conflicts_with = "after")]
     pub wait_setup: bool,
+    /// Who asked for this session (what `orchestra mcp` passes for its orchestrator);
+    /// `list --json` shows it as "requested_by".
+    #[arg(long, value_name = "WHO", hide = true)]
+    pub requested_by: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -846,7 +867,8 @@ pub struct ListArgs {
     #[command(flatten)]
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
-    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request).
+    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request,
+    /// requested_by).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.

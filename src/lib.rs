@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod command_error;
 #[cfg(test)]
 mod layering;
+pub mod mcp;
 pub mod plugin;
 pub mod term;
 

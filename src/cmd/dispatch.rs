@@ -12,6 +12,13 @@ use crate::state::Status;
 
 pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
     label::validate(&args.label)?;
+    if let Some(who) = &args.requested_by {
+        if who.is_empty() || who.len() > 200 || crate::inert::line(who) != *who {
+            return Err(Error::BadInput(
+                "--requested-by: one line of at most 200 printable characters".into(),
+            ));
+        }
+    }
     let prompt = read_prompt(args)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
     let mut command = agent_command(args.agent.as_deref())?;
@@ -35,6 +42,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             from_upstream: args.from_upstream,
             base: args.base.as_deref(),
             hooks: !args.no_hooks,
+            requested_by: args.requested_by.as_deref(),
         },
     )?;
     let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;

@@ -32,6 +32,8 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
     let mut argv = command.clone();
     let mut agent_uuid = None;
     if kind == AgentKind::Claude {
+        // Before the options below: they end the lists these two options take.
+        argv.extend(orchestrator_tools(ctx, &repo)?);
         match (
             args.resume,
             previous.as_ref().and_then(|o| o.agent_uuid.clone()),
@@ -113,6 +115,42 @@ pub fn promote(ctx: &Context, args: &PromoteArgs, out: &mut Output<'_>) -> Resul
     );
     Ok(())
 }
+
+/// The orchestrator's tools: `orchestra mcp` for this repo, named in a config file of this
+/// session's own (claude's `--mcp-config`; the person's MCP settings stay theirs), its
+/// tools allowed so that a dispatch does not stop to ask. The server runs as this very
+/// binary, on this tmux server and home, and records the orchestrator as who asked.
+fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<String>, Error> {
+    let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
+    let mut server = vec![exe.to_string_lossy().into_owned()];
+    if let Some(socket) = &ctx.server.socket {
+        server.push(format!("--socket={}", socket.display()));
+    }
+    server.extend([
+        "mcp".to_string(),
+        format!("--repo={}", repo.main_worktree().display()),
+        format!("--session={ORCHESTRATOR}"),
+    ]);
+    let env = vec![(
+        "ORCHESTRA_HOME".to_string(),
+        ctx.home.to_string_lossy().into_owned(),
+    )];
+    let dir = ctx.home.join("mcp");
+    crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
+    let config = dir.join(format!("{}.json", crate::paths::stable_hash(&repo.id())));
+    let text = serde_json::to_string_pretty(&crate::agent::claude::mcp_config(
+        "orchestra",
+        &server,
+        &env,
+    ))
+    .unwrap_or_default();
+    crate::paths::replace_private(&config, text).map_err(Error::io("writing the mcp config"))?;
+    let tools: Vec<&str> = crate::mcp::tools::ALL.iter().map(|t| t.name).collect();
+    Ok(crate::agent::claude::mcp_args(&config, "orchestra", &tools))
+}
+
+/// Who a session the orchestrator's tools dispatch was requested by.
+const ORCHESTRATOR: &str = "orchestrator";
 
 /// `$ORCHESTRA_PROJECTS_DIR`, else `~/projects`.
 fn projects_dir() -> Result<PathBuf, Error> {

@@ -50,6 +50,9 @@ pub struct ListRow {
     /// failing_check, review, comments, head_sha}, the state as the background refresh last
     /// read it), else null.
     pub pull_request: Option<crate::state::PullRequest>,
+    /// Who asked for the session: the orchestrator (or session) whose `orchestra mcp`
+    /// dispatched it; null for one a person dispatched.
+    pub requested_by: Option<String>,
 }
 
 impl ListRow {
@@ -76,6 +79,7 @@ impl ListRow {
             tokens: None,
             cost_usd: None,
             pull_request: None,
+            requested_by: None,
         }
     }
 }
@@ -102,6 +106,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     );
     let mut tasks = store.session_tasks(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let mut pulls = store.pull_requests(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
+    let mut requested = store.requested_by(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let prices =
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
@@ -113,6 +118,7 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             merged: merged.remove(&s.id),
             task: tasks.remove(&s.id),
             pull_request: pulls.remove(&s.id),
+            requested_by: requested.remove(&s.id),
             tokens: costs.get(&s.id).map(|c| c.tokens),
             cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
             conflicts_with: radar::run::rows_of(&pairs, &s.id),

@@ -21,6 +21,7 @@ pub mod import;
 pub mod kill;
 pub mod launch;
 pub mod list;
+pub mod mcp;
 pub mod merge;
 pub mod notify;
 pub mod pr;
@@ -62,6 +63,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Deny(args) => approve::deny(ctx, args, out),
         Command::Review(args) => review::run(ctx, args, out),
         Command::Merge(args) => merge::run(ctx, args, out),
+        Command::Mcp(args) => mcp::run(ctx, args, out),
         Command::Pr(args) => pr::run(ctx, args, out),
         Command::Done(args) => done::run(ctx, args, out),
         Command::Restart(args) => restart::run(ctx, args, out),
@@ -115,7 +117,10 @@ pub fn pick_task(
         dispatch: args.dispatch,
     };
     crate::tasks::work::pick(ctx, repo, &wanted, |label, prompt| {
-        let dispatch = dispatch_command(label, repo, Some(prompt), args.agent.clone());
+        let mut dispatch = dispatch_command(label, repo, Some(prompt), args.agent.clone());
+        if let Command::Dispatch(d) = &mut dispatch {
+            d.requested_by.clone_from(&args.requested_by);
+        }
         run(ctx, &dispatch, out)
     })
 }
@@ -143,6 +148,7 @@ pub fn dispatch_command(
         after: Vec::new(),
         from_upstream: false,
         wait_setup: false,
+        requested_by: None,
     })
 }
 

@@ -87,6 +87,7 @@ fn act(ctx: &Context, chosen: Chosen) -> Result<Option<String>, Error> {
                 dispatch: true,
                 label: None,
                 agent: None,
+                requested_by: None,
                 repo: RepoArg { repo: None },
             };
             return quietly(|quiet| pick_task(ctx, &repo, &args, quiet)).map(Some);

@@ -6,7 +6,7 @@ The real `claude` CLI talks to this instead of the network (ANTHROPIC_BASE_URL).
 
     [[bash: CMD]]  [[background: CMD]]  [[poll: N]]  [[write: PATH | TEXT]]  [[slow: N]]
     [[edit: PATH | OLD | NEW]]  [[multiedit: PATH | OLD | NEW]]  [[notebook: PATH | SOURCE]]
-    [[fetch: URL]]  [[search: QUERY]]  [[mcp: SERVER TOOL]]  [[plan: TEXT]]  [[exitplan: x]]
+    [[fetch: URL]]  [[search: QUERY]]  [[mcp: SERVER TOOL | JSON ;; …]]  [[plan: TEXT]]  [[exitplan: x]]
     [[ask: QUESTION | LABEL: DESCRIPTION …]]  [[askmany: …]]  [[long: N]]
     [[error: CODE]]  [[fails: N]]  [[say: TEXT]]  [[after: TEXT]]  [[notified: TEXT]]
     [[limit: five_hour]] (a subscriber's usage limit: 429 with its rate-limit headers)
@@ -212,8 +212,7 @@ def tool_steps(s, texts=()):
     if "search" in s:
         return [("WebSearch", {"query": s["search"]})]
     if "mcp" in s:
-        server, _, tool = s["mcp"].partition(" ")
-        return [(f"mcp__{server.strip()}__{tool.strip() or 'note'}", {"text": "a note from the stand-in"})]
+        return mcp_calls(s["mcp"])
     if "plan" in s:
         plan = s["plan"] or "1. Read the code\n2. Make the change\n3. Run the tests"
         # The CLI shows the plan file it named in its plan-mode note (2.0.7x and later);
@@ -227,6 +226,23 @@ def tool_steps(s, texts=()):
     if "ask" in s or "askmany" in s:
         return [("AskUserQuestion", ask_input(s.get("ask", s.get("askmany", "")), "ask" not in s))]
     return []
+
+
+def mcp_calls(spec):
+    """`SERVER TOOL [| JSON] ;; SERVER TOOL [| JSON] …`: MCP tool calls in order, each with
+    its JSON arguments (an object), else {"text": …}."""
+    calls = []
+    for part in spec.split(";;"):
+        head, bar, arguments = part.partition("|")
+        server, _, tool = head.strip().partition(" ")
+        args = {"text": "a note from the stand-in"}
+        if bar:
+            try:
+                args = json.loads(arguments)
+            except ValueError:
+                args = {"text": arguments.strip()}
+        calls.append((f"mcp__{server.strip()}__{tool.strip() or 'note'}", args))
+    return calls
 
 
 def answer_to(text, turn, tools_allowed=True, texts=()):
@@ -335,7 +351,9 @@ class Model:
                 answered[text] = max(answered[text], count)
             return self.issue(answer_to(prompt, "prompt", texts=notes_of_cli), prompt, tools, notes_of_cli)
         if fresh:
-            return self.after(self.tools.get(fresh[-1][0]) or Plan({}), tools)
+            plan = self.tools.get(fresh[-1][0]) or Plan({})
+            plan.results.extend(text for _, text in fresh)
+            return self.after(plan, tools)
         if new_notes:
             # The CLI woke the model because a background task ended: a turn of its own.
             plan, _ = self.tasks.get(new_notes[-1], (Plan({}), ""))
@@ -373,7 +391,7 @@ class Model:
             reply = Reply("tool-result", seconds=plan.seconds, tool=poll_call(task, tools))
             self.call(reply, plan)
             return reply
-        return Reply("tool-result", text=plan.after, seconds=plan.seconds)
+        return Reply("tool-result", text=plan.reported(), seconds=plan.seconds)
 
     def again(self, reply, turn="retry"):
         """The same answer to a resent request; a tool call keeps its id (the first never
@@ -419,6 +437,7 @@ class Plan:
         self.background = "background" in s and "bash" not in s
         self.steps = []  # the tool calls still to come, one per result
         self.searched = set()  # tools a ToolSearch was sent for (once each)
+        self.results = []  # the texts of the results its tool calls got, in order
         try:
             self.seconds = max(0.0, float(s.get("slow", "0")))
         except ValueError:
@@ -427,6 +446,15 @@ class Plan:
             self.polls_left = max(0, int(s.get("poll", "0"))) if self.background else 0
         except ValueError:
             self.polls_left = 0
+
+
+    def reported(self):
+        """The `after` text, `{results}` in it replaced by the results its calls got (one
+        line each, cut at 400 characters, joined by " || "): a model reporting them."""
+        if "{results}" not in self.after:
+            return self.after
+        shown = [" ".join(r.split())[:400] for r in self.results]
+        return self.after.replace("{results}", " || ".join(shown))
 
 
 def poll_call(task, tools):

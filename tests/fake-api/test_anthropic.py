@@ -256,6 +256,23 @@ class Turns(unittest.TestCase):
             ("WebSearch", {"query": "tmux status line"}),
             ("mcp__orchestra__note", {"text": "a note from the stand-in"})])
 
+    def test_an_mcp_marker_gives_json_arguments_and_a_sequence_reported_after(self):
+        prompt = ('[[mcp: orchestra dispatch | {"label": "x", "prompt": "Do it"} ;; orchestra status | {} '
+                  ';; orchestra review_summary]] [[after: reported: {results}]]')
+        tools = [{"name": "Bash"}, {"name": "mcp__orchestra__dispatch"}, {"name": "mcp__orchestra__status"},
+                 {"name": "mcp__orchestra__review_summary"}]
+        first = self.c.send(user(prompt), tools=tools)
+        self.assertEqual(first.tool[:2], ("mcp__orchestra__dispatch", {"label": "x", "prompt": "Do it"}))
+        second = self.c.send(user(result(first.tool[2], "dispatched x")), tools=tools)
+        self.assertEqual(second.tool[:2], ("mcp__orchestra__status", {}))
+        third = self.c.send(user(result(second.tool[2], '[{"label":\n "x"}]')), tools=tools)
+        self.assertEqual(third.tool[:2], ("mcp__orchestra__review_summary", {"text": "a note from the stand-in"}))
+        done = self.c.send(user(result(third.tool[2], "1 commit")), tools=tools)
+        self.assertEqual(done.text, 'reported: dispatched x || [{"label": "x"}] || 1 commit')
+        # Arguments that are not JSON are the text.
+        bad = Conversation(self.model, session="bad").send(user("[[mcp: s t | not json]]"), tools=tools)
+        self.assertEqual(bad.tool[:2], ("mcp__s__t", {"text": "not json"}))
+
     def test_a_tool_the_cli_only_names_is_loaded_by_tool_search_first(self):
         tools = [{"name": "Bash"}, {"name": "ToolSearch"}]
         search = self.c.send(user("[[fetch: http://x/]] [[after: fetched]]"), tools=tools)

@@ -31,6 +31,7 @@ fn list_json_has_exactly_the_documented_fields() {
             "pane",
             "pull_request",
             "repo",
+            "requested_by",
             "retry_count",
             "state",
             "state_source",
@@ -53,6 +54,11 @@ fn list_json_has_exactly_the_documented_fields() {
         one["task"],
         serde_json::Value::Null,
         "not dispatched from a task"
+    );
+    assert_eq!(
+        one["requested_by"],
+        serde_json::Value::Null,
+        "a person dispatched it"
     );
     assert_eq!(one["repo"], env.repo.to_str().unwrap());
     assert_eq!(one["worktree"], env.worktree_path("one").to_str().unwrap());

@@ -33,6 +33,7 @@ mod list;
 mod manifest;
 mod markup;
 mod matrix;
+mod mcp;
 mod merge;
 mod notify;
 mod opencode;

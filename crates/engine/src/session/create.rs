@@ -36,6 +36,8 @@ pub struct Request<'a> {
     pub base: Option<&'a str>,
     /// Hooks in the agent's settings (off with `--no-hooks`).
     pub hooks: bool,
+    /// Who asked for it (`orchestra mcp`'s orchestrator), recorded with its row.
+    pub requested_by: Option<&'a str>,
 }
 
 /// A dispatch checked against the record, the repo and orchestra.toml: nothing is made yet.
@@ -286,6 +288,9 @@ pub fn dispatch(
 
         store.insert_session(&session)?;
         undo.row = Some(id.clone());
+        if let Some(who) = plan.request.requested_by {
+            store.set_requested_by(&id, who)?;
+        }
         crate::fault::point("dispatch");
         for (upstream, artifact) in waits {
             if let Err(refusal) = store.add_dependency(&id, upstream, artifact)? {

@@ -6,6 +6,7 @@ mod cost;
 mod deps;
 mod pulls;
 mod radar;
+mod requested;
 mod schema;
 mod tasks;
 

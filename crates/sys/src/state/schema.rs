@@ -233,6 +233,9 @@ const MIGRATIONS: &[&str] = &[
         etag TEXT NOT NULL,
         at   INTEGER NOT NULL
     );",
+    // 13: who asked for a session: the orchestrator (or session) whose `orchestra mcp`
+    // server dispatched it; NULL for one a person dispatched.
+    "ALTER TABLE sessions ADD COLUMN requested_by TEXT;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -178,6 +178,33 @@ pub fn claude_remote_settings(orchestra: &str) -> serde_json::Value {
     })
 }
 
+/// The `--mcp-config` file naming one stdio server, `name`, run as `argv` with `env`.
+pub fn mcp_config(name: &str, argv: &[String], env: &[(String, String)]) -> serde_json::Value {
+    let env: serde_json::Map<String, serde_json::Value> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::json!(v)))
+        .collect();
+    serde_json::json!({ "mcpServers": { name: {
+        "type": "stdio",
+        "command": argv.first(),
+        "args": argv.get(1..).unwrap_or_default(),
+        "env": env,
+    }}})
+}
+
+/// claude's words for that config file and for the tools of server `name` it may call
+/// without asking (`mcp__NAME__TOOL`). Both options take several values, so they go
+/// before the launch's other options, which end their lists.
+pub fn mcp_args(config: &Path, name: &str, tools: &[&str]) -> Vec<String> {
+    let allowed: Vec<String> = tools.iter().map(|t| format!("mcp__{name}__{t}")).collect();
+    vec![
+        "--mcp-config".to_string(),
+        config.to_string_lossy().into_owned(),
+        "--allowedTools".to_string(),
+        allowed.join(","),
+    ]
+}
+
 fn claude_hooks(
     version: Option<(u32, u32, u32)>,
     command: impl Fn(&str) -> String,
