@@ -50,6 +50,10 @@ pub struct ListRow {
     /// failing_check, review, comments, head_sha}, the state as the background refresh last
     /// read it), else null.
     pub pull_request: Option<crate::state::PullRequest>,
+    /// The group it is a candidate of (`dispatch --agents/--count`), else null.
+    pub group: Option<String>,
+    /// Its last `orchestra check` ({passed, ended, duration_ms, tail, at}), else null.
+    pub check: Option<crate::state::CheckResult>,
 }
 
 impl ListRow {
@@ -76,6 +80,8 @@ impl ListRow {
             tokens: None,
             cost_usd: None,
             pull_request: None,
+            group: None,
+            check: None,
         }
     }
 }
@@ -106,6 +112,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
     let mut merged = crate::session::merged_elsewhere(&sessions, &pulls);
+    let mut groups = store.session_groups(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
+    let mut checks = store.check_results(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
@@ -116,6 +124,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             tokens: costs.get(&s.id).map(|c| c.tokens),
             cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
             conflicts_with: radar::run::rows_of(&pairs, &s.id),
+            group: groups.remove(&s.id),
+            check: checks.remove(&s.id),
             ..ListRow::from_session(s, at)
         })
         .collect();
@@ -145,6 +155,11 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     ];
     if args.all {
         header.push("REPO");
+    }
+    // A group's candidates are shown together, under the group's label.
+    let grouped = rows.iter().any(|r| r.group.is_some());
+    if grouped {
+        header.insert(1, "GROUP");
     }
     let table: Vec<Vec<String>> = rows
         .iter()
@@ -180,6 +195,9 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             ];
             if args.all {
                 cells.push(r.repo.clone());
+            }
+            if grouped {
+                cells.insert(1, r.group.clone().unwrap_or_else(|| "-".into()));
             }
             cells
         })

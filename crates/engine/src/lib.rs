@@ -8,6 +8,7 @@ pub mod context;
 pub mod deps;
 pub mod doctor;
 pub mod error;
+pub mod group;
 pub mod health;
 pub mod hooks;
 pub mod import;
