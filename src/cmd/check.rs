@@ -58,9 +58,17 @@ pub fn run(ctx: &Context, args: &CheckArgs, out: &mut Output<'_>) -> Result<(), 
             out.line(line);
         }
     }
-    if results.iter().all(|(_, r)| r.passed) {
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|(_, r)| !r.passed)
+        .map(|(label, r)| format!("{label} ({})", r.ended))
+        .collect();
+    if failed.is_empty() {
         Ok(())
     } else {
-        Err(Error::CheckFailed)
+        Err(Error::Refused(format!(
+            "the check failed on {}: `orchestra list --json` keeps the end of its output",
+            failed.join(", ")
+        )))
     }
 }
