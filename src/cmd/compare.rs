@@ -58,7 +58,10 @@ pub fn run(ctx: &Context, args: &CompareArgs, out: &mut Output<'_>) -> Result<()
                 a.label, b.label
             ));
         } else {
-            out.line(format!("what {} changes that {} does not:", a.label, b.label));
+            out.line(format!(
+                "what {} changes that {} does not:",
+                a.label, b.label
+            ));
             out.line(patch.trim_end());
         }
         return Ok(());
@@ -122,10 +125,17 @@ fn table(rows: &[group::Row], out: &mut Output<'_>) {
         .map(|r| {
             let mut conflicts: Vec<String> = Vec::new();
             if !r.conflicts_target.is_empty() {
-                conflicts.push(format!("target ({})", crate::paths::short_list(&r.conflicts_target)));
+                conflicts.push(format!(
+                    "target ({})",
+                    crate::paths::short_list(&r.conflicts_target)
+                ));
             }
             for c in &r.conflicts_with {
-                conflicts.push(format!("{} ({})", c.label, crate::paths::short_list(&c.paths)));
+                conflicts.push(format!(
+                    "{} ({})",
+                    c.label,
+                    crate::paths::short_list(&c.paths)
+                ));
             }
             vec![
                 r.label.clone(),
@@ -155,8 +165,17 @@ fn table(rows: &[group::Row], out: &mut Output<'_>) {
         .collect();
     for line in render_table(
         &[
-            "LABEL", "AGENT", "STATUS", "STATE", "COMMITS", "FILES", "LINES", "CHECK", "COST",
-            "TIME", "CONFLICTS",
+            "LABEL",
+            "AGENT",
+            "STATUS",
+            "STATE",
+            "COMMITS",
+            "FILES",
+            "LINES",
+            "CHECK",
+            "COST",
+            "TIME",
+            "CONFLICTS",
         ],
         &cells,
     ) {
@@ -189,7 +208,10 @@ fn pick_one(
     out: &mut Output<'_>,
 ) -> Result<(), Error> {
     if chosen.status == Status::Merged {
-        return Err(Error::Refused(format!("{} is already merged", chosen.label)));
+        return Err(Error::Refused(format!(
+            "{} is already merged",
+            chosen.label
+        )));
     }
     let repo_arg = || RepoArg {
         repo: Some(repo.main_worktree().to_path_buf()),

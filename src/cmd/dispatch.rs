@@ -5,9 +5,9 @@ use crate::agent::AgentKind;
 use crate::cli::DispatchArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
+use crate::group;
 use crate::label;
 use crate::session::create::{self, Request};
-use crate::group;
 use crate::session::launch::{agent_command, chosen_agent_command};
 use crate::state::Status;
 
@@ -158,7 +158,10 @@ fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         for (session, plan) in sessions.iter().zip(&plans) {
             if session.status == Status::Setup {
                 create::wait_for_setup(ctx, &store, session, plan.setup_timeout())?;
-                out.line(format!("setup of {} done: its agent started", session.label));
+                out.line(format!(
+                    "setup of {} done: its agent started",
+                    session.label
+                ));
             }
         }
     }

@@ -241,7 +241,9 @@ pub fn choose(
                 .session_groups(Some(repo))?
                 .remove(&session.id)
                 .ok_or_else(|| {
-                    Error::BadInput(format!("{label} is no candidate of a group: nothing to compare"))
+                    Error::BadInput(format!(
+                        "{label} is no candidate of a group: nothing to compare"
+                    ))
                 })?;
             let title = format!(" compare {group} ");
             let args = ["compare", &group, "--choose", "--repo", repo];

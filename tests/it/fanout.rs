@@ -53,7 +53,10 @@ fn claude_twice_makes_a_group_whose_candidates_differ_are_checked_and_compared()
         return;
     };
     // Passes only where the candidate made fan-1's file.
-    with_check(&c.env, r#"["sh", "-c", "echo checking; test -f made-fan-1.txt"]"#);
+    with_check(
+        &c.env,
+        r#"["sh", "-c", "echo checking; test -f made-fan-1.txt"]"#,
+    );
     let run = c
         .env
         .orchestra(&[
@@ -65,7 +68,11 @@ fn claude_twice_makes_a_group_whose_candidates_differ_are_checked_and_compared()
             r#"[[bash: touch "made-$(basename "$PWD").txt"]] [[after: made it]]"#,
         ])
         .ok();
-    assert!(run.stdout.contains("group fan: 2 session(s)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("group fan: 2 session(s)"),
+        "{}",
+        run.stdout
+    );
     for label in ["fan-1", "fan-2"] {
         c.wait_screen(label, "Do you want to proceed?");
         c.env.orchestra(&["approve", label]).ok();
@@ -103,15 +110,25 @@ fn claude_twice_makes_a_group_whose_candidates_differ_are_checked_and_compared()
     assert_eq!(rows.len(), 2);
     let (one, two) = (row(&rows, "fan-1"), row(&rows, "fan-2"));
     assert_eq!(one["agent"], "claude");
-    assert_eq!((one["files"].as_u64(), two["files"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (one["files"].as_u64(), two["files"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(one["check"]["passed"], true);
     assert_eq!(two["check"]["passed"], false);
     assert!(one["wall_secs"].as_i64().unwrap() >= 0);
     assert_eq!(one["conflicts_with"], serde_json::json!([]));
     let table = c.env.orchestra(&["compare", "fan"]).ok().stdout;
     assert!(table.contains("pass") && table.contains("FAIL"), "{table}");
-    let diff = c.env.orchestra(&["compare", "fan", "fan-1", "fan-2"]).ok().stdout;
-    assert!(diff.contains("made-fan-1.txt") && !diff.contains("made-fan-2.txt"), "{diff}");
+    let diff = c
+        .env
+        .orchestra(&["compare", "fan", "fan-1", "fan-2"])
+        .ok()
+        .stdout;
+    assert!(
+        diff.contains("made-fan-1.txt") && !diff.contains("made-fan-2.txt"),
+        "{diff}"
+    );
 
     // The status line counts the group's candidates apart.
     assert!(
@@ -130,14 +147,27 @@ fn compare_in_a_popup_merges_the_chosen_on_y_and_archives_the_others_with_their_
     let env = Env::new();
     env.start_server(&[]);
     shell_fan_out(&env, "pick", "3");
-    for (label, file) in [("pick-1", "one.txt"), ("pick-2", "two.txt"), ("pick-3", "three.txt")] {
-        commit_file(&env.worktree_path(label), file, &format!("{label}\n"), &format!("{label}: {file}"));
+    for (label, file) in [
+        ("pick-1", "one.txt"),
+        ("pick-2", "two.txt"),
+        ("pick-3", "three.txt"),
+    ] {
+        commit_file(
+            &env.worktree_path(label),
+            file,
+            &format!("{label}\n"),
+            &format!("{label}: {file}"),
+        );
     }
     // pick-3 also leaves work uncommitted: archived as a WIP commit, never lost.
     std::fs::write(env.worktree_path("pick-3").join("draft.txt"), "draft\n").unwrap();
     let tips: Vec<String> = ["pick-2", "pick-3"]
         .iter()
-        .map(|l| env.git(&["rev-parse", &format!("session/{l}")]).trim().to_string())
+        .map(|l| {
+            env.git(&["rev-parse", &format!("session/{l}")])
+                .trim()
+                .to_string()
+        })
         .collect();
 
     let person = crate::harness::Person::attach(&env);
@@ -154,7 +184,11 @@ fn compare_in_a_popup_merges_the_chosen_on_y_and_archives_the_others_with_their_
     person.wait_to_see("Archive the other candidates");
     person.keys(&["y", "Enter"]);
     let out = popup.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     assert!(env.repo.join("one.txt").exists(), "pick-1 merged");
     assert!(!env.repo.join("two.txt").exists());
@@ -166,9 +200,15 @@ fn compare_in_a_popup_merges_the_chosen_on_y_and_archives_the_others_with_their_
             .find(|b| b.starts_with(&format!("archive/{label}-")))
             .unwrap_or_else(|| panic!("{label} not archived: {branches:?}"));
         let kept = env.git(&["rev-list", archived]);
-        assert!(kept.contains(tip.as_str()), "{label}'s commits are on {archived}");
+        assert!(
+            kept.contains(tip.as_str()),
+            "{label}'s commits are on {archived}"
+        );
         if *label == "pick-3" {
-            assert_eq!(env.git(&["show", &format!("{archived}:draft.txt")]), "draft\n");
+            assert_eq!(
+                env.git(&["show", &format!("{archived}:draft.txt")]),
+                "draft\n"
+            );
         }
     }
     // A group left with its merged one only: nothing to compare.
@@ -183,7 +223,9 @@ fn compare_pick_on_no_merges_nothing_and_keeps_every_candidate() {
     commit_file(&env.worktree_path("keep-1"), "k.txt", "k\n", "k");
     let before = env.git(&["rev-parse", "HEAD"]);
     // No terminal: the ordinary merge refuses to ask; nothing changes.
-    let run = env.orchestra(&["compare", "keep", "--pick", "keep-1"]).fails_with(1);
+    let run = env
+        .orchestra(&["compare", "keep", "--pick", "keep-1"])
+        .fails_with(1);
     assert!(run.stderr.contains("--yes"), "{}", run.stderr);
     assert_eq!(env.git(&["rev-parse", "HEAD"]), before);
     assert_eq!(env.list_json().len(), 2);
@@ -211,17 +253,34 @@ fn bad_fan_outs_and_compares_are_refused_in_one_line_and_make_nothing() {
         args.extend_from_slice(more);
         args
     };
-    refused(&shell("taken", &["--count", "2"]), "already the label of session");
-    refused(&shell("grp", &["--count", "2"]), "group \"grp\" already exists");
     refused(
-        &["dispatch", "new", "--agents", &format!("{SHELL},no-such-agent-here")],
+        &shell("taken", &["--count", "2"]),
+        "already the label of session",
+    );
+    refused(
+        &shell("grp", &["--count", "2"]),
+        "group \"grp\" already exists",
+    );
+    refused(
+        &[
+            "dispatch",
+            "new",
+            "--agents",
+            &format!("{SHELL},no-such-agent-here"),
+        ],
         "--agents \"no-such-agent-here\"",
     );
     refused(&shell("big", &["--count", "9"]), "more than the bound of 8");
     refused(&shell("none", &["--count", "0"]), "--count 0");
-    refused(&["compare", "taken"], "compare needs a group of two or more");
+    refused(
+        &["compare", "taken"],
+        "compare needs a group of two or more",
+    );
     refused(&["compare", "nothing-here"], "no group or session");
-    refused(&["compare", "grp", "grp-1", "stranger"], "not a candidate of group grp");
+    refused(
+        &["compare", "grp", "grp-1", "stranger"],
+        "not a candidate of group grp",
+    );
     // A group of one is made, and is nothing to compare.
     shell_fan_out(&env, "solo", "1");
     let run = env.orchestra(&["compare", "solo"]).fails_with(2);
@@ -250,7 +309,11 @@ fn a_fan_out_killed_at_every_step_leaves_nothing_after_doctor_fix() {
             uncommitted: None,
         },
         |env, context| {
-            assert!(env.list_json().is_empty(), "{context}: {:?}", env.list_json());
+            assert!(
+                env.list_json().is_empty(),
+                "{context}: {:?}",
+                env.list_json()
+            );
             assert_eq!(env.branches(), ["main"], "{context}");
             let root = env.root.join("repo.worktrees");
             let left: Vec<_> = std::fs::read_dir(&root)
@@ -260,5 +323,8 @@ fn a_fan_out_killed_at_every_step_leaves_nothing_after_doctor_fix() {
             assert!(!Path::new(&root.join("fan-1")).exists());
         },
     );
-    assert!(points >= 15, "a fan-out of two has only {points} kill points");
+    assert!(
+        points >= 15,
+        "a fan-out of two has only {points} kill points"
+    );
 }

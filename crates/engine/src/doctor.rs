@@ -663,7 +663,10 @@ fn check_groups(
         let Ok(repo) = Repo::discover(Path::new(&g.repo)) else {
             report.problem(
                 out,
-                format!("group {} of {} (a fan-out never finished): its repository is gone", g.label, g.repo),
+                format!(
+                    "group {} of {} (a fan-out never finished): its repository is gone",
+                    g.label, g.repo
+                ),
             );
             continue;
         };

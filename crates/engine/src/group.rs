@@ -36,11 +36,16 @@ pub struct Candidate {
 pub fn bound() -> Result<usize, Error> {
     match crate::paths::non_empty_env("ORCHESTRA_FANOUT_MAX") {
         None => Ok(DEFAULT_BOUND),
-        Some(text) => text.trim().parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| {
-            Error::BadInput(format!(
-                "ORCHESTRA_FANOUT_MAX={text:?}: write a whole number of sessions, 1 or more"
-            ))
-        }),
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n > 0)
+            .ok_or_else(|| {
+                Error::BadInput(format!(
+                    "ORCHESTRA_FANOUT_MAX={text:?}: write a whole number of sessions, 1 or more"
+                ))
+            }),
     }
 }
 
@@ -73,7 +78,9 @@ pub fn candidates(
     }
     let count = count.unwrap_or(1);
     if count == 0 {
-        return Err(Error::BadInput("--count 0: a fan-out needs 1 or more".into()));
+        return Err(Error::BadInput(
+            "--count 0: a fan-out needs 1 or more".into(),
+        ));
     }
     let total = commands.len().saturating_mul(count);
     let bound = bound()?;
@@ -285,7 +292,11 @@ pub fn undo_incomplete(home: &Path, store: &Store, repo: &Repo, group: &Group) -
 
 /// The members of group `label` (live or merged), or the one session `label` names as a
 /// group of one; bad input when neither exists.
-pub fn members(store: &Store, repo: &Repo, label: &str) -> Result<(Option<Group>, Vec<Session>), Error> {
+pub fn members(
+    store: &Store,
+    repo: &Repo,
+    label: &str,
+) -> Result<(Option<Group>, Vec<Session>), Error> {
     let repo_id = repo.id();
     if let Some(group) = store.group(&repo_id, label)? {
         let sessions = group
@@ -306,7 +317,12 @@ pub fn members(store: &Store, repo: &Repo, label: &str) -> Result<(Option<Group>
 /// Runs the repo's `[worktree] check` in `session`'s worktree as a bounded job (its own
 /// process group, killed whole at `check_timeout`, output kept) and records the result on
 /// the session. Refused when the repo has no check or it is not allowed yet.
-pub fn check(home: &Path, store: &Store, repo: &Repo, session: &Session) -> Result<CheckResult, Error> {
+pub fn check(
+    home: &Path,
+    store: &Store,
+    repo: &Repo,
+    session: &Session,
+) -> Result<CheckResult, Error> {
     let main = repo.main_worktree();
     let table = crate::worktree::table(main)?;
     let Some((argv, timeout)) = table
@@ -414,7 +430,9 @@ pub fn compare(
         let work = if s.status == Status::Merged {
             None
         } else {
-            scratch.worktree_side(&s.branch, Path::new(&s.worktree)).ok()
+            scratch
+                .worktree_side(&s.branch, Path::new(&s.worktree))
+                .ok()
         };
         let target_side = target.as_deref().and_then(|t| scratch.branch_side(t).ok());
         let (changed, conflicts_target) = match (work, target_side) {
@@ -466,7 +484,9 @@ pub fn compare(
                 label: lb,
                 paths: paths.clone(),
             });
-            rows[j].conflicts_with.push(PairConflict { label: la, paths });
+            rows[j]
+                .conflicts_with
+                .push(PairConflict { label: la, paths });
         }
     }
     Ok(rows)
@@ -541,7 +561,10 @@ mod tests {
     fn a_tail_keeps_the_end() {
         let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
         let kept = tail(&long);
-        assert!(kept.starts_with("line 60") && kept.ends_with("line 99"), "{kept}");
+        assert!(
+            kept.starts_with("line 60") && kept.ends_with("line 99"),
+            "{kept}"
+        );
         assert!(tail(&"é".repeat(5000)).len() <= TAIL_BYTES);
     }
 }

@@ -468,9 +468,13 @@ impl Undo {
         Undo {
             session_dir: Some(session_dir(home, &session.id)),
             worktree_root: None,
-            worktree: Oid::from_str(&session.base_commit)
-                .ok()
-                .map(|base| (PathBuf::from(&session.worktree), session.branch.clone(), base)),
+            worktree: Oid::from_str(&session.base_commit).ok().map(|base| {
+                (
+                    PathBuf::from(&session.worktree),
+                    session.branch.clone(),
+                    base,
+                )
+            }),
             row: Some(session.id.clone()),
             window: session.window.clone().map(|w| (w, session.id.clone())),
         }

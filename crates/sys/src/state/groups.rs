@@ -38,7 +38,12 @@ pub struct CheckResult {
 impl Store {
     /// Records group `label` of `repo`, planned to hold `planned`, not complete yet. A
     /// complete group left with no live member is history and gives its label up.
-    pub fn create_group(&self, repo: &str, label: &str, planned: &[String]) -> Result<(), StateError> {
+    pub fn create_group(
+        &self,
+        repo: &str,
+        label: &str,
+        planned: &[String],
+    ) -> Result<(), StateError> {
         let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
         tx.execute(
             "DELETE FROM groups WHERE repo = ?1 AND label = ?2 AND complete = 1 AND NOT EXISTS (
@@ -131,10 +136,7 @@ impl Store {
             .map_err(|e| self.err(e))?;
         for row in rows {
             let (repo, grp, id) = row.map_err(|e| self.err(e))?;
-            if let Some(g) = groups
-                .iter_mut()
-                .find(|g| g.repo == repo && g.label == grp)
-            {
+            if let Some(g) = groups.iter_mut().find(|g| g.repo == repo && g.label == grp) {
                 g.members.push(id);
             }
         }
@@ -149,7 +151,10 @@ impl Store {
     }
 
     /// Session id → the label of its group, for the sessions of `repo` (all with `None`).
-    pub fn session_groups(&self, repo: Option<&str>) -> Result<HashMap<String, String>, StateError> {
+    pub fn session_groups(
+        &self,
+        repo: Option<&str>,
+    ) -> Result<HashMap<String, String>, StateError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -262,7 +267,12 @@ mod tests {
             "a group with live members keeps its label"
         );
         store.conn.execute("DELETE FROM sessions", []).unwrap();
-        assert!(store.group("/r", "api").unwrap().unwrap().members.is_empty());
+        assert!(store
+            .group("/r", "api")
+            .unwrap()
+            .unwrap()
+            .members
+            .is_empty());
         store.create_group("/r", "api", &["api-x".into()]).unwrap();
         assert_eq!(
             store.group("/r", "api").unwrap().unwrap().planned,
