@@ -545,7 +545,7 @@ mod tests {
     #[test]
     fn an_unknown_agent_an_empty_one_and_too_many_are_refused() {
         let refused = |agents: &[&str], count| {
-            let agents: Vec<String> = agents.iter().map(|a| a.to_string()).collect();
+            let agents: Vec<String> = agents.iter().map(ToString::to_string).collect();
             candidates("api", &agents, count, vec!["claude".into()], None, found)
                 .unwrap_err()
                 .to_string()
