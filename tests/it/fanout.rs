@@ -216,7 +216,7 @@ fn compare_in_a_popup_merges_the_chosen_on_y_and_archives_the_others_with_their_
 }
 
 #[test]
-fn compare_pick_on_no_merges_nothing_and_keeps_every_candidate() {
+fn compare_pick_without_a_terminal_merges_nothing_and_keeps_every_candidate() {
     let env = Env::new();
     env.start_server(&[]);
     shell_fan_out(&env, "keep", "2");
@@ -229,6 +229,12 @@ fn compare_pick_on_no_merges_nothing_and_keeps_every_candidate() {
     assert!(run.stderr.contains("--yes"), "{}", run.stderr);
     assert_eq!(env.git(&["rev-parse", "HEAD"]), before);
     assert_eq!(env.list_json().len(), 2);
+    // The dashboard shows the group's candidates together.
+    let frame = env.orchestra(&["watch", "--count", "1"]).ok().stdout;
+    assert!(
+        frame.contains("groups:") && frame.contains("keep: keep-1 ") && frame.contains(", keep-2 "),
+        "{frame}"
+    );
 }
 
 #[test]
