@@ -37,6 +37,14 @@ pub enum Command {
     Slugify(SlugifyArgs),
     /// Start an agent on a new branch `session/<LABEL>`, in its own worktree and tmux window.
     Dispatch(DispatchArgs),
+    /// Run the repo's check (`[worktree] check` in orchestra.toml, e.g. "cargo test") in a
+    /// session's worktree, or in each candidate's of a group, as a bounded job; its result
+    /// (pass/fail, time, the end of its output) is recorded on the session.
+    Check(CheckArgs),
+    /// A group's candidates side by side: state, commits, files and lines changed, check,
+    /// cost, time, conflicts with the target and each other; `compare GROUP A B` shows what
+    /// A changes that B does not; `--pick A` merges A and offers to archive the others.
+    Compare(CompareArgs),
     /// List the sessions of this repo (or of every repo with --all).
     List(ListArgs),
     /// What the claude sessions cost, from their conversation logs: tokens by kind and
@@ -836,6 +844,54 @@ pub struct DispatchArgs {
     /// `list --json` shows it as "requested_by".
     #[arg(long, value_name = "WHO", hide = true)]
     pub requested_by: Option<String>,
+    /// Fan out: one session per agent, each a kind (claude, codex, gemini…) or a full
+    /// command, comma-separated and repeatable, all on the same base, prompt and setup, as
+    /// one group LABEL (labelled LABEL-<kind>, or LABEL-1…N when kinds repeat). At most 8
+    /// sessions ($ORCHESTRA_FANOUT_MAX). Default: no fan-out.
+    #[arg(long, value_name = "AGENTS", conflicts_with = "agent")]
+    pub agents: Vec<String>,
+    /// Fan out N sessions of each agent (of --agents, else of --agent), labelled LABEL-1…N,
+    /// as one group LABEL. Default: 1 of each.
+    #[arg(long, value_name = "N")]
+    pub count: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// A session's label, or a group's (each of its live members is checked).
+    pub target: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Print a JSON array of {label, passed, ended, duration_ms, tail, at}.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The group (`dispatch LABEL --agents/--count` made it).
+    pub group: String,
+    /// With B: show what candidate A changes that candidate B does not.
+    pub a: Option<String>,
+    pub b: Option<String>,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// Print the rows as a JSON array (one object per candidate).
+    #[arg(long)]
+    pub json: bool,
+    /// Merge candidate LABEL through `orchestra merge` (its summary and [y/N]), then offer
+    /// to archive the others (`kill --force`: each kept on archive/… with its commits).
+    #[arg(long, value_name = "LABEL", conflicts_with_all = ["a", "json"])]
+    pub pick: Option<String>,
+    /// Show the table, then ask which candidate to merge (what the menu's Compare… runs).
+    #[arg(long, conflicts_with_all = ["a", "json", "pick"])]
+    pub choose: bool,
+    /// Run --choose in a tmux popup.
+    #[arg(long, requires = "choose")]
+    pub popup: bool,
+    /// The tmux client for --popup.
+    #[arg(long, value_name = "NAME")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Args)]

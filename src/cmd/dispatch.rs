@@ -5,9 +5,10 @@ use crate::agent::AgentKind;
 use crate::cli::DispatchArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
+use crate::group;
 use crate::label;
 use crate::session::create::{self, Request};
-use crate::session::launch::agent_command;
+use crate::session::launch::{agent_command, chosen_agent_command};
 use crate::state::Status;
 
 pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -18,6 +19,9 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
                 "--requested-by: one line of at most 200 printable characters".into(),
             ));
         }
+    }
+    if !args.agents.is_empty() || args.count.is_some() {
+        return fan_out(ctx, args, out);
     }
     let prompt = read_prompt(args)?;
     let repo = open_repo(args.repo.repo.as_deref())?;
@@ -90,6 +94,84 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     if session.status == Status::Setup && args.wait_setup {
         create::wait_for_setup(ctx, &store, &session, plan.setup_timeout())?;
         out.line(format!("setup of {label} done: its agent started"));
+    }
+    Ok(())
+}
+
+/// `--agents`/`--count`: one session per candidate, all checked before any is made, made
+/// as one group; a failure part-way undoes every member made.
+fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    let prompt = read_prompt(args)?;
+    let repo = open_repo(args.repo.repo.as_deref())?;
+    let default = if args.agents.is_empty() {
+        agent_command(args.agent.as_deref())?
+    } else {
+        Vec::new()
+    };
+    let candidates = group::candidates(
+        &args.label,
+        &args.agents,
+        args.count,
+        default,
+        args.kind,
+        |words| chosen_agent_command(Some(words), "name another in --agents"),
+    )?;
+    let mut store = ctx.store()?;
+    group::check_free(&store, &repo, &args.label)?;
+    let mut commands = Vec::new();
+    for c in &candidates {
+        let mut command = c.command.clone();
+        if let Some(mode) = args.permission_mode {
+            mode.add_to(c.kind, &mut command)?;
+        }
+        commands.push(command);
+    }
+    let mut plans = Vec::new();
+    for (c, command) in candidates.iter().zip(commands) {
+        plans.push(create::plan(
+            &ctx.home,
+            &store,
+            &repo,
+            Request {
+                label: &c.label,
+                prompt: prompt.clone(),
+                command,
+                kind: c.kind,
+                after: &args.after,
+                from_upstream: args.from_upstream,
+                base: args.base.as_deref(),
+                hooks: !args.no_hooks,
+            },
+        )?);
+    }
+    let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
+    let sessions = group::fan_out(ctx, &mut store, &repo, &args.label, &plans, out)?;
+    for (session, plan) in sessions.iter().zip(&plans) {
+        out.line(format!(
+            "dispatched {}: {} on branch {}, worktree {}, window {}",
+            session.label,
+            session.agent_kind.as_str(),
+            plan.branch,
+            session.worktree,
+            session.window.as_deref().unwrap_or("-"),
+        ));
+    }
+    out.line(format!(
+        "group {}: {} session(s); `orchestra compare {}` shows them side by side",
+        args.label,
+        sessions.len(),
+        args.label
+    ));
+    if args.wait_setup {
+        for (session, plan) in sessions.iter().zip(&plans) {
+            if session.status == Status::Setup {
+                create::wait_for_setup(ctx, &store, session, plan.setup_timeout())?;
+                out.line(format!(
+                    "setup of {} done: its agent started",
+                    session.label
+                ));
+            }
+        }
     }
     Ok(())
 }

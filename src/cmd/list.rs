@@ -53,6 +53,10 @@ pub struct ListRow {
     /// Who asked for the session: the orchestrator (or session) whose `orchestra mcp`
     /// dispatched it; null for one a person dispatched.
     pub requested_by: Option<String>,
+    /// The group it is a candidate of (`dispatch --agents/--count`), else null.
+    pub group: Option<String>,
+    /// Its last `orchestra check` ({passed, ended, duration_ms, tail, at}), else null.
+    pub check: Option<crate::state::CheckResult>,
 }
 
 impl ListRow {
@@ -80,6 +84,8 @@ impl ListRow {
             cost_usd: None,
             pull_request: None,
             requested_by: None,
+            group: None,
+            check: None,
         }
     }
 }
@@ -111,6 +117,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
         crate::cost::Prices::load(&ctx.home).map_err(|e| Error::BadInput(e.to_string()))?;
     let mut costs = crate::cost::session_costs(&store, &prices, &sessions)?;
     let mut merged = crate::session::merged_elsewhere(&sessions, &pulls);
+    let mut groups = store.session_groups(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
+    let mut checks = store.check_results(repo.as_ref().map(crate::git::Repo::id).as_deref())?;
     let rows: Vec<ListRow> = sessions
         .iter()
         .map(|s| ListRow {
@@ -122,6 +130,8 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             tokens: costs.get(&s.id).map(|c| c.tokens),
             cost_usd: costs.remove(&s.id).and_then(|c| c.cost_usd),
             conflicts_with: radar::run::rows_of(&pairs, &s.id),
+            group: groups.remove(&s.id),
+            check: checks.remove(&s.id),
             ..ListRow::from_session(s, at)
         })
         .collect();
@@ -151,6 +161,11 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
     ];
     if args.all {
         header.push("REPO");
+    }
+    // A group's candidates are shown together, under the group's label.
+    let grouped = rows.iter().any(|r| r.group.is_some());
+    if grouped {
+        header.insert(1, "GROUP");
     }
     let table: Vec<Vec<String>> = rows
         .iter()
@@ -186,6 +201,9 @@ pub fn run(ctx: &Context, args: &ListArgs, out: &mut Output<'_>) -> Result<(), E
             ];
             if args.all {
                 cells.push(r.repo.clone());
+            }
+            if grouped {
+                cells.insert(1, r.group.clone().unwrap_or_else(|| "-".into()));
             }
             cells
         })

@@ -4,7 +4,9 @@
 pub mod allow;
 pub mod approve;
 pub mod brief;
+pub mod check;
 pub mod classify;
+pub mod compare;
 pub mod conflicts;
 pub mod connect;
 pub mod cost;
@@ -54,6 +56,8 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
     match command {
         Command::Slugify(args) => slugify::run(ctx, args, out),
         Command::Dispatch(args) => dispatch::run(ctx, args, out),
+        Command::Check(args) => check::run(ctx, args, out),
+        Command::Compare(args) => compare::run(ctx, args, out),
         Command::List(args) => list::run(ctx, args, out),
         Command::Cost(args) => cost::run(ctx, args, out),
         Command::Kill(args) => kill::run(ctx, args, out),
@@ -149,6 +153,8 @@ pub fn dispatch_command(
         from_upstream: false,
         wait_setup: false,
         requested_by: None,
+        agents: Vec::new(),
+        count: None,
     })
 }
 

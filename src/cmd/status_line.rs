@@ -21,8 +21,21 @@ pub fn status_line(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
     // The radar's pairs belong with the local sessions they are about.
     let radar = crate::radar::run::status_part(ctx, line.radar_every);
     let pulls = crate::pr::refresh::status_part(ctx, line.pr_every);
-    let summary = [line.summary, radar, pulls]
-        .into_iter()
+    // A group's candidates counted apart too ("api ⚙2 ✓1"), from the files only.
+    let groups = crate::group::load_cache(&ctx.home);
+    let mut group_parts = Vec::new();
+    if !groups.is_empty() {
+        let seen = health::load_cache(&ctx.home, &key);
+        for (label, ids) in &groups {
+            group_parts.push(health::group_part(
+                label,
+                seen.sessions.iter().filter(|s| ids.contains(&s.id)),
+            ));
+        }
+    }
+    let summary = std::iter::once(line.summary)
+        .chain(group_parts)
+        .chain([radar, pulls])
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(" ");

@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &TmuxArgs, out: &mut Output<'_>) -> Result<(), E
             // Run by a key binding's run-shell: an error printed would open over the pane.
             let tmux = ctx.tmux();
             let shown = crate::plugin::resolve_client(&tmux, client.as_deref())
-                .and_then(|client| crate::plugin::menu::show(&tmux, &client));
+                .and_then(|client| crate::plugin::menu::show(ctx, &tmux, &client));
             reported(ctx, shown.map(|()| None))
         }
         TmuxCommand::Pick { action, client } => {

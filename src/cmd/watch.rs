@@ -37,6 +37,7 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
                     buffer.line(format!("{}: {}", host.name, crate::inert::line(error)));
                 }
             }
+            groups_lines(ctx, &mut buffer)?;
             conflicts_table(ctx, &mut buffer)?;
         }
         let now = chrono::Local::now().format("%H:%M:%S");
@@ -55,6 +56,31 @@ pub fn watch(ctx: &Context, interval: u64, count: u64, out: &mut Output<'_>) -> 
         }
         std::thread::sleep(std::time::Duration::from_secs(interval.max(1)));
     }
+}
+
+/// The groups' candidates together, under the health table: `api: api-1 busy, api-2 idle`.
+fn groups_lines(ctx: &Context, out: &mut Output<'_>) -> Result<(), Error> {
+    let store = ctx.store()?;
+    let sessions = store.sessions(None, false)?;
+    let mut lines = Vec::new();
+    for g in store.groups(None)? {
+        let members: Vec<String> = sessions
+            .iter()
+            .filter(|s| g.members.contains(&s.id))
+            .map(|s| format!("{} {}", s.label, s.badge()))
+            .collect();
+        if !members.is_empty() {
+            lines.push(format!("{}: {}", g.label, members.join(", ")));
+        }
+    }
+    if !lines.is_empty() {
+        out.line("");
+        out.line("groups:");
+        for line in lines {
+            out.line(format!("  {line}"));
+        }
+    }
+    Ok(())
 }
 
 /// The pairs the conflict radar last found, under the health table; nothing without any.

@@ -12,7 +12,7 @@ use crate::state::Session;
 use crate::tmux::{format_literal, Tmux};
 
 /// The top menu, drawn on `client`.
-pub fn show(tmux: &Tmux, client: &str) -> Result<(), Error> {
+pub fn show(ctx: &Context, tmux: &Tmux, client: &str) -> Result<(), Error> {
     let act = |action: &str| menu_entry(&["tmux", "act", action, "--client", client]);
     let pick = |action: &str| menu_entry(&["tmux", "pick", action, "--client", client]);
     let mut items = vec![
@@ -43,6 +43,15 @@ pub fn show(tmux: &Tmux, client: &str) -> Result<(), Error> {
         .is_some()
     {
         items.insert(1, ("Tasks…", "t", pick("tasks")));
+    }
+    // A repo with a group of candidates: compare them and choose one, in a popup.
+    if repo.as_ref().is_some_and(|repo| {
+        ctx.store()
+            .ok()
+            .and_then(|store| store.groups(Some(&repo.id())).ok())
+            .is_some_and(|groups| groups.iter().any(|g| g.members.len() > 1))
+    }) {
+        items.insert(3, ("Compare…", "C", pick("compare")));
     }
     // The repo's own commands, shown in a popup before they are allowed.
     if repo
@@ -222,6 +231,22 @@ pub fn choose(
             crate::session::find_branch_session(&ctx.store()?, &opened, label, action)?;
             let title = format!(" {action} {label} ");
             let args = [action, label, "--repo", repo];
+            popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
+            Ok(Chosen::Shown)
+        }
+        "compare" => {
+            // The group of the session picked, its candidates side by side.
+            let group = ctx
+                .store()?
+                .session_groups(Some(repo))?
+                .remove(&session.id)
+                .ok_or_else(|| {
+                    Error::BadInput(format!(
+                        "{label} is no candidate of a group: nothing to compare"
+                    ))
+                })?;
+            let title = format!(" compare {group} ");
+            let args = ["compare", &group, "--choose", "--repo", repo];
             popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
             Ok(Chosen::Shown)
         }

@@ -16,13 +16,13 @@ const MOST_STEPS: usize = 40;
 
 /// What a scenario made before the command runs: the commits, and uncommitted work (a
 /// file in a worktree and its text) that must survive too.
-struct Before {
-    commits: HashSet<String>,
-    uncommitted: Option<(PathBuf, String)>,
+pub(crate) struct Before {
+    pub(crate) commits: HashSet<String>,
+    pub(crate) uncommitted: Option<(PathBuf, String)>,
 }
 
 /// Every commit reachable from a branch or from the HEAD of any worktree.
-fn all_commits(env: &Env) -> HashSet<String> {
+pub(crate) fn all_commits(env: &Env) -> HashSet<String> {
     let mut commits: HashSet<String> = env
         .git(&["rev-list", "--branches"])
         .lines()
@@ -64,6 +64,17 @@ fn run_with_fault(env: &Env, args: &[&str], command: &str, step: usize) -> (bool
 /// it completes; after each kill `doctor --fix` must leave a consistent world. Returns
 /// the number of kill points.
 fn at_every_step(command: &str, args: &[&str], setup: impl Fn(&Env) -> Before) -> usize {
+    at_every_step_then(command, args, setup, |_, _| {})
+}
+
+/// [`at_every_step`], with `after` checking more of each world after its `doctor --fix`
+/// (given the world and what was killed where).
+pub(crate) fn at_every_step_then(
+    command: &str,
+    args: &[&str],
+    setup: impl Fn(&Env) -> Before,
+    after: impl Fn(&Env, &str),
+) -> usize {
     for step in 1..=MOST_STEPS {
         let env = Env::new();
         env.start_server(&[]);
@@ -88,6 +99,7 @@ fn at_every_step(command: &str, args: &[&str], setup: impl Fn(&Env) -> Before) -
             fixed.stdout, fixed.stderr, check.stdout
         );
         assert_consistent(&env, &before, &context);
+        after(&env, &context);
     }
     panic!("{command} still killed after {MOST_STEPS} steps: is the fault point in a loop?");
 }

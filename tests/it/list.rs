@@ -22,9 +22,11 @@ fn list_json_has_exactly_the_documented_fields() {
         [
             "age",
             "branch",
+            "check",
             "conflicts_with",
             "conversation",
             "cost_usd",
+            "group",
             "host",
             "id",
             "label",

@@ -18,6 +18,7 @@ mod deps;
 mod dispatch;
 mod doctor;
 mod fake_api;
+mod fanout;
 mod faults;
 mod files;
 mod gemini;

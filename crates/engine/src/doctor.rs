@@ -120,6 +120,7 @@ pub fn check(ctx: &Context, fix: bool, out: &mut dyn Findings) -> Result<(), Err
     };
 
     check_merge_journals(ctx, fix, &store, &mut report, out)?;
+    check_groups(ctx, fix, &store, &mut report, out)?;
 
     let servers = look_at_servers(ctx, &local_sessions(&store)?);
     check_windows(ctx, fix, &store, &servers, &mut report, out)?;
@@ -641,6 +642,45 @@ fn check_panes(
         };
         report.repair(out, fix, what, done, |_| {
             store.change_status(&s, next, "doctor: pane gone")?;
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
+
+/// A fan-out its maker never completed (killed part-way: doctor --fix holds the work lock,
+/// so no maker still runs): the fix undoes it whole, as the fan-out would have on a
+/// failure — each member's window, worktree, branch (only while at its base: a commit is
+/// never lost), folder and row, then the group.
+fn check_groups(
+    ctx: &Context,
+    fix: bool,
+    store: &Store,
+    report: &mut Tally,
+    out: &mut dyn Findings,
+) -> Result<(), Error> {
+    for g in store.groups(None)?.into_iter().filter(|g| !g.complete) {
+        let Ok(repo) = Repo::discover(Path::new(&g.repo)) else {
+            report.problem(
+                out,
+                format!(
+                    "group {} of {} (a fan-out never finished): its repository is gone",
+                    g.label, g.repo
+                ),
+            );
+            continue;
+        };
+        let what = format!(
+            "group {} ({}) was never finished: its fan-out stopped after {} of {} session(s)",
+            g.label,
+            g.repo,
+            g.members.len(),
+            g.planned.len()
+        );
+        report.repair(out, fix, what, "undone, every member it made", |out| {
+            for problem in crate::group::undo_incomplete(&ctx.home, store, &repo, &g) {
+                out.note(format!("while undoing group {}: {problem}", g.label));
+            }
             Ok(())
         })?;
     }

@@ -841,6 +841,29 @@ fn summary<'a>(snap: &Snapshot, sessions: impl Iterator<Item = &'a Session>) -> 
     parts.join(" ")
 }
 
+/// A group's part of the status line, its members' states counted ("api ⚙2 ✓1"); empty
+/// when none of them is among `sessions`.
+pub fn group_part<'a>(label: &str, sessions: impl Iterator<Item = &'a Session>) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in sessions {
+        *counts.entry(s.state.as_str()).or_default() += 1;
+    }
+    let parts: Vec<String> = SUMMARY
+        .iter()
+        .filter_map(|(state, symbol, _)| {
+            counts
+                .get(state)
+                .filter(|n| **n > 0)
+                .map(|n| format!("{symbol}{n}"))
+        })
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{} {}", crate::tmux::format_literal(label), parts.join(" "))
+    }
+}
+
 /// The badge's mark for a session at `level` % of `@orchestra-budget`: a person sees a
 /// session getting dear before it is, and one past its budget plainly; it never stops it.
 pub fn budget_mark(level: u8) -> &'static str {

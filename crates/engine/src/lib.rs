@@ -9,6 +9,7 @@ pub mod deps;
 pub mod doctor;
 pub mod error;
 pub mod forge;
+pub mod group;
 pub mod health;
 pub mod hooks;
 pub mod import;

@@ -119,6 +119,8 @@ pub struct Dependency {
 pub const DEFAULT_SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 /// How long a worktree's teardown may run unless `teardown_timeout` says otherwise.
 pub const DEFAULT_TEARDOWN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long `orchestra check` may run unless `check_timeout` says otherwise.
+pub const DEFAULT_CHECK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1800);
 
 /// `[worktree]`: what makes a dispatched worktree ready to work, and what runs before one
 /// is removed.
@@ -131,6 +133,9 @@ pub struct WorktreeTable {
     /// Runs in a worktree before `kill` or `merge` removes it.
     pub teardown: Option<CommandLine>,
     pub teardown_timeout: Option<Seconds>,
+    /// What `orchestra check` runs in a session's worktree (e.g. "cargo test").
+    pub check: Option<CommandLine>,
+    pub check_timeout: Option<Seconds>,
     /// Paths of the main worktree copied into each new one.
     #[serde(default)]
     pub copy: Vec<String>,
@@ -146,6 +151,17 @@ impl WorktreeTable {
 
     pub fn teardown_argv(&self) -> Option<Vec<String>> {
         self.teardown.as_ref().and_then(CommandLine::argv)
+    }
+
+    pub fn check_argv(&self) -> Option<Vec<String>> {
+        self.check.as_ref().and_then(CommandLine::argv)
+    }
+
+    pub fn check_timeout(&self) -> std::time::Duration {
+        self.check_timeout
+            .as_ref()
+            .and_then(Seconds::duration)
+            .unwrap_or(DEFAULT_CHECK_TIMEOUT)
     }
 
     pub fn setup_timeout(&self) -> std::time::Duration {

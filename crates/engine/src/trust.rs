@@ -78,6 +78,12 @@ impl Asked {
                     line,
                 });
             }
+            if let Some(line) = words(manifest.worktree.check_argv()) {
+                commands.push(RepoCommand {
+                    setting: "worktree.check",
+                    line,
+                });
+            }
             if let Some(line) = words(manifest.worktree.teardown_argv()) {
                 commands.push(RepoCommand {
                     setting: "worktree.teardown",

@@ -56,6 +56,11 @@ pub struct Plan<'a> {
 }
 
 impl Plan<'_> {
+    /// The session's label.
+    pub fn label(&self) -> &str {
+        self.label
+    }
+
     /// How long the worktree's setup may take.
     pub fn setup_timeout(&self) -> Duration {
         self.table
@@ -164,6 +169,18 @@ pub fn dispatch(
     plan: &Plan<'_>,
     out: &mut dyn Report,
 ) -> Result<Session, Error> {
+    dispatch_undoable(ctx, store, repo, plan, out).map(|(session, _)| session)
+}
+
+/// [`dispatch`], returning with the session what takes it back: a fan-out undoes every
+/// member it made when a later one fails.
+pub fn dispatch_undoable(
+    ctx: &Context,
+    store: &mut Store,
+    repo: &Repo,
+    plan: &Plan<'_>,
+    out: &mut dyn Report,
+) -> Result<(Session, Undo), Error> {
     let Plan {
         repo_id,
         label,
@@ -187,7 +204,7 @@ pub fn dispatch(
     let agent_uuid = uuid::Uuid::new_v4().to_string();
     let port = free_port(store)?;
     let tmux = ctx.tmux();
-    let mut undo = Undo::new(repo, &tmux);
+    let mut undo = Undo::default();
 
     let result = (|out: &mut dyn Report| -> Result<Session, Error> {
         let dir = session_dir(&ctx.home, &id);
@@ -317,14 +334,9 @@ pub fn dispatch(
     })(out);
 
     match result {
-        Ok(session) => Ok(session),
+        Ok(session) => Ok((session, undo)),
         Err(e) => {
-            if let Some(id) = undo.row.take() {
-                if let Ok(Some(row)) = store.session_by_id(&id) {
-                    let _ = store.delete_session(&row, "dispatch undone");
-                }
-            }
-            for problem in undo.run() {
+            for problem in undo.run(repo, &tmux, store) {
                 out.note(format!("while undoing: {problem}"));
             }
             Err(e)
@@ -441,51 +453,68 @@ fn free_port(store: &Store) -> Result<u16, Error> {
     ))
 }
 
-/// What dispatch has made so far, to be taken back newest first if a later step fails.
-struct Undo<'a> {
-    repo: &'a Repo,
-    tmux: &'a Tmux,
+/// What a dispatch has made, to be taken back newest first if a later step (or a later
+/// member of its fan-out) fails: the one undo of dispatch, of a fan-out's members, and of
+/// doctor's settling of a fan-out killed part-way.
+#[derive(Debug, Default)]
+pub struct Undo {
     session_dir: Option<PathBuf>,
     worktree_root: Option<PathBuf>,
     worktree: Option<(PathBuf, String, Oid)>,
-    /// The session row (and its dependency edges), removed by the caller holding the store.
+    /// The session row (and its dependency edges).
     row: Option<String>,
     window: Option<(WindowId, String)>,
 }
 
-impl<'a> Undo<'a> {
-    fn new(repo: &'a Repo, tmux: &'a Tmux) -> Undo<'a> {
+impl Undo {
+    /// What undoing a dispatched `session` takes back: its window (only while ours), its
+    /// worktree, its branch while it holds no commit past its base, its folder, its row.
+    pub fn of_session(home: &Path, session: &Session) -> Undo {
         Undo {
-            repo,
-            tmux,
-            session_dir: None,
+            session_dir: Some(session_dir(home, &session.id)),
             worktree_root: None,
-            worktree: None,
-            row: None,
-            window: None,
+            worktree: Oid::from_str(&session.base_commit).ok().map(|base| {
+                (
+                    PathBuf::from(&session.worktree),
+                    session.branch.clone(),
+                    base,
+                )
+            }),
+            row: Some(session.id.clone()),
+            window: session.window.clone().map(|w| (w, session.id.clone())),
         }
     }
 
-    /// Undoes everything recorded; returns what could not be undone.
-    fn run(self) -> Vec<String> {
+    /// Undoes everything recorded, newest first; returns what could not be undone.
+    pub fn run(mut self, repo: &Repo, tmux: &Tmux, store: &Store) -> Vec<String> {
         let mut problems = Vec::new();
+        if let Some(id) = self.row.take() {
+            if let Ok(Some(row)) = store.session_by_id(&id) {
+                if let Err(e) = store.delete_session(&row, "dispatch undone") {
+                    problems.push(format!("removing the row of {}: {e}", row.label));
+                }
+            }
+        }
         if let Some((window, id)) = &self.window {
-            if let Err(e) = self.tmux.kill_window_if_ours(window, id) {
+            if let Err(e) = tmux.kill_window_if_ours(window, id) {
                 problems.push(format!("closing window {window}: {e}"));
             }
         }
         if let Some((path, branch, base)) = &self.worktree {
-            if let Err(e) = self.repo.remove_worktree(path) {
-                problems.push(format!("removing worktree {}: {e}", path.display()));
+            if path.exists() {
+                if let Err(e) = repo.remove_worktree(path) {
+                    problems.push(format!("removing worktree {}: {e}", path.display()));
+                }
             }
             // Only a branch still at its base holds no work; anything else is kept.
-            match self.repo.branch_tip(branch) {
+            match repo.branch_tip(branch) {
                 Ok(tip) if tip == *base => {
-                    if let Err(e) = self.repo.delete_branch(branch) {
+                    if let Err(e) = repo.delete_branch(branch) {
                         problems.push(format!("deleting branch {branch}: {e}"));
                     }
                 }
                 Ok(_) => problems.push(format!("branch {branch} has new commits: kept")),
+                Err(_) if !repo.branch_exists(branch) => {}
                 Err(e) => problems.push(format!("reading branch {branch}: {e}")),
             }
         }

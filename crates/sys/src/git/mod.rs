@@ -14,7 +14,7 @@ mod submodule;
 use git2::{BranchType, Repository, StatusOptions};
 
 pub use merge::{CommitInfo, FileChange, Landed, Merged, Review};
-pub use radar::{Checked, Scratch, Side, WorktreeRead};
+pub use radar::{Changed, Checked, Scratch, Side, WorktreeRead};
 pub use remote::PUSH_DEADLINE;
 pub use submodule::{submodule_work, KeptSubmodule, SubmoduleWork};
 

@@ -391,6 +391,78 @@ impl Scratch {
     }
 }
 
+/// What one side changes over a base commit, counted: a compare's row.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changed {
+    /// Commits on the side's commit that the base has not.
+    pub commits: usize,
+    /// The paths changed (uncommitted work included when the side has it).
+    pub files: Vec<String>,
+    pub insertions: usize,
+    pub deletions: usize,
+}
+
+impl Scratch {
+    /// What `side` changes over its merge base with `target`: its commits the target has
+    /// not, and the files and lines of its tree against the base's.
+    pub fn changed(&self, target: Oid, side: &Side) -> Result<Changed, GitError> {
+        let base = self.repo.merge_base(target, side.commit)?;
+        let mut walk = self.repo.revwalk()?;
+        walk.push(side.commit)?;
+        walk.hide(target)?;
+        let commits = walk.count();
+        let base_tree = self.repo.find_commit(base)?.tree()?;
+        let diff = self.repo.diff_tree_to_tree(
+            Some(&base_tree),
+            Some(&self.repo.find_tree(side.tree)?),
+            None,
+        )?;
+        let stats = diff.stats()?;
+        let files = diff
+            .deltas()
+            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect();
+        Ok(Changed {
+            commits,
+            files,
+            insertions: stats.insertions(),
+            deletions: stats.deletions(),
+        })
+    }
+
+    /// What `a` changes that `b` does not: the patch from `b`'s tree to `a`'s, over the
+    /// paths `a` changed since its merge base with `target` (what both changed alike is
+    /// not in it; where they differ, b's lines are the `-` side).
+    pub fn patch_between(&self, target: Oid, a: &Side, b: &Side) -> Result<String, GitError> {
+        let base = self.repo.merge_base(target, a.commit)?;
+        let base_tree = self.repo.find_commit(base)?.tree()?;
+        let ours = self.changes(&base_tree, a.tree)?;
+        if ours.is_empty() {
+            return Ok(String::new());
+        }
+        let mut options = git2::DiffOptions::new();
+        for path in ours.iter() {
+            options.pathspec(path);
+        }
+        options.disable_pathspec_match(true);
+        let diff = self.repo.diff_tree_to_tree(
+            Some(&self.repo.find_tree(b.tree)?),
+            Some(&self.repo.find_tree(a.tree)?),
+            Some(&mut options),
+        )?;
+        let mut text = Vec::new();
+        diff.print(git2::DiffFormat::Patch, |_, _, line| {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                text.push(line.origin() as u8);
+            }
+            text.extend_from_slice(line.content());
+            true
+        })?;
+        Ok(String::from_utf8_lossy(&text).into_owned())
+    }
+}
+
 /// Whether two sets of changed paths touch the same path, or one a path inside a folder
 /// the other turned into a file (or the other way round): only then can a merge conflict.
 fn overlap(a: &BTreeSet<String>, b: &BTreeSet<String>) -> bool {

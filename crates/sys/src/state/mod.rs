@@ -4,6 +4,7 @@
 
 mod cost;
 mod deps;
+mod groups;
 mod pulls;
 mod radar;
 mod requested;
@@ -12,6 +13,7 @@ mod tasks;
 
 pub use cost::{EndedSession, LogMark, LogRead, Tokens, UsageRow};
 pub use deps::{Edge, EdgeRefusal};
+pub use groups::{CheckResult, Group};
 pub use pulls::PullRequest;
 pub use radar::{Conflict, MergeKey};
 

@@ -236,6 +236,33 @@ const MIGRATIONS: &[&str] = &[
     // 13: who asked for a session: the orchestrator (or session) whose `orchestra mcp`
     // server dispatched it; NULL for one a person dispatched.
     "ALTER TABLE sessions ADD COLUMN requested_by TEXT;",
+    // 14: groups of sessions given one
+    // task (`dispatch --agents/--count`, `fork`). `planned` names the labels a fan-out
+    // meant to make, `complete` says it made them all: an incomplete group doctor --fix
+    // finds (its maker killed part-way) is undone whole. A member row goes with its
+    // session. `checks`: the last `orchestra check` of a session.
+    "CREATE TABLE groups (
+        repo       TEXT NOT NULL,
+        label      TEXT NOT NULL,
+        planned    TEXT NOT NULL,
+        complete   INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (repo, label)
+    );
+    CREATE TABLE group_members (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        repo       TEXT NOT NULL,
+        grp        TEXT NOT NULL,
+        FOREIGN KEY (repo, grp) REFERENCES groups(repo, label) ON DELETE CASCADE
+    );
+    CREATE TABLE checks (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        passed      INTEGER NOT NULL,
+        ended       TEXT NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        tail        TEXT NOT NULL,
+        at          INTEGER NOT NULL
+    );",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {
