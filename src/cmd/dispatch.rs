@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::label;
 use crate::session::create::{self, Request};
 use crate::session::launch::agent_command;
+use crate::session::sandbox;
 use crate::state::Status;
 
 pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -20,6 +21,18 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         .unwrap_or_else(|| AgentKind::from_program(&command[0]));
     if let Some(mode) = args.permission_mode {
         mode.add_to(kind, &mut command)?;
+    }
+    let sandbox = sandbox::chosen(
+        repo.main_worktree(),
+        &sandbox::Asked {
+            sandbox: args.sandbox,
+            no_sandbox: args.no_sandbox,
+            network: args.network.as_deref(),
+            yolo: args.yolo,
+        },
+    )?;
+    if args.yolo {
+        sandbox::add_no_ask(kind, &mut command)?;
     }
     let mut store = ctx.store()?;
     let plan = create::plan(
@@ -35,6 +48,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             from_upstream: args.from_upstream,
             base: args.base.as_deref(),
             hooks: !args.no_hooks,
+            sandbox,
+            yolo: args.yolo,
         },
     )?;
     let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;

@@ -50,6 +50,10 @@ pub struct ListRow {
     /// failing_check, review, comments, head_sha}, the state as the background refresh last
     /// read it), else null.
     pub pull_request: Option<crate::state::PullRequest>,
+    /// Its sandbox's network ("on", "off"), null when its agent runs unboxed.
+    pub sandbox: Option<String>,
+    /// Whether its agent runs without asking (`--yolo`).
+    pub yolo: bool,
 }
 
 impl ListRow {
@@ -76,6 +80,8 @@ impl ListRow {
             tokens: None,
             cost_usd: None,
             pull_request: None,
+            sandbox: s.sandbox.map(|n| n.as_str().to_string()),
+            yolo: s.yolo,
         }
     }
 }

@@ -143,6 +143,10 @@ pub fn dispatch_command(
         after: Vec::new(),
         from_upstream: false,
         wait_setup: false,
+        sandbox: false,
+        no_sandbox: false,
+        network: None,
+        yolo: false,
     })
 }
 
@@ -307,6 +311,19 @@ pub fn pull_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
         .collect())
 }
 
+/// The MODE cell: claude's permission mode, then the session's box and no-ask mode.
+fn mode_cell(r: &crate::health::HealthRow) -> String {
+    let words: Vec<&str> = [r.permission_mode.as_deref().unwrap_or(""), r.sandbox.as_str()]
+        .into_iter()
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() {
+        "-".into()
+    } else {
+        words.join(" ")
+    }
+}
+
 /// A cost as a person reads it ([`crate::cost::usd_text`]).
 pub fn dollars(usd: Option<f64>) -> String {
     crate::cost::usd_text(usd)
@@ -343,7 +360,7 @@ pub fn health_table(
                 },
                 r.window.clone(),
                 r.pane.clone(),
-                r.permission_mode.clone().unwrap_or_else(|| "-".into()),
+                mode_cell(r),
                 r.host.clone().unwrap_or_else(|| "local".into()),
                 r.pull_request.clone().unwrap_or_else(|| "-".into()),
                 costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),

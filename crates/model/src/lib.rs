@@ -8,6 +8,7 @@ pub mod kind;
 pub mod label;
 pub mod notion;
 pub mod report;
+pub mod sandbox;
 pub mod text;
 
 pub use kind::{AgentKind, Typing};

@@ -88,7 +88,7 @@ pub fn dispatched(
     } else {
         // The window is gone: a new one on the server we are talking to.
         let (launch, env) = agent_launch(ctx, session, None, resume)?;
-        let (argv, badge) = if setup_again {
+        let (argv, badge) = if setup_again || session.sandbox.is_some() {
             (window_argv(&session.id, false)?, Status::Setup.as_str())
         } else {
             (launch.argv, AgentState::Unknown.as_str())

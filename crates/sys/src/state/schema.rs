@@ -233,6 +233,10 @@ const MIGRATIONS: &[&str] = &[
         etag TEXT NOT NULL,
         at   INTEGER NOT NULL
     );",
+    // 15 (sandboxed sessions; renumber to its place on merge): a session's agent in a
+    // sandbox (its network, `on` or `off`; NULL: none) and in its no-ask mode.
+    "ALTER TABLE sessions ADD COLUMN sandbox TEXT;
+    ALTER TABLE sessions ADD COLUMN yolo INTEGER NOT NULL DEFAULT 0;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {
