@@ -130,7 +130,8 @@ pub fn wrap(
 }
 
 /// What must be readable for `program` to run: the package it came in when it is a node
-/// package's (its `node_modules`'s parent), else its folder.
+/// package's (its `node_modules`'s parent), else the file alone (its folder may be the
+/// person's home).
 fn installed_with(program: &Path) -> PathBuf {
     let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
     let package = real
@@ -139,7 +140,7 @@ fn installed_with(program: &Path) -> PathBuf {
         .and_then(Path::parent);
     match package {
         Some(p) => p.to_path_buf(),
-        None => real.parent().map_or(real.clone(), Path::to_path_buf),
+        None => real,
     }
 }
 
@@ -301,6 +302,6 @@ mod tests {
             installed_with(Path::new("/nowhere/pkg/node_modules/@a/b/cli.js")),
             Path::new("/nowhere/pkg")
         );
-        assert_eq!(installed_with(Path::new("/nowhere/bin/tool")), Path::new("/nowhere/bin"));
+        assert_eq!(installed_with(Path::new("/nowhere/bin/tool")), Path::new("/nowhere/bin/tool"));
     }
 }
