@@ -313,10 +313,13 @@ pub fn pull_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
 
 /// The MODE cell: claude's permission mode, then the session's box and no-ask mode.
 fn mode_cell(r: &crate::health::HealthRow) -> String {
-    let words: Vec<&str> = [r.permission_mode.as_deref().unwrap_or(""), r.sandbox.as_str()]
-        .into_iter()
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words: Vec<&str> = [
+        r.permission_mode.as_deref().unwrap_or(""),
+        r.sandbox.as_str(),
+    ]
+    .into_iter()
+    .filter(|w| !w.is_empty())
+    .collect();
     if words.is_empty() {
         "-".into()
     } else {

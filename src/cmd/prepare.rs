@@ -96,7 +96,12 @@ fn start_agent(
             &[],
         );
     }
-    exec(&launch.argv, Path::new(&session.worktree), &env, session.sandbox.is_some())
+    exec(
+        &launch.argv,
+        Path::new(&session.worktree),
+        &env,
+        session.sandbox.is_some(),
+    )
 }
 
 /// Ends this process by becoming the placeholder that shows `message` and keeps the window

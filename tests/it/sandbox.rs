@@ -108,8 +108,17 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
         .env("NO_STAY", "1")
         .output();
     let outside = std::fs::read_to_string(scratch.join("escapes.txt")).unwrap();
-    for escape in ["read-ssh-key", "read-other-session", "env-secret", "network-off", "write-system"] {
-        assert!(outside.contains(&format!("{escape}: ESCAPED")), "{escape}:\n{outside}");
+    for escape in [
+        "read-ssh-key",
+        "read-other-session",
+        "env-secret",
+        "network-off",
+        "write-system",
+    ] {
+        assert!(
+            outside.contains(&format!("{escape}: ESCAPED")),
+            "{escape}:\n{outside}"
+        );
     }
     let system = Path::new(bin()).with_file_name(format!("pwned-{port}"));
     std::fs::remove_file(&system).unwrap();
@@ -120,19 +129,30 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     let agent = args
         .iter()
         .map(|a| shell_words::quote(a).into_owned())
-        .fold(shell_words::quote(&script.to_string_lossy()).into_owned(), |line, a| {
-            format!("{line} {a}")
-        });
+        .fold(
+            shell_words::quote(&script.to_string_lossy()).into_owned(),
+            |line, a| format!("{line} {a}"),
+        );
     env.orchestra(&[
-        "dispatch", "boxed", "--sandbox", "--network", "off", "--agent", &agent, "--kind",
-        "generic", "--wait-setup",
+        "dispatch",
+        "boxed",
+        "--sandbox",
+        "--network",
+        "off",
+        "--agent",
+        &agent,
+        "--kind",
+        "generic",
+        "--wait-setup",
     ])
     .ok();
     let wt = env.worktree_path("boxed");
     let escapes = wt.join("escapes.txt");
     assert!(
-        wait_until(Duration::from_secs(30), || std::fs::read_to_string(&escapes)
-            .is_ok_and(|t| t.contains("finished"))),
+        wait_until(Duration::from_secs(30), || std::fs::read_to_string(
+            &escapes
+        )
+        .is_ok_and(|t| t.contains("finished"))),
         "the hostile agent never finished: {:?}\n{}",
         std::fs::read_to_string(&escapes),
         env.screen("boxed")
@@ -148,22 +168,40 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
         "network-off",
         "write-system",
     ] {
-        assert!(said.contains(&format!("{escape}: refused")), "{escape}:\n{said}");
+        assert!(
+            said.contains(&format!("{escape}: refused")),
+            "{escape}:\n{said}"
+        );
     }
     // Writes that seemed to land inside reached nothing outside.
     assert!(!env.root.join("outside.txt").exists());
     assert!(!other.join("pwned.txt").exists());
-    assert_eq!(std::fs::read_to_string(person.join(".bashrc")).unwrap(), "# mine\n");
+    assert_eq!(
+        std::fs::read_to_string(person.join(".bashrc")).unwrap(),
+        "# mine\n"
+    );
     assert!(!system.exists());
     // Its home is its own, in its session folder; the setup ran there too.
     let id = env.session("boxed")["id"].as_str().unwrap().to_string();
     let own_home = env.home.join("sessions").join(&id).join("home");
-    assert!(said.contains(&format!("home={}", own_home.display())), "{said}");
+    assert!(
+        said.contains(&format!("home={}", own_home.display())),
+        "{said}"
+    );
     let setup = std::fs::read_to_string(wt.join("setup.txt")).unwrap();
-    assert!(setup.contains(&format!("setup home={}", own_home.display())), "{setup}");
-    assert!(setup.contains("setup-refused-key") && !setup.contains("PRIVATE-KEY"), "{setup}");
+    assert!(
+        setup.contains(&format!("setup home={}", own_home.display())),
+        "{setup}"
+    );
+    assert!(
+        setup.contains("setup-refused-key") && !setup.contains("PRIVATE-KEY"),
+        "{setup}"
+    );
     // The ordinary flow: a commit on its branch, a hook's word, done, then merge on yes.
-    assert!(said.contains("committed") && said.contains("hook-said") && said.contains("done-said"), "{said}");
+    assert!(
+        said.contains("committed") && said.contains("hook-said") && said.contains("done-said"),
+        "{said}"
+    );
     let log = env.git(&["log", "--format=%s", "session/boxed"]);
     assert!(log.contains("edited in the box"), "{log}");
     let row = env.session("boxed");
@@ -174,7 +212,10 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     let mark = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_sandbox"]);
     assert_eq!(mark.trim(), "sandboxed,net-off");
     let health = env.orchestra(&["health"]).ok().stdout;
-    let line = health.lines().find(|l| l.starts_with("boxed")).unwrap_or_default();
+    let line = health
+        .lines()
+        .find(|l| l.starts_with("boxed"))
+        .unwrap_or_default();
     assert!(line.contains("sandboxed,net-off"), "{health}");
     std::fs::remove_file(&escapes).unwrap();
     std::fs::remove_file(wt.join("setup.txt")).unwrap();
@@ -210,17 +251,33 @@ fn the_real_claude_without_asking_in_the_sandbox_edits_commits_and_never_sees_th
         key = home.join(".ssh/id_ed25519").display()
     );
     env.orchestra(&[
-        "dispatch", "boxed", "--sandbox", "--yolo", "--agent", &agent, "--prompt", &prompt,
+        "dispatch",
+        "boxed",
+        "--sandbox",
+        "--yolo",
+        "--agent",
+        &agent,
+        "--prompt",
+        &prompt,
     ])
     .ok();
     assert!(
-        wait_until(Duration::from_secs(90), || world.api.requests().contains("COMMITTED")),
+        wait_until(Duration::from_secs(90), || world
+            .api
+            .requests()
+            .contains("COMMITTED")),
         "the tool never ran:\n{}",
         env.screen("boxed")
     );
     let requests = world.api.requests();
-    assert!(requests.contains("no-key-here"), "the key's read failed visibly");
-    assert!(!requests.contains("PRIVATE-KEY-MATERIAL"), "the key reached the model");
+    assert!(
+        requests.contains("no-key-here"),
+        "the key's read failed visibly"
+    );
+    assert!(
+        !requests.contains("PRIVATE-KEY-MATERIAL"),
+        "the key reached the model"
+    );
     let log = env.git(&["log", "--format=%s", "session/boxed"]);
     assert!(log.contains("boxed-commit"), "{log}");
     // Its hooks reach the record from inside: the turn's end is said without a tick.
@@ -234,7 +291,12 @@ fn the_real_claude_without_asking_in_the_sandbox_edits_commits_and_never_sees_th
     // The person's own settings were never written: the agent wrote its copy.
     assert_eq!(std::fs::read(&config).unwrap(), before);
     let id = row["id"].as_str().unwrap().to_string();
-    assert!(env.home.join("sessions").join(&id).join("home/.claude.json").is_file());
+    assert!(env
+        .home
+        .join("sessions")
+        .join(&id)
+        .join("home/.claude.json")
+        .is_file());
 }
 
 #[test]
@@ -258,10 +320,15 @@ fn a_sandbox_that_cannot_be_had_and_yolo_outside_one_are_refused_with_nothing_ma
         cli.run();
         assert_eq!((env.branches(), env.windows()), before, "{args:?}");
         assert!(!env.worktree_path("x").exists(), "{args:?}");
-        assert_eq!(std::fs::read_dir(env.home.join("sessions")).map_or(0, |d| d.count()), 0);
+        assert_eq!(
+            std::fs::read_dir(env.home.join("sessions")).map_or(0, std::iter::Iterator::count),
+            0
+        );
     };
     let shell = ["dispatch", "x", "--agent", "bash", "--kind", "generic"];
-    let with = |more: &[&'static str]| -> Vec<&str> { shell.iter().copied().chain(more.iter().copied()).collect() };
+    let with = |more: &[&'static str]| -> Vec<&str> {
+        shell.iter().copied().chain(more.iter().copied()).collect()
+    };
     refused(
         &with(&["--sandbox"]),
         Some(&path_dir),
@@ -287,7 +354,11 @@ fn a_sandbox_that_cannot_be_had_and_yolo_outside_one_are_refused_with_nothing_ma
         None,
         "orchestra: --yolo: a generic agent has no mode that runs without asking",
     );
-    std::fs::write(env.repo.join("orchestra.toml"), "[sandbox]\nnetwork = [\"api.example\"]\n").unwrap();
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        "[sandbox]\nnetwork = [\"api.example\"]\n",
+    )
+    .unwrap();
     let file = env.repo.join("orchestra.toml");
     refused(
         &with(&[]),
@@ -306,15 +377,18 @@ fn descendants(pid: u32) -> Vec<u32> {
     while i < found.len() {
         let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", found[i]))
             .unwrap_or_default();
-        found.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+        found.extend(
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
         i += 1;
     }
     found
 }
 
 fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !s.contains(") Z "))
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
 }
 
 #[test]
@@ -326,7 +400,13 @@ fn kill_9_of_the_agent_or_of_bwrap_leaves_no_process_mount_or_file_behind() {
     env.start_server(&[]);
     for (label, victim) in [("agent", "deepest"), ("bwrap", "bwrap")] {
         env.orchestra(&[
-            "dispatch", label, "--sandbox", "--agent", "sleep 600", "--kind", "generic",
+            "dispatch",
+            label,
+            "--sandbox",
+            "--agent",
+            "sleep 600",
+            "--kind",
+            "generic",
         ])
         .ok();
         let pane = env.session(label)["pane"].as_str().unwrap().to_string();
@@ -347,8 +427,15 @@ fn kill_9_of_the_agent_or_of_bwrap_leaves_no_process_mount_or_file_behind() {
         );
         let first = std::fs::read_to_string(format!("/proc/{}/cmdline", tree[0])).unwrap();
         assert!(first.starts_with("bwrap"), "the pane runs bwrap: {first:?}");
-        let target = if victim == "bwrap" { tree[0] } else { *tree.last().unwrap() };
-        std::process::Command::new("kill").args(["-9", &target.to_string()]).status().unwrap();
+        let target = if victim == "bwrap" {
+            tree[0]
+        } else {
+            *tree.last().unwrap()
+        };
+        std::process::Command::new("kill")
+            .args(["-9", &target.to_string()])
+            .status()
+            .unwrap();
         assert!(
             wait_until(Duration::from_secs(10), || tree.iter().all(|p| !alive(*p))),
             "kill -9 of {victim} left {:?}",

@@ -94,7 +94,10 @@ pub fn argv(spec: &Spec, command: &[String]) -> Vec<String> {
             words.extend(["--setenv".to_string(), k.clone(), v.clone()]);
         }
     }
-    words.extend(["--chdir".to_string(), spec.cwd.to_string_lossy().into_owned()]);
+    words.extend([
+        "--chdir".to_string(),
+        spec.cwd.to_string_lossy().into_owned(),
+    ]);
     words.push("--".into());
     words.extend(command.iter().cloned());
     words
@@ -137,9 +140,9 @@ fn probe_now() -> Result<(), SandboxError> {
     }
     let said = String::from_utf8_lossy(&output.stderr);
     let line = said.lines().next().unwrap_or("it failed").trim();
-    Err(SandboxError::CannotRun(
-        orchestra_model::inert::cut(line, 120),
-    ))
+    Err(SandboxError::CannotRun(orchestra_model::inert::cut(
+        line, 120,
+    )))
 }
 
 #[cfg(test)]
@@ -160,7 +163,7 @@ mod tests {
         let words = argv(
             &spec(
                 vec![
-                    Mount::Write(PathBuf::from("/nowhere/w/x")),
+                    Mount::Write(PathBuf::from("/nowhere/w/x/y")),
                     Mount::Read(PathBuf::from("/nowhere/bin/tool")),
                 ],
                 Network::Off,
@@ -168,11 +171,14 @@ mod tests {
             &["agent".into(), "--go".into()],
         );
         let text = words.join(" ");
-        assert!(text.starts_with("bwrap --ro-bind / / --dev /dev --proc /proc"), "{text}");
+        assert!(
+            text.starts_with("bwrap --ro-bind / / --dev /dev --proc /proc"),
+            "{text}"
+        );
         assert!(text.contains("--tmpfs /tmp"), "{text}");
         assert!(text.contains("--tmpfs /root"), "{text}");
         let read = text.find("--ro-bind /nowhere/bin/tool").unwrap();
-        let write = text.find("--bind /nowhere/w/x /nowhere/w/x").unwrap();
+        let write = text.find("--bind /nowhere/w/x/y /nowhere/w/x/y").unwrap();
         assert!(read < write, "the deeper path last: {text}");
         assert!(text.contains("--unshare-all --die-with-parent"), "{text}");
         assert!(!text.contains("--share-net"), "{text}");

@@ -121,10 +121,12 @@ pub struct Sandboxed {
 impl Sandboxed {
     /// Whether environment variable `name` is one this kind is given.
     pub fn passes(&self, name: &str) -> bool {
-        self.env.iter().any(|allowed| match allowed.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => name == *allowed,
-        })
+        self.env
+            .iter()
+            .any(|allowed| match allowed.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == *allowed,
+            })
     }
 }
 
@@ -450,7 +452,10 @@ mod tests {
             // variable of the person's shell by a prefix too short to mean one tool.
             let sandboxed = agent.sandboxed();
             for path in sandboxed.config {
-                assert!(!path.starts_with('/') && !path.contains(".."), "{kind:?}: {path}");
+                assert!(
+                    !path.starts_with('/') && !path.contains(".."),
+                    "{kind:?}: {path}"
+                );
             }
             for name in ["HOME", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY", "GH_TOKEN"] {
                 assert!(!sandboxed.passes(name), "{kind:?}: {name}");

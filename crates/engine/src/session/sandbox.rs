@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::agent::{self, AgentKind};
 use crate::error::Error;
 use crate::git::Repo;
-use crate::manifest::NetworkSetting;
+use crate::manifest::{NetworkSetting, SandboxSetting};
 use crate::paths::{find_program, non_empty_env, session_dir};
 use crate::sandbox::{Mount, Spec};
 use crate::state::Session;
@@ -24,11 +24,22 @@ pub const HOME_DIR: &str = "home";
 
 /// The variables of the person's environment every box gets (a terminal's, a locale's);
 /// the kind's own are its `Sandboxed::env`.
-const PASSED: &[&str] = &["TERM", "COLORTERM", "PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ"];
+const PASSED: &[&str] = &[
+    "TERM",
+    "COLORTERM",
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+];
 
 /// What every box copies of the person's home, whatever the kind: git's identity (and the
 /// rest of the person's git settings), which a commit in the worktree needs.
 const COPIED: &[&str] = &[".gitconfig", ".config/git/config"];
+
+/// A command wrapped in its box, and the environment it starts with.
+pub type Boxed = (Vec<String>, Vec<(String, String)>);
 
 /// What runs in the box.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +62,7 @@ pub fn wrap(
     command: &[String],
     env: &[(String, String)],
     inside: Inside,
-) -> Result<(Vec<String>, Vec<(String, String)>), Error> {
+) -> Result<Boxed, Error> {
     probe().map_err(|e| Error::BadInput(e.to_string()))?;
     let dir = session_dir(home_dir, &session.id);
     let home = dir.join(HOME_DIR);
@@ -65,7 +76,10 @@ pub fn wrap(
         };
         copy_config(person, &home, COPIED)
             .and_then(|()| copy_config(person, &home, config))
-            .map_err(Error::io(format!("copying settings into {}", home.display())))?;
+            .map_err(Error::io(format!(
+                "copying settings into {}",
+                home.display()
+            )))?;
     }
     let worktree = PathBuf::from(&session.worktree);
     let mut mounts = Vec::new();
@@ -133,7 +147,9 @@ pub fn wrap(
 /// package's (its `node_modules`'s parent), else the file alone (its folder may be the
 /// person's home).
 fn installed_with(program: &Path) -> PathBuf {
-    let real = program.canonicalize().unwrap_or_else(|_| program.to_path_buf());
+    let real = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
     let package = real
         .ancestors()
         .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
@@ -193,7 +209,8 @@ pub fn chosen(main: &Path, asked: &Asked<'_>) -> Result<Option<Network>, Error> 
     } else {
         None
     };
-    let on = !asked.no_sandbox && (asked.sandbox || setting.as_ref().is_some_and(|s| s.on()));
+    let on =
+        !asked.no_sandbox && (asked.sandbox || setting.as_ref().is_some_and(SandboxSetting::on));
     if asked.yolo && !on && !asked.no_sandbox {
         return Err(Error::BadInput(
             "--yolo lets the agent run anything without asking: only in a sandbox (--sandbox), or say --yolo --no-sandbox to run it so as yourself".into(),
@@ -241,7 +258,7 @@ pub fn add_no_ask(kind: AgentKind, command: &mut Vec<String>) -> Result<(), Erro
         )));
     }
     if !command.iter().any(|w| w == words[0]) {
-        command.extend(words.iter().map(|w| w.to_string()));
+        command.extend(words.iter().map(ToString::to_string));
     }
     Ok(())
 }
@@ -275,13 +292,22 @@ mod tests {
         std::fs::write(person.path().join(".claude.json"), "{\"a\":1}").unwrap();
         let config = [".claude", ".claude.json", ".absent"];
         copy_config(person.path(), own.path(), &config).unwrap();
-        assert_eq!(std::fs::read_to_string(own.path().join(".claude/settings.json")).unwrap(), "{}");
+        assert_eq!(
+            std::fs::read_to_string(own.path().join(".claude/settings.json")).unwrap(),
+            "{}"
+        );
         assert!(!own.path().join(".claude/projects").exists());
         // The agent's own changes stay: a second start does not copy over them.
         std::fs::write(own.path().join(".claude.json"), "{\"a\":2}").unwrap();
         copy_config(person.path(), own.path(), &config).unwrap();
-        assert_eq!(std::fs::read_to_string(own.path().join(".claude.json")).unwrap(), "{\"a\":2}");
-        assert_eq!(std::fs::read_to_string(person.path().join(".claude.json")).unwrap(), "{\"a\":1}");
+        assert_eq!(
+            std::fs::read_to_string(own.path().join(".claude.json")).unwrap(),
+            "{\"a\":2}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(person.path().join(".claude.json")).unwrap(),
+            "{\"a\":1}"
+        );
     }
 
     #[test]
@@ -302,6 +328,9 @@ mod tests {
             installed_with(Path::new("/nowhere/pkg/node_modules/@a/b/cli.js")),
             Path::new("/nowhere/pkg")
         );
-        assert_eq!(installed_with(Path::new("/nowhere/bin/tool")), Path::new("/nowhere/bin/tool"));
+        assert_eq!(
+            installed_with(Path::new("/nowhere/bin/tool")),
+            Path::new("/nowhere/bin/tool")
+        );
     }
 }

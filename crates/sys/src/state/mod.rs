@@ -234,14 +234,19 @@ pub struct Session {
 mod network_word {
     use super::Network;
 
-    pub(super) fn serialize<S: serde::Serializer>(n: &Option<Network>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: serde::Serializer>(
+        n: &Option<Network>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match n {
             Some(n) => s.serialize_str(n.as_str()),
             None => s.serialize_none(),
         }
     }
 
-    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Network>, D::Error> {
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Network>, D::Error> {
         let word: Option<String> = serde::Deserialize::deserialize(d)?;
         Ok(word.as_deref().and_then(Network::parse))
     }

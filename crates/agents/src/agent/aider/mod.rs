@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use crate::agent::{Sandboxed, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust};
+use crate::agent::{
+    Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed, Trust,
+};
 use crate::agent::{AIDER_CHAT_HISTORY, AIDER_INPUT_HISTORY};
 use crate::state::{AgentState, Session, StateError, Store};
 
@@ -107,8 +109,19 @@ impl Agent for Aider {
 
     fn sandboxed(&self) -> Sandboxed {
         Sandboxed {
-            config: &[".aider.conf.yml", ".aider.model.settings.yml", ".aider.model.metadata.json"],
-            env: &["AIDER_*", "OPENAI_*", "ANTHROPIC_*", "GEMINI_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY"],
+            config: &[
+                ".aider.conf.yml",
+                ".aider.model.settings.yml",
+                ".aider.model.metadata.json",
+            ],
+            env: &[
+                "AIDER_*",
+                "OPENAI_*",
+                "ANTHROPIC_*",
+                "GEMINI_API_KEY",
+                "OPENROUTER_API_KEY",
+                "DEEPSEEK_API_KEY",
+            ],
             no_ask: &["--yes-always"],
         }
     }

@@ -9,8 +9,9 @@ use std::path::Path;
 pub mod cost;
 pub use home::*;
 
-use crate::agent::{Sandboxed, 
-    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust,
+use crate::agent::{
+    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed,
+    Trust,
 };
 use crate::state::{AgentState, Session, StateError, Store};
 

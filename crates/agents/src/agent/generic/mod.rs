@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use crate::agent::{Sandboxed, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust};
+use crate::agent::{
+    Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed, Trust,
+};
 use crate::state::{AgentState, Session, StateError, Store};
 use crate::tmux::Key;
 
