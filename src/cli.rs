@@ -862,7 +862,8 @@ pub struct ListArgs {
     #[command(flatten)]
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
-    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request).
+    /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request,
+    /// sandbox, yolo).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.

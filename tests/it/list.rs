@@ -32,13 +32,15 @@ fn list_json_has_exactly_the_documented_fields() {
             "pull_request",
             "repo",
             "retry_count",
+            "sandbox",
             "state",
             "state_source",
             "status",
             "task",
             "tokens",
             "window",
-            "worktree"
+            "worktree",
+            "yolo"
         ]
     );
     // A shell agent writes no usage orchestra reads: no tokens, no cost.

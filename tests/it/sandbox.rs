@@ -282,6 +282,11 @@ fn the_real_claude_without_asking_in_the_sandbox_edits_commits_and_never_sees_th
     assert!(log.contains("boxed-commit"), "{log}");
     // Its hooks reach the record from inside: the turn's end is said without a tick.
     env.said_without_ticks("boxed", "idle", Duration::from_secs(60));
+    // The tmux server is not in the box: the badge follows the record on the next tick.
+    env.orchestra(&["refresh"]).ok();
+    let window = env.session("boxed")["window"].as_str().unwrap().to_string();
+    let badge = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
+    assert_eq!(badge.trim(), "idle");
     let row = env.session("boxed");
     assert_eq!(row["sandbox"], "on", "{row}");
     assert_eq!(row["yolo"], true, "{row}");

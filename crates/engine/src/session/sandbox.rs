@@ -97,6 +97,17 @@ pub fn wrap(
         // Where the other sessions' worktrees are.
         mounts.push(Mount::Hide(root.to_path_buf()));
     }
+    if let Some(folder) = session
+        .tmux_socket
+        .as_deref()
+        .and_then(|s| Path::new(s).parent())
+        .filter(|f| f.components().count() > 2)
+        .filter(|f| !worktree.starts_with(f) && !home_dir.starts_with(f))
+    {
+        // The tmux server would let an agent type into every other window: its socket
+        // stays out wherever TMUX_TMPDIR put it (under /tmp it is hidden anyway).
+        mounts.push(Mount::Hide(folder.to_path_buf()));
+    }
     mounts.push(Mount::Write(worktree.clone()));
     mounts.push(Mount::Write(home_dir.to_path_buf()));
     mounts.push(Mount::Hide(home_dir.join("sessions")));
