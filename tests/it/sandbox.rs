@@ -453,6 +453,28 @@ fn kill_9_of_the_agent_or_of_bwrap_leaves_no_process_mount_or_file_behind() {
     env.orchestra(&["doctor", "--fix"]);
     let doctor = env.orchestra(&["doctor"]);
     assert_eq!(doctor.code, 0, "{}{}", doctor.stdout, doctor.stderr);
+    // A restart brings it back in its box.
+    env.orchestra(&["restart", "agent"]).ok();
+    let pane = env.session("agent")["pane"].as_str().unwrap().to_string();
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let pid: u32 = env
+                .tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            let tree = descendants(pid);
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with("bwrap"))
+                && std::fs::read_to_string(format!("/proc/{}/cmdline", tree.last().unwrap()))
+                    .is_ok_and(|c| c.starts_with("sleep"))
+        }),
+        "the restarted agent is not in its box:\n{}",
+        env.screen("agent")
+    );
+    let window = env.session("agent")["window"].as_str().unwrap().to_string();
+    let mark = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_sandbox"]);
+    assert_eq!(mark.trim(), "sandboxed");
     // The box's mount points were made inside it: nothing new outside the session folders.
     assert!(!env.root.join("home/sessions/home").exists());
 }

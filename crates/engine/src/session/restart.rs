@@ -93,6 +93,15 @@ pub fn dispatched(
         } else {
             (launch.argv, AgentState::Unknown.as_str())
         };
+        let boxed = crate::session::sandbox::mode(session);
+        let mut marks = vec![
+            (crate::tmux::options::WINDOW_ID, session.id.as_str()),
+            (crate::tmux::options::WINDOW_LABEL, session.label.as_str()),
+            (crate::tmux::options::WINDOW_STATE, badge),
+        ];
+        if !boxed.is_empty() {
+            marks.push((crate::tmux::options::WINDOW_SANDBOX, boxed.as_str()));
+        }
         let here = ctx.tmux();
         let w = here.new_window(
             &WindowSpec {
@@ -102,11 +111,7 @@ pub fn dispatched(
                 env: &env,
                 placement: here.placement_for_repo(&repo.name()),
             },
-            &[
-                (crate::tmux::options::WINDOW_ID, &session.id),
-                (crate::tmux::options::WINDOW_LABEL, &session.label),
-                (crate::tmux::options::WINDOW_STATE, badge),
-            ],
+            &marks,
         )?;
         (
             Some(w.window),
