@@ -854,6 +854,24 @@ pub struct DispatchArgs {
     /// as one group LABEL. Default: 1 of each.
     #[arg(long, value_name = "N")]
     pub count: Option<usize>,
+    /// Run the agent and its setup in a bubblewrap sandbox: the system read-only, only
+    /// its worktree (and the repo's .git) writable, the home and other worktrees hidden,
+    /// the environment by an allow-list. Default: orchestra.toml's `sandbox`, else off.
+    #[arg(long, conflicts_with = "no_sandbox")]
+    pub sandbox: bool,
+    /// No sandbox, whatever orchestra.toml says; with --yolo, the person's say-so that
+    /// the agent may run without asking outside one.
+    #[arg(long)]
+    pub no_sandbox: bool,
+    /// The sandbox's network: on (the host's) or off (its own loopback only).
+    /// Default: orchestra.toml's [sandbox] network, else on.
+    #[arg(long, value_name = "on|off")]
+    pub network: Option<String>,
+    /// The agent runs without asking (claude --dangerously-skip-permissions, codex
+    /// --dangerously-bypass-approvals-and-sandbox, gemini --yolo, aider --yes-always):
+    /// only inside a sandbox, or with --no-sandbox said outright.
+    #[arg(long)]
+    pub yolo: bool,
 }
 
 #[derive(Debug, Args)]
@@ -924,7 +942,7 @@ pub struct ListArgs {
     pub repo: RepoArg,
     /// Print a JSON array of objects (id, label, status, state, branch, worktree, repo,
     /// host, retry_count, window, pane, age, task, tokens, cost_usd, pull_request,
-    /// requested_by).
+    /// requested_by, group, check, sandbox, yolo).
     #[arg(long)]
     pub json: bool,
     /// Sessions of every repo, not only this one.

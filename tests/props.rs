@@ -1150,6 +1150,8 @@ fn a_session(id: &str) -> Session {
         state_source: Default::default(),
         manifest: None,
         owns_tmux_session: false,
+        sandbox: None,
+        yolo: false,
     }
 }
 

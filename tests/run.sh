@@ -58,6 +58,7 @@ need_cmd ssh openssh-client
 # The ssh2 crate builds OpenSSL from source (vendored): it needs perl and make.
 need_cmd perl perl
 need_cmd make make
+need_cmd bwrap bubblewrap
 need_cmd dbus-daemon dbus
 # The notification stand-in is a few lines of python3-dbus (Debian's python3).
 /usr/bin/python3 -c 'import dbus, gi' 2>/dev/null || apt_install python3-dbus python3-gi

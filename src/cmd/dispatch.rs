@@ -9,6 +9,7 @@ use crate::group;
 use crate::label;
 use crate::session::create::{self, Request};
 use crate::session::launch::{agent_command, chosen_agent_command};
+use crate::session::sandbox;
 use crate::state::Status;
 
 pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -32,6 +33,18 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     if let Some(mode) = args.permission_mode {
         mode.add_to(kind, &mut command)?;
     }
+    let sandbox = sandbox::chosen(
+        repo.main_worktree(),
+        &sandbox::Asked {
+            sandbox: args.sandbox,
+            no_sandbox: args.no_sandbox,
+            network: args.network.as_deref(),
+            yolo: args.yolo,
+        },
+    )?;
+    if args.yolo {
+        sandbox::add_no_ask(kind, &mut command)?;
+    }
     let mut store = ctx.store()?;
     let plan = create::plan(
         &ctx.home,
@@ -47,6 +60,8 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
             base: args.base.as_deref(),
             hooks: !args.no_hooks,
             requested_by: args.requested_by.as_deref(),
+            sandbox,
+            yolo: args.yolo,
         },
     )?;
     let _work = crate::lock::work_shared(&ctx.home).map_err(Error::io("taking the work lock"))?;
@@ -116,6 +131,15 @@ fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         args.kind,
         |words| chosen_agent_command(Some(words), "name another in --agents"),
     )?;
+    let sandbox = sandbox::chosen(
+        repo.main_worktree(),
+        &sandbox::Asked {
+            sandbox: args.sandbox,
+            no_sandbox: args.no_sandbox,
+            network: args.network.as_deref(),
+            yolo: args.yolo,
+        },
+    )?;
     let mut store = ctx.store()?;
     group::check_free(&store, &repo, &args.label)?;
     let mut commands = Vec::new();
@@ -123,6 +147,9 @@ fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         let mut command = c.command.clone();
         if let Some(mode) = args.permission_mode {
             mode.add_to(c.kind, &mut command)?;
+        }
+        if args.yolo {
+            sandbox::add_no_ask(c.kind, &mut command)?;
         }
         commands.push(command);
     }
@@ -141,6 +168,9 @@ fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
                 from_upstream: args.from_upstream,
                 base: args.base.as_deref(),
                 hooks: !args.no_hooks,
+                requested_by: args.requested_by.as_deref(),
+                sandbox,
+                yolo: args.yolo,
             },
         )?);
     }

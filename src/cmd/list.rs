@@ -57,6 +57,10 @@ pub struct ListRow {
     pub group: Option<String>,
     /// Its last `orchestra check` ({passed, ended, duration_ms, tail, at}), else null.
     pub check: Option<crate::state::CheckResult>,
+    /// Its sandbox's network ("on", "off"), null when its agent runs unboxed.
+    pub sandbox: Option<String>,
+    /// Whether its agent runs without asking (`--yolo`).
+    pub yolo: bool,
 }
 
 impl ListRow {
@@ -86,6 +90,8 @@ impl ListRow {
             requested_by: None,
             group: None,
             check: None,
+            sandbox: s.sandbox.map(|n| n.as_str().to_string()),
+            yolo: s.yolo,
         }
     }
 }

@@ -155,6 +155,10 @@ pub fn dispatch_command(
         requested_by: None,
         agents: Vec::new(),
         count: None,
+        sandbox: false,
+        no_sandbox: false,
+        network: None,
+        yolo: false,
     })
 }
 
@@ -319,6 +323,22 @@ pub fn pull_cells(ctx: &Context) -> Result<HashMap<String, String>, Error> {
         .collect())
 }
 
+/// The MODE cell: claude's permission mode, then the session's box and no-ask mode.
+fn mode_cell(r: &crate::health::HealthRow) -> String {
+    let words: Vec<&str> = [
+        r.permission_mode.as_deref().unwrap_or(""),
+        r.sandbox.as_str(),
+    ]
+    .into_iter()
+    .filter(|w| !w.is_empty())
+    .collect();
+    if words.is_empty() {
+        "-".into()
+    } else {
+        words.join(" ")
+    }
+}
+
 /// A cost as a person reads it ([`crate::cost::usd_text`]).
 pub fn dollars(usd: Option<f64>) -> String {
     crate::cost::usd_text(usd)
@@ -355,7 +375,7 @@ pub fn health_table(
                 },
                 r.window.clone(),
                 r.pane.clone(),
-                r.permission_mode.clone().unwrap_or_else(|| "-".into()),
+                mode_cell(r),
                 r.host.clone().unwrap_or_else(|| "local".into()),
                 r.pull_request.clone().unwrap_or_else(|| "-".into()),
                 costs.get(&r.id).cloned().unwrap_or_else(|| "-".into()),

@@ -96,7 +96,12 @@ fn start_agent(
             &[],
         );
     }
-    exec(&launch.argv, Path::new(&session.worktree), &env)
+    exec(
+        &launch.argv,
+        Path::new(&session.worktree),
+        &env,
+        session.sandbox.is_some(),
+    )
 }
 
 /// Ends this process by becoming the placeholder that shows `message` and keeps the window
@@ -106,16 +111,22 @@ fn hold(session: &Session, message: &str) -> Error {
         &crate::session::launch::waiting_placeholder(message),
         Path::new(&session.worktree),
         &[],
+        false,
     )
 }
 
-/// Replaces this process with `argv`; returns only the error when that fails.
-fn exec(argv: &[String], cwd: &Path, env: &[(String, String)]) -> Error {
+/// Replaces this process with `argv`; returns only the error when that fails. `only`:
+/// `env` is all it gets (a sandbox's allowed environment), not added to this one's.
+fn exec(argv: &[String], cwd: &Path, env: &[(String, String)], only: bool) -> Error {
     use std::os::unix::process::CommandExt;
     let Some((program, args)) = argv.split_first() else {
         return Error::BadInput("nothing to run".into());
     };
-    let e = crate::process::command(program)
+    let mut command = crate::process::command(program);
+    if only {
+        command.env_clear();
+    }
+    let e = command
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k, v)))

@@ -29,6 +29,8 @@ const BADGE: &str = "#{?@orchestra_state, #{@orchestra_state},}";
 const CONFLICTS_BADGE: &str = "#{?@orchestra_conflicts, #{@orchestra_conflicts},}";
 /// The pull request's mark (`#12✗`), after the radar's.
 const PR_BADGE: &str = "#{?@orchestra_pr, #{@orchestra_pr},}";
+/// The sandbox's mark (`[sandboxed yolo]`), after the state's.
+const SANDBOX_BADGE: &str = "#{?@orchestra_sandbox, [#{@orchestra_sandbox}],}";
 /// The budget's mark (`$` at 80 %, `$!` past `@orchestra-budget`), after the others.
 const BUDGET_BADGE: &str = "#{?@orchestra_budget, #{@orchestra_budget},}";
 
@@ -116,6 +118,7 @@ pub fn init(tmux: &Tmux) -> Result<Ready, Error> {
             let mut value = get(format);
             for (option, badge) in [
                 (crate::tmux::options::WINDOW_STATE, BADGE),
+                (crate::tmux::options::WINDOW_SANDBOX, SANDBOX_BADGE),
                 (crate::tmux::options::WINDOW_CONFLICTS, CONFLICTS_BADGE),
                 (crate::tmux::options::WINDOW_PR, PR_BADGE),
                 (crate::tmux::options::WINDOW_BUDGET, BUDGET_BADGE),

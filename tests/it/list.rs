@@ -35,13 +35,15 @@ fn list_json_has_exactly_the_documented_fields() {
             "repo",
             "requested_by",
             "retry_count",
+            "sandbox",
             "state",
             "state_source",
             "status",
             "task",
             "tokens",
             "window",
-            "worktree"
+            "worktree",
+            "yolo"
         ]
     );
     // A shell agent writes no usage orchestra reads: no tokens, no cost.

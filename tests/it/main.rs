@@ -51,6 +51,7 @@ mod remote;
 mod remote_hooks;
 mod removal;
 mod resumed;
+mod sandbox;
 mod screens;
 mod setup;
 mod status;

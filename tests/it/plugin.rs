@@ -161,6 +161,7 @@ fn values_read_back_from_tmux_arrive_exactly_on_every_release() {
         env.tmux(&["show-options", "-gv", "status-right"])
     );
     let badges = "#{?@orchestra_state, #{@orchestra_state},}\
+                  #{?@orchestra_sandbox, [#{@orchestra_sandbox}],}\
                   #{?@orchestra_conflicts, #{@orchestra_conflicts},}\
                   #{?@orchestra_pr, #{@orchestra_pr},}\
                   #{?@orchestra_budget, #{@orchestra_budget},}";

@@ -556,6 +556,8 @@ fn lost_row(
         state_source: Default::default(),
         manifest: None,
         owns_tmux_session: false,
+        sandbox: None,
+        yolo: false,
     })))
 }
 

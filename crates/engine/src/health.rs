@@ -211,6 +211,9 @@ pub struct HealthRow {
     /// Whether the screen rules were proven on that release (captured and read right).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rules_proven: Option<bool>,
+    /// Its box and mode ("sandboxed", "sandboxed,net-off", "yolo"); empty for neither.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub sandbox: String,
 }
 
 impl HealthRow {
@@ -239,6 +242,7 @@ impl HealthRow {
             pull_request: None,
             agent_release: None,
             rules_proven: None,
+            sandbox: crate::session::sandbox::mode(s),
         }
     }
 }

@@ -280,6 +280,51 @@ pub struct Manifest {
     pub tasks: TasksTable,
     #[serde(default)]
     pub github: GithubTable,
+    /// `sandbox = true` or `[sandbox]`: the repo's dispatched sessions run sandboxed.
+    #[serde(default)]
+    pub sandbox: Option<SandboxSetting>,
+}
+
+/// `sandbox = true|false`, or a `[sandbox]` table (which turns it on).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum SandboxSetting {
+    On(bool),
+    Table(SandboxTable),
+}
+
+/// `[sandbox]`: what the box lets out.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxTable {
+    /// "on" (default), "off", or a list of hosts (refused: not built yet).
+    pub network: Option<NetworkSetting>,
+}
+
+/// `[sandbox] network`: a word, or a list of hosts.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum NetworkSetting {
+    Word(String),
+    Hosts(Vec<String>),
+}
+
+impl SandboxSetting {
+    /// Whether it turns the sandbox on.
+    pub fn on(&self) -> bool {
+        match self {
+            SandboxSetting::On(on) => *on,
+            SandboxSetting::Table(_) => true,
+        }
+    }
+
+    /// Its `network`, as written.
+    pub fn network(&self) -> Option<&NetworkSetting> {
+        match self {
+            SandboxSetting::On(_) => None,
+            SandboxSetting::Table(t) => t.network.as_ref(),
+        }
+    }
 }
 
 /// `[github]`: where `orchestra pr` finds the repository's API when the remote's address

@@ -9,6 +9,7 @@ pub mod label;
 pub mod linear;
 pub mod notion;
 pub mod report;
+pub mod sandbox;
 pub mod text;
 
 pub use kind::{AgentKind, Typing};

@@ -12,6 +12,7 @@ pub mod opencode_db;
 pub mod paths;
 pub mod process;
 pub mod remote;
+pub mod sandbox;
 pub mod state;
 pub mod tmux;
 

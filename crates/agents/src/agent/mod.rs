@@ -96,6 +96,38 @@ pub trait Agent: Sync {
     /// The conversation a hook names that its cost log is found by (`cost`), when the
     /// agent names it only in its hooks.
     fn log_named<'a>(&self, event: &str, hook: &'a serde_json::Value) -> Option<&'a str>;
+
+    /// What a sandboxed session of this kind takes from the person's home and
+    /// environment, and the words of its no-ask mode (`--yolo`).
+    fn sandboxed(&self) -> Sandboxed;
+}
+
+/// What an agent kind needs inside a sandbox (the engine's `session::sandbox` builds the
+/// box from it): nothing else of the person's home or environment goes in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sandboxed {
+    /// Its configuration and conversation files and folders, relative to the home: each
+    /// copied into the session's own home (a folder's top-level files), so the agent
+    /// writes its copies, never the person's.
+    pub config: &'static [&'static str],
+    /// The environment variables it is given (its API keys, its own settings); a name
+    /// ending in `*` is a prefix.
+    pub env: &'static [&'static str],
+    /// The words on its command line that make it run without asking; none: it has no
+    /// such mode and `--yolo` is refused.
+    pub no_ask: &'static [&'static str],
+}
+
+impl Sandboxed {
+    /// Whether environment variable `name` is one this kind is given.
+    pub fn passes(&self, name: &str) -> bool {
+        self.env
+            .iter()
+            .any(|allowed| match allowed.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => name == *allowed,
+            })
+    }
 }
 
 /// The answers of `kind`.
@@ -416,6 +448,18 @@ mod tests {
                 notify: None,
                 opencode_config: None,
             };
+            // A sandbox takes nothing of the home that is not relative to it, and no
+            // variable of the person's shell by a prefix too short to mean one tool.
+            let sandboxed = agent.sandboxed();
+            for path in sandboxed.config {
+                assert!(
+                    !path.starts_with('/') && !path.contains(".."),
+                    "{kind:?}: {path}"
+                );
+            }
+            for name in ["HOME", "SSH_AUTH_SOCK", "AWS_SECRET_ACCESS_KEY", "GH_TOKEN"] {
+                assert!(!sandboxed.passes(name), "{kind:?}: {name}");
+            }
             let launch = agent.launch(&[kind.as_str().to_string()], Some("go on"), &ctx);
             assert_eq!(
                 agent.first_message("go on".into()).is_some(),

@@ -144,6 +144,8 @@ mod tests {
             state_source: StateSource::Screen,
             manifest: None,
             owns_tmux_session: false,
+            sandbox: None,
+            yolo: false,
         }
     }
 

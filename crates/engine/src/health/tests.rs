@@ -250,6 +250,8 @@ impl Bench {
             state_source: StateSource::Screen,
             manifest: None,
             owns_tmux_session: false,
+            sandbox: None,
+            yolo: false,
         };
         self.store().insert_session(&s).unwrap();
         s

@@ -38,6 +38,10 @@ pub struct Request<'a> {
     pub hooks: bool,
     /// Who asked for it (`orchestra mcp`'s orchestrator), recorded with its row.
     pub requested_by: Option<&'a str>,
+    /// Its sandbox's network (`session::sandbox::chosen`), or none.
+    pub sandbox: Option<crate::session::sandbox::Network>,
+    /// `--yolo`: its no-ask words are on `command` already.
+    pub yolo: bool,
 }
 
 /// A dispatch checked against the record, the repo and orchestra.toml: nothing is made yet.
@@ -267,7 +271,17 @@ pub fn dispatch_undoable(
             port,
             prompt.clone(),
         );
+        session.sandbox = plan.request.sandbox;
+        session.yolo = plan.request.yolo;
+        let sandboxed = session.sandbox.is_some();
         let (launch, env) = agent_launch(ctx, &session, prompt.as_deref(), false)?;
+        // A box starts from `prepare`, which gives it only its allowed environment (the
+        // window's is tmux's whole one).
+        let env = if sandboxed {
+            crate::session::launch::agent_env(ctx, &session)
+        } else {
+            env
+        };
         // A blocked session's window says what it waits for; its agent starts later.
         let argv = if blocked {
             let what: Vec<String> = waits
@@ -275,13 +289,22 @@ pub fn dispatch_undoable(
                 .map(|(u, a)| format!("{}: {a}", u.label))
                 .collect();
             waiting_placeholder(&format!("orchestra: {label} waits for {}", what.join(", ")))
-        } else if *setup {
+        } else if *setup || sandboxed {
             // The window runs the setup, visibly, then becomes the agent.
             window_argv(&id, false)?
         } else {
             launch.argv.clone()
         };
         let badge = session.badge();
+        let boxed = crate::session::sandbox::mode(&session);
+        let mut marks = vec![
+            (crate::tmux::options::WINDOW_ID, id.as_str()),
+            (crate::tmux::options::WINDOW_LABEL, label),
+            (crate::tmux::options::WINDOW_STATE, badge),
+        ];
+        if !boxed.is_empty() {
+            marks.push((crate::tmux::options::WINDOW_SANDBOX, boxed.as_str()));
+        }
         let window = tmux.new_window(
             &WindowSpec {
                 name: label,
@@ -290,11 +313,7 @@ pub fn dispatch_undoable(
                 env: &env,
                 placement: tmux.placement_for_repo(&repo.name()),
             },
-            &[
-                (crate::tmux::options::WINDOW_ID, &id),
-                (crate::tmux::options::WINDOW_LABEL, label),
-                (crate::tmux::options::WINDOW_STATE, badge),
-            ],
+            &marks,
         )?;
         undo.window = Some((window.window.clone(), id.clone()));
         crate::fault::point("dispatch");
@@ -319,7 +338,7 @@ pub fn dispatch_undoable(
         }
         store.record_event(&session, "dispatched", "", session.status.as_str(), branch)?;
         crate::fault::point("dispatch");
-        if blocked || *setup {
+        if blocked || *setup || sandboxed {
             return Ok(session);
         }
 

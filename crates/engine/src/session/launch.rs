@@ -92,6 +92,14 @@ pub fn agent_launch(
     }
     let mut env = agent_env(ctx, session);
     env.append(&mut launch.env);
+    if let Some(network) = session.sandbox {
+        // The whole environment it starts with: its starter clears its own first.
+        let inside = crate::session::sandbox::Inside::Agent;
+        let (argv, boxed) =
+            crate::session::sandbox::wrap(&ctx.home, session, network, &launch.argv, &env, inside)?;
+        launch.argv = argv;
+        env = boxed;
+    }
     Ok((launch, env))
 }
 
@@ -333,6 +341,17 @@ pub fn start_agent_in_pane(
     resume: bool,
     out: &mut dyn Report,
 ) -> Result<(), Error> {
+    if session.sandbox.is_some() {
+        // A box starts only from `prepare`, which clears the environment tmux gives the
+        // pane and gives the agent its allowed one; it types the prompt itself after.
+        let result = (|| {
+            let (tmux, pane) = crate::session::agent_pane(session)?;
+            let argv = window_argv(&session.id, false)?;
+            let env = agent_env(ctx, session);
+            Ok(tmux.respawn(&pane, Path::new(&session.worktree), &env, &argv)?)
+        })();
+        return crate::session::record_if_gone(ctx, session, result);
+    }
     let result = (|| {
         let (tmux, pane) = crate::session::agent_pane(session)?;
         let (launch, env) = agent_launch(ctx, session, prompt, resume)?;

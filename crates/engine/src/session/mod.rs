@@ -23,6 +23,7 @@ pub mod notified;
 pub mod prepare;
 pub mod remove;
 pub mod restart;
+pub mod sandbox;
 pub mod view;
 
 /// The live session `label` of `repo`, or bad input naming what exists.

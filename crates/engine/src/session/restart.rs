@@ -88,11 +88,20 @@ pub fn dispatched(
     } else {
         // The window is gone: a new one on the server we are talking to.
         let (launch, env) = agent_launch(ctx, session, None, resume)?;
-        let (argv, badge) = if setup_again {
+        let (argv, badge) = if setup_again || session.sandbox.is_some() {
             (window_argv(&session.id, false)?, Status::Setup.as_str())
         } else {
             (launch.argv, AgentState::Unknown.as_str())
         };
+        let boxed = crate::session::sandbox::mode(session);
+        let mut marks = vec![
+            (crate::tmux::options::WINDOW_ID, session.id.as_str()),
+            (crate::tmux::options::WINDOW_LABEL, session.label.as_str()),
+            (crate::tmux::options::WINDOW_STATE, badge),
+        ];
+        if !boxed.is_empty() {
+            marks.push((crate::tmux::options::WINDOW_SANDBOX, boxed.as_str()));
+        }
         let here = ctx.tmux();
         let w = here.new_window(
             &WindowSpec {
@@ -102,11 +111,7 @@ pub fn dispatched(
                 env: &env,
                 placement: here.placement_for_repo(&repo.name()),
             },
-            &[
-                (crate::tmux::options::WINDOW_ID, &session.id),
-                (crate::tmux::options::WINDOW_LABEL, &session.label),
-                (crate::tmux::options::WINDOW_STATE, badge),
-            ],
+            &marks,
         )?;
         (
             Some(w.window),

@@ -29,6 +29,8 @@ fn session(label: &str) -> Session {
         state_source: StateSource::Hook,
         manifest: None,
         owns_tmux_session: false,
+        sandbox: None,
+        yolo: false,
     }
 }
 

@@ -23,6 +23,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::tmux::{PaneId, TmuxError, WindowId};
+use orchestra_model::sandbox::Network;
 use orchestra_model::AgentKind;
 use serde::{Deserialize, Serialize};
 
@@ -224,6 +225,34 @@ pub struct Session {
     /// Whether `up` created the tmux session (then `down` ends it).
     #[serde(default)]
     pub owns_tmux_session: bool,
+    /// Its agent's sandbox (its network), `None` for an agent that runs as the person.
+    #[serde(default, with = "network_word")]
+    pub sandbox: Option<Network>,
+    /// Whether its agent runs in its no-ask mode (`--yolo`).
+    #[serde(default)]
+    pub yolo: bool,
+}
+
+/// A sandbox's network as its word in the record and in JSON (`"on"`, `"off"`, null).
+mod network_word {
+    use super::Network;
+
+    pub(super) fn serialize<S: serde::Serializer>(
+        n: &Option<Network>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match n {
+            Some(n) => s.serialize_str(n.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Network>, D::Error> {
+        let word: Option<String> = serde::Deserialize::deserialize(d)?;
+        Ok(word.as_deref().and_then(Network::parse))
+    }
 }
 
 impl Status {
@@ -360,7 +389,7 @@ fn patience() -> Duration {
 const SESSION_COLUMNS: &str = "id, repo, label, branch, base_commit, base_branch, worktree, host, \
      tmux_socket, tmux_session, window_id, pane_id, agent_kind, agent_argv, agent_uuid, port, \
      prompt, status, state, retry_count, created_at, updated_at, state_at, state_source, manifest, \
-     owns_tmux_session";
+     owns_tmux_session, sandbox, yolo";
 
 impl Store {
     /// Opens (creating on first use) `home/state.db`.
@@ -490,7 +519,7 @@ impl Store {
         let result = self.conn.execute(
             &format!(
                 "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES \
-                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)"
+                 (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)"
             ),
             params![
                 s.id,
@@ -519,6 +548,8 @@ impl Store {
                 s.state_source.as_str(),
                 s.manifest,
                 s.owns_tmux_session,
+                s.sandbox.map(Network::as_str),
+                s.yolo,
             ],
         );
         match result {
@@ -1063,6 +1094,11 @@ fn session_from_row(r: &Row<'_>) -> rusqlite::Result<Session> {
         state_source: StateSource::parse(&source).unwrap_or_default(),
         manifest: r.get(24)?,
         owns_tmux_session: r.get(25)?,
+        sandbox: r
+            .get::<_, Option<String>>(26)?
+            .as_deref()
+            .and_then(Network::parse),
+        yolo: r.get(27)?,
     })
 }
 
@@ -1118,6 +1154,8 @@ impl Session {
             state_source: Default::default(),
             manifest: None,
             owns_tmux_session: false,
+            sandbox: None,
+            yolo: false,
         }
     }
 

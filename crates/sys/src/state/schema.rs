@@ -263,6 +263,10 @@ const MIGRATIONS: &[&str] = &[
         tail        TEXT NOT NULL,
         at          INTEGER NOT NULL
     );",
+    // 15: a session's agent in a
+    // sandbox (its network, `on` or `off`; NULL: none) and in its no-ask mode.
+    "ALTER TABLE sessions ADD COLUMN sandbox TEXT;
+    ALTER TABLE sessions ADD COLUMN yolo INTEGER NOT NULL DEFAULT 0;",
 ];
 
 pub(super) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StateError> {

@@ -17,6 +17,9 @@ pub const WINDOW_BUDGET: &str = "@orchestra_budget";
 pub const WINDOW_CONFLICTS: &str = "@orchestra_conflicts";
 /// The pull request's mark (`#12✗`: failing checks) beside the badge.
 pub const WINDOW_PR: &str = "@orchestra_pr";
+/// A sandboxed session's box and mode (`sandboxed`, `sandboxed,net-off`, `yolo`) beside
+/// the badge; absent for an agent that runs as the person.
+pub const WINDOW_SANDBOX: &str = "@orchestra_sandbox";
 /// What a window orchestra made is for, beside its sessions' (the orchestrator's).
 pub const WINDOW_ROLE: &str = "@orchestra_role";
 /// Which orchestra made a tmux session: one it did not make is never killed.
@@ -146,6 +149,7 @@ mod tests {
             WINDOW_BUDGET,
             WINDOW_CONFLICTS,
             WINDOW_PR,
+            WINDOW_SANDBOX,
             WINDOW_ROLE,
             OWNER,
         ] {

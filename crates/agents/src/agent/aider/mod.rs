@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use crate::agent::{Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust};
+use crate::agent::{
+    Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed, Trust,
+};
 use crate::agent::{AIDER_CHAT_HISTORY, AIDER_INPUT_HISTORY};
 use crate::state::{AgentState, Session, StateError, Store};
 
@@ -103,6 +105,25 @@ impl Agent for Aider {
     // Its usage is written nowhere this reads.
     fn has_cost_logs(&self) -> bool {
         false
+    }
+
+    fn sandboxed(&self) -> Sandboxed {
+        Sandboxed {
+            config: &[
+                ".aider.conf.yml",
+                ".aider.model.settings.yml",
+                ".aider.model.metadata.json",
+            ],
+            env: &[
+                "AIDER_*",
+                "OPENAI_*",
+                "ANTHROPIC_*",
+                "GEMINI_API_KEY",
+                "OPENROUTER_API_KEY",
+                "DEEPSEEK_API_KEY",
+            ],
+            no_ask: &["--yes-always"],
+        }
     }
 
     fn log_named<'a>(&self, _event: &str, _hook: &'a serde_json::Value) -> Option<&'a str> {

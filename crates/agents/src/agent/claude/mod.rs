@@ -8,7 +8,9 @@ use std::path::Path;
 
 pub use hooks::{conversation_started, state_for, CLAUDE_PERSON_TOOLS};
 
-use crate::agent::{Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust};
+use crate::agent::{
+    Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed, Trust,
+};
 use crate::state::{AgentState, Session, StateError, Store};
 
 pub struct Claude;
@@ -124,6 +126,20 @@ impl Agent for Claude {
     }
 
     // Its log is named by its recorded uuid (`cost::refresh`).
+    fn sandboxed(&self) -> Sandboxed {
+        Sandboxed {
+            config: &[".claude", ".claude.json"],
+            env: &[
+                "ANTHROPIC_*",
+                "CLAUDE_*",
+                "DISABLE_TELEMETRY",
+                "DISABLE_AUTOUPDATER",
+                "DISABLE_ERROR_REPORTING",
+            ],
+            no_ask: &["--dangerously-skip-permissions"],
+        }
+    }
+
     fn log_named<'a>(&self, _event: &str, _hook: &'a serde_json::Value) -> Option<&'a str> {
         None
     }

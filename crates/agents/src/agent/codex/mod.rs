@@ -7,7 +7,8 @@ use std::path::Path;
 pub mod cost;
 
 use crate::agent::{
-    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust,
+    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed,
+    Trust,
 };
 use crate::state::{AgentState, Session, StateError, Store};
 
@@ -115,6 +116,14 @@ impl Agent for Codex {
 
     // Its notify payload's `thread-id`, at the end of each of the person's turns; not the
     // title codex asks for in a thread of its own, which leaves no rollout.
+    fn sandboxed(&self) -> Sandboxed {
+        Sandboxed {
+            config: &[".codex"],
+            env: &["OPENAI_*", "CODEX_*"],
+            no_ask: &["--dangerously-bypass-approvals-and-sandbox"],
+        }
+    }
+
     fn log_named<'a>(&self, event: &str, hook: &'a serde_json::Value) -> Option<&'a str> {
         if event != CODEX_NOTIFY_EVENT || codex_notify_state(hook).is_none() {
             return None;

@@ -10,7 +10,8 @@ pub mod cost;
 pub use home::*;
 
 use crate::agent::{
-    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust,
+    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed,
+    Trust,
 };
 use crate::state::{AgentState, Session, StateError, Store};
 
@@ -131,6 +132,14 @@ impl Agent for Gemini {
     }
 
     // Its session, named at its start and at each prompt.
+    fn sandboxed(&self) -> Sandboxed {
+        Sandboxed {
+            config: &[".gemini"],
+            env: &["GEMINI_*", "GOOGLE_*"],
+            no_ask: &["--yolo"],
+        }
+    }
+
     fn log_named<'a>(&self, event: &str, hook: &'a serde_json::Value) -> Option<&'a str> {
         match event {
             "SessionStart" | "BeforeAgent" => hook.get("session_id").and_then(|v| v.as_str()),

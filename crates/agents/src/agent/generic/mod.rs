@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use crate::agent::{Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust};
+use crate::agent::{
+    Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed, Trust,
+};
 use crate::state::{AgentState, Session, StateError, Store};
 use crate::tmux::Key;
 
@@ -90,6 +92,14 @@ impl Agent for Generic {
 
     fn has_cost_logs(&self) -> bool {
         false
+    }
+
+    fn sandboxed(&self) -> Sandboxed {
+        Sandboxed {
+            config: &[],
+            env: &[],
+            no_ask: &[],
+        }
     }
 
     fn log_named<'a>(&self, _event: &str, _hook: &'a serde_json::Value) -> Option<&'a str> {

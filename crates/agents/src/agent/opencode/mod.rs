@@ -9,7 +9,8 @@ use std::path::Path;
 pub use plugin::*;
 
 use crate::agent::{
-    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Trust,
+    shared_event, Agent, AgentError, AgentKind, HookWiring, Launch, LaunchContext, Quit, Sandboxed,
+    Trust,
 };
 use crate::state::{AgentState, Session, StateError, Store};
 use crate::tmux::Key;
@@ -139,6 +140,14 @@ impl Agent for Opencode {
     // Its database keeps each message's tokens.
     fn has_cost_logs(&self) -> bool {
         true
+    }
+
+    fn sandboxed(&self) -> Sandboxed {
+        Sandboxed {
+            config: &[".config/opencode", ".local/share/opencode"],
+            env: &["OPENCODE_*", "ANTHROPIC_*", "OPENAI_*"],
+            no_ask: &[],
+        }
     }
 
     fn log_named<'a>(&self, _event: &str, _hook: &'a serde_json::Value) -> Option<&'a str> {

@@ -51,6 +51,8 @@ fn session(n: u32, id: &str, kind: &str, state: AgentState, source: StateSource)
         state_source: source,
         manifest: None,
         owns_tmux_session: false,
+        sandbox: None,
+        yolo: false,
     }
 }
 

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Benchmark (issue 29): `orchestra dispatch --sandbox` against dispatch without one, side
+# by side in one run, alternating (A-B, then B-A), on a generated repo. Two figures each:
+# until dispatch returns, and until the agent runs (a generic agent that touches a file in
+# its worktree first: in the box, after bwrap made it). The ratio is the median of each
+# run's own ratio.
+#
+#   bench/sandbox.sh [RUNS]   (default 9; BENCH_FILES (2000); ORCHESTRA_BENCH_BIN=<binary>
+#                              to skip the build)
+# Target: ratio <= 1.2.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-9}
+files=${BENCH_FILES:-2000}
+command -v bwrap >/dev/null || { echo "bench/sandbox.sh: bwrap (bubblewrap) is not installed" >&2; exit 2; }
+bin=${ORCHESTRA_BENCH_BIN:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
+fi
+work=$(mktemp -d /tmp/orchestra-bench-sandbox.XXXXXX)
+sock=$work/tmux.sock
+cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+repo=$work/repo
+mkdir -p "$repo"
+git -C "$repo" init -q -b main
+python3 - "$repo" "$files" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    d = os.path.join(root, f"src/mod{i // 100:03d}")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"file{i:05d}.rs"), "w") as f:
+        f.write(f"// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n" * 20)
+PY
+git -C "$repo" add -A
+git -C "$repo" -c user.name=bench -c user.email=bench@localhost commit -q -m "files"
+export ORCHESTRA_HOME=$work/home ORCHESTRA_TMUX_SOCKET=$sock HOME=$work/person
+mkdir -p "$HOME"
+unset TMUX TMUX_PANE
+tmux -S "$sock" -f /dev/null new-session -d -s bench
+ns() { date +%s%N; }
+agent="sh -c 'touch started; exec sleep 600'"
+one() { # LABEL FLAGS...: sets ret_t and up_t (microseconds)
+  local label=$1; shift
+  local a b c
+  a=$(ns)
+  (cd "$repo" && "$bin" dispatch "$label" --agent "$agent" --kind generic "$@" >/dev/null)
+  b=$(ns)
+  while [ ! -e "$work/repo.worktrees/$label/started" ]; do sleep 0.002; done
+  c=$(ns)
+  ret_t=$(( (b - a) / 1000 )); up_t=$(( (c - a) / 1000 ))
+}
+plain=() boxed=() plain_up=() boxed_up=() ratio=() up_ratio=()
+for i in $(seq 1 "$runs"); do
+  if (( i % 2 )); then
+    one "p$i"; p=$ret_t; pu=$up_t
+    one "s$i" --sandbox; s=$ret_t; su=$up_t
+  else
+    one "s$i" --sandbox; s=$ret_t; su=$up_t
+    one "p$i"; p=$ret_t; pu=$up_t
+  fi
+  plain+=("$p") boxed+=("$s") plain_up+=("$pu") boxed_up+=("$su")
+  ratio+=("$(awk -v a="$s" -v b="$p" 'BEGIN { printf "%.4f", a / b }')")
+  up_ratio+=("$(awk -v a="$su" -v b="$pu" 'BEGIN { printf "%.4f", a / b }')")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+printf 'dispatch --sandbox vs without, repo of %d files, %d runs (median):\n' "$files" "$runs"
+awk -v p="$(median "${plain[@]}")" -v s="$(median "${boxed[@]}")" -v r="$(median "${ratio[@]}")" \
+    -v pu="$(median "${plain_up[@]}")" -v su="$(median "${boxed_up[@]}")" -v ru="$(median "${up_ratio[@]}")" 'BEGIN {
+  printf "  until dispatch returns:  plain %8.1f ms  sandboxed %8.1f ms  ratio %5.2fx (target <= 1.20)\n", p / 1000, s / 1000, r
+  printf "  until the agent runs:    plain %8.1f ms  sandboxed %8.1f ms  ratio %5.2fx (target <= 1.20)\n", pu / 1000, su / 1000, ru
+}'

@@ -1,0 +1,348 @@
+//! A sandboxed session's box (sys's `sandbox` makes the bwrap argv; this says what goes
+//! in): the system read-only; the session's worktree and the repository's git folder
+//! writable, the other worktrees and the main worktree's files hidden; a private /tmp;
+//! the person's home hidden, the agent given a home of its own in the session's folder
+//! holding copies of only the configuration its kind needs; orchestra's home writable
+//! for hooks and `orchestra done`, with every other session's folder hidden; the
+//! environment by an allow-list; the network on or off.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::{self, AgentKind};
+use crate::error::Error;
+use crate::git::Repo;
+use crate::manifest::{NetworkSetting, SandboxSetting};
+use crate::paths::{find_program, non_empty_env, session_dir};
+use crate::sandbox::{Mount, Spec};
+use crate::state::Session;
+
+pub use crate::sandbox::probe;
+pub use orchestra_model::sandbox::Network;
+
+/// The session's own home inside its box: in its folder, so it goes with the session.
+pub const HOME_DIR: &str = "home";
+
+/// The variables of the person's environment every box gets (a terminal's, a locale's);
+/// the kind's own are its `Sandboxed::env`.
+const PASSED: &[&str] = &[
+    "TERM",
+    "COLORTERM",
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+];
+
+/// What every box copies of the person's home, whatever the kind: git's identity (and the
+/// rest of the person's git settings), which a commit in the worktree needs.
+const COPIED: &[&str] = &[".gitconfig", ".config/git/config"];
+
+/// A command wrapped in its box, and the environment it starts with.
+pub type Boxed = (Vec<String>, Vec<(String, String)>);
+
+/// What runs in the box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inside {
+    /// The agent: its starter clears the environment and gives the returned one (API
+    /// keys never go on a command line).
+    Agent,
+    /// The worktree's setup: the environment on bwrap's command line, no API key in it.
+    Setup,
+}
+
+/// `command` wrapped to run in `session`'s box, and the environment to start it with
+/// (all of it: the starter clears its own first); for [`Inside::Setup`] that is empty
+/// and the box's is on its command line. `env` is what orchestra gives the session
+/// (ORCHESTRA_*, the kind's launch variables).
+pub fn wrap(
+    home_dir: &Path,
+    session: &Session,
+    network: Network,
+    command: &[String],
+    env: &[(String, String)],
+    inside: Inside,
+) -> Result<Boxed, Error> {
+    // No probe here: dispatch probed, and a bwrap that stopped working since says so in
+    // the window (one bwrap run less on the way to the agent).
+    let dir = session_dir(home_dir, &session.id);
+    let home = dir.join(HOME_DIR);
+    crate::paths::private_dir(&home).map_err(Error::io(format!("creating {}", home.display())))?;
+    let person = non_empty_env("HOME").map(PathBuf::from);
+    let kind = agent::of(session.agent_kind).sandboxed();
+    if let Some(person) = &person {
+        let config: &[&str] = match inside {
+            Inside::Agent => kind.config,
+            Inside::Setup => &[],
+        };
+        copy_config(person, &home, COPIED)
+            .and_then(|()| copy_config(person, &home, config))
+            .map_err(Error::io(format!(
+                "copying settings into {}",
+                home.display()
+            )))?;
+    }
+    let worktree = PathBuf::from(&session.worktree);
+    let mut mounts = Vec::new();
+    if let Some(person) = &person {
+        mounts.push(Mount::Hide(person.clone()));
+    }
+    if let Ok(repo) = Repo::discover(Path::new(&session.repo)) {
+        let main = repo.main_worktree().to_path_buf();
+        // The main worktree's files are the person's, not this session's; its .git holds
+        // the objects and refs a commit in the worktree writes.
+        mounts.push(Mount::Hide(main.clone()));
+        mounts.push(Mount::Write(main.join(".git")));
+    }
+    if let Some(root) = worktree.parent() {
+        // Where the other sessions' worktrees are.
+        mounts.push(Mount::Hide(root.to_path_buf()));
+    }
+    if let Some(folder) = session
+        .tmux_socket
+        .as_deref()
+        .and_then(|s| Path::new(s).parent())
+        .filter(|f| f.components().count() > 2)
+        .filter(|f| !worktree.starts_with(f) && !home_dir.starts_with(f))
+    {
+        // The tmux server would let an agent type into every other window: its socket
+        // stays out wherever TMUX_TMPDIR put it (under /tmp it is hidden anyway).
+        mounts.push(Mount::Hide(folder.to_path_buf()));
+    }
+    mounts.push(Mount::Write(worktree.clone()));
+    mounts.push(Mount::Write(home_dir.to_path_buf()));
+    mounts.push(Mount::Hide(home_dir.join("sessions")));
+    mounts.push(Mount::Write(dir.clone()));
+    if let Ok(exe) = std::env::current_exe() {
+        mounts.push(Mount::Read(exe));
+    }
+    if inside == Inside::Agent {
+        if let Some(program) = command.first().and_then(|p| find_program(p)) {
+            mounts.push(Mount::Read(installed_with(&program)));
+        }
+        if let Some(program) = session.agent_argv.first().and_then(|p| find_program(p)) {
+            mounts.push(Mount::Read(installed_with(&program)));
+        }
+    }
+    let mut inner: Vec<(String, String)> = Vec::new();
+    for (name, value) in std::env::vars() {
+        let passes = PASSED.contains(&name.as_str())
+            || name.starts_with("ORCHESTRA_")
+            || (inside == Inside::Agent && kind.passes(&name));
+        if passes {
+            inner.push((name, value));
+        }
+    }
+    for (name, value) in env {
+        inner.retain(|(n, _)| n != name);
+        inner.push((name.clone(), value.clone()));
+    }
+    inner.retain(|(n, _)| n != "HOME" && n != "IS_SANDBOX");
+    inner.push(("HOME".into(), home.to_string_lossy().into_owned()));
+    // What a CLI asks before it runs without asking as root (claude's
+    // --dangerously-skip-permissions): this is a sandbox.
+    inner.push(("IS_SANDBOX".into(), "1".into()));
+    let spec = Spec {
+        mounts,
+        network,
+        env: (inside == Inside::Setup).then(|| inner.clone()),
+        cwd: worktree,
+    };
+    let argv = crate::sandbox::argv(&spec, command);
+    Ok(match inside {
+        Inside::Agent => (argv, inner),
+        Inside::Setup => (argv, Vec::new()),
+    })
+}
+
+/// What must be readable for `program` to run: the package it came in when it is a node
+/// package's (its `node_modules`'s parent), else the file alone (its folder may be the
+/// person's home).
+fn installed_with(program: &Path) -> PathBuf {
+    let real = program
+        .canonicalize()
+        .unwrap_or_else(|_| program.to_path_buf());
+    let package = real
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .and_then(Path::parent);
+    match package {
+        Some(p) => p.to_path_buf(),
+        None => real,
+    }
+}
+
+/// Copies `config` (paths relative to the person's home `from`) into the session's home
+/// `to`, each once: a file as it is, a folder's top-level files (its conversation logs
+/// and caches stay the person's). What the agent changes later are its copies.
+fn copy_config(from: &Path, to: &Path, config: &[&str]) -> std::io::Result<()> {
+    for entry in config {
+        let (source, target) = (from.join(entry), to.join(entry));
+        if target.exists() {
+            continue;
+        }
+        let Ok(meta) = std::fs::metadata(&source) else {
+            continue;
+        };
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        if meta.is_file() {
+            std::fs::copy(&source, &target)?;
+        } else if meta.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            for file in std::fs::read_dir(&source)?.flatten() {
+                if file.file_type().is_ok_and(|t| t.is_file()) {
+                    std::fs::copy(file.path(), target.join(file.file_name()))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a dispatch asked of the box: its flags, read against the repo's orchestra.toml.
+pub struct Asked<'a> {
+    pub sandbox: bool,
+    pub no_sandbox: bool,
+    pub network: Option<&'a str>,
+    pub yolo: bool,
+}
+
+/// The sandbox a dispatch in the repo whose main worktree is `main` runs in (its network),
+/// or none: `--sandbox`, else orchestra.toml's `sandbox`, `--no-sandbox` over both.
+/// Refused (bad input, nothing made): a network that is not on or off, `--network`
+/// without a sandbox, `--yolo` outside one unless `--no-sandbox` says so, and a sandbox
+/// bubblewrap cannot make here.
+pub fn chosen(main: &Path, asked: &Asked<'_>) -> Result<Option<Network>, Error> {
+    let file = crate::manifest::default_path(main);
+    let setting = if file.exists() {
+        crate::manifest::load(&file)?.sandbox
+    } else {
+        None
+    };
+    let on =
+        !asked.no_sandbox && (asked.sandbox || setting.as_ref().is_some_and(SandboxSetting::on));
+    if asked.yolo && !on && !asked.no_sandbox {
+        return Err(Error::BadInput(
+            "--yolo lets the agent run anything without asking: only in a sandbox (--sandbox), or say --yolo --no-sandbox to run it so as yourself".into(),
+        ));
+    }
+    if !on {
+        if asked.network.is_some() {
+            return Err(Error::BadInput(
+                "--network is the sandbox's: add --sandbox".into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let network = match (asked.network, setting.as_ref().and_then(|s| s.network())) {
+        (Some(word), _) => network_word(word, "--network")?,
+        (None, Some(NetworkSetting::Word(word))) => network_word(word, "[sandbox] network")?,
+        (None, Some(NetworkSetting::Hosts(_))) => {
+            return Err(Error::BadInput(format!(
+                "{}: [sandbox] network as a list of hosts is not supported yet: write \"on\" or \"off\"",
+                file.display()
+            )))
+        }
+        (None, None) => Network::On,
+    };
+    probe().map_err(|e| Error::BadInput(e.to_string()))?;
+    Ok(Some(network))
+}
+
+fn network_word(word: &str, what: &str) -> Result<Network, Error> {
+    Network::parse(word).ok_or_else(|| {
+        Error::BadInput(format!(
+            "{what} {word:?}: on or off (a list of hosts is not supported yet)"
+        ))
+    })
+}
+
+/// The words `--yolo` adds to a `kind` agent's command, refused for a kind that has no
+/// no-ask mode and not added twice.
+pub fn add_no_ask(kind: AgentKind, command: &mut Vec<String>) -> Result<(), Error> {
+    let words = agent::of(kind).sandboxed().no_ask;
+    if words.is_empty() {
+        return Err(Error::BadInput(format!(
+            "--yolo: a {} agent has no mode that runs without asking",
+            kind.as_str()
+        )));
+    }
+    if !command.iter().any(|w| w == words[0]) {
+        command.extend(words.iter().map(ToString::to_string));
+    }
+    Ok(())
+}
+
+/// What a session's badge and `health` say of its box: "sandboxed" (with its network
+/// off), "yolo" for its no-ask mode; empty for neither.
+pub fn mode(session: &Session) -> String {
+    let mut words = Vec::new();
+    match session.sandbox {
+        Some(Network::On) => words.push("sandboxed"),
+        Some(Network::Off) => words.push("sandboxed,net-off"),
+        None => {}
+    }
+    if session.yolo {
+        words.push("yolo");
+    }
+    words.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agents_config_is_copied_once_files_only_and_never_written_back() {
+        let person = tempfile::tempdir().unwrap();
+        let own = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(person.path().join(".claude/projects/x")).unwrap();
+        std::fs::write(person.path().join(".claude/settings.json"), "{}").unwrap();
+        std::fs::write(person.path().join(".claude/projects/x/log.jsonl"), "big").unwrap();
+        std::fs::write(person.path().join(".claude.json"), "{\"a\":1}").unwrap();
+        let config = [".claude", ".claude.json", ".absent"];
+        copy_config(person.path(), own.path(), &config).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(own.path().join(".claude/settings.json")).unwrap(),
+            "{}"
+        );
+        assert!(!own.path().join(".claude/projects").exists());
+        // The agent's own changes stay: a second start does not copy over them.
+        std::fs::write(own.path().join(".claude.json"), "{\"a\":2}").unwrap();
+        copy_config(person.path(), own.path(), &config).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(own.path().join(".claude.json")).unwrap(),
+            "{\"a\":2}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(person.path().join(".claude.json")).unwrap(),
+            "{\"a\":1}"
+        );
+    }
+
+    #[test]
+    fn yolo_is_each_kinds_own_flag_or_refused() {
+        let mut c = vec!["claude".to_string()];
+        add_no_ask(AgentKind::Claude, &mut c).unwrap();
+        add_no_ask(AgentKind::Claude, &mut c).unwrap();
+        assert_eq!(c, ["claude", "--dangerously-skip-permissions"]);
+        let mut g = vec!["gemini".to_string()];
+        add_no_ask(AgentKind::Gemini, &mut g).unwrap();
+        assert_eq!(g, ["gemini", "--yolo"]);
+        assert!(add_no_ask(AgentKind::Generic, &mut vec!["sh".into()]).is_err());
+    }
+
+    #[test]
+    fn a_node_package_is_readable_whole() {
+        assert_eq!(
+            installed_with(Path::new("/nowhere/pkg/node_modules/@a/b/cli.js")),
+            Path::new("/nowhere/pkg")
+        );
+        assert_eq!(
+            installed_with(Path::new("/nowhere/bin/tool")),
+            Path::new("/nowhere/bin/tool")
+        );
+    }
+}

@@ -1,0 +1,480 @@
+//! Sandboxed sessions (`dispatch --sandbox`, bubblewrap): a hostile agent tries every
+//! escape and each is refused, while the ordinary flow (edit, commit, setup, hooks,
+//! `orchestra done`, merge on yes) works inside; the real claude with
+//! --dangerously-skip-permissions (`--yolo`) against the stand-in; the refusals when the
+//! box cannot be had; kill -9 of the agent and of bwrap leaves nothing behind. Real tmux,
+//! git and bwrap.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::harness::{bin, require, wait_until, which, write_script, ClaudeWorld, Env};
+
+/// Whether bwrap is here (CI installs it: tests/run.sh).
+fn bwrap_here() -> bool {
+    require("bwrap (bubblewrap)", which("bwrap").is_some())
+}
+
+/// The escapes a hostile agent tries, each line `NAME: refused|ESCAPED`, written into its
+/// own worktree (the one place it may write), then the ordinary flow: a commit, a hook's
+/// word, `orchestra done`.
+const HOSTILE: &str = r#"#!/bin/bash
+# hostile.sh KEY ROOT OTHER PORT ORCHESTRA
+key=$1 root=$2 other=$3 port=$4 orchestra=$5
+out="$PWD/escapes.txt"
+: > "$out"
+says() { if [ "$2" = 0 ]; then echo "$1: ESCAPED"; else echo "$1: refused"; fi >> "$out"; }
+grep -q PRIVATE-KEY "$key" 2>/dev/null; says read-ssh-key $?
+grep -q OTHER-SECRET "$other/secret.txt" 2>/dev/null; says read-other-session $?
+ls "$root/home/sessions" 2>/dev/null | grep -vq "^$ORCHESTRA_SESSION$"; says list-other-session-folders $?
+[ -n "$SECRET_TOKEN" ]; says env-secret $?
+[ -n "$ANTHROPIC_API_KEY" ]; says env-api-key-of-another-kind $?
+(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; says network-off $?
+echo pwned > "$(dirname "$orchestra")/pwned-$port" 2>/dev/null; says write-system $?
+echo pwned > "$root/outside.txt" 2>/dev/null
+echo pwned > "$other/pwned.txt" 2>/dev/null
+echo pwned >> "$(dirname "$(dirname "$key")")/.bashrc" 2>/dev/null
+echo "home=$HOME term=$TERM" >> "$out"
+echo edited > edited.txt && git add edited.txt && git -c user.name=a -c user.email=a@b commit -qm "edited in the box" && echo "committed" >> "$out"
+"$orchestra" event --session "$ORCHESTRA_SESSION" waiting && echo "hook-said" >> "$out"
+"$orchestra" done >> "$out" 2>&1 && echo "done-said" >> "$out"
+echo finished >> "$out"
+[ -n "$NO_STAY" ] || exec sleep 600
+"#;
+
+#[test]
+fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_works() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    let person = env.root.join("person");
+    std::fs::create_dir_all(person.join(".ssh")).unwrap();
+    let key = person.join(".ssh/id_ed25519");
+    std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE-KEY-----\n").unwrap();
+    std::fs::write(person.join(".bashrc"), "# mine\n").unwrap();
+    env.start_server(&[
+        ("HOME".into(), person.to_string_lossy().into_owned()),
+        ("SECRET_TOKEN".into(), "do-not-leak".into()),
+        ("ANTHROPIC_API_KEY".into(), "sk-not-for-a-shell".into()),
+    ]);
+    // The host's loopback: what "network off" must not reach.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    // The setup runs in the box too: it sees the box's home, not the person's key.
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[worktree]\nsetup = [\"sh\", \"-c\", {}]\n",
+            toml::Value::String(format!(
+                "echo \"setup home=$HOME\" > setup.txt; cat {} >> setup.txt 2>&1 || echo setup-refused-key >> setup.txt",
+                key.display()
+            ))
+        ),
+    )
+    .unwrap();
+    env.git(&["add", "orchestra.toml"]);
+    env.git(&["commit", "-q", "-m", "orchestra.toml"]);
+    env.orchestra(&["allow"]).ok();
+
+    env.dispatch_shell("other").ok();
+    let other = env.worktree_path("other");
+    std::fs::write(other.join("secret.txt"), "OTHER-SECRET").unwrap();
+
+    let tools = env.root.join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let script = tools.join("hostile.sh");
+    write_script(&script, HOSTILE);
+    let args = [
+        key.to_string_lossy().into_owned(),
+        env.root.to_string_lossy().into_owned(),
+        other.to_string_lossy().into_owned(),
+        port.clone(),
+        bin().to_string(),
+    ];
+    // The same script outside a box escapes: what it tries is real.
+    let scratch = env.root.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    crate::harness::git_in(&scratch, &["init", "-q"]);
+    let _ = std::process::Command::new("timeout")
+        .arg("20")
+        .arg(&script)
+        .args(&args)
+        .current_dir(&scratch)
+        .env("SECRET_TOKEN", "x")
+        .env("ORCHESTRA_HOME", env.root.join("scratch-home"))
+        .env("ORCHESTRA_SESSION", "nosuch")
+        .env("NO_STAY", "1")
+        .output();
+    let outside = std::fs::read_to_string(scratch.join("escapes.txt")).unwrap();
+    for escape in [
+        "read-ssh-key",
+        "read-other-session",
+        "env-secret",
+        "network-off",
+        "write-system",
+    ] {
+        assert!(
+            outside.contains(&format!("{escape}: ESCAPED")),
+            "{escape}:\n{outside}"
+        );
+    }
+    let system = Path::new(bin()).with_file_name(format!("pwned-{port}"));
+    std::fs::remove_file(&system).unwrap();
+    std::fs::remove_file(env.root.join("outside.txt")).unwrap();
+    std::fs::remove_file(other.join("pwned.txt")).unwrap();
+    std::fs::write(person.join(".bashrc"), "# mine\n").unwrap();
+
+    let agent = args
+        .iter()
+        .map(|a| shell_words::quote(a).into_owned())
+        .fold(
+            shell_words::quote(&script.to_string_lossy()).into_owned(),
+            |line, a| format!("{line} {a}"),
+        );
+    env.orchestra(&[
+        "dispatch",
+        "boxed",
+        "--sandbox",
+        "--network",
+        "off",
+        "--agent",
+        &agent,
+        "--kind",
+        "generic",
+        "--wait-setup",
+    ])
+    .ok();
+    let wt = env.worktree_path("boxed");
+    let escapes = wt.join("escapes.txt");
+    assert!(
+        wait_until(Duration::from_secs(30), || std::fs::read_to_string(
+            &escapes
+        )
+        .is_ok_and(|t| t.contains("finished"))),
+        "the hostile agent never finished: {:?}\n{}",
+        std::fs::read_to_string(&escapes),
+        env.screen("boxed")
+    );
+    let said = std::fs::read_to_string(&escapes).unwrap();
+    assert!(!said.contains("ESCAPED"), "{said}");
+    for escape in [
+        "read-ssh-key",
+        "read-other-session",
+        "list-other-session-folders",
+        "env-secret",
+        "env-api-key-of-another-kind",
+        "network-off",
+        "write-system",
+    ] {
+        assert!(
+            said.contains(&format!("{escape}: refused")),
+            "{escape}:\n{said}"
+        );
+    }
+    // Writes that seemed to land inside reached nothing outside.
+    assert!(!env.root.join("outside.txt").exists());
+    assert!(!other.join("pwned.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(person.join(".bashrc")).unwrap(),
+        "# mine\n"
+    );
+    assert!(!system.exists());
+    // Its home is its own, in its session folder; the setup ran there too.
+    let id = env.session("boxed")["id"].as_str().unwrap().to_string();
+    let own_home = env.home.join("sessions").join(&id).join("home");
+    assert!(
+        said.contains(&format!("home={}", own_home.display())),
+        "{said}"
+    );
+    let setup = std::fs::read_to_string(wt.join("setup.txt")).unwrap();
+    assert!(
+        setup.contains(&format!("setup home={}", own_home.display())),
+        "{setup}"
+    );
+    assert!(
+        setup.contains("setup-refused-key") && !setup.contains("PRIVATE-KEY"),
+        "{setup}"
+    );
+    // The ordinary flow: a commit on its branch, a hook's word, done, then merge on yes.
+    assert!(
+        said.contains("committed") && said.contains("hook-said") && said.contains("done-said"),
+        "{said}"
+    );
+    let log = env.git(&["log", "--format=%s", "session/boxed"]);
+    assert!(log.contains("edited in the box"), "{log}");
+    let row = env.session("boxed");
+    assert_eq!(row["status"], "done", "{row}");
+    assert_eq!(row["sandbox"], "off", "{row}");
+    assert_eq!(row["yolo"], false, "{row}");
+    let window = row["window"].as_str().unwrap().to_string();
+    let mark = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_sandbox"]);
+    assert_eq!(mark.trim(), "sandboxed,net-off");
+    let health = env.orchestra(&["health"]).ok().stdout;
+    let line = health
+        .lines()
+        .find(|l| l.starts_with("boxed"))
+        .unwrap_or_default();
+    assert!(line.contains("sandboxed,net-off"), "{health}");
+    std::fs::remove_file(&escapes).unwrap();
+    std::fs::remove_file(wt.join("setup.txt")).unwrap();
+    env.orchestra(&["merge", "boxed", "--yes"]).ok();
+    assert!(env.repo.join("edited.txt").exists());
+    drop(listener);
+}
+
+#[test]
+fn the_real_claude_without_asking_in_the_sandbox_edits_commits_and_never_sees_the_key() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    let wt = env.worktree_path("boxed");
+    let Some(world) = ClaudeWorld::start(&env, &[&wt]) else {
+        return;
+    };
+    let home = world.home();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE-KEY-MATERIAL\n").unwrap();
+    // The person accepted claude's bypass mode once (its warning is theirs to read).
+    let config = home.join(".claude.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    json["bypassPermissionsModeAccepted"] = true.into();
+    std::fs::write(&config, serde_json::to_string(&json).unwrap()).unwrap();
+    let before = std::fs::read(&config).unwrap();
+    env.start_server(&world.env);
+    let agent = shell_words::quote(&world.claude.to_string_lossy()).into_owned();
+    let prompt = format!(
+        "[[bash: cat {key} || echo no-key\'\'-here; echo edited > edited.txt && git add edited.txt && git -c user.name=a -c user.email=a@b commit -qm boxed-commit && echo COMM\'\'ITTED]] go",
+        key = home.join(".ssh/id_ed25519").display()
+    );
+    env.orchestra(&[
+        "dispatch",
+        "boxed",
+        "--sandbox",
+        "--yolo",
+        "--agent",
+        &agent,
+        "--prompt",
+        &prompt,
+    ])
+    .ok();
+    assert!(
+        wait_until(Duration::from_secs(90), || world
+            .api
+            .requests()
+            .contains("COMMITTED")),
+        "the tool never ran:\n{}",
+        env.screen("boxed")
+    );
+    let requests = world.api.requests();
+    assert!(
+        requests.contains("no-key-here"),
+        "the key's read failed visibly"
+    );
+    assert!(
+        !requests.contains("PRIVATE-KEY-MATERIAL"),
+        "the key reached the model"
+    );
+    let log = env.git(&["log", "--format=%s", "session/boxed"]);
+    assert!(log.contains("boxed-commit"), "{log}");
+    // Its hooks reach the record from inside: the turn's end is said without a tick.
+    env.said_without_ticks("boxed", "idle", Duration::from_secs(60));
+    // The tmux server is not in the box: the badge follows the record on the next tick.
+    env.orchestra(&["refresh"]).ok();
+    let window = env.session("boxed")["window"].as_str().unwrap().to_string();
+    let badge = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
+    assert_eq!(badge.trim(), "idle");
+    let row = env.session("boxed");
+    assert_eq!(row["sandbox"], "on", "{row}");
+    assert_eq!(row["yolo"], true, "{row}");
+    let window = row["window"].as_str().unwrap().to_string();
+    let mark = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_sandbox"]);
+    assert_eq!(mark.trim(), "sandboxed yolo");
+    // The person's own settings were never written: the agent wrote its copy.
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+    let id = row["id"].as_str().unwrap().to_string();
+    assert!(env
+        .home
+        .join("sessions")
+        .join(&id)
+        .join("home/.claude.json")
+        .is_file());
+}
+
+#[test]
+fn a_sandbox_that_cannot_be_had_and_yolo_outside_one_are_refused_with_nothing_made() {
+    let env = Env::new();
+    env.start_server(&[]);
+    // A PATH with what dispatch needs but no bwrap.
+    let path_dir = env.root.join("bin");
+    std::fs::create_dir_all(&path_dir).unwrap();
+    for program in ["tmux", "git", "bash", "sh"] {
+        if let Some(found) = which(program) {
+            std::os::unix::fs::symlink(found, path_dir.join(program)).unwrap();
+        }
+    }
+    let before = (env.branches(), env.windows());
+    let refused = |args: &[&str], path: Option<&PathBuf>, line: &str| {
+        let mut cli = env.cli(args).status(2).stderr_line(line);
+        if let Some(p) = path {
+            cli = cli.env("PATH", p);
+        }
+        cli.run();
+        assert_eq!((env.branches(), env.windows()), before, "{args:?}");
+        assert!(!env.worktree_path("x").exists(), "{args:?}");
+        assert_eq!(
+            std::fs::read_dir(env.home.join("sessions")).map_or(0, std::iter::Iterator::count),
+            0
+        );
+    };
+    let shell = ["dispatch", "x", "--agent", "bash", "--kind", "generic"];
+    let with = |more: &[&'static str]| -> Vec<&str> {
+        shell.iter().copied().chain(more.iter().copied()).collect()
+    };
+    refused(
+        &with(&["--sandbox"]),
+        Some(&path_dir),
+        "orchestra: bubblewrap (bwrap) is not installed: install it (apt install bubblewrap, dnf install bubblewrap) or dispatch without --sandbox",
+    );
+    refused(
+        &with(&["--yolo"]),
+        None,
+        "orchestra: --yolo lets the agent run anything without asking: only in a sandbox (--sandbox), or say --yolo --no-sandbox to run it so as yourself",
+    );
+    refused(
+        &with(&["--network", "off"]),
+        None,
+        "orchestra: --network is the sandbox's: add --sandbox",
+    );
+    refused(
+        &with(&["--sandbox", "--network", "api.example"]),
+        None,
+        "orchestra: --network \"api.example\": on or off (a list of hosts is not supported yet)",
+    );
+    refused(
+        &with(&["--sandbox", "--yolo"]),
+        None,
+        "orchestra: --yolo: a generic agent has no mode that runs without asking",
+    );
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        "[sandbox]\nnetwork = [\"api.example\"]\n",
+    )
+    .unwrap();
+    let file = env.repo.join("orchestra.toml");
+    refused(
+        &with(&[]),
+        None,
+        &format!(
+            "orchestra: {}: [sandbox] network as a list of hosts is not supported yet: write \"on\" or \"off\"",
+            file.display()
+        ),
+    );
+}
+
+/// The pids of `pid`'s descendants, deepest last.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let children = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", found[i]))
+            .unwrap_or_default();
+        found.extend(
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok()),
+        );
+        i += 1;
+    }
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
+}
+
+#[test]
+fn kill_9_of_the_agent_or_of_bwrap_leaves_no_process_mount_or_file_behind() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    env.start_server(&[]);
+    for (label, victim) in [("agent", "deepest"), ("bwrap", "bwrap")] {
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--sandbox",
+            "--agent",
+            "sleep 600",
+            "--kind",
+            "generic",
+        ])
+        .ok();
+        let pane = env.session(label)["pane"].as_str().unwrap().to_string();
+        let mut tree = Vec::new();
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                let pid: u32 = env
+                    .tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+                    .trim()
+                    .parse()
+                    .unwrap_or(0);
+                tree = descendants(pid);
+                std::fs::read_to_string(format!("/proc/{}/cmdline", tree.last().unwrap()))
+                    .is_ok_and(|c| c.starts_with("sleep"))
+            }),
+            "the agent never ran in its box: {tree:?}\n{}",
+            env.screen(label)
+        );
+        let first = std::fs::read_to_string(format!("/proc/{}/cmdline", tree[0])).unwrap();
+        assert!(first.starts_with("bwrap"), "the pane runs bwrap: {first:?}");
+        let target = if victim == "bwrap" {
+            tree[0]
+        } else {
+            *tree.last().unwrap()
+        };
+        std::process::Command::new("kill")
+            .args(["-9", &target.to_string()])
+            .status()
+            .unwrap();
+        assert!(
+            wait_until(Duration::from_secs(10), || tree.iter().all(|p| !alive(*p))),
+            "kill -9 of {victim} left {:?}",
+            tree.iter().filter(|p| alive(**p)).collect::<Vec<_>>()
+        );
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(!mounts.contains(&*env.root.to_string_lossy()), "{mounts}");
+    // Like any agent killed: its gone pane is what doctor --fix settles, then all is clean.
+    env.orchestra(&["doctor", "--fix"]);
+    let doctor = env.orchestra(&["doctor"]);
+    assert_eq!(doctor.code, 0, "{}{}", doctor.stdout, doctor.stderr);
+    // A restart brings it back in its box.
+    env.orchestra(&["restart", "agent"]).ok();
+    let pane = env.session("agent")["pane"].as_str().unwrap().to_string();
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            let pid: u32 = env
+                .tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+                .trim()
+                .parse()
+                .unwrap_or(0);
+            let tree = descendants(pid);
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.starts_with("bwrap"))
+                && std::fs::read_to_string(format!("/proc/{}/cmdline", tree.last().unwrap()))
+                    .is_ok_and(|c| c.starts_with("sleep"))
+        }),
+        "the restarted agent is not in its box:\n{}",
+        env.screen("agent")
+    );
+    let window = env.session("agent")["window"].as_str().unwrap().to_string();
+    let mark = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_sandbox"]);
+    assert_eq!(mark.trim(), "sandboxed");
+    // The box's mount points were made inside it: nothing new outside the session folders.
+    assert!(!env.root.join("home/sessions/home").exists());
+}
