@@ -1,5 +1,6 @@
 //! `orchestra allow`: the person allows what the repo's files would have orchestra run on
-//! its own (`crate::trust`), or takes it back (`--revoke`), or reads it (`--show`).
+//! its own and the addresses they would have it send the person's tokens to
+//! (`crate::trust`), or takes it back (`--revoke`), or reads it (`--show`).
 
 use crate::cli::AllowArgs;
 use crate::cmd::{open_repo, Context, Output};
@@ -14,7 +15,7 @@ pub fn run(ctx: &Context, args: &AllowArgs, out: &mut Output<'_>) -> Result<(), 
             .map_err(Error::io("removing what was allowed"))?;
         out.line(if revoked {
             format!(
-                "revoked: {}'s commands, .mcp.json and agent settings are not allowed any more",
+                "revoked: {}'s commands, API addresses, .mcp.json and agent settings are not allowed any more",
                 main.display()
             )
         } else {
@@ -26,7 +27,7 @@ pub fn run(ctx: &Context, args: &AllowArgs, out: &mut Output<'_>) -> Result<(), 
     let listing = asked.listing();
     if listing.is_empty() {
         out.line(format!(
-            "nothing to allow: {} has no orchestra.toml command that runs on its own, no .mcp.json and no agent settings",
+            "nothing to allow: {} has no orchestra.toml command that runs on its own, no API address, no .mcp.json and no agent settings",
             main.display()
         ));
         return Ok(());
@@ -34,9 +35,14 @@ pub fn run(ctx: &Context, args: &AllowArgs, out: &mut Output<'_>) -> Result<(), 
     if args.show {
         let allowed = |yes: bool| if yes { "allowed" } else { "not allowed" };
         out.line(format!(
-            "{} asks (commands {}{}):",
+            "{} asks (commands {}{}{}):",
             main.display(),
             allowed(asked.commands_allowed(&ctx.home)),
+            if asked.apis.is_empty() {
+                String::new()
+            } else {
+                format!(", API addresses {}", allowed(asked.apis_allowed(&ctx.home)))
+            },
             if asked.has_mcp() {
                 format!(", .mcp.json {}", allowed(asked.mcp_allowed(&ctx.home)))
             } else {

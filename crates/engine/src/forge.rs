@@ -163,7 +163,9 @@ pub fn token(forge: &Forge) -> Result<Token, Error> {
     ))
 }
 
-/// `[github]`'s api and repo: `ORCHESTRA_GITHUB_API` over orchestra.toml's `api`.
+/// `[github]`'s api and repo: `ORCHESTRA_GITHUB_API` over orchestra.toml's `api`. The
+/// repo's own `api` is someone else's word on where the person's token goes: it is
+/// refused (bad input, nothing sent) until `orchestra allow` allowed it as it is now.
 pub fn configured(repo: &Repo) -> Result<(Option<String>, Option<String>), Error> {
     let path = crate::manifest::default_path(repo.main_worktree());
     let table = if path.exists() {
@@ -173,9 +175,16 @@ pub fn configured(repo: &Repo) -> Result<(Option<String>, Option<String>), Error
     } else {
         Default::default()
     };
-    let api = crate::paths::non_empty_env("ORCHESTRA_GITHUB_API")
-        .or(table.api)
-        .filter(|a| !a.trim().is_empty());
+    let api = match crate::paths::non_empty_env("ORCHESTRA_GITHUB_API") {
+        Some(api) => Some(api),
+        None if table.api.as_deref().is_some_and(|a| !a.trim().is_empty()) => {
+            let home = crate::paths::orchestra_home()
+                .map_err(|e| Error::BadInput(e.to_string()))?;
+            crate::trust::allowed_api(&home, repo.main_worktree(), crate::trust::GITHUB_API)?
+        }
+        None => None,
+    }
+    .filter(|a| !a.trim().is_empty());
     Ok((api, table.repo.filter(|r| !r.trim().is_empty())))
 }
 

@@ -1,11 +1,13 @@
 //! What a repository may run without the person naming it: the commands of its committed
 //! orchestra.toml that orchestra runs on its own (a dispatch's setup, a kill's or merge's
-//! teardown, a merge's wrap-up text), the Notion entry of its `.mcp.json` (the task
-//! source's token), and the agents' project settings (hooks, MCP servers) that an agent
+//! teardown, a merge's wrap-up text), the API addresses of its orchestra.toml (`[github]
+//! api`, `[tasks] api`: where the person's GitHub token and Linear key would be sent), the
+//! Notion entry of its `.mcp.json` (the task source's token), and the agents' project settings (hooks, MCP servers) that an agent
 //! acts on once orchestra answers its "trust this folder?" for the person. A fresh
 //! clone's files are someone else's until the person says otherwise, as direnv's `allow`
 //! and mise's `trust` have it: `orchestra allow` records, per repository (its canonical
-//! path), a sha256 of those commands, one of `.mcp.json` and one of the agent settings,
+//! path), a sha256 of those commands, one of the API addresses, one of `.mcp.json` and one
+//! of the agent settings,
 //! so any change needs allowing again. The records are files under
 //! `$ORCHESTRA_HOME/allowed/`, private like the rest of the home.
 
@@ -25,11 +27,26 @@ pub struct RepoCommand {
     pub line: String,
 }
 
+/// An address of a repository's orchestra.toml that one of the person's secrets would be
+/// sent to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoApi {
+    /// Where it is set: "github.api", "tasks.api".
+    pub setting: &'static str,
+    /// The address as written (its trailing slashes dropped).
+    pub address: String,
+    /// What it receives: "your GitHub token".
+    pub receives: &'static str,
+    /// The variable of the person's environment that names an address instead.
+    pub env: &'static str,
+}
+
 /// What a repository asks to be allowed, read from its files now.
 #[derive(Debug, Clone)]
 pub struct Asked {
     repo: PathBuf,
     pub commands: Vec<RepoCommand>,
+    pub apis: Vec<RepoApi>,
     /// The bytes of the repo's `.mcp.json`, when it has one.
     mcp: Option<Vec<u8>>,
     /// The agents' project settings the repo has, by path, with their bytes.
@@ -56,6 +73,10 @@ struct Record {
     commands: Option<String>,
     /// sha256 of the `.mcp.json` allowed; `None`: there was none.
     mcp: Option<String>,
+    /// sha256 of the API addresses allowed; `None`: none were asked (a record written
+    /// before addresses were asked allows none).
+    #[serde(default)]
+    apis: Option<String>,
     /// sha256 of the agent settings allowed; `None`: there were none.
     #[serde(default)]
     agents: Option<String>,
@@ -69,8 +90,30 @@ impl Asked {
         let repo = main.canonicalize().unwrap_or_else(|_| main.to_path_buf());
         let path = crate::manifest::default_path(main);
         let mut commands = Vec::new();
+        let mut apis = Vec::new();
         if path.exists() {
             let manifest = crate::manifest::load(&path)?;
+            let address = |a: &Option<String>| {
+                a.as_deref()
+                    .map(|a| a.trim().trim_end_matches('/').to_string())
+                    .filter(|a| !a.is_empty())
+            };
+            if let Some(address) = address(&manifest.github.api) {
+                apis.push(RepoApi {
+                    setting: GITHUB_API,
+                    address,
+                    receives: "your GitHub token",
+                    env: "ORCHESTRA_GITHUB_API",
+                });
+            }
+            if let Some(address) = address(&manifest.tasks.api) {
+                apis.push(RepoApi {
+                    setting: TASKS_API,
+                    address,
+                    receives: "your Linear key",
+                    env: "ORCHESTRA_LINEAR_API",
+                });
+            }
             let words = |argv: Option<Vec<String>>| argv.map(|a| shell_words::join(&a));
             if let Some(line) = words(manifest.worktree.setup_argv()) {
                 commands.push(RepoCommand {
@@ -101,6 +144,7 @@ impl Asked {
         Ok(Asked {
             repo,
             commands,
+            apis,
             mcp: read_small(&main.join(".mcp.json")),
             agent_settings: agent_settings_in(main),
         })
@@ -128,6 +172,30 @@ impl Asked {
             hash.update([0]);
         }
         Some(hex(&hash.finalize()))
+    }
+
+    fn apis_digest(&self) -> Option<String> {
+        if self.apis.is_empty() {
+            return None;
+        }
+        let mut hash = Sha256::new();
+        for a in &self.apis {
+            hash.update(a.setting.as_bytes());
+            hash.update([0]);
+            hash.update(a.address.as_bytes());
+            hash.update([0]);
+        }
+        Some(hex(&hash.finalize()))
+    }
+
+    /// Whether the repo's API addresses may receive the person's secrets: it names none,
+    /// or exactly these were allowed.
+    pub fn apis_allowed(&self, home: &Path) -> bool {
+        match self.apis_digest() {
+            None => true,
+            Some(digest) => read_record(home, &self.repo)
+                .is_some_and(|r| r.apis.as_deref() == Some(digest.as_str())),
+        }
     }
 
     fn mcp_digest(&self) -> Option<String> {
@@ -188,6 +256,14 @@ impl Asked {
             .iter()
             .map(|c| format!("{}: {}", c.setting, shown(&c.line)))
             .collect();
+        for a in &self.apis {
+            lines.push(format!(
+                "{}: {}  (receives {})",
+                a.setting,
+                shown(&a.address),
+                a.receives
+            ));
+        }
         for (path, _) in &self.agent_settings {
             lines.push(if *path == ".mcp.json" {
                 ".mcp.json: its MCP servers (the agent runs them) and Notion entry (the task source's token)".into()
@@ -214,6 +290,7 @@ impl Asked {
             repo: self.repo.to_string_lossy().into_owned(),
             commands: self.commands_digest(),
             mcp: self.mcp_digest(),
+            apis: self.apis_digest(),
             agents: agents_digest(&self.agent_settings),
             allowed_at: crate::state::now(),
         };
@@ -233,6 +310,38 @@ pub fn require_commands_allowed(home: &Path, main: &Path) -> Result<(), crate::e
     } else {
         Err(crate::error::Error::BadInput(asked.refusal()))
     }
+}
+
+/// `[github] api`, where `orchestra pr`, GitHub Issues and the pull-request read send
+/// the person's GitHub token.
+pub const GITHUB_API: &str = "github.api";
+/// `[tasks] api`, where the Linear task source sends the person's Linear key.
+pub const TASKS_API: &str = "tasks.api";
+
+/// The address the repo whose main worktree is `main` names at `setting` (`GITHUB_API`,
+/// `TASKS_API`), for a secret to be sent to: `None` when it names none; refused (bad
+/// input: one line naming the key and `orchestra allow`) when its addresses are not
+/// allowed as they are now. The address returned is the one whose digest was checked.
+pub fn allowed_api(
+    home: &Path,
+    main: &Path,
+    setting: &str,
+) -> Result<Option<String>, crate::error::Error> {
+    let asked = Asked::of(main)?;
+    let Some(api) = asked.apis.iter().find(|a| a.setting == setting) else {
+        return Ok(None);
+    };
+    if asked.apis_allowed(home) {
+        return Ok(Some(api.address.clone()));
+    }
+    Err(crate::error::Error::BadInput(format!(
+        "{}/orchestra.toml sends {} to {} = {:?}, which is not allowed yet: nothing was sent; check the address, then run `orchestra allow` in the repo (or set {} instead)",
+        asked.repo.display(),
+        api.receives,
+        api.setting,
+        shown(&api.address),
+        api.env
+    )))
 }
 
 /// Takes back what was allowed for the repo at `main`; `false` when nothing was.

@@ -385,8 +385,23 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
                         .into(),
                 )
             })?;
+            // The repo's own address is someone else's word on where the key goes: only
+            // once allowed as it is now (the environment's address needs no allowing).
+            let mut chosen = linear.clone();
+            if crate::paths::non_empty_env("ORCHESTRA_LINEAR_API").is_none() {
+                let home = crate::paths::orchestra_home()
+                    .map_err(|e| TaskError::Fix(e.to_string()))?;
+                chosen.api = match crate::trust::allowed_api(&home, root, crate::trust::TASKS_API)
+                {
+                    Ok(Some(api)) => api,
+                    Ok(None) => linear::api_base(None),
+                    Err(crate::error::Error::BadInput(line)) => return Err(TaskError::Fix(line)),
+                    Err(crate::error::Error::Manifest(e)) => return Err(TaskError::Manifest(e)),
+                    Err(e) => return Err(TaskError::Failed(e.to_string())),
+                };
+            }
             Ok(Box::new(linear::Linear::new(
-                linear.clone(),
+                chosen,
                 settings.timeout,
                 key,
             )))
