@@ -477,3 +477,56 @@ fn launch_gives_the_orchestrator_the_linear_teams_open_issues() {
 fn the_linear_stand_in_passes_its_own_tests() {
     stand_in_passes_its_own_tests("test_linear.py");
 }
+
+#[test]
+fn a_repos_linear_api_gets_no_key_until_the_person_allows_it() {
+    let mut env = Env::new();
+    let Some(linear) = Linear::start(&env, &workspace()) else {
+        return;
+    };
+    configure(&mut env, &linear, "ENG", "");
+    // The person's environment names the stand-in: no allowing needed.
+    let run = env.orchestra(&["tasks", "--json"]).ok();
+    assert!(!ids(&json_of(&run.stdout)).is_empty(), "{}", run.stdout);
+    env.env.push(("ORCHESTRA_LINEAR_API".into(), String::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let hostile = format!("http://{}", listener.local_addr().unwrap());
+    write_manifest(&env, &tasks_toml("ENG", &format!("api = \"{hostile}\"\n")));
+    let sent = linear.requests().len();
+    for args in [&["tasks"][..], &["tasks", "pick", "eng-1"]] {
+        let run = env.orchestra(args).fails_with(2);
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("tasks.api")
+                && run.stderr.contains("Linear key")
+                && run.stderr.contains("orchestra allow"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(listener.accept().is_err(), "the hostile address was connected to");
+    assert!(env.list_json().is_empty());
+
+    write_manifest(
+        &env,
+        &tasks_toml("ENG", &format!("api = \"{}\"\n", linear.api.url())),
+    );
+    env.orchestra(&["tasks"]).fails_with(2);
+    assert_eq!(linear.requests().len(), sent);
+    let allowed = env.orchestra(&["allow"]).ok();
+    assert!(
+        allowed.stdout.contains("tasks.api: http://")
+            && allowed.stdout.contains("(receives your Linear key)"),
+        "{}",
+        allowed.stdout
+    );
+    let run = env.orchestra(&["tasks", "--json"]).ok();
+    assert!(!ids(&json_of(&run.stdout)).is_empty(), "{}", run.stdout);
+    assert!(linear.requests().len() > sent);
+
+    // An address changed after the allow is not allowed.
+    write_manifest(&env, &tasks_toml("ENG", &format!("api = \"{hostile}\"\n")));
+    env.orchestra(&["tasks"]).fails_with(2);
+    assert!(listener.accept().is_err(), "the changed address was connected to");
+}

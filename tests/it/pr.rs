@@ -480,12 +480,20 @@ fn a_remote_with_no_github_address_needs_the_api_configured() {
     );
     assert!(world.requests().is_empty());
     assert_eq!(world.pushed("session/login"), None);
-    // The repo's orchestra.toml names it.
+    // The repo's orchestra.toml names it: the token goes there once the person allowed it.
     std::fs::write(
         world.env.repo.join("orchestra.toml"),
         format!("[github]\napi = \"{url}\"\n"),
     )
     .unwrap();
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    assert!(
+        run.stderr.contains("github.api") && run.stderr.contains("orchestra allow"),
+        "{}",
+        run.stderr
+    );
+    assert!(world.requests().is_empty());
+    world.env.orchestra(&["allow"]).ok();
     let run = world.env.orchestra(&["pr", "login", "--yes"]).ok();
     assert!(
         run.stdout.contains("opened draft pull request #1"),

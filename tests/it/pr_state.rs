@@ -298,3 +298,81 @@ fn brief_ci_types_the_failing_checks_log_tail_into_the_pane() {
         .collect();
     assert_eq!(logs.len(), 1, "{logs:?}");
 }
+
+/// Whether anything connected to `listener` (non-blocking: a connection waits in its
+/// backlog until accepted).
+fn connected(listener: &std::net::TcpListener) -> bool {
+    listener.accept().is_ok()
+}
+
+#[test]
+fn a_repos_github_api_gets_no_token_until_the_person_allows_it() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let mut world = world.with_origin();
+    // The person's environment names the stand-in: no allowing needed.
+    let opened = world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(opened.stdout.contains("#1"), "{}", opened.stdout);
+    world
+        .env
+        .env
+        .push(("ORCHESTRA_GITHUB_API".into(), String::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let hostile = format!("http://{}", listener.local_addr().unwrap());
+    let manifest = world.env.repo.join("orchestra.toml");
+    std::fs::write(&manifest, format!("[github]\napi = \"{hostile}\"\n")).unwrap();
+    let kept = world.env.session("login")["pull_request"].clone();
+    let sent = world.api.requests_json().len();
+
+    let refused = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    assert_eq!(refused.stderr.trim().lines().count(), 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("github.api")
+            && refused.stderr.contains(&hostile)
+            && refused.stderr.contains("orchestra allow"),
+        "{}",
+        refused.stderr
+    );
+    // The background read the status line starts: silent, nothing sent, nothing kept.
+    let read = world.env.orchestra(&["pr", "--background", "--json"]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(read.stderr.is_empty(), "{}", read.stderr);
+    world.env.orchestra(&["status-line"]).ok();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!connected(&listener), "the hostile address was connected to");
+    assert_eq!(world.env.session("login")["pull_request"], kept);
+    assert_eq!(world.api.requests_json().len(), sent);
+
+    // Allowed, the address it names receives the token.
+    std::fs::write(
+        &manifest,
+        format!("[github]\napi = \"{}\"\n", world.api.url()),
+    )
+    .unwrap();
+    world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    assert_eq!(world.api.requests_json().len(), sent);
+    let allowed = world.env.orchestra(&["allow"]).ok();
+    assert!(
+        allowed.stdout.contains("github.api: http://")
+            && allowed.stdout.contains("(receives your GitHub token)"),
+        "{}",
+        allowed.stdout
+    );
+    let shown = world.env.orchestra(&["allow", "--show"]).ok();
+    assert!(shown.stdout.contains("API addresses allowed"), "{}", shown.stdout);
+    world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(world.api.requests_json().len() > sent);
+    let sent = world.api.requests_json().len();
+    let read = poll(&world);
+    assert!(read.is_object(), "{read}");
+    assert!(world.api.requests_json().len() > sent);
+
+    // An address changed after the allow is not allowed.
+    std::fs::write(&manifest, format!("[github]\napi = \"{hostile}\"\n")).unwrap();
+    world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    let read = world.env.orchestra(&["pr", "--background", "--json"]);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(!connected(&listener), "the changed address was connected to");
+}
