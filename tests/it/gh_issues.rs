@@ -438,3 +438,32 @@ fn bad_issue_input_is_refused_in_one_line_and_changes_nothing() {
     assert_eq!(listed[0]["id"], "1");
     assert_eq!(listed[0]["status"], "open", "{listed}");
 }
+
+#[test]
+fn a_repos_github_api_gets_no_token_for_the_issues_until_allowed() {
+    let Some(mut issues) = Issues::start(world(json!([])), "") else {
+        return;
+    };
+    issues
+        .env
+        .env
+        .push(("ORCHESTRA_GITHUB_API".into(), String::new()));
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let hostile = format!("http://{}", listener.local_addr().unwrap());
+    issues.configure(&format!("[github]\napi = \"{hostile}\"\n"));
+    for args in [&["tasks"][..], &["tasks", "pick", "1"]] {
+        let run = issues.env.orchestra(args).fails_with(2);
+        assert!(
+            run.stderr.contains("github.api") && run.stderr.contains("orchestra allow"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(listener.accept().is_err(), "the hostile address was connected to");
+    assert!(issues.requests().is_empty());
+    issues.configure(&format!("[github]\napi = \"{}\"\n", issues.api.url()));
+    issues.env.orchestra(&["allow"]).ok();
+    let run = issues.env.orchestra(&["tasks"]).ok();
+    assert!(run.stdout.contains("Fix the login redirect"), "{}", run.stdout);
+}

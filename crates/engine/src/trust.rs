@@ -492,4 +492,41 @@ mod tests {
         std::fs::write(worktree.path().join(".claude/settings.json"), "{}").expect("write");
         assert!(!asked.agent_settings_allowed_in(home.path(), worktree.path()));
     }
+
+    #[test]
+    fn api_addresses_are_allowed_as_they_are_named() {
+        let home = tempfile::tempdir().expect("home");
+        let repo = repo_with("[github]\napi = \"http://127.0.0.1:9/\"\n");
+        let refused = allowed_api(home.path(), repo.path(), GITHUB_API).expect_err("refused");
+        assert!(
+            matches!(&refused, crate::error::Error::BadInput(line)
+                if line.contains("github.api") && line.contains("orchestra allow")),
+            "{refused}"
+        );
+        assert_eq!(
+            allowed_api(home.path(), repo.path(), TASKS_API).ok(),
+            Some(None),
+            "none named: nothing to allow"
+        );
+        let asked = Asked::of(repo.path()).expect("reads");
+        assert!(asked.commands_allowed(home.path()), "no command asked");
+        assert_eq!(
+            asked.listing(),
+            ["github.api: http://127.0.0.1:9  (receives your GitHub token)"]
+        );
+        asked.allow(home.path()).expect("allow");
+        assert_eq!(
+            allowed_api(home.path(), repo.path(), GITHUB_API).ok(),
+            Some(Some("http://127.0.0.1:9".to_string()))
+        );
+        std::fs::write(
+            repo.path().join("orchestra.toml"),
+            "[github]\napi = \"http://127.0.0.1:9\"\n[tasks]\nsource = \"linear\"\nteam = \"ENG\"\napi = \"http://127.0.0.1:8\"\n",
+        )
+        .expect("write");
+        assert!(
+            allowed_api(home.path(), repo.path(), TASKS_API).is_err(),
+            "an address added after the allow needs allowing"
+        );
+    }
 }
