@@ -55,9 +55,10 @@ pub enum Command {
     /// renamed archive/<LABEL>-<time>. Unmerged work is never lost.
     Kill(KillArgs),
     /// Allow the commands this repo's orchestra.toml runs on its own (a dispatch's setup,
-    /// a kill's or merge's teardown, a merge's wrap_up_cmd), its .mcp.json and its agent
-    /// settings (.claude/settings.json…): `orchestra allow` in the repo. A change to any
-    /// needs allowing again.
+    /// a kill's or merge's teardown, a merge's wrap_up_cmd), the API addresses it names
+    /// for your tokens ([github] api, [tasks] api), its .mcp.json and its agent settings
+    /// (.claude/settings.json…): `orchestra allow` in the repo. A change to any needs
+    /// allowing again.
     Allow(AllowArgs),
     /// Send a briefing to a session's agent, exactly as given, as one message:
     /// `orchestra brief api "Use the v2 endpoints"` or `orchestra brief --all @notes.md`.
