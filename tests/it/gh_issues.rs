@@ -460,10 +460,17 @@ fn a_repos_github_api_gets_no_token_for_the_issues_until_allowed() {
             run.stderr
         );
     }
-    assert!(listener.accept().is_err(), "the hostile address was connected to");
+    assert!(
+        listener.accept().is_err(),
+        "the hostile address was connected to"
+    );
     assert!(issues.requests().is_empty());
     issues.configure(&format!("[github]\napi = \"{}\"\n", issues.api.url()));
     issues.env.orchestra(&["allow"]).ok();
     let run = issues.env.orchestra(&["tasks"]).ok();
-    assert!(run.stdout.contains("Fix the login redirect"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Fix the login redirect"),
+        "{}",
+        run.stdout
+    );
 }

@@ -505,7 +505,10 @@ fn a_repos_linear_api_gets_no_key_until_the_person_allows_it() {
             run.stderr
         );
     }
-    assert!(listener.accept().is_err(), "the hostile address was connected to");
+    assert!(
+        listener.accept().is_err(),
+        "the hostile address was connected to"
+    );
     assert!(env.list_json().is_empty());
 
     write_manifest(
@@ -528,5 +531,8 @@ fn a_repos_linear_api_gets_no_key_until_the_person_allows_it() {
     // An address changed after the allow is not allowed.
     write_manifest(&env, &tasks_toml("ENG", &format!("api = \"{hostile}\"\n")));
     env.orchestra(&["tasks"]).fails_with(2);
-    assert!(listener.accept().is_err(), "the changed address was connected to");
+    assert!(
+        listener.accept().is_err(),
+        "the changed address was connected to"
+    );
 }

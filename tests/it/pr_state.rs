@@ -327,7 +327,12 @@ fn a_repos_github_api_gets_no_token_until_the_person_allows_it() {
     let sent = world.api.requests_json().len();
 
     let refused = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
-    assert_eq!(refused.stderr.trim().lines().count(), 1, "{}", refused.stderr);
+    assert_eq!(
+        refused.stderr.trim().lines().count(),
+        1,
+        "{}",
+        refused.stderr
+    );
     assert!(
         refused.stderr.contains("github.api")
             && refused.stderr.contains(&hostile)
@@ -339,9 +344,18 @@ fn a_repos_github_api_gets_no_token_until_the_person_allows_it() {
     let read = world.env.orchestra(&["pr", "--background", "--json"]);
     assert_eq!(read.code, 0, "{}", read.stderr);
     assert!(read.stderr.is_empty(), "{}", read.stderr);
+    let pass: Value = serde_json::from_str(&read.stdout).unwrap();
+    assert_eq!(
+        (pass["repos"].as_u64(), pass["requests"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(pass["skipped"].to_string().contains("github.api"), "{pass}");
     world.env.orchestra(&["status-line"]).ok();
     std::thread::sleep(Duration::from_millis(500));
-    assert!(!connected(&listener), "the hostile address was connected to");
+    assert!(
+        !connected(&listener),
+        "the hostile address was connected to"
+    );
     assert_eq!(world.env.session("login")["pull_request"], kept);
     assert_eq!(world.api.requests_json().len(), sent);
 
@@ -361,7 +375,11 @@ fn a_repos_github_api_gets_no_token_until_the_person_allows_it() {
         allowed.stdout
     );
     let shown = world.env.orchestra(&["allow", "--show"]).ok();
-    assert!(shown.stdout.contains("API addresses allowed"), "{}", shown.stdout);
+    assert!(
+        shown.stdout.contains("API addresses allowed"),
+        "{}",
+        shown.stdout
+    );
     world.env.orchestra(&["pr", "login", "--yes"]).ok();
     assert!(world.api.requests_json().len() > sent);
     let sent = world.api.requests_json().len();
@@ -374,5 +392,8 @@ fn a_repos_github_api_gets_no_token_until_the_person_allows_it() {
     world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
     let read = world.env.orchestra(&["pr", "--background", "--json"]);
     assert_eq!(read.code, 0, "{}", read.stderr);
-    assert!(!connected(&listener), "the changed address was connected to");
+    assert!(
+        !connected(&listener),
+        "the changed address was connected to"
+    );
 }

@@ -178,8 +178,8 @@ pub fn configured(repo: &Repo) -> Result<(Option<String>, Option<String>), Error
     let api = match crate::paths::non_empty_env("ORCHESTRA_GITHUB_API") {
         Some(api) => Some(api),
         None if table.api.as_deref().is_some_and(|a| !a.trim().is_empty()) => {
-            let home = crate::paths::orchestra_home()
-                .map_err(|e| Error::BadInput(e.to_string()))?;
+            let home =
+                crate::paths::orchestra_home().map_err(|e| Error::BadInput(e.to_string()))?;
             crate::trust::allowed_api(&home, repo.main_worktree(), crate::trust::GITHUB_API)?
         }
         None => None,

@@ -389,10 +389,9 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
             // once allowed as it is now (the environment's address needs no allowing).
             let mut chosen = linear.clone();
             if crate::paths::non_empty_env("ORCHESTRA_LINEAR_API").is_none() {
-                let home = crate::paths::orchestra_home()
-                    .map_err(|e| TaskError::Fix(e.to_string()))?;
-                chosen.api = match crate::trust::allowed_api(&home, root, crate::trust::TASKS_API)
-                {
+                let home =
+                    crate::paths::orchestra_home().map_err(|e| TaskError::Fix(e.to_string()))?;
+                chosen.api = match crate::trust::allowed_api(&home, root, crate::trust::TASKS_API) {
                     Ok(Some(api)) => api,
                     Ok(None) => linear::api_base(None),
                     Err(crate::error::Error::BadInput(line)) => return Err(TaskError::Fix(line)),
@@ -400,11 +399,7 @@ pub fn open(settings: &Settings, root: &Path) -> Result<Box<dyn TaskSource>, Tas
                     Err(e) => return Err(TaskError::Failed(e.to_string())),
                 };
             }
-            Ok(Box::new(linear::Linear::new(
-                chosen,
-                settings.timeout,
-                key,
-            )))
+            Ok(Box::new(linear::Linear::new(chosen, settings.timeout, key)))
         }
     }
 }
