@@ -35,7 +35,10 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
         // Its `-c` options, before the first message's `--`.
         let (server, env) = orchestrator_server(ctx, &repo)?;
         argv.extend(crate::agent::codex::mcp_overrides(
-            MCP_SERVER, &server, &env, &mcp_tools(),
+            MCP_SERVER,
+            &server,
+            &env,
+            &mcp_tools(),
         ));
     }
     if kind == AgentKind::Claude {
@@ -131,10 +134,9 @@ fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<Stri
     let dir = ctx.home.join("mcp");
     crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
     let config = dir.join(format!("{}.json", crate::paths::stable_hash(&repo.id())));
-    let text = serde_json::to_string_pretty(&crate::agent::claude::mcp_config(
-        MCP_SERVER, &server, &env,
-    ))
-    .unwrap_or_default();
+    let text =
+        serde_json::to_string_pretty(&crate::agent::claude::mcp_config(MCP_SERVER, &server, &env))
+            .unwrap_or_default();
     crate::paths::replace_private(&config, text).map_err(Error::io("writing the mcp config"))?;
     Ok(crate::agent::claude::mcp_args(
         &config,
@@ -145,11 +147,7 @@ fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<Stri
 
 /// The server's command line and environment: this very binary, on this tmux server and
 /// home, recording the orchestrator as who asked for what it dispatches.
-#[allow(clippy::type_complexity)]
-fn orchestrator_server(
-    ctx: &Context,
-    repo: &crate::git::Repo,
-) -> Result<(Vec<String>, Vec<(String, String)>), Error> {
+fn orchestrator_server(ctx: &Context, repo: &crate::git::Repo) -> Result<ServerLine, Error> {
     let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
     let mut server = vec![exe.to_string_lossy().into_owned()];
     if let Some(socket) = &ctx.server.socket {
@@ -166,6 +164,9 @@ fn orchestrator_server(
     )];
     Ok((server, env))
 }
+
+/// A server's command line (program first) and its environment.
+type ServerLine = (Vec<String>, Vec<(String, String)>);
 
 fn mcp_tools() -> Vec<&'static str> {
     crate::mcp::tools::ALL.iter().map(|t| t.name).collect()

@@ -584,7 +584,8 @@ fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allo
     let pane = orchestrator_pane(&c.env);
     let screen = || c.env.tmux(&["capture-pane", "-p", "-t", &pane]);
     assert!(
-        wait_until(Duration::from_secs(60), || screen().contains("← for agents")),
+        wait_until(Duration::from_secs(60), || screen()
+            .contains("← for agents")),
         "{}",
         screen()
     );
@@ -632,12 +633,16 @@ fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allo
     );
     // The worker (a codex of its own, without the orchestrator's tools) got the prompt.
     assert!(
-        wait_until(Duration::from_secs(60), || c.api.requests_json().iter().any(|r| {
-            let input = r["request"]["input"].to_string();
-            input.contains("drafted 5521")
-                && !input.contains("Please get the login bug fixed")
-                && !r["request"]["tools"].to_string().contains("mcp__orchestra")
-        })),
+        wait_until(Duration::from_secs(60), || c
+            .api
+            .requests_json()
+            .iter()
+            .any(|r| {
+                let input = r["request"]["input"].to_string();
+                input.contains("drafted 5521")
+                    && !input.contains("Please get the login bug fixed")
+                    && !r["request"]["tools"].to_string().contains("mcp__orchestra")
+            })),
         "the worker never got its prompt"
     );
     // status came after dispatch's result, and the report quotes both answers (its
@@ -664,7 +669,12 @@ fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allo
         .api
         .requests_json()
         .iter()
-        .flat_map(|r| r["request"]["tools"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| {
+            r["request"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .filter(|t| t["name"] == "mcp__orchestra")
         .flat_map(|t| t["tools"].as_array().cloned().unwrap_or_default())
         .filter_map(|t| t["name"].as_str().map(String::from))
@@ -674,5 +684,9 @@ fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allo
         assert!(!offered.iter().any(|n| n.contains(theirs)), "{offered:?}");
     }
     // Nothing asked the person to allow a tool.
-    assert!(!screen().contains("Allow the orchestra MCP server"), "{}", screen());
+    assert!(
+        !screen().contains("Allow the orchestra MCP server"),
+        "{}",
+        screen()
+    );
 }

@@ -200,7 +200,8 @@ pub fn mcp_overrides(
     tools: &[&str],
 ) -> Vec<String> {
     let text = |s: &str| toml::Value::String(s.to_string());
-    let list = |words: &mut dyn Iterator<Item = &str>| toml::Value::Array(words.map(text).collect());
+    let list =
+        |words: &mut dyn Iterator<Item = &str>| toml::Value::Array(words.map(text).collect());
     let env: toml::map::Map<String, toml::Value> =
         env.iter().map(|(k, v)| (k.clone(), text(v))).collect();
     // `-c` takes a dotted key; a server name is a bare TOML key (letters, digits, _ and -),
@@ -215,7 +216,12 @@ pub fn mcp_overrides(
         ("default_tools_approval_mode", text("approve")),
     ]
     .into_iter()
-    .flat_map(|(field, value)| ["-c".to_string(), format!("{key}.{field}={}", inline(&value))])
+    .flat_map(|(field, value)| {
+        [
+            "-c".to_string(),
+            format!("{key}.{field}={}", inline(&value)),
+        ]
+    })
     .collect()
 }
 
@@ -241,8 +247,13 @@ mod tests {
 
     #[test]
     fn the_mcp_server_is_given_as_codex_config_overrides_that_parse_back() {
-        let argv = [r#"/opt/my "tools"/orchestra"#, "--socket=/tmp/s 1", "mcp", "--repo=/r"]
-            .map(String::from);
+        let argv = [
+            r#"/opt/my "tools"/orchestra"#,
+            "--socket=/tmp/s 1",
+            "mcp",
+            "--repo=/r",
+        ]
+        .map(String::from);
         let env = [("ORCHESTRA_HOME".to_string(), "/h/o.d\\x".to_string())];
         let words = mcp_overrides("orchestra", &argv, &env, &["dispatch", "status"]);
         // Each override is `-c key=value`, the value TOML as codex parses it.
@@ -262,14 +273,20 @@ mod tests {
             .map(|v| v.as_str().unwrap())
             .collect();
         assert_eq!(args, ["--socket=/tmp/s 1", "mcp", "--repo=/r"]);
-        assert_eq!(table["env"]["ORCHESTRA_HOME"].as_str(), Some(env[0].1.as_str()));
+        assert_eq!(
+            table["env"]["ORCHESTRA_HOME"].as_str(),
+            Some(env[0].1.as_str())
+        );
         assert_eq!(
             table["enabled_tools"].as_array().unwrap().len(),
             2,
             "{table:?}"
         );
         // Its tools run without asking: the one mode codex takes for that.
-        assert_eq!(table["default_tools_approval_mode"].as_str(), Some("approve"));
+        assert_eq!(
+            table["default_tools_approval_mode"].as_str(),
+            Some("approve")
+        );
     }
 
     #[test]
