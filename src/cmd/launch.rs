@@ -40,6 +40,9 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
             &env,
             &mcp_tools(),
         ));
+        if let Some(prompt) = crate::prompts::load(&ctx.home, crate::prompts::TASK_DRAFTING) {
+            argv.extend(crate::agent::codex::instructions_override(&prompt));
+        }
     }
     if kind == AgentKind::Claude {
         // Before the options below: they end the lists these two options take.

@@ -683,6 +683,14 @@ fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allo
     for theirs in ["merge", "kill", "approve", "deny"] {
         assert!(!offered.iter().any(|n| n.contains(theirs)), "{offered:?}");
     }
+    // It was told what an orchestrator does (prompts/task-drafting.md, as its instructions).
+    let first = &c.api.requests_json()[0];
+    assert!(
+        first["request"]["input"]
+            .to_string()
+            .contains("You are the orchestra orchestrator"),
+        "{first}"
+    );
     // Nothing asked the person to allow a tool.
     assert!(
         !screen().contains("Allow the orchestra MCP server"),

@@ -225,6 +225,18 @@ pub fn mcp_overrides(
     .collect()
 }
 
+/// codex's `-c` words adding `text` to its instructions for this run (a developer message
+/// of every request; its own instructions stay).
+pub fn instructions_override(text: &str) -> Vec<String> {
+    vec![
+        "-c".to_string(),
+        format!(
+            "developer_instructions={}",
+            toml::Value::String(text.to_string())
+        ),
+    ]
+}
+
 /// A TOML value on one line (`toml::Value`'s Display writes a table as one inline table).
 fn inline(value: &toml::Value) -> String {
     match value {
@@ -287,6 +299,14 @@ mod tests {
             table["default_tools_approval_mode"].as_str(),
             Some("approve")
         );
+        // The instructions, any text, are one TOML string.
+        let text = "# Orchestrator\n\"quoted\" \\ and ''' lines\n";
+        let words = instructions_override(text);
+        assert_eq!(words[0], "-c");
+        let (key, value) = words[1].split_once('=').unwrap();
+        assert_eq!(key, "developer_instructions");
+        let parsed: toml::Table = toml::from_str(&format!("v = {value}")).unwrap();
+        assert_eq!(parsed["v"].as_str(), Some(text));
     }
 
     #[test]
