@@ -31,6 +31,19 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
     let kind = AgentKind::from_program(&command[0]);
     let mut argv = command.clone();
     let mut agent_uuid = None;
+    if kind == AgentKind::Codex {
+        // Its `-c` options, before the first message's `--`.
+        let (server, env) = orchestrator_server(ctx, &repo)?;
+        argv.extend(crate::agent::codex::mcp_overrides(
+            MCP_SERVER,
+            &server,
+            &env,
+            &mcp_tools(),
+        ));
+        if let Some(prompt) = crate::prompts::load(&ctx.home, crate::prompts::TASK_DRAFTING) {
+            argv.extend(crate::agent::codex::instructions_override(&prompt));
+        }
+    }
     if kind == AgentKind::Claude {
         // Before the options below: they end the lists these two options take.
         argv.extend(orchestrator_tools(ctx, &repo)?);
@@ -118,9 +131,26 @@ pub fn promote(ctx: &Context, args: &PromoteArgs, out: &mut Output<'_>) -> Resul
 
 /// The orchestrator's tools: `orchestra mcp` for this repo, named in a config file of this
 /// session's own (claude's `--mcp-config`; the person's MCP settings stay theirs), its
-/// tools allowed so that a dispatch does not stop to ask. The server runs as this very
-/// binary, on this tmux server and home, and records the orchestrator as who asked.
+/// tools allowed so that a dispatch does not stop to ask.
 fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<String>, Error> {
+    let (server, env) = orchestrator_server(ctx, repo)?;
+    let dir = ctx.home.join("mcp");
+    crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
+    let config = dir.join(format!("{}.json", crate::paths::stable_hash(&repo.id())));
+    let text =
+        serde_json::to_string_pretty(&crate::agent::claude::mcp_config(MCP_SERVER, &server, &env))
+            .unwrap_or_default();
+    crate::paths::replace_private(&config, text).map_err(Error::io("writing the mcp config"))?;
+    Ok(crate::agent::claude::mcp_args(
+        &config,
+        MCP_SERVER,
+        &mcp_tools(),
+    ))
+}
+
+/// The server's command line and environment: this very binary, on this tmux server and
+/// home, recording the orchestrator as who asked for what it dispatches.
+fn orchestrator_server(ctx: &Context, repo: &crate::git::Repo) -> Result<ServerLine, Error> {
     let exe = std::env::current_exe().map_err(Error::io("finding the orchestra binary"))?;
     let mut server = vec![exe.to_string_lossy().into_owned()];
     if let Some(socket) = &ctx.server.socket {
@@ -135,19 +165,18 @@ fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<Stri
         "ORCHESTRA_HOME".to_string(),
         ctx.home.to_string_lossy().into_owned(),
     )];
-    let dir = ctx.home.join("mcp");
-    crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
-    let config = dir.join(format!("{}.json", crate::paths::stable_hash(&repo.id())));
-    let text = serde_json::to_string_pretty(&crate::agent::claude::mcp_config(
-        "orchestra",
-        &server,
-        &env,
-    ))
-    .unwrap_or_default();
-    crate::paths::replace_private(&config, text).map_err(Error::io("writing the mcp config"))?;
-    let tools: Vec<&str> = crate::mcp::tools::ALL.iter().map(|t| t.name).collect();
-    Ok(crate::agent::claude::mcp_args(&config, "orchestra", &tools))
+    Ok((server, env))
 }
+
+/// A server's command line (program first) and its environment.
+type ServerLine = (Vec<String>, Vec<(String, String)>);
+
+fn mcp_tools() -> Vec<&'static str> {
+    crate::mcp::tools::ALL.iter().map(|t| t.name).collect()
+}
+
+/// The name the agent knows the server by (claude's tools are `mcp__orchestra__…`).
+const MCP_SERVER: &str = "orchestra";
 
 /// Who a session the orchestrator's tools dispatch was requested by.
 const ORCHESTRATOR: &str = "orchestrator";

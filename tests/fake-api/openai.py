@@ -6,7 +6,7 @@ The real `codex` CLI talks to this instead of the network (a custom model provid
 does is written into the prompt as markers (see README.md beside this file):
 
     [[bash: CMD]]  [[write: PATH | TEXT]]  [[slow: N]]  [[error: CODE]]  [[say: TEXT]]  [[after: TEXT]]
-    [[tool: NAME | JSON]]  [[search: QUERY]]
+    [[tool: NAME | JSON ;; NAME | JSON …]]  [[search: QUERY]]
 
     python3 openai.py --port 0 --port-file PORT_FILE --log requests.jsonl
 
@@ -71,6 +71,33 @@ def typed_texts(items):
 
 def tool_results(items):
     return [i.get("call_id") for i in items if i.get("type") in RESULT_TYPES]
+
+
+def result_texts(items):
+    """call id -> the text of its result (an output string, or the texts of its parts)."""
+    out = {}
+    for item in items:
+        if item.get("type") not in RESULT_TYPES:
+            continue
+        output = item.get("output")
+        if isinstance(output, dict):
+            output = output.get("content", output.get("output", ""))
+        if isinstance(output, list):
+            output = " ".join(p.get("text", "") for p in output if isinstance(p, dict))
+        out[item.get("call_id")] = output if isinstance(output, str) else json.dumps(output)
+    return out
+
+
+class Plan:
+    """The tool calls of one prompt still to make, each after the result of the one before,
+    and the results so far: the `after` text reports them (`{results}`)."""
+
+    def __init__(self, after, pending):
+        self.after, self.pending, self.results = after, pending, []
+
+    def reported(self):
+        shown = [" ".join(r.split())[:400] for r in self.results]
+        return self.after.replace("{results}", " || ".join(shown))
 
 
 def conversation_key(request, headers):
@@ -179,13 +206,8 @@ def answer_to(text, turn, request, tools_allowed=True):
         return Reply(turn, tool=("function", "exec_command", json.dumps(args)))
     if tools_allowed and "tool" in s:
         # Any other function tool the CLI offers (an MCP server's in its namespace), its
-        # arguments as JSON.
-        name, _, args = s["tool"].partition("|")
-        name = name.strip()
-        namespace = namespace_of(request, name)
-        reply = Reply(turn, tool=("function", name, args.strip() or "{}"))
-        reply.namespace = namespace
-        return reply
+        # arguments as JSON; after `;;` the next call, made once this one's result is in.
+        return tool_call(turn, request, s["tool"].split(";;")[0])
     try:
         seconds = max(0.0, float(s.get("slow", "0")))
     except ValueError:
@@ -195,6 +217,15 @@ def answer_to(text, turn, request, tools_allowed=True):
         # then the answer at once.
         return Reply(turn, text=s.get("say", DEFAULT_ANSWER), seconds=seconds, search=s["search"])
     return Reply(turn, text=s.get("say", DEFAULT_ANSWER), seconds=seconds)
+
+
+def tool_call(turn, request, spec):
+    """The call `NAME | JSON` asks for, in the namespace the request lists NAME in."""
+    name, _, args = spec.partition("|")
+    name = name.strip()
+    reply = Reply(turn, tool=("function", name, args.strip() or "{}"))
+    reply.namespace = namespace_of(request, name)
+    return reply
 
 
 def namespace_of(request, name):
@@ -218,7 +249,7 @@ class Model:
 
     def __init__(self):
         self.lock = threading.Lock()
-        self.tools = {}  # call id -> the `after` text of the prompt that asked for it
+        self.tools = {}  # call id -> the Plan of the prompt that asked for it
         self.results_seen = set()
         self.answered = {}  # conversation -> Counter of texts as typed when last answered
         self.last = {}  # conversation -> the last reply it got
@@ -236,14 +267,14 @@ class Model:
             seen_key = (key, fingerprint(items))
             if seen_key in self.replies:
                 return self.again(self.replies[seen_key])
-            reply = self.decide(key, texts, tool_results(items), request)
+            reply = self.decide(key, texts, tool_results(items), request, result_texts(items))
             self.last[key] = reply
             if len(self.replies) > 10000:
                 self.replies.clear()
             self.replies[seen_key] = reply
             return reply
 
-    def decide(self, key, texts, results, request):
+    def decide(self, key, texts, results, request, outputs=None):
         answered = self.answered.setdefault(key, Counter())
         typed, prompt = Counter(), None
         for text in texts:
@@ -257,7 +288,14 @@ class Model:
                 answered[text] = max(answered[text], count)
             return self.issue(answer_to(prompt, "prompt", request), prompt)
         if fresh:
-            return Reply("tool-result", text=self.tools.get(fresh[-1], DEFAULT_AFTER))
+            plan = self.tools.get(fresh[-1])
+            if plan is None:
+                return Reply("tool-result", text=DEFAULT_AFTER)
+            plan.results.append((outputs or {}).get(fresh[-1], ""))
+            if plan.pending:
+                reply = tool_call("tool-result", request, plan.pending.pop(0))
+                return self.follow(reply, plan)
+            return Reply("tool-result", text=plan.reported())
         if key in self.last:
             return self.again(self.last[key], "again")
         newest = texts[-1] if texts else ""
@@ -267,7 +305,17 @@ class Model:
         if reply.tool:
             call_id = "call_" + uuid.uuid4().hex[:24]
             reply.tool = reply.tool + (call_id,)
-            self.tools[call_id] = script(prompt).get("after", DEFAULT_AFTER)
+            s = script(prompt)
+            chained = "tool" in s and "bash" not in s and "write" not in s
+            pending = s["tool"].split(";;")[1:] if chained else []
+            self.tools[call_id] = Plan(s.get("after", DEFAULT_AFTER), [p for p in pending if p.strip()])
+        return reply
+
+    def follow(self, reply, plan):
+        """The next call of `plan`, its result to come back to the same plan."""
+        call_id = "call_" + uuid.uuid4().hex[:24]
+        reply.tool = reply.tool + (call_id,)
+        self.tools[call_id] = plan
         return reply
 
     def again(self, reply, turn="retry"):

@@ -72,6 +72,29 @@ class Turns(unittest.TestCase):
         self.assertEqual(ask.tool[1:3], ("exec_command", "{}"))
         self.assertNotIn("namespace", openai.output_items(ask)[0])
 
+    def test_chained_tool_calls_come_one_after_the_others_result_and_are_reported(self):
+        mcp = {"type": "namespace", "name": "mcp__orchestra",
+               "tools": [{"type": "function", "name": "dispatch"}, {"type": "function", "name": "status"}]}
+        tools = TOOLS + [mcp]
+        ask = self.c.send(user('Fix it. [[tool: dispatch | {"label": "x"} ;; status | {}]] '
+                               '[[after: reported: {results}]]'), tools=tools)
+        kind, name, args, first = ask.tool
+        self.assertEqual((name, json.loads(args)), ("dispatch", {"label": "x"}))
+        self.assertEqual(openai.output_items(ask)[0]["namespace"], "mcp__orchestra")
+        # codex sends an MCP result as its content parts.
+        done = {"type": "function_call_output", "call_id": first,
+                "output": [{"type": "input_text", "text": '{"label": "x",\n "started": true}'}]}
+        nxt = self.c.send(done, tools=tools)
+        self.assertEqual((nxt.turn, nxt.tool[1], nxt.namespace), ("tool-result", "status", "mcp__orchestra"))
+        self.assertNotEqual(nxt.tool[3], first)
+        last = self.c.send({"type": "function_call_output", "call_id": nxt.tool[3], "output": '{"reachable": true}'},
+                           tools=tools)
+        self.assertEqual(last.turn, "tool-result")
+        self.assertEqual(last.text, 'reported: {"label": "x", "started": true} || {"reachable": true}')
+        # Without {results} the after text is said as it is.
+        ask = self.c.send(user("[[tool: status]] [[after: plain]]"), tools=tools)
+        self.assertEqual(self.c.send(result(ask.tool[3]), tools=tools).text, "plain")
+
     def test_a_search_marker_is_a_search_item_before_the_answer(self):
         reply = self.c.send(user("[[search: tmux status line]] [[say: found it]]"))
         items = openai.output_items(reply)

@@ -1,6 +1,6 @@
 //! `orchestra mcp`: the orchestrator's tools over MCP, spoken to by a small client of our
-//! own (every tool, every error), then by the real claude as the orchestrator `launch`
-//! starts, against the stand-in API.
+//! own (every tool, every error), then by the real claude and the real codex as the
+//! orchestrator `launch` starts, against the stand-in APIs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::harness::{wait_until, ClaudeWorld, Env};
+use crate::harness::{wait_until, AgentCli, AgentWorld, ClaudeWorld, Env};
 
 /// An MCP client on a server's stdio: one JSON-RPC message a line each way. Every line
 /// the server writes must be a JSON-RPC message (stdout is the protocol's alone).
@@ -556,4 +556,145 @@ fn the_orchestrator_dispatches_through_its_tools_and_leaves_the_merge_to_the_per
     );
     assert_eq!(env.git(&["rev-parse", "HEAD"]), main_before);
     assert!(env.branches().contains(&"session/login".to_string()));
+}
+
+/// Types `text` into `pane` as the person would and sends it: Enter again while `heard`
+/// says the API has not got it (a long text may still be taken as a paste at the first).
+fn type_until_heard(env: &Env, pane: &str, text: &str, heard: impl Fn() -> bool) {
+    env.tmux(&["send-keys", "-t", pane, "-l", text]);
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(700));
+        env.tmux(&["send-keys", "-t", pane, "Enter"]);
+        if wait_until(Duration::from_secs(5), &heard) {
+            return;
+        }
+    }
+}
+
+#[test]
+fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allow_them() {
+    let Some(c) = AgentWorld::start(
+        AgentCli::codex(),
+        |env| vec![env.repo.clone(), env.worktree_path("login")],
+        None,
+    ) else {
+        return;
+    };
+    c.env.orchestra(&["launch", "--agent", &c.agent]).ok();
+    let pane = orchestrator_pane(&c.env);
+    let screen = || c.env.tmux(&["capture-pane", "-p", "-t", &pane]);
+    assert!(
+        wait_until(Duration::from_secs(60), || screen()
+            .contains("← for agents")),
+        "{}",
+        screen()
+    );
+    // The server was given on codex's command line, not in the person's config.toml.
+    let cmdline = c.env.pane_proc(&pane, "cmdline").replace('\n', " ");
+    assert!(
+        cmdline.contains("mcp_servers.orchestra.command=")
+            && cmdline.contains("default_tools_approval_mode=\"approve\""),
+        "{cmdline}"
+    );
+    let codex_home = c
+        .vars
+        .iter()
+        .find(|(k, _)| k == "CODEX_HOME")
+        .map(|(_, v)| std::path::PathBuf::from(v))
+        .expect("the world's CODEX_HOME");
+    let person_config = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    assert!(!person_config.contains("mcp_servers"), "{person_config}");
+
+    let dispatch = json!({"label": "login", "prompt": "Fix the login bug in auth.py (drafted 5521)",
+                          "agent": c.agent});
+    let request = format!(
+        "Please get the login bug fixed. [[tool: dispatch | {dispatch} ;; status | {{}}]] \
+         [[after: reported: {{results}}]]"
+    );
+    type_until_heard(&c.env, &pane, &request, || {
+        c.api.requests().contains("Please get the login bug fixed")
+    });
+    assert!(
+        wait_until(Duration::from_secs(90), || c
+            .env
+            .orchestra(&["list", "--json"])
+            .stdout
+            .contains("\"login\"")),
+        "no session dispatched: {}\n{}",
+        screen(),
+        c.api.requests()
+    );
+    let login = c.env.session("login");
+    assert_eq!(login["requested_by"], "orchestrator", "{login}");
+    assert!(
+        c.env.windows().iter().any(|w| w.contains(" login ")),
+        "{:?}",
+        c.env.windows()
+    );
+    // The worker (a codex of its own, without the orchestrator's tools) got the prompt.
+    assert!(
+        wait_until(Duration::from_secs(60), || c
+            .api
+            .requests_json()
+            .iter()
+            .any(|r| {
+                let input = r["request"]["input"].to_string();
+                input.contains("drafted 5521")
+                    && !input.contains("Please get the login bug fixed")
+                    && !r["request"]["tools"].to_string().contains("mcp__orchestra")
+            })),
+        "the worker never got its prompt"
+    );
+    // status came after dispatch's result, and the report quotes both answers (its
+    // `reachable`, which the typed request does not hold).
+    let turns = || {
+        c.api
+            .requests_json()
+            .iter()
+            .map(|r| format!("{} {}", r["turn"], r["request"]["input"].to_string().len()))
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        wait_until(Duration::from_secs(90), || screen()
+            .lines()
+            .map(str::trim)
+            .collect::<String>()
+            .contains("\"reachable\":true")),
+        "the report never came: {}\n{:?}",
+        screen(),
+        turns()
+    );
+    // The tools came in codex's namespace for the server, and none of the person's.
+    let offered: Vec<String> = c
+        .api
+        .requests_json()
+        .iter()
+        .flat_map(|r| {
+            r["request"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter(|t| t["name"] == "mcp__orchestra")
+        .flat_map(|t| t["tools"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
+    assert!(offered.iter().any(|n| n == "dispatch"), "{offered:?}");
+    for theirs in ["merge", "kill", "approve", "deny"] {
+        assert!(!offered.iter().any(|n| n.contains(theirs)), "{offered:?}");
+    }
+    // It was told what an orchestrator does (prompts/task-drafting.md, as its instructions).
+    let first = &c.api.requests_json()[0];
+    assert!(
+        first["request"]["input"]
+            .to_string()
+            .contains("You are the orchestra orchestrator"),
+        "{first}"
+    );
+    // Nothing asked the person to allow a tool.
+    assert!(
+        !screen().contains("Allow the orchestra MCP server"),
+        "{}",
+        screen()
+    );
 }

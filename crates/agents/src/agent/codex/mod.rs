@@ -190,11 +190,124 @@ fn codex_notify_override(program: &[String]) -> String {
     format!("notify={}", toml::Value::Array(words))
 }
 
+/// codex's `-c` words naming one stdio MCP server, `name`, run as `argv` with `env`, its
+/// `tools` the only ones offered and each approved in advance (`approve`: no prompt), for
+/// this one run: the person's `config.toml` is neither read for it nor written.
+pub fn mcp_overrides(
+    name: &str,
+    argv: &[String],
+    env: &[(String, String)],
+    tools: &[&str],
+) -> Vec<String> {
+    let text = |s: &str| toml::Value::String(s.to_string());
+    let list =
+        |words: &mut dyn Iterator<Item = &str>| toml::Value::Array(words.map(text).collect());
+    let env: toml::map::Map<String, toml::Value> =
+        env.iter().map(|(k, v)| (k.clone(), text(v))).collect();
+    // `-c` takes a dotted key; a server name is a bare TOML key (letters, digits, _ and -),
+    // so it needs no quoting.
+    let key = format!("mcp_servers.{name}");
+    [
+        ("command", text(argv.first().map_or("", String::as_str))),
+        ("args", list(&mut argv.iter().skip(1).map(String::as_str))),
+        // An inline table: a dotted `env.KEY` would break on a key with a dot.
+        ("env", toml::Value::Table(env)),
+        ("enabled_tools", list(&mut tools.iter().copied())),
+        ("default_tools_approval_mode", text("approve")),
+    ]
+    .into_iter()
+    .flat_map(|(field, value)| {
+        [
+            "-c".to_string(),
+            format!("{key}.{field}={}", inline(&value)),
+        ]
+    })
+    .collect()
+}
+
+/// codex's `-c` words adding `text` to its instructions for this run (a developer message
+/// of every request; its own instructions stay).
+pub fn instructions_override(text: &str) -> Vec<String> {
+    vec![
+        "-c".to_string(),
+        format!(
+            "developer_instructions={}",
+            toml::Value::String(text.to_string())
+        ),
+    ]
+}
+
+/// A TOML value on one line (`toml::Value`'s Display writes a table as one inline table).
+fn inline(value: &toml::Value) -> String {
+    match value {
+        toml::Value::Table(t) => {
+            let fields: Vec<String> = t
+                .iter()
+                .map(|(k, v)| format!("{}={}", toml::Value::String(k.clone()), inline(v)))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agent::of;
     use serde_json::json;
+
+    #[test]
+    fn the_mcp_server_is_given_as_codex_config_overrides_that_parse_back() {
+        let argv = [
+            r#"/opt/my "tools"/orchestra"#,
+            "--socket=/tmp/s 1",
+            "mcp",
+            "--repo=/r",
+        ]
+        .map(String::from);
+        let env = [("ORCHESTRA_HOME".to_string(), "/h/o.d\\x".to_string())];
+        let words = mcp_overrides("orchestra", &argv, &env, &["dispatch", "status"]);
+        // Each override is `-c key=value`, the value TOML as codex parses it.
+        let mut table = toml::map::Map::new();
+        for pair in words.chunks(2) {
+            assert_eq!(pair[0], "-c");
+            let (key, value) = pair[1].split_once('=').unwrap();
+            let field = key.strip_prefix("mcp_servers.orchestra.").unwrap();
+            let parsed: toml::Table = toml::from_str(&format!("v = {value}")).unwrap();
+            table.insert(field.to_string(), parsed["v"].clone());
+        }
+        assert_eq!(table["command"].as_str(), Some(argv[0].as_str()));
+        let args: Vec<&str> = table["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert_eq!(args, ["--socket=/tmp/s 1", "mcp", "--repo=/r"]);
+        assert_eq!(
+            table["env"]["ORCHESTRA_HOME"].as_str(),
+            Some(env[0].1.as_str())
+        );
+        assert_eq!(
+            table["enabled_tools"].as_array().unwrap().len(),
+            2,
+            "{table:?}"
+        );
+        // Its tools run without asking: the one mode codex takes for that.
+        assert_eq!(
+            table["default_tools_approval_mode"].as_str(),
+            Some("approve")
+        );
+        // The instructions, any text, are one TOML string.
+        let text = "# Orchestrator\n\"quoted\" \\ and ''' lines\n";
+        let words = instructions_override(text);
+        assert_eq!(words[0], "-c");
+        let (key, value) = words[1].split_once('=').unwrap();
+        assert_eq!(key, "developer_instructions");
+        let parsed: toml::Table = toml::from_str(&format!("v = {value}")).unwrap();
+        assert_eq!(parsed["v"].as_str(), Some(text));
+    }
 
     #[test]
     fn codex_notify_ends_a_turn_but_not_its_title_helper() {
