@@ -7,6 +7,7 @@ pub mod brief;
 pub mod check;
 pub mod classify;
 pub mod compare;
+pub mod fork;
 pub mod conflicts;
 pub mod connect;
 pub mod cost;
@@ -58,6 +59,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Dispatch(args) => dispatch::run(ctx, args, out),
         Command::Check(args) => check::run(ctx, args, out),
         Command::Compare(args) => compare::run(ctx, args, out),
+        Command::Fork(args) => fork::run(ctx, args, out),
         Command::List(args) => list::run(ctx, args, out),
         Command::Cost(args) => cost::run(ctx, args, out),
         Command::Kill(args) => kill::run(ctx, args, out),

@@ -144,6 +144,19 @@ pub fn check_free(store: &Store, repo: &Repo, label: &str) -> Result<(), Error> 
     Ok(())
 }
 
+/// Refuses `label` when it names a live group of `repo` (bad input).
+pub fn check_free_group(store: &Store, repo: &Repo, label: &str) -> Result<(), Error> {
+    if let Some(group) = store.group(&repo.id(), label)? {
+        if live(store, &group)? {
+            return Err(Error::BadInput(format!(
+                "group {label:?} already exists in this repo ({} member(s)) without the session {label}: fork another session or remove the group",
+                group.members.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `group` still stands: its maker has not finished, or a member is not merged.
 fn live(store: &Store, group: &Group) -> Result<bool, Error> {
     if !group.complete {

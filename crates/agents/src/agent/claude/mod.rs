@@ -27,6 +27,11 @@ impl Agent for Claude {
         } else {
             "--session-id"
         };
+        // A fork reads the earlier conversation and goes on under its own id (claude
+        // takes `--session-id` beside `--resume` only with `--fork-session`).
+        if let Some(from) = ctx.fork_from.filter(|_| !ctx.resume) {
+            argv.extend(["--resume".to_string(), from.to_string(), "--fork-session".to_string()]);
+        }
         argv.extend([
             session_flag.to_string(),
             ctx.agent_uuid.to_string(),
@@ -119,6 +124,10 @@ impl Agent for Claude {
 
     fn quit(&self) -> Quit {
         Quit::Typed("/exit")
+    }
+
+    fn can_fork(&self) -> bool {
+        true
     }
 
     fn has_cost_logs(&self) -> bool {
@@ -286,6 +295,7 @@ mod tests {
             trust_worktree: true,
             notify: None,
             opencode_config: None,
+            fork_from: None,
         };
         let l = of(AgentKind::Claude).launch(
             &["claude".into(), "--model".into(), "x".into()],
