@@ -38,13 +38,15 @@ fn committed_base(env: &Env) {
 
 #[test]
 fn a_forked_claude_carries_the_work_and_hears_the_earlier_turn_alone() {
-    let Some(c) = AgentWorld::start(
+    let Some(mut c) = AgentWorld::start(
         AgentCli::claude(""),
         |env| vec![env.worktree_path("orig"), env.worktree_path("orig-b")],
         None,
     ) else {
         return;
     };
+    // orchestra finds the conversation's log where claude wrote it, as in a person's shell.
+    c.share("HOME");
     committed_base(&c.env);
     c.dispatch("orig", "[[say: the word is MARIGOLD-42]]");
     c.wait_screen("orig", "MARIGOLD-42");
@@ -52,6 +54,25 @@ fn a_forked_claude_carries_the_work_and_hears_the_earlier_turn_alone() {
     let orig = c.env.worktree_path("orig");
     leave_work(&orig);
     let head = git_in(&orig, &["rev-parse", "HEAD"]);
+    // claude writes its conversation's log a moment after the turn shows; a person forks
+    // later than that.
+    let conversation = c.env.session("orig")["conversation"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let log = c.home.join(".claude/projects").join(
+        orig.to_string_lossy()
+            .chars()
+            .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '-' })
+            .collect::<String>(),
+    );
+    let log = log.join(format!("{conversation}.jsonl"));
+    assert!(
+        wait_until(SLOW, || std::fs::read_to_string(&log)
+            .is_ok_and(|t| t.contains("MARIGOLD-42"))),
+        "no log {}",
+        log.display()
+    );
     let before = status_of(&orig);
 
     let run = c
@@ -65,7 +86,21 @@ fn a_forked_claude_carries_the_work_and_hears_the_earlier_turn_alone() {
         ])
         .ok();
     assert!(run.stdout.contains("forked orig into orig-b"), "{}", run.stdout);
-    assert!(run.stdout.contains("conversation goes on"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("conversation goes on"),
+        "{}{}\n{}",
+        run.stdout,
+        run.stderr,
+        String::from_utf8_lossy(
+            &std::process::Command::new("find")
+                .arg(&c.home)
+                .arg("-name")
+                .arg("*.jsonl")
+                .output()
+                .unwrap()
+                .stdout
+        ),
+    );
     // The source's worktree and index are as they were.
     assert_eq!(status_of(&orig), before);
     assert_eq!(git_in(&orig, &["rev-parse", "HEAD"]), head);

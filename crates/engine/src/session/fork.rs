@@ -122,7 +122,8 @@ pub fn make(
 ) -> Result<Session, Error> {
     let repo_id = repo.id();
     let label = fork.plan.label().to_string();
-    let source = &fork.source;
+    let source = fork.source.clone();
+    let source = &source;
     let worktree = Path::new(&source.worktree);
     let head = crate::git::Repo::worktree_head(worktree)?;
     let snapshot = crate::git::snapshot_commit(
@@ -139,14 +140,23 @@ pub fn make(
         ));
     }
     let from = fork.conversation.then(|| source.agent_uuid.clone()).flatten();
-    fork.plan
-        .forked(snapshot, source.base_branch.clone(), from.clone());
     store.create_group(&repo_id, &label, std::slice::from_ref(&label))?;
     crate::fault::point("dispatch");
     let copied = match &from {
         Some(uuid) => copy_conversation(worktree, fork.plan.worktree(), uuid),
         None => None,
     };
+    // No log to copy (the conversation wrote nothing yet, or lives elsewhere): claude
+    // would exit on `--resume`, so the fork starts fresh.
+    if from.is_some() && copied.is_none() {
+        out.note(format!(
+            "{}'s conversation log was not found: {label} starts a fresh conversation",
+            source.label
+        ));
+        fork.conversation = false;
+    }
+    let from = from.filter(|_| copied.is_some());
+    fork.plan.forked(snapshot, source.base_branch.clone(), from);
     let made = create::dispatch_undoable(ctx, store, repo, &fork.plan, out);
     let (session, undo) = match made {
         Ok(made) => made,
