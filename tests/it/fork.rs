@@ -85,7 +85,11 @@ fn a_forked_claude_carries_the_work_and_hears_the_earlier_turn_alone() {
             "[[say: forked FORK-7]]",
         ])
         .ok();
-    assert!(run.stdout.contains("forked orig into orig-b"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("forked orig into orig-b"),
+        "{}",
+        run.stdout
+    );
     assert!(
         run.stdout.contains("conversation goes on"),
         "{}{}\n{}",
@@ -116,7 +120,10 @@ fn a_forked_claude_carries_the_work_and_hears_the_earlier_turn_alone() {
     let files = c.env.git(&["ls-tree", "--name-only", "session/orig-b"]);
     assert!(!files.contains("build.log"), "{files}");
     let forked = c.env.worktree_path("orig-b");
-    assert_eq!(std::fs::read_to_string(forked.join("untracked.txt")).unwrap(), "untracked\n");
+    assert_eq!(
+        std::fs::read_to_string(forked.join("untracked.txt")).unwrap(),
+        "untracked\n"
+    );
     assert!(!forked.join("build.log").exists());
     // Its own branch only: the source's branch did not move.
     assert_eq!(c.env.git(&["rev-parse", "session/orig"]), head);
@@ -141,14 +148,16 @@ fn a_forked_claude_carries_the_work_and_hears_the_earlier_turn_alone() {
     let count = c.api.requests_json().len();
     c.brief("orig", "[[say: still ORIG-9]]");
     c.wait_screen("orig", "still ORIG-9");
-    let sent = wait_until(Duration::from_secs(30), || c.api.heard_since(count, "ORIG-9"));
+    let sent = wait_until(Duration::from_secs(30), || {
+        c.api.heard_since(count, "ORIG-9")
+    });
     assert!(sent, "{}", c.api.requests());
     let since: Vec<String> = c
         .api
         .requests_json()
         .iter()
         .skip(count)
-        .map(|r| r.to_string())
+        .map(ToString::to_string)
         .filter(|t| t.contains("ORIG-9"))
         .collect();
     assert!(since.iter().all(|t| t.contains("MARIGOLD-42")), "{since:?}");
@@ -175,14 +184,36 @@ fn a_bad_fork_is_refused_and_makes_nothing() {
     env.start_server(&[]);
     env.dispatch_shell("orig").ok();
     env.orchestra(&[
-        "dispatch", "grp", "--count", "2", "--agent", "bash --norc --noprofile", "--kind",
+        "dispatch",
+        "grp",
+        "--count",
+        "2",
+        "--agent",
+        "bash --norc --noprofile",
+        "--kind",
         "generic",
     ])
     .ok();
-    refused(&env, &["fork", "nobody", "new"], "no session labelled \"nobody\"");
-    refused(&env, &["fork", "orig", "orig"], "already the label of session");
-    refused(&env, &["fork", "orig", "grp-1"], "already the label of session");
-    refused(&env, &["fork", "orig", "grp"], "group \"grp\" already exists");
+    refused(
+        &env,
+        &["fork", "nobody", "new"],
+        "no session labelled \"nobody\"",
+    );
+    refused(
+        &env,
+        &["fork", "orig", "orig"],
+        "already the label of session",
+    );
+    refused(
+        &env,
+        &["fork", "orig", "grp-1"],
+        "already the label of session",
+    );
+    refused(
+        &env,
+        &["fork", "orig", "grp"],
+        "group \"grp\" already exists",
+    );
     refused(&env, &["fork", "orig", "Bad_Label"], "label");
     // A merge of the source cut off (its journal stands) or a git merge in its worktree.
     let id = env.session("orig")["id"].as_str().unwrap().to_string();
@@ -201,7 +232,11 @@ fn a_bad_fork_is_refused_and_makes_nothing() {
     // Then it forks; a non-claude session starts fresh, saying so, and a fork of a group
     // member joins that group.
     let run = env.orchestra(&["fork", "orig", "new"]).ok();
-    assert!(run.stdout.contains("starts a fresh conversation"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("starts a fresh conversation"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(env.session("new")["group"], "orig");
     env.orchestra(&["fork", "grp-1", "grp-3"]).ok();
     assert_eq!(env.session("grp-3")["group"], "grp");

@@ -14,8 +14,8 @@ use crate::manifest::WorktreeTable;
 use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{
-    agent_launch_forked, asks_to_trust, trust_our_worktree, type_prompt_when_ready, waiting_placeholder,
-    window_argv, write_hook_settings, FROM_UPSTREAM,
+    agent_launch_forked, asks_to_trust, trust_our_worktree, type_prompt_when_ready,
+    waiting_placeholder, window_argv, write_hook_settings, FROM_UPSTREAM,
 };
 use crate::session::{find_session, Branch, New};
 use crate::state::{Session, Status, Store};

@@ -139,7 +139,10 @@ pub fn make(
             source.label, fork.plan.branch, source.label
         ));
     }
-    let from = fork.conversation.then(|| source.agent_uuid.clone()).flatten();
+    let from = fork
+        .conversation
+        .then(|| source.agent_uuid.clone())
+        .flatten();
     store.create_group(&repo_id, &label, std::slice::from_ref(&label))?;
     crate::fault::point("dispatch");
     let copied = match &from {
@@ -183,7 +186,10 @@ pub fn make(
         return Err(e.into());
     }
     if let Err(e) = crate::group::save_cache(&ctx.home, store) {
-        out.note(format!("the status line will not show group {}: {e}", fork.group));
+        out.note(format!(
+            "the status line will not show group {}: {e}",
+            fork.group
+        ));
     }
     Ok(session)
 }
@@ -194,10 +200,15 @@ pub fn make(
 fn copy_conversation(from: &Path, to: &Path, uuid: &str) -> Option<PathBuf> {
     let config = crate::cost::claude_config_dir()?;
     let logs = crate::agent::claude::cost::log_files(&config, &from.to_string_lossy(), uuid);
-    let log = logs.into_iter().find(|p| p.file_name().is_some_and(|n| n == format!("{uuid}.jsonl").as_str()))?;
+    let log = logs.into_iter().find(|p| {
+        p.file_name()
+            .is_some_and(|n| n == format!("{uuid}.jsonl").as_str())
+    })?;
     let folder = config
         .join("projects")
-        .join(crate::agent::claude::cost::project_folder(&to.to_string_lossy()));
+        .join(crate::agent::claude::cost::project_folder(
+            &to.to_string_lossy(),
+        ));
     std::fs::create_dir_all(&folder).ok()?;
     let copy = folder.join(format!("{uuid}.jsonl"));
     std::fs::copy(&log, &copy).ok()?;

@@ -30,7 +30,11 @@ impl Agent for Claude {
         // A fork reads the earlier conversation and goes on under its own id (claude
         // takes `--session-id` beside `--resume` only with `--fork-session`).
         if let Some(from) = ctx.fork_from.filter(|_| !ctx.resume) {
-            argv.extend(["--resume".to_string(), from.to_string(), "--fork-session".to_string()]);
+            argv.extend([
+                "--resume".to_string(),
+                from.to_string(),
+                "--fork-session".to_string(),
+            ]);
         }
         argv.extend([
             session_flag.to_string(),
