@@ -96,7 +96,7 @@ pub fn plan<'a>(
     let conversation = crate::agent::of(kind).can_fork()
         && kind == source.agent_kind
         && source.sandbox.is_none()
-        && plan_starts_agent(&plan)
+        && !plan.runs_setup()
         && source.agent_uuid.is_some();
     Ok(Fork {
         source,
@@ -104,10 +104,6 @@ pub fn plan<'a>(
         group,
         conversation,
     })
-}
-
-fn plan_starts_agent(plan: &Plan<'_>) -> bool {
-    !plan.runs_setup()
 }
 
 /// Makes the fork: the source's work as a commit, the conversation's log copied beside

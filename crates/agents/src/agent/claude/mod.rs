@@ -322,6 +322,31 @@ mod tests {
         );
         assert_eq!(l.typed_prompt, None);
         assert!(l.env.is_empty(), "{:?}", l.env);
+        // A fork reads the earlier conversation under its own id; a restart of the fork
+        // resumes its own.
+        let forked = LaunchContext {
+            fork_from: Some("u-0"),
+            ..ctx
+        };
+        let l = of(AgentKind::Claude).launch(&["claude".into()], None, &forked);
+        assert_eq!(
+            l.argv[..6],
+            [
+                "claude",
+                "--resume",
+                "u-0",
+                "--fork-session",
+                "--session-id",
+                "u-1"
+            ]
+        );
+        let again = LaunchContext {
+            resume: true,
+            ..forked
+        };
+        let l = of(AgentKind::Claude).launch(&["claude".into()], None, &again);
+        assert_eq!(l.argv[..3], ["claude", "--resume", "u-1"]);
+        assert!(!l.argv.contains(&"--fork-session".to_string()));
         for (prompt, operand) in [
             ("mcp", "mcp "),
             ("--version", "--version "),
