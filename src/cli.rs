@@ -45,6 +45,11 @@ pub enum Command {
     /// cost, time, conflicts with the target and each other; `compare GROUP A B` shows what
     /// A changes that B does not; `--pick A` merges A and offers to archive the others.
     Compare(CompareArgs),
+    /// A new session from another's current state: `orchestra fork api api-b --prompt
+    /// "try a queue instead"`: branch session/NEW at LABEL's HEAD with LABEL's uncommitted
+    /// work as one commit (LABEL's worktree untouched), claude's conversation forked, the
+    /// two in one group.
+    Fork(ForkArgs),
     /// List the sessions of this repo (or of every repo with --all).
     List(ListArgs),
     /// What the claude sessions cost, from their conversation logs: tokens by kind and
@@ -794,6 +799,26 @@ pub struct SlugifyArgs {
     pub title: Vec<String>,
     #[command(flatten)]
     pub repo: RepoArg,
+}
+
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// The session to fork.
+    pub source: String,
+    /// The new session's label (branch session/<NEW>, its worktree folder and window).
+    pub label: String,
+    #[command(flatten)]
+    pub repo: RepoArg,
+    /// What to tell the forked agent. Default: nothing (it waits, its conversation before it).
+    #[arg(long)]
+    pub prompt: Option<String>,
+    /// The agent command, split like a shell would. Default: LABEL's own. Another kind than
+    /// LABEL's starts a fresh conversation.
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// The agent's kind, when its program name does not tell.
+    #[arg(long, value_parser = agent_kind())]
+    pub kind: Option<crate::agent::AgentKind>,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ pub mod doctor;
 pub mod done;
 pub mod event;
 pub mod events;
+pub mod fork;
 pub mod health;
 pub mod hosts;
 pub mod import;
@@ -58,6 +59,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Dispatch(args) => dispatch::run(ctx, args, out),
         Command::Check(args) => check::run(ctx, args, out),
         Command::Compare(args) => compare::run(ctx, args, out),
+        Command::Fork(args) => fork::run(ctx, args, out),
         Command::List(args) => list::run(ctx, args, out),
         Command::Cost(args) => cost::run(ctx, args, out),
         Command::Kill(args) => kill::run(ctx, args, out),

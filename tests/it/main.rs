@@ -21,6 +21,7 @@ mod fake_api;
 mod fanout;
 mod faults;
 mod files;
+mod fork;
 mod gemini;
 mod gh_issues;
 mod hardening;

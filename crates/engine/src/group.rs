@@ -144,6 +144,19 @@ pub fn check_free(store: &Store, repo: &Repo, label: &str) -> Result<(), Error> 
     Ok(())
 }
 
+/// Refuses `label` when it names a live group of `repo` (bad input).
+pub fn check_free_group(store: &Store, repo: &Repo, label: &str) -> Result<(), Error> {
+    if let Some(group) = store.group(&repo.id(), label)? {
+        if live(store, &group)? {
+            return Err(Error::BadInput(format!(
+                "group {label:?} already exists in this repo ({} member(s)) without the session {label}: fork another session or remove the group",
+                group.members.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `group` still stands: its maker has not finished, or a member is not merged.
 fn live(store: &Store, group: &Group) -> Result<bool, Error> {
     if !group.complete {
@@ -274,6 +287,30 @@ pub fn undo_incomplete(home: &Path, store: &Store, repo: &Repo, group: &Group) -
         }
     }
     let mut problems = Vec::new();
+    // A planned label killed before its row: its branch and worktree, made after the
+    // group, hold nothing but what the maker put there (a fork's copy of its source's
+    // work, still in the source's worktree), so they go rather than be archived.
+    for label in &group.planned {
+        if sessions.iter().any(|s| &s.label == label) {
+            continue;
+        }
+        let branch = format!("session/{label}");
+        let Some((id, at)) = repo.branch_made(&branch) else {
+            continue;
+        };
+        if at < group.created_at || matches!(store.session_by_id(&id), Ok(Some(_))) {
+            continue;
+        }
+        if let Ok(Some(path)) = repo.worktree_of_branch(&branch) {
+            if let Err(e) = repo.remove_worktree(&path) {
+                problems.push(format!("removing worktree {}: {e}", path.display()));
+                continue;
+            }
+        }
+        if let Err(e) = repo.delete_branch(&branch) {
+            problems.push(format!("deleting branch {branch}: {e}"));
+        }
+    }
     for s in sessions.iter().rev() {
         let undo = Undo::of_session(home, s);
         match crate::session::session_tmux(s) {

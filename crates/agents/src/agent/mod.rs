@@ -90,6 +90,12 @@ pub trait Agent: Sync {
     /// How it is asked to exit (saving its state on the way out).
     fn quit(&self) -> Quit;
 
+    /// Whether it can start from a copy of another session's conversation
+    /// ([`LaunchContext::fork_from`]); the others start fresh.
+    fn can_fork(&self) -> bool {
+        false
+    }
+
     /// Whether its usage is read from its own logs (`cost`), on this machine.
     fn has_cost_logs(&self) -> bool;
 
@@ -288,6 +294,9 @@ pub struct LaunchContext<'a> {
     pub notify: Option<&'a [String]>,
     /// The config folder holding opencode's plugin (`agent::opencode`), when hooks are on.
     pub opencode_config: Option<&'a Path>,
+    /// `orchestra fork`: start from a copy of this conversation (where
+    /// [`Agent::can_fork`]), under the session's own id.
+    pub fork_from: Option<&'a str>,
 }
 
 /// Whether `text` looks like a conversation id (a UUID): it goes back on a command line
@@ -447,6 +456,7 @@ mod tests {
                 trust_worktree: false,
                 notify: None,
                 opencode_config: None,
+                fork_from: None,
             };
             // A sandbox takes nothing of the home that is not relative to it, and no
             // variable of the person's shell by a prefix too short to mean one tool.

@@ -14,8 +14,8 @@ use crate::manifest::WorktreeTable;
 use crate::paths::session_dir;
 use crate::report::Report;
 use crate::session::launch::{
-    agent_launch, asks_to_trust, trust_our_worktree, type_prompt_when_ready, waiting_placeholder,
-    window_argv, write_hook_settings, FROM_UPSTREAM,
+    agent_launch_forked, asks_to_trust, trust_our_worktree, type_prompt_when_ready,
+    waiting_placeholder, window_argv, write_hook_settings, FROM_UPSTREAM,
 };
 use crate::session::{find_session, Branch, New};
 use crate::state::{Session, Status, Store};
@@ -57,12 +57,32 @@ pub struct Plan<'a> {
     base_branch: Option<String>,
     table: Option<(PathBuf, WorktreeTable)>,
     setup: bool,
+    /// `orchestra fork`: the conversation its agent starts from a copy of.
+    fork_from: Option<String>,
 }
 
 impl Plan<'_> {
     /// The session's label.
     pub fn label(&self) -> &str {
         self.label
+    }
+
+    /// The worktree it will make.
+    pub fn worktree(&self) -> &Path {
+        &self.worktree
+    }
+
+    /// `orchestra fork`: the session starts at `base` (the source's work as a commit),
+    /// merges back into `base_branch`, its agent from a copy of conversation `fork_from`.
+    pub fn forked(&mut self, base: Oid, base_branch: Option<String>, fork_from: Option<String>) {
+        self.base = base;
+        self.base_branch = base_branch;
+        self.fork_from = fork_from;
+    }
+
+    /// Whether its window runs the repo's setup before the agent.
+    pub fn runs_setup(&self) -> bool {
+        self.setup
     }
 
     /// How long the worktree's setup may take.
@@ -158,6 +178,7 @@ pub fn plan<'a>(
         table,
         setup,
         request,
+        fork_from: None,
     })
 }
 
@@ -274,7 +295,13 @@ pub fn dispatch_undoable(
         session.sandbox = plan.request.sandbox;
         session.yolo = plan.request.yolo;
         let sandboxed = session.sandbox.is_some();
-        let (launch, env) = agent_launch(ctx, &session, prompt.as_deref(), false)?;
+        let (launch, env) = agent_launch_forked(
+            ctx,
+            &session,
+            prompt.as_deref(),
+            false,
+            plan.fork_from.as_deref(),
+        )?;
         // A box starts from `prepare`, which gives it only its allowed environment (the
         // window's is tmux's whole one).
         let env = if sandboxed {

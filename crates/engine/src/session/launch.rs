@@ -36,6 +36,18 @@ pub fn agent_launch(
     prompt: Option<&str>,
     resume: bool,
 ) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
+    agent_launch_forked(ctx, session, prompt, resume, None)
+}
+
+/// [`agent_launch`], the conversation started from a copy of `fork_from`'s (`orchestra
+/// fork`, for an agent that can).
+pub fn agent_launch_forked(
+    ctx: &Context,
+    session: &Session,
+    prompt: Option<&str>,
+    resume: bool,
+    fork_from: Option<&str>,
+) -> Result<(agent::Launch, Vec<(String, String)>), Error> {
     let agent = agent::of(session.agent_kind);
     let wiring = agent.hook_wiring();
     let dir = session_dir(&ctx.home, &session.id);
@@ -83,6 +95,7 @@ pub fn agent_launch(
             trust_worktree,
             notify: notify.as_deref(),
             opencode_config: opencode_config.as_deref(),
+            fork_from,
         },
     );
     let length: usize = launch.argv.iter().map(|a| a.len() + 1).sum();

@@ -680,6 +680,66 @@ pub fn commit_all(path: &Path, message: &str) -> Result<Oid, GitError> {
     )?)
 }
 
+/// A commit holding everything uncommitted in the worktree at `path` (staged, unstaged and
+/// untracked changes; ignored files not), its parent the worktree's HEAD, on no branch:
+/// what a fork carries of its source's work. The worktree, its index and its refs are left
+/// as they are (git adds to a copy of the index in a temporary folder). The HEAD itself
+/// when nothing is uncommitted.
+pub fn snapshot_commit(path: &Path, message: &str) -> Result<Oid, GitError> {
+    let repo = Repository::open(path)?;
+    let head = repo.head()?.peel_to_commit()?;
+    let scratch = std::env::temp_dir().join(format!(
+        "orchestra-snapshot-{}-{}",
+        std::process::id(),
+        head.id()
+    ));
+    std::fs::create_dir_all(&scratch).map_err(|source| GitError::Io {
+        context: format!("creating {}", scratch.display()),
+        source,
+    })?;
+    let result = (|| -> Result<Oid, GitError> {
+        let index = scratch.join("index");
+        let real = repo.path().join("index");
+        if real.exists() {
+            std::fs::copy(&real, &index).map_err(|source| GitError::Io {
+                context: format!("copying {}", real.display()),
+                source,
+            })?;
+        }
+        let git = |args: &[&str]| {
+            git_output(
+                Run::new("git", GIT_DEADLINE)
+                    .arg("-C")
+                    .arg(path)
+                    .env("GIT_INDEX_FILE", &index),
+                args,
+            )
+        };
+        git(&["add", "--all", "--", "."])?;
+        let tree = Oid::from_str(git(&["write-tree"])?.trim())?;
+        if tree == head.tree_id() {
+            return Ok(head.id());
+        }
+        let tree = repo.find_tree(tree)?;
+        let signature = repo
+            .signature()
+            .or_else(|_| git2::Signature::now("orchestra", "orchestra@localhost"))?;
+        Ok(repo.commit(None, &signature, &signature, message, &tree, &[&head])?)
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+/// What keeps the worktree at `path` from being taken as it stands: a merge, rebase,
+/// cherry-pick or bisect under way in it.
+pub fn operation_in_progress(path: &Path) -> Result<Option<String>, GitError> {
+    let repo = Repository::open(path)?;
+    Ok(match repo.state() {
+        git2::RepositoryState::Clean => None,
+        other => Some(format!("{other:?}").to_lowercase()),
+    })
+}
+
 /// `git --version`'s text, e.g. "git version 2.47.3".
 pub fn cli_version() -> Result<String, GitError> {
     run_git(Path::new("."), &["--version"]).map(|v| v.trim().to_string())

@@ -82,6 +82,39 @@ impl Store {
         Ok(())
     }
 
+    /// A fork made: in one transaction its pending group (`pending`, what `doctor --fix`
+    /// undoes while it stands) goes, and `members` join group `label`, made complete with
+    /// them when it does not exist yet.
+    pub fn settle_fork(
+        &self,
+        repo: &str,
+        pending: &str,
+        label: &str,
+        members: &[(&str, &str)],
+    ) -> Result<(), StateError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.err(e))?;
+        tx.execute(
+            "DELETE FROM groups WHERE repo = ?1 AND label = ?2",
+            params![repo, pending],
+        )
+        .map_err(|e| self.err(e))?;
+        let planned: Vec<&str> = members.iter().map(|(l, _)| *l).collect();
+        let planned = serde_json::to_string(&planned).unwrap_or_else(|_| "[]".into());
+        tx.execute(
+            "INSERT OR IGNORE INTO groups (repo, label, planned, complete, created_at) VALUES (?1, ?2, ?3, 1, ?4)",
+            params![repo, label, planned, chrono::Utc::now().timestamp()],
+        )
+        .map_err(|e| self.err(e))?;
+        for (_, id) in members {
+            tx.execute(
+                "INSERT OR REPLACE INTO group_members (session_id, repo, grp) VALUES (?1, ?2, ?3)",
+                params![id, repo, label],
+            )
+            .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))
+    }
+
     pub fn delete_group(&self, repo: &str, label: &str) -> Result<(), StateError> {
         self.conn
             .execute(

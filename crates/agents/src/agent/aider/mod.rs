@@ -173,6 +173,7 @@ mod tests {
             trust_worktree: true,
             notify: None,
             opencode_config: None,
+            fork_from: None,
         };
         let a = of(AgentKind::Aider).launch(
             &["aider".into(), "--model".into(), "x".into()],

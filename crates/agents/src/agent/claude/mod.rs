@@ -27,6 +27,15 @@ impl Agent for Claude {
         } else {
             "--session-id"
         };
+        // A fork reads the earlier conversation and goes on under its own id (claude
+        // takes `--session-id` beside `--resume` only with `--fork-session`).
+        if let Some(from) = ctx.fork_from.filter(|_| !ctx.resume) {
+            argv.extend([
+                "--resume".to_string(),
+                from.to_string(),
+                "--fork-session".to_string(),
+            ]);
+        }
         argv.extend([
             session_flag.to_string(),
             ctx.agent_uuid.to_string(),
@@ -119,6 +128,10 @@ impl Agent for Claude {
 
     fn quit(&self) -> Quit {
         Quit::Typed("/exit")
+    }
+
+    fn can_fork(&self) -> bool {
+        true
     }
 
     fn has_cost_logs(&self) -> bool {
@@ -286,6 +299,7 @@ mod tests {
             trust_worktree: true,
             notify: None,
             opencode_config: None,
+            fork_from: None,
         };
         let l = of(AgentKind::Claude).launch(
             &["claude".into(), "--model".into(), "x".into()],
@@ -308,6 +322,31 @@ mod tests {
         );
         assert_eq!(l.typed_prompt, None);
         assert!(l.env.is_empty(), "{:?}", l.env);
+        // A fork reads the earlier conversation under its own id; a restart of the fork
+        // resumes its own.
+        let forked = LaunchContext {
+            fork_from: Some("u-0"),
+            ..ctx
+        };
+        let l = of(AgentKind::Claude).launch(&["claude".into()], None, &forked);
+        assert_eq!(
+            l.argv[..6],
+            [
+                "claude",
+                "--resume",
+                "u-0",
+                "--fork-session",
+                "--session-id",
+                "u-1"
+            ]
+        );
+        let again = LaunchContext {
+            resume: true,
+            ..forked
+        };
+        let l = of(AgentKind::Claude).launch(&["claude".into()], None, &again);
+        assert_eq!(l.argv[..3], ["claude", "--resume", "u-1"]);
+        assert!(!l.argv.contains(&"--fork-session".to_string()));
         for (prompt, operand) in [
             ("mcp", "mcp "),
             ("--version", "--version "),

@@ -352,6 +352,7 @@ mod tests {
             trust_worktree: false,
             notify: Some(&notify),
             opencode_config: None,
+            fork_from: None,
         };
         let l = of(AgentKind::Codex).launch(
             &["codex".into(), "-a".into(), "on-request".into()],

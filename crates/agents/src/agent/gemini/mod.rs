@@ -257,6 +257,7 @@ mod tests {
             trust_worktree: true,
             notify: None,
             opencode_config: None,
+            fork_from: None,
         };
         let l = of(AgentKind::Gemini).launch(&["gemini".into()], Some("do it"), &ctx);
         assert_eq!(l.argv, ["gemini", "--prompt-interactive", "do it"]);

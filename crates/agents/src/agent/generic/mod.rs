@@ -125,6 +125,7 @@ mod tests {
             trust_worktree: true,
             notify: None,
             opencode_config: None,
+            fork_from: None,
         };
         let g = of(AgentKind::Generic).launch(&["bash".into()], Some("echo hi"), &ctx);
         assert_eq!(g.argv, ["bash"]);

@@ -273,6 +273,7 @@ mod tests {
             trust_worktree: true,
             notify: None,
             opencode_config: Some(Path::new("/s/opencode")),
+            fork_from: None,
         };
         let l = of(AgentKind::Opencode).launch(&["opencode".into()], Some("-x do it"), &ctx);
         assert_eq!(l.argv, ["opencode", "--prompt=-x do it"]);
