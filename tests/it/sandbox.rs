@@ -523,3 +523,66 @@ fn kill_9_of_the_agent_or_of_bwrap_leaves_no_process_mount_or_file_behind() {
     // The box's mount points were made inside it: nothing new outside the session folders.
     assert!(!env.root.join("home/sessions/home").exists());
 }
+
+/// An agent that fills its drop folder: thousands of words, a pipe, a link to an endless
+/// file, a huge file, all named to be read first.
+const FLOODER: &str = r#"#!/bin/bash
+d="$ORCHESTRA_HOME/inbox/$ORCHESTRA_SESSION"
+mkfifo "$d/00000000000000000000-pipe.json"
+ln -s /dev/zero "$d/00000000000000000000-zero.json"
+head -c 300000 /dev/zero | tr '\0' ' ' > "$d/00000000000000000000-big.json"
+now=$(date +%s%6N)
+for i in $(seq 1 1000); do
+  at=$((now + i))
+  printf '{"word":"hook","event":"waiting","at":%d,"hook":null}' "$at" > "$d/$(printf %020d "$at")-w.json"
+done
+touch "$PWD/flooded"
+exec sleep 600
+"#;
+
+#[test]
+fn a_flooded_drop_folder_is_read_only_so_far_and_keeps_the_status_line_quick() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    env.start_server(&[]);
+    let script = env.root.join("flood.sh");
+    write_script(&script, FLOODER);
+    env.orchestra(&[
+        "dispatch",
+        "flood",
+        "--sandbox",
+        "--agent",
+        &shell_words::quote(&script.to_string_lossy()),
+        "--kind",
+        "generic",
+    ])
+    .ok();
+    let wt = env.worktree_path("flood");
+    assert!(
+        wait_until(Duration::from_secs(60), || wt.join("flooded").exists()),
+        "the agent never flooded its folder:\n{}",
+        env.screen("flood")
+    );
+    let id = env.session("flood")["id"].as_str().unwrap().to_string();
+    let inbox = env.home.join("inbox").join(&id);
+    let count = || std::fs::read_dir(&inbox).unwrap().count();
+    assert_eq!(count(), 1003);
+    // The status line refreshes at most once a second: past that, this run ticks.
+    std::thread::sleep(Duration::from_millis(1100));
+    let started = std::time::Instant::now();
+    env.orchestra(&["status-line"]).ok();
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(5), "a status-line run took {took:?}");
+    // One tick's worth read, oldest first (the pipe, the link, the huge file among them,
+    // dropped unread), the rest left for the next ticks.
+    let left = count();
+    assert_eq!(left, 1003 - 32);
+    for name in ["pipe", "zero", "big"] {
+        let file = inbox.join(format!("00000000000000000000-{name}.json"));
+        assert!(std::fs::symlink_metadata(&file).is_err(), "{name} left, {left} left");
+    }
+    assert_eq!(env.state("flood"), "waiting");
+    assert!(std::fs::metadata("/dev/zero").is_ok());
+}

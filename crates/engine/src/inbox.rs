@@ -29,7 +29,7 @@ const MAX_FOLDERS: usize = 4096;
 
 /// Session `id`'s drop folder.
 pub fn dir(home: &Path, id: &str) -> PathBuf {
-    home.join("inbox").join(id)
+    crate::paths::inbox_dir(home, id)
 }
 
 /// The session whose box this process runs in: the box said so and the record is not
@@ -109,8 +109,15 @@ pub fn replay(ctx: &Context, store: &Store) -> Result<(), Error> {
         let Some(session) = store.session_by_id(&id)? else {
             continue;
         };
+        let mut done_said = false;
         for file in oldest(&folder) {
-            if let Some(word) = read_word(&file) {
+            // One `done` a tick is all a session needs (each wakes the dependency engine).
+            let word = read_word(&file).filter(|w| {
+                let again = done_said && matches!(w, Word::Done { .. });
+                done_said |= matches!(w, Word::Done { .. });
+                !again
+            });
+            if let Some(word) = word {
                 match say(ctx, store, &session, word) {
                     Err(e) if e.is_busy() => return Err(e),
                     _ => {}
