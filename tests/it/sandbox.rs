@@ -50,6 +50,7 @@ echo pwned > "$other/pwned.txt" 2>/dev/null
 echo pwned >> "$(dirname "$(dirname "$key")")/.bashrc" 2>/dev/null
 echo "home=$HOME term=$TERM" >> "$out"
 echo edited > edited.txt && git add edited.txt && git -c user.name=a -c user.email=a@b commit -qm "edited in the box" && echo "committed" >> "$out"
+"$orchestra" list >/dev/null 2>&1
 "$orchestra" event --session "$ORCHESTRA_SESSION" waiting && echo "hook-said" >> "$out"
 [ -n "$NO_STAY" ] || while [ ! -e go-done ]; do sleep 0.2; done
 "$orchestra" done >> "$out" 2>&1 && echo "done-said" >> "$out"

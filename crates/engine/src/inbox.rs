@@ -32,11 +32,13 @@ pub fn dir(home: &Path, id: &str) -> PathBuf {
     crate::paths::inbox_dir(home, id)
 }
 
-/// The session whose box this process runs in: the box said so and the record is not
-/// here. `None` outside a box (a variable alone, with the record reachable, is no box).
+/// The session whose box this process runs in: the box said so, and its drop folder is
+/// here or the record is not. `None` outside a box (the variable alone, with the record
+/// reachable and no such folder, is no box). The drop folder counts first: a command that
+/// opened "the record" inside made an empty one in the box's own scratch home.
 pub fn in_box(home: &Path) -> Option<String> {
     let id = crate::paths::non_empty_env(SANDBOXED_ENV)?;
-    (!home.join("state.db").exists()).then_some(id)
+    (dir(home, &id).is_dir() || !home.join("state.db").exists()).then_some(id)
 }
 
 /// A word left in a drop folder. It names no session: the folder does.
