@@ -183,10 +183,18 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     let window = env.session("boxed")["window"].as_str().unwrap().to_string();
     let badge = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
     assert_eq!(badge.trim(), "waiting");
-    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 0, "the tick read it");
+    assert_eq!(
+        std::fs::read_dir(&inbox).unwrap().count(),
+        0,
+        "the tick read it"
+    );
     let other_after = env.session("other");
     assert_ne!(other_after["state"], "waiting", "{other_after}");
-    assert!(!env.home.join("inbox").join(other_before["id"].as_str().unwrap()).exists());
+    assert!(!env
+        .home
+        .join("inbox")
+        .join(other_before["id"].as_str().unwrap())
+        .exists());
     assert!(!env.home.join("sessions").join("state.db").exists());
     std::fs::write(wt.join("go-done"), "").unwrap();
     assert!(
@@ -330,6 +338,18 @@ fn the_real_claude_without_asking_in_the_sandbox_edits_commits_and_never_sees_th
     assert!(log.contains("boxed-commit"), "{log}");
     // Its hooks reach the record through its drop folder: the turn's end on a tick.
     env.reaches("boxed", "idle", Duration::from_secs(60));
+    // Its conversation log is in its own home: `cost` reads it there.
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            env.orchestra(&["cost"]).ok();
+            env.session("boxed")["tokens"]["output"]
+                .as_u64()
+                .unwrap_or(0)
+                > 0
+        }),
+        "cost never read the sandboxed claude's log: {}",
+        env.session("boxed")
+    );
     let window = env.session("boxed")["window"].as_str().unwrap().to_string();
     let badge = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
     assert_eq!(badge.trim(), "idle");
@@ -575,14 +595,20 @@ fn a_flooded_drop_folder_is_read_only_so_far_and_keeps_the_status_line_quick() {
     let started = std::time::Instant::now();
     env.orchestra(&["status-line"]).ok();
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(5), "a status-line run took {took:?}");
+    assert!(
+        took < Duration::from_secs(5),
+        "a status-line run took {took:?}"
+    );
     // One tick's worth read, oldest first (the pipe, the link, the huge file among them,
     // dropped unread), the rest left for the next ticks.
     let left = count();
     assert_eq!(left, 1003 - 32);
     for name in ["pipe", "zero", "big"] {
         let file = inbox.join(format!("00000000000000000000-{name}.json"));
-        assert!(std::fs::symlink_metadata(&file).is_err(), "{name} left, {left} left");
+        assert!(
+            std::fs::symlink_metadata(&file).is_err(),
+            "{name} left, {left} left"
+        );
     }
     // The words read were recorded (the screen may say otherwise since).
     let events = env.orchestra(&["events", "flood", "--json"]).ok().stdout;

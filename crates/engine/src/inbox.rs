@@ -138,7 +138,9 @@ fn say(
     word: Word,
 ) -> Result<(), Error> {
     match word {
-        Word::Hook { event, at, hook } => crate::hooks::record_word(ctx, store, &session.id, event, at, hook),
+        Word::Hook { event, at, hook } => {
+            crate::hooks::record_word(ctx, store, &session.id, event, at, hook)
+        }
         Word::Done { .. } => crate::session::done::finish(ctx, store, session).map(drop),
     }
 }
@@ -207,9 +209,10 @@ mod tests {
 
     #[test]
     fn a_word_names_no_session_whatever_its_file_says() {
-        let word: Word =
-            serde_json::from_str(r#"{"word":"hook","id":"another","event":"Stop","at":3,"hook":null}"#)
-                .unwrap();
+        let word: Word = serde_json::from_str(
+            r#"{"word":"hook","id":"another","event":"Stop","at":3,"hook":null}"#,
+        )
+        .unwrap();
         assert!(matches!(word, Word::Hook { ref event, at: 3, .. } if event == "Stop"));
     }
 }
