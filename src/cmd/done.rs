@@ -20,7 +20,7 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
             at: crate::health::now_micros(),
         };
         crate::inbox::leave(&ctx.home, &own, &word)?;
-        out.line("done: orchestra records it on its next status tick".to_string());
+        out.line("done: orchestra records it on its next status tick");
         return Ok(());
     }
     let store = ctx.store()?;

@@ -200,7 +200,9 @@ mod tests {
         assert!(read_word(&outside).is_some());
         let pipe = folder.path().join("pipe.json");
         let c = std::ffi::CString::new(pipe.to_string_lossy().as_bytes()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+        let made = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+        assert_eq!(made, 0);
         assert!(read_word(&pipe).is_none());
         let big = folder.path().join("big.json");
         std::fs::write(&big, vec![b' '; MAX_WORD_BYTES as usize + 1]).unwrap();
