@@ -15,8 +15,8 @@ pub mod term;
 
 pub use orchestra_agents::{agent, cost};
 pub use orchestra_engine::{
-    artifact, context, deps, doctor, error, group, health, hooks, import, manifest, pr, prompts,
-    radar, remote_hooks, session, sync, tasks, tell, trust, worktree,
+    artifact, context, deps, doctor, error, group, health, hooks, import, inbox, manifest, pr,
+    prompts, radar, remote_hooks, session, sync, tasks, tell, trust, worktree,
 };
 pub use orchestra_model::{duration, inert, label, report};
 pub use orchestra_sys::{fault, git, http, lock, notify, paths, process, remote, state, tmux};

@@ -1,14 +1,28 @@
-//! `orchestra done`: a session says it has finished; whoever waits for it is told.
+//! `orchestra done`: a session says it has finished; whoever waits for it is told. Inside
+//! a sandbox the record is out of reach: the word goes to the session's drop folder and
+//! the next status tick says it.
 
 use crate::cli::DoneArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
-use crate::notify::Fallback;
 use crate::paths::non_empty_env;
-use crate::session::{find_session, session_tmux};
-use crate::state::Status;
+use crate::session::find_session;
 
 pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), Error> {
+    if let Some(own) = crate::inbox::in_box(&ctx.home) {
+        if args.label.is_some() {
+            return Err(Error::BadInput(
+                "inside a sandbox orchestra done says only its own session's: run it without a label"
+                    .into(),
+            ));
+        }
+        let word = crate::inbox::Word::Done {
+            at: crate::health::now_micros(),
+        };
+        crate::inbox::leave(&ctx.home, &own, &word)?;
+        out.line("done: orchestra records it on its next status tick");
+        return Ok(());
+    }
     let store = ctx.store()?;
     let session = match &args.label {
         Some(label) => find_session(&store, &open_repo(args.repo.repo.as_deref())?, label)?,
@@ -24,25 +38,8 @@ pub fn run(ctx: &Context, args: &DoneArgs, out: &mut Output<'_>) -> Result<(), E
                 .ok_or_else(|| Error::BadInput(format!("unknown session id {id:?}")))?
         }
     };
-    if matches!(session.status, Status::Merged | Status::Blocked) || session.status.in_setup() {
-        return Err(Error::Refused(format!(
-            "session {} is {}: it cannot be done",
-            session.label, session.status
-        )));
-    }
-    if let Some(t) = store.change_status(&session, Status::Done, "orchestra done")? {
-        crate::tell::transition(
-            &t,
-            None,
-            session_tmux(&session).ok().as_ref(),
-            &Fallback {
-                command: None,
-                tmux_socket: session.tmux_socket.clone(),
-            },
-        );
-    }
+    let woken = crate::session::done::finish(ctx, &store, &session)?;
     out.line(format!("{} is done", session.label));
-    let woken = crate::deps::wake(ctx, &store, crate::deps::Wake::all())?;
     for started in &woken.started {
         out.line(started.to_string());
     }

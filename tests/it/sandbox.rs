@@ -20,14 +20,27 @@ fn bwrap_here() -> bool {
 /// own worktree (the one place it may write), then the ordinary flow: a commit, a hook's
 /// word, `orchestra done`.
 const HOSTILE: &str = r#"#!/bin/bash
-# hostile.sh KEY ROOT OTHER PORT ORCHESTRA
-key=$1 root=$2 other=$3 port=$4 orchestra=$5
+# hostile.sh KEY ROOT OTHER PORT ORCHESTRA OTHER_ID
+key=$1 root=$2 other=$3 port=$4 orchestra=$5 other_id=$6
 out="$PWD/escapes.txt"
 : > "$out"
 says() { if [ "$2" = 0 ]; then echo "$1: ESCAPED"; else echo "$1: refused"; fi >> "$out"; }
 grep -q PRIVATE-KEY "$key" 2>/dev/null; says read-ssh-key $?
 grep -q OTHER-SECRET "$other/secret.txt" 2>/dev/null; says read-other-session $?
 ls "$root/home/sessions" 2>/dev/null | grep -vq "^$ORCHESTRA_SESSION$"; says list-other-session-folders $?
+[ -e "$root/home/state.db" ] || [ -e "$root/home/state.db-wal" ]; says see-the-record $?
+head -c 16 "$root/home/state.db" 2>/dev/null | grep -q SQLite; says read-the-record $?
+ls "$root/home/sessions/$other_id" >/dev/null 2>&1; says see-other-session-folder $?
+# Words for the other session: through the command, into its drop folder (not bound
+# here), and into its own drop folder naming the other one.
+"$orchestra" event --session "$other_id" waiting 2>/dev/null; says event-for-other $?
+if [ -z "$NO_STAY" ]; then
+  mkdir -p "$root/home/inbox/$other_id" 2>/dev/null
+  word='{"word":"hook","id":"%s","event":"waiting","at":1,"hook":null}'
+  printf "$word" "$other_id" > "$root/home/inbox/$other_id/00000000000000000001-x.json"
+  printf "$word" "$other_id" > "$root/home/inbox/$ORCHESTRA_SESSION/00000000000000000001-forged.json"
+  printf '{"id":"%s","event":"waiting","at":1,"hook":null}' "$other_id" > "$root/home/inbox/$ORCHESTRA_SESSION/00000000000000000002-old-form.json"
+fi
 [ -n "$SECRET_TOKEN" ]; says env-secret $?
 [ -n "$ANTHROPIC_API_KEY" ]; says env-api-key-of-another-kind $?
 (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; says network-off $?
@@ -37,7 +50,9 @@ echo pwned > "$other/pwned.txt" 2>/dev/null
 echo pwned >> "$(dirname "$(dirname "$key")")/.bashrc" 2>/dev/null
 echo "home=$HOME term=$TERM" >> "$out"
 echo edited > edited.txt && git add edited.txt && git -c user.name=a -c user.email=a@b commit -qm "edited in the box" && echo "committed" >> "$out"
+"$orchestra" list >/dev/null 2>&1
 "$orchestra" event --session "$ORCHESTRA_SESSION" waiting && echo "hook-said" >> "$out"
+[ -n "$NO_STAY" ] || while [ ! -e go-done ]; do sleep 0.2; done
 "$orchestra" done >> "$out" 2>&1 && echo "done-said" >> "$out"
 echo finished >> "$out"
 [ -n "$NO_STAY" ] || exec sleep 600
@@ -92,6 +107,7 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
         other.to_string_lossy().into_owned(),
         port.clone(),
         bin().to_string(),
+        env.session("other")["id"].as_str().unwrap().to_string(),
     ];
     // The same script outside a box escapes: what it tries is real.
     let scratch = env.root.join("scratch");
@@ -148,6 +164,39 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     .ok();
     let wt = env.worktree_path("boxed");
     let escapes = wt.join("escapes.txt");
+    let other_before = env.session("other");
+    assert_ne!(other_before["state"], "waiting", "{other_before}");
+    assert!(
+        wait_until(Duration::from_secs(30), || std::fs::read_to_string(
+            &escapes
+        )
+        .is_ok_and(|t| t.contains("hook-said"))),
+        "the hostile agent's hook never said: {:?}\n{}",
+        std::fs::read_to_string(&escapes),
+        env.screen("boxed")
+    );
+    // Its hook's word reached the record through its drop folder, on the next tick; the
+    // words it wrote naming the other session changed nothing of it.
+    let id = env.session("boxed")["id"].as_str().unwrap().to_string();
+    let inbox = env.home.join("inbox").join(&id);
+    env.reaches("boxed", "waiting", Duration::from_secs(20));
+    let window = env.session("boxed")["window"].as_str().unwrap().to_string();
+    let badge = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
+    assert_eq!(badge.trim(), "waiting");
+    assert_eq!(
+        std::fs::read_dir(&inbox).unwrap().count(),
+        0,
+        "the tick read it"
+    );
+    let other_after = env.session("other");
+    assert_ne!(other_after["state"], "waiting", "{other_after}");
+    assert!(!env
+        .home
+        .join("inbox")
+        .join(other_before["id"].as_str().unwrap())
+        .exists());
+    assert!(!env.home.join("sessions").join("state.db").exists());
+    std::fs::write(wt.join("go-done"), "").unwrap();
     assert!(
         wait_until(Duration::from_secs(30), || std::fs::read_to_string(
             &escapes
@@ -163,6 +212,10 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
         "read-ssh-key",
         "read-other-session",
         "list-other-session-folders",
+        "see-the-record",
+        "read-the-record",
+        "see-other-session-folder",
+        "event-for-other",
         "env-secret",
         "env-api-key-of-another-kind",
         "network-off",
@@ -182,7 +235,6 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     );
     assert!(!system.exists());
     // Its home is its own, in its session folder; the setup ran there too.
-    let id = env.session("boxed")["id"].as_str().unwrap().to_string();
     let own_home = env.home.join("sessions").join(&id).join("home");
     assert!(
         said.contains(&format!("home={}", own_home.display())),
@@ -204,8 +256,11 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     );
     let log = env.git(&["log", "--format=%s", "session/boxed"]);
     assert!(log.contains("edited in the box"), "{log}");
+    // `done` inside left its word; the record hears it on the next tick.
+    env.orchestra(&["refresh"]).ok();
     let row = env.session("boxed");
     assert_eq!(row["status"], "done", "{row}");
+    assert_eq!(env.session("other")["status"], other_before["status"]);
     assert_eq!(row["sandbox"], "off", "{row}");
     assert_eq!(row["yolo"], false, "{row}");
     let window = row["window"].as_str().unwrap().to_string();
@@ -219,6 +274,7 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     assert!(line.contains("sandboxed,net-off"), "{health}");
     std::fs::remove_file(&escapes).unwrap();
     std::fs::remove_file(wt.join("setup.txt")).unwrap();
+    std::fs::remove_file(wt.join("go-done")).unwrap();
     env.orchestra(&["merge", "boxed", "--yes"]).ok();
     assert!(env.repo.join("edited.txt").exists());
     drop(listener);
@@ -280,10 +336,20 @@ fn the_real_claude_without_asking_in_the_sandbox_edits_commits_and_never_sees_th
     );
     let log = env.git(&["log", "--format=%s", "session/boxed"]);
     assert!(log.contains("boxed-commit"), "{log}");
-    // Its hooks reach the record from inside: the turn's end is said without a tick.
-    env.said_without_ticks("boxed", "idle", Duration::from_secs(60));
-    // The tmux server is not in the box: the badge follows the record on the next tick.
-    env.orchestra(&["refresh"]).ok();
+    // Its hooks reach the record through its drop folder: the turn's end on a tick.
+    env.reaches("boxed", "idle", Duration::from_secs(60));
+    // Its conversation log is in its own home: `cost` reads it there.
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            env.orchestra(&["cost"]).ok();
+            env.session("boxed")["tokens"]["output"]
+                .as_u64()
+                .unwrap_or(0)
+                > 0
+        }),
+        "cost never read the sandboxed claude's log: {}",
+        env.session("boxed")
+    );
     let window = env.session("boxed")["window"].as_str().unwrap().to_string();
     let badge = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_state"]);
     assert_eq!(badge.trim(), "idle");
@@ -477,4 +543,74 @@ fn kill_9_of_the_agent_or_of_bwrap_leaves_no_process_mount_or_file_behind() {
     assert_eq!(mark.trim(), "sandboxed");
     // The box's mount points were made inside it: nothing new outside the session folders.
     assert!(!env.root.join("home/sessions/home").exists());
+}
+
+/// An agent that fills its drop folder: thousands of words, a pipe, a link to an endless
+/// file, a huge file, all named to be read first.
+const FLOODER: &str = r#"#!/bin/bash
+d="$ORCHESTRA_HOME/inbox/$ORCHESTRA_SESSION"
+mkfifo "$d/00000000000000000000-pipe.json"
+ln -s /dev/zero "$d/00000000000000000000-zero.json"
+head -c 300000 /dev/zero | tr '\0' ' ' > "$d/00000000000000000000-big.json"
+now=$(date +%s%6N)
+for i in $(seq 1 1000); do
+  at=$((now + i))
+  printf '{"word":"hook","event":"waiting","at":%d,"hook":null}' "$at" > "$d/$(printf %020d "$at")-w.json"
+done
+touch "$PWD/flooded"
+exec sleep 600
+"#;
+
+#[test]
+fn a_flooded_drop_folder_is_read_only_so_far_and_keeps_the_status_line_quick() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    env.start_server(&[]);
+    let script = env.root.join("flood.sh");
+    write_script(&script, FLOODER);
+    env.orchestra(&[
+        "dispatch",
+        "flood",
+        "--sandbox",
+        "--agent",
+        &shell_words::quote(&script.to_string_lossy()),
+        "--kind",
+        "generic",
+    ])
+    .ok();
+    let wt = env.worktree_path("flood");
+    assert!(
+        wait_until(Duration::from_secs(60), || wt.join("flooded").exists()),
+        "the agent never flooded its folder:\n{}",
+        env.screen("flood")
+    );
+    let id = env.session("flood")["id"].as_str().unwrap().to_string();
+    let inbox = env.home.join("inbox").join(&id);
+    let count = || std::fs::read_dir(&inbox).unwrap().count();
+    assert_eq!(count(), 1003);
+    // The status line refreshes at most once a second: past that, this run ticks.
+    std::thread::sleep(Duration::from_millis(1100));
+    let started = std::time::Instant::now();
+    env.orchestra(&["status-line"]).ok();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "a status-line run took {took:?}"
+    );
+    // One tick's worth read, oldest first (the pipe, the link, the huge file among them,
+    // dropped unread), the rest left for the next ticks.
+    let left = count();
+    assert_eq!(left, 1003 - 32);
+    for name in ["pipe", "zero", "big"] {
+        let file = inbox.join(format!("00000000000000000000-{name}.json"));
+        assert!(
+            std::fs::symlink_metadata(&file).is_err(),
+            "{name} left, {left} left"
+        );
+    }
+    // The words read were recorded (the screen may say otherwise since).
+    let events = env.orchestra(&["events", "flood", "--json"]).ok().stdout;
+    assert!(events.contains("waiting"), "{events}");
 }

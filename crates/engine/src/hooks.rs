@@ -45,6 +45,21 @@ pub fn receive(
     hook: &serde_json::Value,
     at: i64,
 ) -> Result<(), Error> {
+    if let Some(own) = crate::inbox::in_box(&ctx.home) {
+        // In a box the record is not there: the word goes to the session's drop folder,
+        // and a box says only its own session's words.
+        if own != id {
+            return Err(Error::BadInput(format!(
+                "this sandbox is session {own}'s: it says nothing of {id}"
+            )));
+        }
+        let word = crate::inbox::Word::Hook {
+            event: event.to_string(),
+            at,
+            hook: without_prompt(hook),
+        };
+        return crate::inbox::leave(&ctx.home, &own, &word);
+    }
     let word = Spooled {
         id: id.to_string(),
         event: event.to_string(),
@@ -123,13 +138,35 @@ fn replay(ctx: &Context, store: &Store) -> Result<(), Error> {
     Ok(())
 }
 
-/// [`replay`] for a writer that has not opened the record yet: it opens it only when a
-/// word waits (a status tick opens the record only when it must).
+/// [`replay`] for a writer that has not opened the record yet, then the sandboxed
+/// sessions' drop folders (`inbox::replay`): it opens the record only when a word waits
+/// (a status tick opens the record only when it must).
 pub fn replay_spooled(ctx: &Context) -> Result<(), Error> {
-    if spooled(&ctx.home).is_empty() {
+    if spooled(&ctx.home).is_empty() && !crate::inbox::waiting(&ctx.home) {
         return Ok(());
     }
-    replay(ctx, &ctx.store()?)
+    let store = ctx.store()?;
+    replay(ctx, &store)?;
+    crate::inbox::replay(ctx, &store)
+}
+
+/// A hook's word of session `id` read from its drop folder, recorded as [`receive`]
+/// records one (its prompt, if any, left out here too).
+pub(crate) fn record_word(
+    ctx: &Context,
+    store: &Store,
+    id: &str,
+    event: String,
+    at: i64,
+    hook: serde_json::Value,
+) -> Result<(), Error> {
+    let word = Spooled {
+        id: id.to_string(),
+        event,
+        at,
+        hook: without_prompt(&hook),
+    };
+    record(ctx, store, &word)
 }
 
 /// The spooled words' files, oldest first.

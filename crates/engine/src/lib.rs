@@ -13,6 +13,7 @@ pub mod group;
 pub mod health;
 pub mod hooks;
 pub mod import;
+pub mod inbox;
 pub mod manifest;
 pub mod pr;
 pub mod prompts;

@@ -49,6 +49,7 @@ const HOME_ENTRIES: &[&str] = &[
     "logs",
     "briefings",
     "spool",
+    "inbox",
     "merges",
     "locks",
     "runs",
@@ -211,10 +212,17 @@ pub fn briefings_dir(home: &Path) -> PathBuf {
     home.join("briefings")
 }
 
+/// Sandboxed session `id`'s drop folder: what its hooks and `orchestra done` inside its
+/// box leave for the record (the engine's `inbox`).
+pub fn inbox_dir(home: &Path, id: &str) -> PathBuf {
+    home.join("inbox").join(id)
+}
+
 /// What the home keeps of session `id` alone, removed with it (a kill, a merge, `down`,
-/// doctor): its folder and its briefings.
+/// doctor): its folder, its drop folder and its briefings.
 pub fn remove_session_files(home: &Path, id: &str) {
     let _ = std::fs::remove_dir_all(session_dir(home, id));
+    let _ = std::fs::remove_dir_all(inbox_dir(home, id));
     let prefix = format!("{id}-");
     if let Ok(entries) = std::fs::read_dir(briefings_dir(home)) {
         for entry in entries.flatten() {

@@ -130,10 +130,10 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
             continue;
         }
         let files: Vec<(PathBuf, Format)> = match s.agent_kind {
-            AgentKind::Claude => match &claude {
+            AgentKind::Claude => match sandboxed_claude(home, s).or_else(|| claude.clone()) {
                 Some(config) => known
                     .iter()
-                    .flat_map(|uuid| log::log_files(config, &s.worktree, uuid))
+                    .flat_map(|uuid| log::log_files(&config, &s.worktree, uuid))
                     .map(|f| (f, Format::Claude))
                     .collect(),
                 None => Vec::new(),
@@ -171,7 +171,7 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
         for (file, format) in files {
             let key = file.to_string_lossy().into_owned();
             let mark = marks.get(&key).cloned().unwrap_or_default();
-            if let Some(read) = read_log(&s.id, &file, format, key, &mark) {
+            if let Some(read) = read_log(&s.id, &file, format, key, &mark, s.sandbox.is_some()) {
                 reads.push(read);
             }
         }
@@ -179,17 +179,53 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
     store.record_log_reads(&reads)
 }
 
-fn read_log(id: &str, file: &Path, format: Format, key: String, mark: &LogMark) -> Option<LogRead> {
-    let mut f = std::fs::File::open(file).ok()?;
-    let len = f.metadata().map_or(0, |m| m.len());
+/// A sandboxed claude's config folder: in the home of its own its box gave it (the
+/// session's `home` folder, engine's `session::sandbox::HOME_DIR`), where it writes its
+/// conversation logs.
+fn sandboxed_claude(home: Option<&Path>, s: &Session) -> Option<PathBuf> {
+    s.sandbox?;
+    Some(
+        crate::paths::session_dir(home?, &s.id)
+            .join("home")
+            .join(".claude"),
+    )
+}
+
+/// What one read of a sandboxed agent's log takes at most: the agent writes that folder,
+/// and a log it made endless must not stall `cost` (the rest is read the next time).
+const BOXED_READ_MAX: u64 = 64 * 1024 * 1024;
+
+fn read_log(
+    id: &str,
+    file: &Path,
+    format: Format,
+    key: String,
+    mark: &LogMark,
+    boxed: bool,
+) -> Option<LogRead> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    if boxed {
+        // Its own home is the agent's to write: no link followed, no pipe waited on.
+        options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let f = options.open(file).ok()?;
+    let meta = f.metadata().ok()?;
+    if boxed && !meta.is_file() {
+        return None;
+    }
+    let len = meta.len();
     // The agents only append: a log shorter than the mark was replaced, and what was
     // counted from it stays counted.
     if len <= mark.offset {
         return None;
     }
+    let mut f = f;
     f.seek(SeekFrom::Start(mark.offset)).ok()?;
     let mut bytes = Vec::new();
-    f.read_to_end(&mut bytes).ok()?;
+    let cap = if boxed { BOXED_READ_MAX } else { u64::MAX };
+    f.take(cap).read_to_end(&mut bytes).ok()?;
     let Piece {
         consumed,
         usage,

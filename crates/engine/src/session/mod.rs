@@ -16,6 +16,7 @@ use crate::tmux::{OwnedPane, Server, Tmux, TmuxError};
 pub mod answer;
 pub mod brief;
 pub mod create;
+pub mod done;
 pub mod fork;
 pub mod launch;
 pub mod manifest;

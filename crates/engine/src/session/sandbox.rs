@@ -2,9 +2,10 @@
 //! in): the system read-only; the session's worktree and the repository's git folder
 //! writable, the other worktrees and the main worktree's files hidden; a private /tmp;
 //! the person's home hidden, the agent given a home of its own in the session's folder
-//! holding copies of only the configuration its kind needs; orchestra's home writable
-//! for hooks and `orchestra done`, with every other session's folder hidden; the
-//! environment by an allow-list; the network on or off.
+//! holding copies of only the configuration its kind needs; of orchestra's home only the
+//! session's folder and its drop folder (`inbox`: its hooks' and `orchestra done`'s words,
+//! replayed by the next status tick), the record itself not there; the environment by an
+//! allow-list; the network on or off.
 
 use std::path::{Path, PathBuf};
 
@@ -110,9 +111,15 @@ pub fn wrap(
         mounts.push(Mount::Hide(folder.to_path_buf()));
     }
     mounts.push(Mount::Write(worktree.clone()));
-    mounts.push(Mount::Write(home_dir.to_path_buf()));
-    mounts.push(Mount::Hide(home_dir.join("sessions")));
+    // Of orchestra's home only the session's own folder and its drop folder: the record
+    // (state.db), the other sessions' folders and the rest are not there at all; the
+    // hooks and `orchestra done` inside leave their words in the drop folder (`inbox`).
+    let inbox = crate::inbox::dir(home_dir, &session.id);
+    crate::paths::private_dir(&inbox)
+        .map_err(Error::io(format!("creating {}", inbox.display())))?;
+    mounts.push(Mount::Hide(home_dir.to_path_buf()));
     mounts.push(Mount::Write(dir.clone()));
+    mounts.push(Mount::Write(inbox));
     if let Ok(exe) = std::env::current_exe() {
         mounts.push(Mount::Read(exe));
     }
@@ -137,7 +144,8 @@ pub fn wrap(
         inner.retain(|(n, _)| n != name);
         inner.push((name.clone(), value.clone()));
     }
-    inner.retain(|(n, _)| n != "HOME" && n != "IS_SANDBOX");
+    inner.retain(|(n, _)| n != "HOME" && n != "IS_SANDBOX" && n != crate::inbox::SANDBOXED_ENV);
+    inner.push((crate::inbox::SANDBOXED_ENV.into(), session.id.clone()));
     inner.push(("HOME".into(), home.to_string_lossy().into_owned()));
     // What a CLI asks before it runs without asking as root (claude's
     // --dangerously-skip-permissions): this is a sandbox.
