@@ -164,7 +164,10 @@ fn gemini_home(
     let (server, env) = orchestrator_server(ctx, repo)?;
     let dir = ctx.home.join("mcp");
     crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
-    let home = dir.join(format!("{}-gemini-home", crate::paths::stable_hash(&repo.id())));
+    let home = dir.join(format!(
+        "{}-gemini-home",
+        crate::paths::stable_hash(&repo.id())
+    ));
     let entry = gemini::mcp_server(&server, &env, &mcp_tools());
     match gemini::prepare_home_with(&home, &gemini::person_home(), "tools", |text| {
         gemini::with_mcp_server(text, MCP_SERVER, &entry)

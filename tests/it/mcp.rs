@@ -729,7 +729,11 @@ fn a_gemini_orchestrator_dispatches_through_its_trusted_tools_from_a_home_of_its
         .find_map(|l| l.strip_prefix("GEMINI_CLI_HOME="))
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| panic!("no GEMINI_CLI_HOME: {environ}"));
-    assert!(home.starts_with(g.env.home.join("mcp")), "{}", home.display());
+    assert!(
+        home.starts_with(g.env.home.join("mcp")),
+        "{}",
+        home.display()
+    );
     let ours = std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap();
     assert!(ours.contains("\"trust\": true"), "{ours}");
     let person = std::fs::read_to_string(g.home.join(".gemini/settings.json")).unwrap();
@@ -763,7 +767,12 @@ fn a_gemini_orchestrator_dispatches_through_its_trusted_tools_from_a_home_of_its
         .api
         .requests_json()
         .iter()
-        .flat_map(|r| r["request"]["tools"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| {
+            r["request"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
         .flat_map(|t| {
             t["functionDeclarations"]
                 .as_array()

@@ -320,7 +320,11 @@ mod tests {
     #[test]
     fn the_orchestrators_server_joins_the_persons_settings_trusted_and_its_tools_only() {
         let server = mcp_server(
-            &["/opt/my tools/orchestra".into(), "mcp".into(), "--repo=/r".into()],
+            &[
+                "/opt/my tools/orchestra".into(),
+                "mcp".into(),
+                "--repo=/r".into(),
+            ],
             &[("ORCHESTRA_HOME".into(), "/h".into())],
             &["dispatch", "status"],
         );
@@ -375,7 +379,10 @@ mod tests {
             with_mcp_server(t, "orchestra", &server)
         })
         .unwrap_err();
-        assert!(err.to_string().contains("without orchestra's tools"), "{err}");
+        assert!(
+            err.to_string().contains("without orchestra's tools"),
+            "{err}"
+        );
     }
 
     #[test]
