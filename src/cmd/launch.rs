@@ -44,6 +44,13 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
             argv.extend(crate::agent::codex::instructions_override(&prompt));
         }
     }
+    let mut env = vec![(
+        "ORCHESTRA_HOME".to_string(),
+        ctx.home.to_string_lossy().into_owned(),
+    )];
+    if kind == AgentKind::Gemini {
+        env.extend(gemini_home(ctx, &repo, out)?);
+    }
     if kind == AgentKind::Claude {
         // Before the options below: they end the lists these two options take.
         argv.extend(orchestrator_tools(ctx, &repo)?);
@@ -66,10 +73,6 @@ pub fn launch(ctx: &Context, args: &LaunchArgs, out: &mut Output<'_>) -> Result<
     // The tracker's open tasks, as the first message; no [tasks]: nothing is read.
     argv.extend(crate::tasks::work::orchestrator_words(&repo, kind, out)?);
     let tmux = ctx.tmux();
-    let env = vec![(
-        "ORCHESTRA_HOME".to_string(),
-        ctx.home.to_string_lossy().into_owned(),
-    )];
     let window = tmux.new_window(
         &WindowSpec {
             name: "orchestrator",
@@ -148,6 +151,42 @@ fn orchestrator_tools(ctx: &Context, repo: &crate::git::Repo) -> Result<Vec<Stri
     ))
 }
 
+/// The orchestrator's Gemini home (`agent::gemini`): the person's settings with the server
+/// as `mcpServers.orchestra`, its tools trusted, in a folder of this repo's orchestrator
+/// (the person's `~/.gemini` and the repo's `.gemini` stay theirs). Its environment
+/// (`GEMINI_CLI_HOME`); none, said so, when the person's settings cannot be read.
+fn gemini_home(
+    ctx: &Context,
+    repo: &crate::git::Repo,
+    out: &mut Output<'_>,
+) -> Result<Vec<(String, String)>, Error> {
+    use crate::agent::gemini;
+    let (server, env) = orchestrator_server(ctx, repo)?;
+    let dir = ctx.home.join("mcp");
+    crate::paths::private_dir(&dir).map_err(Error::io("making the mcp folder"))?;
+    let home = dir.join(format!(
+        "{}-gemini-home",
+        crate::paths::stable_hash(&repo.id())
+    ));
+    let entry = gemini::mcp_server(&server, &env, &mcp_tools());
+    match gemini::prepare_home_with(&home, &gemini::person_home(), "tools", |text| {
+        gemini::with_mcp_server(text, MCP_SERVER, &entry)
+    }) {
+        Ok(()) => Ok(vec![(
+            "GEMINI_CLI_HOME".to_string(),
+            home.to_string_lossy().into_owned(),
+        )]),
+        Err(e @ gemini::GeminiHomeError::Settings { .. }) => {
+            out.note(e.to_string());
+            Ok(Vec::new())
+        }
+        Err(gemini::GeminiHomeError::Io { path, source }) => Err(Error::Io {
+            context: format!("making the Gemini home {}", path.display()),
+            source,
+        }),
+    }
+}
+
 /// The server's command line and environment: this very binary, on this tmux server and
 /// home, recording the orchestrator as who asked for what it dispatches.
 fn orchestrator_server(ctx: &Context, repo: &crate::git::Repo) -> Result<ServerLine, Error> {
@@ -175,7 +214,8 @@ fn mcp_tools() -> Vec<&'static str> {
     crate::mcp::tools::ALL.iter().map(|t| t.name).collect()
 }
 
-/// The name the agent knows the server by (claude's tools are `mcp__orchestra__…`).
+/// The name the agent knows the server by (claude's tools are `mcp__orchestra__…`,
+/// gemini's `mcp_orchestra_…`).
 const MCP_SERVER: &str = "orchestra";
 
 /// Who a session the orchestrator's tools dispatch was requested by.

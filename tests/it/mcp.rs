@@ -1,5 +1,5 @@
 //! `orchestra mcp`: the orchestrator's tools over MCP, spoken to by a small client of our
-//! own (every tool, every error), then by the real claude and the real codex as the
+//! own (every tool, every error), then by the real claude, codex and gemini as the
 //! orchestrator `launch` starts, against the stand-in APIs.
 
 use std::io::{BufRead, BufReader, Write};
@@ -694,6 +694,105 @@ fn a_codex_orchestrator_dispatches_through_its_tools_without_being_asked_to_allo
     // Nothing asked the person to allow a tool.
     assert!(
         !screen().contains("Allow the orchestra MCP server"),
+        "{}",
+        screen()
+    );
+}
+
+#[test]
+fn a_gemini_orchestrator_dispatches_through_its_trusted_tools_from_a_home_of_its_own() {
+    let Some(mut g) = AgentWorld::start(AgentCli::gemini(), |_| Vec::new(), None) else {
+        return;
+    };
+    g.patience = Duration::from_secs(60);
+    // orchestra builds the orchestrator's Gemini home from the person's: the sandboxed one.
+    g.share("HOME");
+    // The person trusted their repo once (an untrusted folder connects no MCP server).
+    std::fs::write(
+        g.home.join(".gemini/trustedFolders.json"),
+        json!({ g.env.repo.to_string_lossy(): "TRUST_FOLDER" }).to_string(),
+    )
+    .unwrap();
+    g.env.orchestra(&["launch", "--agent", &g.agent]).ok();
+    let pane = orchestrator_pane(&g.env);
+    let screen = || g.env.tmux(&["capture-pane", "-p", "-t", &pane]);
+    assert!(
+        wait_until(Duration::from_secs(60), || screen()
+            .contains("Type your message")),
+        "{}",
+        screen()
+    );
+    // The server is in a Gemini home of the orchestrator's own, not the person's settings.
+    let environ = g.env.pane_proc(&pane, "environ");
+    let home = environ
+        .lines()
+        .find_map(|l| l.strip_prefix("GEMINI_CLI_HOME="))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("no GEMINI_CLI_HOME: {environ}"));
+    assert!(
+        home.starts_with(g.env.home.join("mcp")),
+        "{}",
+        home.display()
+    );
+    let ours = std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap();
+    assert!(ours.contains("\"trust\": true"), "{ours}");
+    let person = std::fs::read_to_string(g.home.join(".gemini/settings.json")).unwrap();
+    assert!(!person.contains("mcpServers"), "{person}");
+    assert!(!g.env.repo.join(".gemini").exists());
+
+    // gemini names a server's tools to the model `mcp_SERVER_TOOL`.
+    let dispatch = json!({"label": "login", "prompt": "Fix the login bug in auth.py (drafted 5521)",
+                          "agent": g.agent});
+    let request = format!(
+        "Please get the login bug fixed. [[tool: mcp_orchestra_dispatch | {dispatch}]] \
+         [[after: dispatched it]]"
+    );
+    type_until_heard(&g.env, &pane, &request, || {
+        g.api.requests().contains("Please get the login bug fixed")
+    });
+    assert!(
+        wait_until(Duration::from_secs(90), || g
+            .env
+            .orchestra(&["list", "--json"])
+            .stdout
+            .contains("\"login\"")),
+        "no session dispatched: {}\n{}",
+        screen(),
+        g.api.requests()
+    );
+    let login = g.env.session("login");
+    assert_eq!(login["requested_by"], "orchestrator", "{login}");
+    // The tools offered: the server's, none of the person's decisions.
+    let offered: Vec<String> = g
+        .api
+        .requests_json()
+        .iter()
+        .flat_map(|r| {
+            r["request"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .flat_map(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .filter(|n| n.starts_with("mcp_orchestra_"))
+        .collect();
+    assert!(
+        offered.iter().any(|n| n == "mcp_orchestra_dispatch"),
+        "{offered:?}"
+    );
+    for theirs in ["merge", "kill", "approve", "deny"] {
+        assert!(!offered.iter().any(|n| n.contains(theirs)), "{offered:?}");
+    }
+    // The call ran without a confirmation (the server is trusted): its answer came.
+    assert!(
+        wait_until(Duration::from_secs(60), || screen()
+            .contains("dispatched it")),
         "{}",
         screen()
     );

@@ -230,12 +230,12 @@ fn prepare_gemini_home(
         path: PathBuf::from("the orchestra binary"),
         source,
     })?;
-    // Where the person's own CLI keeps its `.gemini`.
-    let person = non_empty_env("GEMINI_CLI_HOME")
-        .or_else(|| non_empty_env("HOME"))
-        .map_or_else(|| PathBuf::from("/"), PathBuf::from);
     let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
-    agent::gemini::prepare_home(&dir.join(agent::gemini::HOME_DIR), &person, &hooks)
+    agent::gemini::prepare_home(
+        &dir.join(agent::gemini::HOME_DIR),
+        &agent::gemini::person_home(),
+        &hooks,
+    )
 }
 
 /// Writes the session's opencode config folder (`agent::opencode`): the plugin calling

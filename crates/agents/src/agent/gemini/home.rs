@@ -36,8 +36,13 @@ pub enum GeminiHomeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("{path}: {message}: the agent runs without orchestra's hooks")]
-    Settings { path: PathBuf, message: String },
+    /// `without`: what of orchestra's the agent then runs without (its hooks, its tools).
+    #[error("{path}: {message}: the agent runs without orchestra's {without}")]
+    Settings {
+        path: PathBuf,
+        message: String,
+        without: &'static str,
+    },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> GeminiHomeError + '_ {
@@ -76,12 +81,7 @@ pub fn hooks(orchestra: &Path, orchestra_home: &Path, session: &str) -> Value {
 /// The person's settings (`text`, JSON with comments as the CLI reads it; `None` when
 /// there is no file) with `hooks` added after the person's own hooks of each event.
 pub fn merged_settings(text: Option<&str>, hooks: &Value) -> Result<Value, String> {
-    let mut settings = match text {
-        Some(text) if !text.trim().is_empty() => {
-            serde_json::from_str(&strip_json_comments(text)).map_err(|e| e.to_string())?
-        }
-        _ => Value::Object(Map::new()),
-    };
+    let mut settings = parsed_settings(text)?;
     let Some(object) = settings.as_object_mut() else {
         return Err("not a JSON object".into());
     };
@@ -100,6 +100,53 @@ pub fn merged_settings(text: Option<&str>, hooks: &Value) -> Result<Value, Strin
         };
         list.extend(ours.as_array().into_iter().flatten().cloned());
     }
+    Ok(settings)
+}
+
+/// The settings in `text` (JSON with comments; `None` or blank: none), an object.
+fn parsed_settings(text: Option<&str>) -> Result<Value, String> {
+    let settings = match text {
+        Some(text) if !text.trim().is_empty() => {
+            serde_json::from_str(&strip_json_comments(text)).map_err(|e| e.to_string())?
+        }
+        _ => Value::Object(Map::new()),
+    };
+    if settings.is_object() {
+        Ok(settings)
+    } else {
+        Err("not a JSON object".into())
+    }
+}
+
+/// The `mcpServers` entry of a stdio server (`argv`: program first) whose `tools` the CLI
+/// offers the model (`mcp_NAME_TOOL`) and runs without asking (`trust`).
+pub fn mcp_server(argv: &[String], env: &[(String, String)], tools: &[&str]) -> Value {
+    let env: Map<String, Value> = env
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    serde_json::json!({
+        "command": argv.first(),
+        "args": argv.get(1..).unwrap_or_default(),
+        "env": env,
+        "trust": true,
+        "includeTools": tools,
+    })
+}
+
+/// The person's settings (`text`, as [`merged_settings`] reads it) with `server` as
+/// `mcpServers.NAME`, beside the person's own servers (one of theirs by that name gives way).
+pub fn with_mcp_server(text: Option<&str>, name: &str, server: &Value) -> Result<Value, String> {
+    let mut settings = parsed_settings(text)?;
+    let servers = settings
+        .as_object_mut()
+        .map(|o| {
+            o.entry("mcpServers")
+                .or_insert_with(|| Value::Object(Map::new()))
+        })
+        .and_then(Value::as_object_mut)
+        .ok_or("\"mcpServers\" is not an object")?;
+    servers.insert(name.to_string(), server.clone());
     Ok(settings)
 }
 
@@ -149,12 +196,30 @@ fn strip_json_comments(text: &str) -> String {
     out
 }
 
+/// Where the person's own CLI keeps its `.gemini`: `$GEMINI_CLI_HOME`, else `$HOME`.
+pub fn person_home() -> PathBuf {
+    crate::paths::non_empty_env("GEMINI_CLI_HOME")
+        .or_else(|| crate::paths::non_empty_env("HOME"))
+        .map_or_else(|| PathBuf::from("/"), PathBuf::from)
+}
+
 /// Makes (or brings up to date) `home`, the session's Gemini home: `.gemini/settings.json`
 /// is the settings of `person` (the person's Gemini home: `$GEMINI_CLI_HOME`, else
 /// `$HOME`) with `hooks` added; every other entry of the person's `.gemini`, and their
 /// `~/.agents`, is a symbolic link to the original. Entries of the person's made since
 /// last time get their link; nothing of the person's is written.
 pub fn prepare_home(home: &Path, person: &Path, hooks: &Value) -> Result<(), GeminiHomeError> {
+    prepare_home_with(home, person, "hooks", |text| merged_settings(text, hooks))
+}
+
+/// [`prepare_home`] with the settings `ours` makes of the person's (their text, if any);
+/// `without` names what the agent lacks when it cannot read them.
+pub fn prepare_home_with(
+    home: &Path,
+    person: &Path,
+    without: &'static str,
+    ours_of: impl FnOnce(Option<&str>) -> Result<Value, String>,
+) -> Result<(), GeminiHomeError> {
     let theirs = person.join(".gemini");
     let ours = home.join(".gemini");
     crate::paths::private_dir(home).map_err(io(home))?;
@@ -165,11 +230,11 @@ pub fn prepare_home(home: &Path, person: &Path, hooks: &Value) -> Result<(), Gem
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(io(&settings_path)(e)),
     };
-    let settings =
-        merged_settings(text.as_deref(), hooks).map_err(|message| GeminiHomeError::Settings {
-            path: settings_path.clone(),
-            message,
-        })?;
+    let settings = ours_of(text.as_deref()).map_err(|message| GeminiHomeError::Settings {
+        path: settings_path.clone(),
+        message,
+        without,
+    })?;
     let mut links: Vec<(PathBuf, PathBuf)> = Vec::new();
     match std::fs::read_dir(&theirs) {
         Ok(entries) => {
@@ -249,6 +314,74 @@ mod tests {
         assert_eq!(
             strip_json_comments("{\"a\": \"\\\"//\"} // x\n"),
             "{\"a\": \"\\\"//\"} \n"
+        );
+    }
+
+    #[test]
+    fn the_orchestrators_server_joins_the_persons_settings_trusted_and_its_tools_only() {
+        let server = mcp_server(
+            &[
+                "/opt/my tools/orchestra".into(),
+                "mcp".into(),
+                "--repo=/r".into(),
+            ],
+            &[("ORCHESTRA_HOME".into(), "/h".into())],
+            &["dispatch", "status"],
+        );
+        assert_eq!(
+            server,
+            json!({
+                "command": "/opt/my tools/orchestra",
+                "args": ["mcp", "--repo=/r"],
+                "env": {"ORCHESTRA_HOME": "/h"},
+                "trust": true,
+                "includeTools": ["dispatch", "status"],
+            })
+        );
+        let text = r#"{
+            // their own server, and one of theirs by our name
+            "mcpServers": {"theirs": {"command": "t"}, "orchestra": {"command": "old"}},
+            "ui": {"theme": "GitHub"}
+        }"#;
+        let merged = with_mcp_server(Some(text), "orchestra", &server).unwrap();
+        assert_eq!(merged["mcpServers"]["theirs"], json!({"command": "t"}));
+        assert_eq!(merged["mcpServers"]["orchestra"], server);
+        assert_eq!(merged["ui"]["theme"], "GitHub");
+        assert_eq!(
+            with_mcp_server(None, "orchestra", &server).unwrap(),
+            json!({"mcpServers": {"orchestra": server}})
+        );
+        assert!(with_mcp_server(Some("{\"mcpServers\": []}"), "orchestra", &server).is_err());
+        assert!(with_mcp_server(Some("[1]"), "orchestra", &server).is_err());
+
+        // Written in a home of its own; the person's settings untouched.
+        let dir = tempfile::tempdir().unwrap();
+        let person = dir.path().join("person");
+        std::fs::create_dir_all(person.join(".gemini")).unwrap();
+        std::fs::write(person.join(".gemini/settings.json"), text).unwrap();
+        let home = dir.path().join("mcp/x-gemini-home");
+        prepare_home_with(&home, &person, "tools", |t| {
+            with_mcp_server(t, "orchestra", &server)
+        })
+        .unwrap();
+        let written: Value = serde_json::from_str(
+            &std::fs::read_to_string(home.join(".gemini/settings.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(written["mcpServers"]["orchestra"]["trust"], true);
+        assert!(written.get("hooks").is_none(), "{written}");
+        assert_eq!(
+            std::fs::read_to_string(person.join(".gemini/settings.json")).unwrap(),
+            text
+        );
+        std::fs::write(person.join(".gemini/settings.json"), "{oops").unwrap();
+        let err = prepare_home_with(&home, &person, "tools", |t| {
+            with_mcp_server(t, "orchestra", &server)
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("without orchestra's tools"),
+            "{err}"
         );
     }
 
