@@ -62,6 +62,15 @@ pub fn dispatched(
             Status::Setup,
             "restart: its setup runs again",
         )?;
+    } else if session.sandbox.is_some() {
+        // A boxed agent starts through the window's `prepare`, which starts only a running
+        // session: recorded first, or a quick `prepare` reads it still dead.
+        store.claim_status(
+            session,
+            session.status,
+            Status::Running,
+            "restart: its agent starts in its box",
+        )?;
     }
     crate::fault::point("restart");
     let (window, pane, tmux_session, socket) = if pane_exists && setup_again {
