@@ -13,34 +13,8 @@ runs=${1:-9}
 files=${BENCH_FILES:-10000}
 n=8
 
-bin=${ORCHESTRA_BENCH_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --quiet
-  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
-fi
-work=$(mktemp -d /tmp/orchestra-bench.XXXXXX)
-sock=$work/tmux.sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-repo=$work/repo
-mkdir -p "$repo"
-git -C "$repo" init -q -b main
-python3 - "$repo" "$files" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"src/mod{i // 100:03d}")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"file{i:05d}.rs"), "w") as f:
-        f.write(f"// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n" * 20)
-PY
-git -C "$repo" add -A
-git -C "$repo" -c user.name=bench -c user.email=bench@localhost commit -q -m "10k files"
-tmux -S "$sock" -f /dev/null new-session -d -s bench
-
-export ORCHESTRA_HOME=$work/home ORCHESTRA_TMUX_SOCKET=$sock
-unset TMUX TMUX_PANE
+. bench/lib.sh
+bench_setup orchestra-bench-compare
 (cd "$repo" && "$bin" dispatch grp --count "$n" --agent 'sleep 600' --kind generic >/dev/null)
 wt=$work/repo.worktrees
 for i in $(seq 1 "$n"); do
@@ -55,7 +29,6 @@ for i in $(seq 1 "$n"); do
   git -C "$d" -c user.name=bench -c user.email=bench@localhost commit -qam "candidate $i"
 done
 
-ns() { date +%s%N; }
 by_hand() {
   for i in $(seq 1 "$n"); do
     git -C "$repo" diff --stat "main...session/grp-$i" >/dev/null

@@ -1,4 +1,4 @@
-# What the dispatch benchmarks share (bench/dispatch.sh, bench/mcp.sh), sourced from the
+# What the benchmarks share (bench/dispatch.sh, mcp.sh, sandbox.sh, compare.sh), sourced from the
 # repository's root: `bench_setup PREFIX` sets `bin` (ORCHESTRA_BENCH_BIN, else a release
 # build of this tree), `work` (a temporary folder, removed on exit), `sock` (a tmux server
 # there with a session `bench`), `repo` (a generated repo of $files files, default 10,000),

@@ -13,35 +13,11 @@ cd "$(dirname "$0")/.."
 runs=${1:-9}
 files=${BENCH_FILES:-2000}
 command -v bwrap >/dev/null || { echo "bench/sandbox.sh: bwrap (bubblewrap) is not installed" >&2; exit 2; }
-bin=${ORCHESTRA_BENCH_BIN:-}
-if [ -z "$bin" ]; then
-  cargo build --release --quiet
-  bin=${CARGO_TARGET_DIR:-$PWD/target}/release/orchestra
-fi
-work=$(mktemp -d /tmp/orchestra-bench-sandbox.XXXXXX)
-sock=$work/tmux.sock
-cleanup() { tmux -S "$sock" kill-server 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
-
-repo=$work/repo
-mkdir -p "$repo"
-git -C "$repo" init -q -b main
-python3 - "$repo" "$files" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    d = os.path.join(root, f"src/mod{i // 100:03d}")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, f"file{i:05d}.rs"), "w") as f:
-        f.write(f"// file {i}\npub fn f{i}() -> u32 {{ {i} }}\n" * 20)
-PY
-git -C "$repo" add -A
-git -C "$repo" -c user.name=bench -c user.email=bench@localhost commit -q -m "files"
-export ORCHESTRA_HOME=$work/home ORCHESTRA_TMUX_SOCKET=$sock HOME=$work/person
+. bench/lib.sh
+bench_setup orchestra-bench-sandbox
+# The person's home the box hides, so the bench never reads the real one.
+export HOME=$work/person
 mkdir -p "$HOME"
-unset TMUX TMUX_PANE
-tmux -S "$sock" -f /dev/null new-session -d -s bench
-ns() { date +%s%N; }
 agent="sh -c 'touch started; exec sleep 600'"
 one() { # LABEL FLAGS...: sets ret_t and up_t (microseconds)
   local label=$1; shift

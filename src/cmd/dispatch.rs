@@ -5,6 +5,7 @@ use crate::agent::AgentKind;
 use crate::cli::DispatchArgs;
 use crate::cmd::{open_repo, Context, Output};
 use crate::error::Error;
+use crate::git::Repo;
 use crate::group;
 use crate::label;
 use crate::session::create::{self, Request};
@@ -33,15 +34,7 @@ pub fn run(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
     if let Some(mode) = args.permission_mode {
         mode.add_to(kind, &mut command)?;
     }
-    let sandbox = sandbox::chosen(
-        repo.main_worktree(),
-        &sandbox::Asked {
-            sandbox: args.sandbox,
-            no_sandbox: args.no_sandbox,
-            network: args.network.as_deref(),
-            yolo: args.yolo,
-        },
-    )?;
+    let sandbox = chosen_sandbox(&repo, args)?;
     if args.yolo {
         sandbox::add_no_ask(kind, &mut command)?;
     }
@@ -131,15 +124,7 @@ fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
         args.kind,
         |words| chosen_agent_command(Some(words), "name another in --agents"),
     )?;
-    let sandbox = sandbox::chosen(
-        repo.main_worktree(),
-        &sandbox::Asked {
-            sandbox: args.sandbox,
-            no_sandbox: args.no_sandbox,
-            network: args.network.as_deref(),
-            yolo: args.yolo,
-        },
-    )?;
+    let sandbox = chosen_sandbox(&repo, args)?;
     let mut store = ctx.store()?;
     group::check_free(&store, &repo, &args.label)?;
     let mut commands = Vec::new();
@@ -236,4 +221,18 @@ fn shell_join(words: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// The sandbox a dispatch asked for (its flags over orchestra.toml's), for one session or
+/// every candidate of a fan-out alike.
+fn chosen_sandbox(repo: &Repo, args: &DispatchArgs) -> Result<Option<sandbox::Network>, Error> {
+    sandbox::chosen(
+        repo.main_worktree(),
+        &sandbox::Asked {
+            sandbox: args.sandbox,
+            no_sandbox: args.no_sandbox,
+            network: args.network.as_deref(),
+            yolo: args.yolo,
+        },
+    )
 }
