@@ -238,7 +238,9 @@ fn a_manifest_aider_is_idle_by_its_notification_after_up_and_restart() {
         cmdline.contains("event --from-hook aider-notification"),
         "{cmdline}"
     );
-    let environ = a.env.pane_process("helper", "environ");
+    let environ = a.env.pane_process_once("helper", "environ", |e| {
+        e.lines().any(|l| l == "ORCHESTRA_TEST_SNIPPET=reached")
+    });
     assert!(
         environ
             .lines()

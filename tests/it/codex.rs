@@ -229,13 +229,16 @@ fn a_codex_manifest_session_reports_its_turns_by_its_notify_after_up_and_restart
     );
     c.env.orchestra(&["up"]).ok();
     let id = c.env.session("coder")["id"].as_str().unwrap().to_string();
-    let cmdline = c.env.pane_process("coder", "cmdline");
-    assert!(
-        cmdline.contains("notify=[") && cmdline.contains(&format!("{id}\", \"codex-notify")),
-        "{cmdline}"
-    );
-    // The snippet ran before the agent: its export reached codex.
-    let environ = c.env.pane_process("coder", "environ");
+    let notify = |cmdline: &str| {
+        cmdline.contains("notify=[") && cmdline.contains(&format!("{id}\", \"codex-notify"))
+    };
+    let cmdline = c.env.pane_process_once("coder", "cmdline", notify);
+    assert!(notify(&cmdline), "{cmdline}");
+    // The snippet ran before the agent: its export reached codex (once the wrapper shell
+    // has exec'd it; the shell's own environ never shows an export).
+    let environ = c.env.pane_process_once("coder", "environ", |e| {
+        e.lines().any(|l| l == "ORCHESTRA_TEST_SNIPPET=reached")
+    });
     assert!(
         environ
             .lines()

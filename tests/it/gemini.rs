@@ -274,7 +274,9 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
     g.env.orchestra(&["up"]).ok();
     let id = g.env.session("gem")["id"].as_str().unwrap().to_string();
     let session_home = g.env.home.join("sessions").join(&id).join("gemini-home");
-    let environ = g.env.pane_process("gem", "environ");
+    let environ = g.env.pane_process_once("gem", "environ", |e| {
+        e.lines().any(|l| l == "ORCHESTRA_TEST_SNIPPET=reached")
+    });
     assert!(
         environ
             .lines()
@@ -303,13 +305,16 @@ fn a_gemini_manifest_session_is_busy_then_idle_by_its_hooks_after_up_and_restart
     g.env.orchestra(&["restart", "gem"]).ok();
     let new_id = g.env.session("gem")["id"].as_str().unwrap().to_string();
     assert!(!session_home.exists(), "the old session's home stays");
-    let environ = g.env.pane_process("gem", "environ");
     let new_home = g
         .env
         .home
         .join("sessions")
         .join(&new_id)
         .join("gemini-home");
+    let environ = g.env.pane_process_once("gem", "environ", |e| {
+        e.lines()
+            .any(|l| l == format!("GEMINI_CLI_HOME={}", new_home.display()))
+    });
     assert!(
         environ
             .lines()

@@ -335,8 +335,32 @@ impl Env {
                 .is_ok_and(|c| c.split(|b| *b == 0).next() == Some(b"tmux".as_slice()))
         };
         wait_until(Duration::from_secs(20), || !forked_tmux());
-        let bytes = std::fs::read(format!("{proc_dir}/{file}")).unwrap_or_default();
+        // In the middle of an exec (a wrapper shell exec'ing the agent) the kernel shows an
+        // empty cmdline and environ for a moment: read again until it has words.
+        let read = || std::fs::read(format!("{proc_dir}/{file}")).unwrap_or_default();
+        let mut bytes = read();
+        wait_until(Duration::from_secs(5), || {
+            bytes = read();
+            !bytes.is_empty()
+        });
         String::from_utf8_lossy(&bytes).replace('\0', "\n")
+    }
+
+    /// `/proc/PID/<file>` of the process in `label`'s pane once `ready` holds for it (a
+    /// wrapper shell exec's the agent after its snippet; the first read may be the shell's),
+    /// or the last read after 20 s.
+    pub(crate) fn pane_process_once(
+        &self,
+        label: &str,
+        file: &str,
+        ready: impl Fn(&str) -> bool,
+    ) -> String {
+        let mut last = String::new();
+        wait_until(Duration::from_secs(20), || {
+            last = self.pane_process(label, file);
+            ready(&last)
+        });
+        last
     }
 
     /// Kills the process in `pane` with SIGKILL, the way a crash ends an agent, and returns
