@@ -462,14 +462,20 @@ pub fn compare(
     let now = crate::state::now();
     let mut sides: Vec<Option<(Side, Side)>> = Vec::new();
     let mut rows = Vec::new();
+    // Every live candidate's worktree read at once: each read looks at every file, and
+    // the walks of several worktrees share the cores.
+    let live: Vec<(&str, &Path)> = sessions
+        .iter()
+        .filter(|s| s.status != Status::Merged)
+        .map(|s| (s.branch.as_str(), Path::new(&s.worktree)))
+        .collect();
+    let mut reads = scratch.read_worktrees(&live).into_iter();
     for s in sessions {
         let target = crate::session::target_branch(repo, s, None).ok();
         let work = if s.status == Status::Merged {
             None
         } else {
-            scratch
-                .worktree_side(&s.branch, Path::new(&s.worktree))
-                .ok()
+            reads.next().and_then(Result::ok).map(|read| read.side)
         };
         let target_side = target.as_deref().and_then(|t| scratch.branch_side(t).ok());
         let (changed, conflicts_target) = match (work, target_side) {
@@ -534,9 +540,18 @@ pub fn compare(
 pub fn difference(repo: &Repo, a: &Session, b: &Session) -> Result<String, Error> {
     let scratch = repo.scratch()?;
     let target = crate::session::target_branch(repo, a, None)?;
-    let side = |s: &Session| scratch.worktree_side(&s.branch, Path::new(&s.worktree));
     let target = scratch.branch_side(&target)?;
-    Ok(scratch.patch_between(target.commit, &side(a)?, &side(b)?)?)
+    let mut reads = scratch
+        .read_worktrees(&[
+            (a.branch.as_str(), Path::new(&a.worktree)),
+            (b.branch.as_str(), Path::new(&b.worktree)),
+        ])
+        .into_iter();
+    let (Some(a_read), Some(b_read)) = (reads.next(), reads.next()) else {
+        unreachable!("read_worktrees answers once per worktree");
+    };
+    let (a_side, b_side) = (a_read?.side, b_read?.side);
+    Ok(scratch.patch_between(target.commit, &a_side, &b_side)?)
 }
 
 #[cfg(test)]

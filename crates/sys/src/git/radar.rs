@@ -127,46 +127,70 @@ impl Scratch {
     /// written.
     pub fn read_worktree(&self, branch: &str, worktree: &Path) -> Result<WorktreeRead, GitError> {
         let side = self.branch_side(branch)?;
-        let clean = WorktreeRead {
-            side,
-            changed: Some(Vec::new()),
-        };
-        let Ok(wt) = Repository::open(worktree) else {
-            return Ok(clean);
-        };
-        let on_branch = wt
-            .find_reference("HEAD")
-            .ok()
-            .and_then(|h| h.symbolic_target().map(str::to_string))
-            .is_some_and(|t| t.strip_prefix("refs/heads/") == Some(branch));
-        if !on_branch {
-            return Ok(clean);
+        let paths = uncommitted_paths(branch, worktree)?;
+        self.read_from(side, worktree, paths)
+    }
+
+    /// Full reads of several worktrees (`(branch, worktree)` each), as
+    /// [`Scratch::read_worktree`] makes them, in the order given. The status walks, which
+    /// look at every file and are most of a read's cost, run on threads (one per core at
+    /// most); the trees are made here after, in this scratch's object store.
+    pub fn read_worktrees(&self, items: &[(&str, &Path)]) -> Vec<Result<WorktreeRead, GitError>> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .clamp(1, items.len().max(1));
+        let chunk = items.len().div_ceil(threads).max(1);
+        let walked: Vec<Result<Vec<Vec<u8>>, GitError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = items
+                .chunks(chunk)
+                .map(|part| {
+                    let walk = scope.spawn(move || {
+                        part.iter()
+                            .map(|(branch, worktree)| uncommitted_paths(branch, worktree))
+                            .collect::<Vec<_>>()
+                    });
+                    (part.len(), walk)
+                })
+                .collect();
+            // One answer per worktree, a walk that panicked included.
+            handles
+                .into_iter()
+                .flat_map(|(n, walk)| {
+                    walk.join().unwrap_or_else(|_| {
+                        (0..n)
+                            .map(|_| {
+                                Err(GitError::Git2(git2::Error::from_str(
+                                    "a worktree's status walk panicked",
+                                )))
+                            })
+                            .collect()
+                    })
+                })
+                .collect()
+        });
+        items
+            .iter()
+            .zip(walked)
+            .map(|((branch, worktree), paths)| {
+                let side = self.branch_side(branch)?;
+                self.read_from(side, worktree, paths?)
+            })
+            .collect()
+    }
+
+    /// The read of `worktree` at `side` whose status walk found `paths`.
+    fn read_from(
+        &self,
+        side: Side,
+        worktree: &Path,
+        paths: Vec<Vec<u8>>,
+    ) -> Result<WorktreeRead, GitError> {
+        if paths.is_empty() {
+            return Ok(WorktreeRead {
+                side,
+                changed: Some(Vec::new()),
+            });
         }
-        let mut opts = StatusOptions::new();
-        opts.include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .exclude_submodules(true);
-        let statuses = wt.statuses(Some(&mut opts))?;
-        if statuses.is_empty() {
-            return Ok(clean);
-        }
-        let mut untracked = 0;
-        let mut paths: Vec<Vec<u8>> = Vec::new();
-        for entry in statuses.iter() {
-            if entry.status().contains(git2::Status::WT_NEW) {
-                untracked += 1;
-                let too_big =
-                    std::fs::symlink_metadata(worktree.join(OsStr::from_bytes(entry.path_bytes())))
-                        .is_ok_and(|m| m.len() > UNTRACKED_MAX_BYTES);
-                if untracked > UNTRACKED_MAX_FILES || too_big {
-                    continue;
-                }
-            }
-            paths.push(entry.path_bytes().to_vec());
-        }
-        paths.sort();
-        paths.dedup();
         let tree = self.overlay(side.tree, worktree, &paths)?;
         let changed = paths
             .into_iter()
@@ -461,6 +485,47 @@ impl Scratch {
         })?;
         Ok(String::from_utf8_lossy(&text).into_owned())
     }
+}
+
+/// The paths of `worktree` whose content differs from its HEAD commit (tracked changes,
+/// staged or not, and the untracked files git does not ignore, within the bounds above),
+/// sorted; none when the worktree is gone or not on `branch`. Every file's status is
+/// looked at. Opens its own handle, so several worktrees can be walked at once.
+fn uncommitted_paths(branch: &str, worktree: &Path) -> Result<Vec<Vec<u8>>, GitError> {
+    let Ok(wt) = Repository::open(worktree) else {
+        return Ok(Vec::new());
+    };
+    let on_branch = wt
+        .find_reference("HEAD")
+        .ok()
+        .and_then(|h| h.symbolic_target().map(str::to_string))
+        .is_some_and(|t| t.strip_prefix("refs/heads/") == Some(branch));
+    if !on_branch {
+        return Ok(Vec::new());
+    }
+    let mut opts = StatusOptions::new();
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .exclude_submodules(true);
+    let statuses = wt.statuses(Some(&mut opts))?;
+    let mut untracked = 0;
+    let mut paths: Vec<Vec<u8>> = Vec::new();
+    for entry in statuses.iter() {
+        if entry.status().contains(git2::Status::WT_NEW) {
+            untracked += 1;
+            let too_big =
+                std::fs::symlink_metadata(worktree.join(OsStr::from_bytes(entry.path_bytes())))
+                    .is_ok_and(|m| m.len() > UNTRACKED_MAX_BYTES);
+            if untracked > UNTRACKED_MAX_FILES || too_big {
+                continue;
+            }
+        }
+        paths.push(entry.path_bytes().to_vec());
+    }
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
 }
 
 /// Whether two sets of changed paths touch the same path, or one a path inside a folder
