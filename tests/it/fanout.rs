@@ -178,7 +178,8 @@ fn claude_codex_and_gemini_at_once_make_their_own_files_and_are_checked_and_comp
             "--agents",
             &m.agents.join(","),
             "--prompt",
-            r#"[[bash: touch "made-$(basename "$PWD").txt"]] [[after: made it]]"#,
+            // No `$(…)`: gemini blocks a shell command with a command substitution in it.
+            r#"[[bash: touch "made-${PWD##*/}.txt"]] [[after: made it]]"#,
         ])
         .ok();
     assert!(
@@ -220,7 +221,7 @@ fn claude_codex_and_gemini_at_once_make_their_own_files_and_are_checked_and_comp
     // Each CLI talked to its own stand-in.
     for api in &m.apis {
         assert!(
-            api.requests().contains("made-$(basename"),
+            api.requests().contains("made-${PWD##*/}.txt"),
             "{}",
             api.requests()
         );
