@@ -473,7 +473,7 @@ pub enum TmuxCommand {
     },
     /// A sub-menu listing the sessions, each running ACTION on the chosen one.
     Pick {
-        #[arg(value_parser = ["review", "merge", "brief", "approve", "deny", "kill", "tasks"])]
+        #[arg(value_parser = ["review", "merge", "compare", "brief", "fork", "approve", "deny", "kill", "tasks"])]
         action: String,
         #[arg(long)]
         client: Option<String>,
@@ -482,7 +482,7 @@ pub enum TmuxCommand {
     /// the command itself with its outcome as a message.
     #[command(hide = true)]
     Act {
-        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "allow", "review", "merge", "brief", "approve", "deny", "kill", "task"])]
+        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "allow", "review", "merge", "compare", "brief", "fork", "approve", "deny", "kill", "task"])]
         action: String,
         /// The session, by id (what the sub-menus pass).
         #[arg(long, value_name = "ID")]
@@ -497,13 +497,13 @@ pub enum TmuxCommand {
         yes: bool,
     },
     /// Inside a menu's popup: ask on this terminal, every byte as typed, then act
-    /// (dispatch: a title and a task; brief: the text); or show status or the conflicts
-    /// until Enter.
+    /// (dispatch: a title and a task; brief: the text; fork: the new label); or show
+    /// status or the conflicts until Enter.
     #[command(hide = true)]
     Ask {
-        #[arg(value_parser = ["dispatch", "brief", "status", "conflicts", "allow"])]
+        #[arg(value_parser = ["dispatch", "brief", "fork", "status", "conflicts", "allow"])]
         what: String,
-        /// The session to brief, by id.
+        /// The session to brief or fork, by id.
         #[arg(long, value_name = "ID")]
         session: Option<String>,
         #[arg(long, value_name = "DIR")]

@@ -21,6 +21,7 @@ pub fn run(ctx: &Context, args: &CheckArgs, out: &mut Output<'_>) -> Result<(), 
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
     let (_, members) = group::members(&store, &repo, &args.target)?;
+    group::refuse_remote(&members, "the check runs in")?;
     let live: Vec<_> = members
         .into_iter()
         .filter(|s| s.status != Status::Merged && !s.is_manifest())

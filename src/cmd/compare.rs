@@ -17,6 +17,7 @@ pub fn run(ctx: &Context, args: &CompareArgs, out: &mut Output<'_>) -> Result<()
     let repo = open_repo(args.repo.repo.as_deref())?;
     let store = ctx.store()?;
     let (group, members) = group::members(&store, &repo, &args.group)?;
+    group::refuse_remote(&members, "compare reads")?;
     if group.is_none() || members.len() < 2 {
         return Err(Error::BadInput(format!(
             "{} has {} candidate(s): compare needs a group of two or more (`dispatch {} --agents …` or `--count N` makes one)",

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use crate::cli::{
-    ApproveArgs, Command, ConflictsArgs, DenyArgs, KillArgs, ManifestArg, PickArgs, RepoArg,
-    StatusArgs, TmuxArgs, TmuxCommand,
+    ApproveArgs, Command, ConflictsArgs, DenyArgs, ForkArgs, KillArgs, ManifestArg, PickArgs,
+    RepoArg, StatusArgs, TmuxArgs, TmuxCommand,
 };
 use crate::cmd::{
     dispatch_command, open_repo, pick_task, quietly, run as run_command, Context, Output,
@@ -129,7 +129,7 @@ fn outcome(f: impl FnOnce(&mut Output<'_>) -> Result<(), Error>) -> Result<Optio
 }
 
 /// Inside a menu's popup, on its terminal: ask and act (dispatch: a title and a task;
-/// brief: the text), or show `status` until Enter.
+/// brief: the text; fork: the new label), or show `status` until Enter.
 fn ask(
     ctx: &Context,
     what: &str,
@@ -140,6 +140,7 @@ fn ask(
     let result = match what {
         "dispatch" => ask_dispatch(ctx, repo),
         "brief" => crate::plugin::ask::brief_dialog(ctx, session),
+        "fork" => ask_fork(ctx, session),
         "allow" => open_repo(repo).and_then(|repo| crate::plugin::ask::allow_dialog(ctx, &repo)),
         "status" => {
             let args = StatusArgs {
@@ -179,6 +180,30 @@ fn ask_dispatch(ctx: &Context, repo: Option<&Path>) -> Result<Option<String>, Er
     let dispatch = dispatch_command(&asked.label, &repo, asked.task.clone(), agent);
     quietly(|quiet| run_command(ctx, &dispatch, quiet))?;
     Ok(Some(format!("dispatched {}", asked.label)))
+}
+
+/// The menu's Fork…: the new label asked in the popup, then `orchestra fork LABEL NEW`
+/// through the router, as the command line runs it.
+fn ask_fork(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Error> {
+    // The popup's terminal stays raw (held by `asked`) until the fork is done.
+    let Some(asked) = crate::plugin::ask::fork_dialog(ctx, session)? else {
+        return Ok(None);
+    };
+    let fork = Command::Fork(ForkArgs {
+        source: asked.source.label.clone(),
+        label: asked.label.clone(),
+        repo: RepoArg {
+            repo: Some(asked.source.repo.clone().into()),
+        },
+        prompt: None,
+        agent: None,
+        kind: None,
+    });
+    quietly(|quiet| run_command(ctx, &fork, quiet))?;
+    Ok(Some(format!(
+        "forked {} into {}",
+        asked.source.label, asked.label
+    )))
 }
 
 /// The tmux option naming the agent command the menu's Dispatch… runs.

@@ -1,9 +1,11 @@
 //! What a menu's popup asks on its own terminal (src/term.rs), never through a tmux
-//! prompt: a dispatch's title and task, a brief's text, whether to allow a repo's commands.
+//! prompt: a dispatch's title and task, a brief's text, a fork's label, whether to allow a
+//! repo's commands.
 
 use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
+use crate::state::Session;
 use crate::term::Terminal;
 
 fn terminal_error(e: std::io::Error) -> Error {
@@ -84,6 +86,55 @@ pub fn brief_dialog(ctx: &Context, id: Option<&str>) -> Result<Option<String>, E
     // The text as typed: brief_one, not `brief`, which would read `@FILE`.
     crate::session::brief::brief_one(ctx, &session, &text, false)?;
     Ok(Some(format!("briefed {}", session.label)))
+}
+
+/// A fork asked for: the session forked and the free label typed for the new one. Holds
+/// the popup's terminal raw until it is dropped, as [`Dispatch`] does, while the fork runs.
+pub struct Fork {
+    pub source: Session,
+    pub label: String,
+    _term: Terminal,
+}
+
+/// Asks for the label of a fork of the session `id` (until it is a valid label no session
+/// or branch of its repo has); `None` when the person cancels. The terminal says "forking"
+/// before this returns.
+pub fn fork_dialog(ctx: &Context, id: Option<&str>) -> Result<Option<Fork>, Error> {
+    let source = super::menu::menu_session(ctx, id)?;
+    let repo = Repo::discover(std::path::Path::new(&source.repo))?;
+    let mut term = Terminal::open().map_err(terminal_error)?;
+    term.say(format!(
+        "Fork {}: a new session from where it stands, its work carried on a branch of its own",
+        source.label
+    ));
+    let label = loop {
+        let typed = term
+            .ask("new label: ", "Enter: fork · Esc: cancel", false)
+            .map_err(terminal_error)?;
+        let Some(typed) = typed
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+        else {
+            return Ok(None);
+        };
+        let free = crate::label::validate(&typed)
+            .map_err(Error::from)
+            .and_then(|()| crate::session::free_label(ctx, &repo, &typed));
+        match free {
+            Ok(free) if free == typed => break typed,
+            Ok(_) => term.say(format!(
+                "{typed} is already a session's or a branch's label: try another"
+            )),
+            Err(e) => term.say(format!("{e}: try another label")),
+        }
+    };
+    term.show(&format!("forking {} into {label}…", source.label))
+        .map_err(terminal_error)?;
+    Ok(Some(Fork {
+        source,
+        label,
+        _term: term,
+    }))
 }
 
 /// Shows what the repo asks to be allowed (its commands, its .mcp.json) and allows it on

@@ -21,6 +21,8 @@ pub fn show(ctx: &Context, tmux: &Tmux, client: &str) -> Result<(), Error> {
         ("Review…", "r", pick("review")),
         ("Merge…", "m", pick("merge")),
         ("Brief…", "b", pick("brief")),
+        // A second approach from where a session stands: the new label asked in a popup.
+        ("Fork…", "f", pick("fork")),
         ("Approve", "a", pick("approve")),
         ("Deny", "n", pick("deny")),
         ("Dashboard", "w", act("watch")),
@@ -247,6 +249,15 @@ pub fn choose(
                 })?;
             let title = format!(" compare {group} ");
             let args = ["compare", &group, "--choose", "--repo", repo];
+            popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
+            Ok(Chosen::Shown)
+        }
+        "fork" => {
+            // A session that cannot be forked is said now, before a label is asked for.
+            let opened = Repo::discover(Path::new(repo))?;
+            crate::session::fork::source(&ctx.home, &ctx.store()?, &opened, label)?;
+            let args = ["tmux", "ask", "fork", "--session", &session.id];
+            let title = format!(" fork {label} ");
             popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
             Ok(Chosen::Shown)
         }

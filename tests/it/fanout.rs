@@ -1,7 +1,8 @@
 //! One task to several agents: a fan-out made as one group (real claude twice against the
-//! stand-in, each candidate making its own file), the repo's check run in each, the
-//! candidates compared, one picked in a popup as a person picks it (merged on y, the others
-//! archived with their commits), a fan-out killed at every step, and the bad inputs.
+//! stand-in, and the real claude, codex and gemini at once, each candidate making its own
+//! file), the repo's check run in each, the candidates compared, one picked in a popup as a
+//! person picks it (merged on y, the others archived with their commits), a fan-out killed
+//! at every step, and the bad inputs.
 
 use std::path::Path;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::faults::{all_commits, at_every_step_then, Before};
-use crate::harness::{commit_file, wait_until, AgentCli, AgentWorld, Env};
+use crate::harness::{commit_file, wait_until, AgentCli, AgentWorld, Env, MixedWorld};
 
 const SHELL: &str = "bash --norc --noprofile";
 
@@ -139,6 +140,130 @@ fn claude_twice_makes_a_group_whose_candidates_differ_are_checked_and_compared()
             .contains("fan ✓2")),
         "{}",
         c.env.orchestra(&["status-line"]).stdout
+    );
+}
+
+/// The task to three kinds at once: the real claude, codex and gemini, each against its
+/// stand-in, one group labelled by kind. The same prompt makes a file named after each
+/// candidate's worktree (each CLI asks first, in its own words, and `approve` answers each);
+/// the check passes on codex's alone; compare shows each one's agent, its one file and its
+/// check, and what one changes that another does not.
+#[test]
+fn claude_codex_and_gemini_at_once_make_their_own_files_and_are_checked_and_compared() {
+    let Some(m) = MixedWorld::start(
+        vec![
+            AgentCli::claude("--permission-mode default"),
+            AgentCli::codex(),
+            AgentCli::gemini(),
+        ],
+        |env| {
+            vec![
+                vec![env.worktree_path("mix-claude")],
+                vec![env.worktree_path("mix-codex")],
+                Vec::new(),
+            ]
+        },
+    ) else {
+        return;
+    };
+    with_check(
+        &m.env,
+        r#"["sh", "-c", "echo checking; test -f made-mix-codex.txt"]"#,
+    );
+    let run = m
+        .env
+        .orchestra(&[
+            "dispatch",
+            "mix",
+            "--agents",
+            &m.agents.join(","),
+            "--prompt",
+            // No `$(…)`: gemini blocks a shell command with a command substitution in it.
+            r#"[[bash: touch "made-${PWD##*/}.txt"]] [[after: made it]]"#,
+        ])
+        .ok();
+    assert!(
+        run.stdout.contains("group mix: 3 session(s)"),
+        "{}",
+        run.stdout
+    );
+    let kinds = [
+        ("mix-claude", "claude", "Do you want to proceed?"),
+        (
+            "mix-codex",
+            "codex",
+            "Would you like to run the following command?",
+        ),
+        ("mix-gemini", "gemini", "Allow execution of"),
+    ];
+    for (label, kind, _) in kinds {
+        assert!(
+            run.stdout.contains(&format!(
+                "dispatched {label}: {kind} on branch session/{label}"
+            )),
+            "{}",
+            run.stdout
+        );
+    }
+    for (label, _, asks) in kinds {
+        m.wait_screen(label, asks);
+        m.env.orchestra(&["approve", label]).ok();
+    }
+    for (label, _, _) in kinds {
+        let file = m.env.worktree_path(label).join(format!("made-{label}.txt"));
+        assert!(
+            wait_until(m.patience, || file.exists()),
+            "{label} made no file:\n{}",
+            m.env.screen(label)
+        );
+        m.wait_screen(label, "made it");
+    }
+    // Each CLI talked to its own stand-in.
+    for api in &m.apis {
+        assert!(
+            api.requests().contains("made-${PWD##*/}.txt"),
+            "{}",
+            api.requests()
+        );
+    }
+    let rows = m.env.list_json();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for r in &rows {
+        assert_eq!(r["group"], "mix", "{r}");
+    }
+
+    // The check passes on codex's candidate only (exit 1, the failed ones named).
+    let run = m.env.orchestra(&["check", "mix", "--json"]).fails_with(1);
+    let checks: Vec<Value> = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(checks.len(), 3, "{checks:?}");
+    assert_eq!(row(&checks, "mix-codex")["passed"], true, "{checks:?}");
+    assert_eq!(row(&checks, "mix-claude")["passed"], false, "{checks:?}");
+    assert_eq!(row(&checks, "mix-gemini")["passed"], false, "{checks:?}");
+    assert!(
+        run.stderr.contains("mix-claude (exit status 1)")
+            && run.stderr.contains("mix-gemini (exit status 1)")
+            && !run.stderr.contains("mix-codex"),
+        "{}",
+        run.stderr
+    );
+
+    let rows = compare_json(&m.env, "mix");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (label, kind, _) in kinds {
+        let r = row(&rows, label);
+        assert_eq!(r["agent"], kind, "{r}");
+        assert_eq!(r["files"], 1, "{label} changed its one file: {r}");
+        assert_eq!(r["check"]["passed"], label == "mix-codex", "{r}");
+        assert_eq!(r["conflicts_with"], serde_json::json!([]), "{r}");
+    }
+    let diff = m
+        .env
+        .orchestra(&["compare", "mix", "mix-codex", "mix-gemini"])
+        .ok()
+        .stdout;
+    assert!(
+        diff.contains("made-mix-codex.txt") && !diff.contains("made-mix-gemini.txt"),
+        "{diff}"
     );
 }
 

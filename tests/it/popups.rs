@@ -519,3 +519,74 @@ fn ctrl_c_in_allow_allows_nothing_and_says_nothing() {
     assert!(!pane_in_mode(&env), "{}", person.sees());
     env.dispatch_shell("api").fails_with(2);
 }
+
+/// Fork… picks a session and asks the new label in a popup (a taken label or a bad one is
+/// asked again there), then forks as `orchestra fork LABEL NEW` does: the work carried, the
+/// two in one group. Compare…, shown once the repo has that group, opens the two side by
+/// side and merges nothing on an empty answer.
+#[test]
+fn fork_from_the_menu_asks_the_new_label_and_compare_shows_the_pair() {
+    let (env, person) = world();
+    env.dispatch_shell("orig").ok();
+    let orig = env.worktree_path("orig");
+    std::fs::write(orig.join("work.txt"), "carried\n").unwrap();
+    let main_before = env.git(&["rev-parse", "main"]);
+
+    // No group yet: the menu has Fork… and no Compare….
+    person.keys(&["C-b", "O"]);
+    person.wait_to_see("Fork…");
+    assert!(!person.sees().contains("Compare…"), "{}", person.sees());
+    person.keys(&["Escape"]);
+    assert!(wait_until(Duration::from_secs(10), || !person
+        .sees()
+        .contains("Fork…")));
+
+    // Esc in the popup forks nothing.
+    choose(&person, "Fork…", "f");
+    choose_session(&person, "orig");
+    person.wait_to_see("new label:");
+    person.keys(&["Escape"]);
+    wait_popup_closed(&person, "new label:");
+    assert_eq!(env.list_json().len(), 1);
+
+    let seen = messages(&env).len();
+    choose(&person, "Fork…", "f");
+    choose_session(&person, "orig");
+    person.wait_to_see("Fork orig: a new session from where it stands");
+    person.wait_to_see("new label:");
+    person.type_text("orig");
+    person.keys(&["Enter"]);
+    person.wait_to_see("orig is already a session's or a branch's label: try another");
+    person.type_text("Not A Label");
+    person.keys(&["Enter"]);
+    person.wait_to_see("try another label");
+    person.type_text("orig-b");
+    person.keys(&["Enter"]);
+    wait_popup_closed(&person, "new label:");
+    wait_message(&env, seen, "orchestra: forked orig into orig-b");
+    assert_eq!(
+        env.git(&["show", "session/orig-b:work.txt"]),
+        "carried\n",
+        "the uncommitted work is a commit on the fork's branch"
+    );
+    assert_eq!(env.session("orig-b")["group"], "orig");
+    assert_eq!(env.session("orig")["group"], "orig");
+    assert_eq!(
+        std::fs::read_to_string(orig.join("work.txt")).unwrap(),
+        "carried\n"
+    );
+
+    // A group of two: Compare… is offered, and shows both in a popup.
+    choose(&person, "Compare…", "C");
+    choose_session(&person, "orig");
+    person.wait_to_see("Merge which candidate");
+    assert!(person.sees().contains("orig-b"), "{}", person.sees());
+    person.keys(&["Enter"]);
+    wait_popup_closed(&person, "Merge which candidate");
+    assert_eq!(
+        env.git(&["rev-parse", "main"]),
+        main_before,
+        "nothing merged"
+    );
+    assert_eq!(env.list_json().len(), 2);
+}

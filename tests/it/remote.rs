@@ -119,6 +119,76 @@ fn a_remote_session_comes_up_is_seen_briefed_tailed_and_goes_down() {
     assert!(folder.exists(), "down never deletes the folder");
 }
 
+/// A remote session's worktree is on its host: `check`, `compare` and `fork` refuse it by
+/// its label in one line, exit 2, and make nothing here or there (no branch, worktree,
+/// window, row or recorded check, no remote window).
+#[test]
+fn check_compare_and_fork_refuse_a_remote_session_in_one_line_and_make_nothing() {
+    let Some((env, sshd)) = trusted_sshd_world() else {
+        return;
+    };
+    let folder = remote_folder(&env, "remote-project");
+    // A check configured and allowed: the refusal is for the host, not a missing check.
+    write_manifest(
+        &env,
+        &sshd,
+        "cat",
+        &format!(
+            "[sessions.pipeline]\nhost = \"gpu\"\npath = '{}'\n\n[worktree]\ncheck = \"true\"\n",
+            folder.display()
+        ),
+    );
+    env.orchestra(&["allow"]).ok();
+    env.orchestra(&["up"]).ok();
+    let remote_windows = || {
+        sshd.remote_tmux(&["list-windows", "-a", "-F", "#{session_name}:#{window_name}"])
+            .ok()
+            .stdout
+    };
+    let seen = || {
+        (
+            env.branches(),
+            env.windows(),
+            env.list_json().len(),
+            remote_windows(),
+            std::fs::read_dir(&folder).unwrap().count(),
+        )
+    };
+    let before = seen();
+    assert_eq!(before.2, 1, "the remote session is recorded");
+    for (args, line) in [
+        (
+            &["check", "pipeline"][..],
+            "pipeline runs on host gpu: the check runs in a local session's worktree only",
+        ),
+        (
+            &["check", "pipeline", "--json"][..],
+            "pipeline runs on host gpu: the check runs in a local session's worktree only",
+        ),
+        (
+            &["compare", "pipeline"][..],
+            "pipeline runs on host gpu: compare reads a local session's worktree only",
+        ),
+        (
+            &["compare", "pipeline", "--json"][..],
+            "pipeline runs on host gpu: compare reads a local session's worktree only",
+        ),
+        (
+            &["fork", "pipeline", "nearby"][..],
+            "pipeline runs on host gpu: a fork is made from a local session's worktree only",
+        ),
+    ] {
+        env.cli(args)
+            .status(2)
+            .stderr_line(format!("orchestra: {line}"))
+            .run();
+        assert_eq!(seen(), before, "{args:?} changed something");
+    }
+    assert!(env.session("pipeline")["check"].is_null());
+    assert!(!env.worktree_path("nearby").exists());
+    env.orchestra(&["down"]).ok();
+}
+
 #[test]
 fn down_leaves_a_tmux_session_it_did_not_create() {
     let Some((env, sshd)) = trusted_sshd_world() else {

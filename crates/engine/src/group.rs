@@ -351,6 +351,20 @@ pub fn members(
     }
 }
 
+/// Refuses (bad input) `members` when one runs on a remote host: its worktree is on that
+/// host, so `doing` (a check, a comparison) has nothing here to read. Only a session named
+/// alone can be remote: a fan-out and a fork make local sessions.
+pub fn refuse_remote(members: &[Session], doing: &str) -> Result<(), Error> {
+    match members.iter().find(|s| s.host.is_some()) {
+        Some(s) => Err(Error::BadInput(format!(
+            "{} runs on host {}: {doing} a local session's worktree only",
+            s.label,
+            s.host.as_deref().unwrap_or_default()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Runs the repo's `[worktree] check` in `session`'s worktree as a bounded job (its own
 /// process group, killed whole at `check_timeout`, output kept) and records the result on
 /// the session. Refused when the repo has no check or it is not allowed yet.

@@ -428,6 +428,91 @@ impl std::ops::Deref for AgentWorld {
     }
 }
 
+/// Several agent CLIs in one test's world, for a fan-out of several kinds: each against its
+/// own stand-in, all in one sandboxed HOME (each keeps its settings in files of its own
+/// there: `.claude.json`, `.codex/`, `.gemini/`), on one tmux server whose environment
+/// holds what each needs. orchestra runs with that HOME too, as in the person's shell
+/// (it builds a gemini session's home from it).
+pub(crate) struct MixedWorld {
+    pub env: Env,
+    /// The stand-ins, in the order the CLIs were given.
+    pub apis: Vec<StandIn>,
+    /// The command line orchestra runs each CLI by, in that order.
+    pub agents: Vec<String>,
+    /// The sandboxed HOME they share.
+    pub home: PathBuf,
+    /// How long their screens may take to show something (the slowest's).
+    pub patience: Duration,
+}
+
+impl MixedWorld {
+    /// The world of `clis`, each with the folders its settings trust (`trust` of the
+    /// world's [`Env`], one list per CLI; gemini's home takes none: orchestra trusts the
+    /// worktrees it makes). `None` (a reported skip) when a part is missing, except on CI
+    /// where that fails.
+    pub(crate) fn start(
+        clis: Vec<AgentCli>,
+        trust: impl FnOnce(&Env) -> Vec<Vec<PathBuf>>,
+    ) -> Option<MixedWorld> {
+        let mut paths = Vec::new();
+        for cli in &clis {
+            paths.push(cli.present()?);
+        }
+        let mut env = Env::new();
+        let trusted = trust(&env);
+        assert_eq!(trusted.len(), clis.len(), "one trust list per CLI");
+        let home = env.root.join("agents-home");
+        std::fs::create_dir_all(&home).expect("the shared HOME");
+        // Each home script names HOME by its real path: the same one for all.
+        let home = home.canonicalize().expect("the shared HOME");
+        let mut vars: Vec<(String, String)> = Vec::new();
+        let mut apis = Vec::new();
+        for (cli, trust) in clis.iter().zip(&trusted) {
+            let api = StandIn::start(&env.root, cli.api);
+            let trust: Vec<&Path> = trust.iter().map(PathBuf::as_path).collect();
+            for (name, value) in agent_home(&env, cli.home_script, &home, api.port, &trust) {
+                match vars.iter().find(|(n, _)| *n == name) {
+                    Some((_, was)) => assert_eq!(
+                        *was, value,
+                        "{} wants {name} other than another CLI of the world",
+                        cli.what
+                    ),
+                    None => vars.push((name, value)),
+                }
+            }
+            apis.push(api);
+        }
+        env.start_server(&vars);
+        env.env
+            .push(("HOME".into(), home.to_string_lossy().into_owned()));
+        Some(MixedWorld {
+            agents: clis
+                .iter()
+                .zip(&paths)
+                .map(|(cli, path)| cli.command(path))
+                .collect(),
+            env,
+            apis,
+            home,
+            patience: Duration::from_secs(60),
+        })
+    }
+
+    /// [`Env::wait_screen`] for as long as the slowest CLI may take.
+    #[track_caller]
+    pub(crate) fn wait_screen(&self, label: &str, text: &str) {
+        self.env.wait_screen(label, text, self.patience);
+    }
+}
+
+impl std::ops::Deref for MixedWorld {
+    type Target = Env;
+
+    fn deref(&self) -> &Env {
+        &self.env
+    }
+}
+
 /// Runs a stand-in's own tests (`script` of tests/fake-api: recorded shapes, the wire on
 /// a live server) and fails with their report unless they pass within 120 s.
 pub(crate) fn stand_in_passes_its_own_tests(script: &str) {

@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 #[allow(unused_imports)]
 pub(crate) use agents::{
     agent_cli, agent_home, claude_bin, fake_api_dir, screen_fixture, screen_fixtures,
-    stand_in_passes_its_own_tests, test_cache, AgentCli, AgentWorld, ClaudeWorld, FakeApi, StandIn,
-    AIDER_VERSION, CLAUDE_VERSION, CODEX_VERSION, GEMINI_VERSION,
+    stand_in_passes_its_own_tests, test_cache, AgentCli, AgentWorld, ClaudeWorld, FakeApi,
+    MixedWorld, StandIn, AIDER_VERSION, CLAUDE_VERSION, CODEX_VERSION, GEMINI_VERSION,
 };
 #[allow(unused_imports)]
 pub(crate) use cli::Cli;
