@@ -1204,7 +1204,7 @@ then = 'brief analysis "Data ready at /share/output"'
             ("done for github", "[tasks]\nsource = \"github\"\ndone = \"Done\"\n", 3, 1, "closes the issue"),
             ("bad assignee", "[tasks]\nsource = \"github\"\nassignee = \"a b\"\n", 3, 1, "not a GitHub login"),
             ("sandbox on a host", "[hosts.h]\naddress = \"h\"\n[sessions.a]\npath = \"/x\"\nhost = \"h\"\nsandbox = true\n", 6, 1, "not with host"),
-            ("sandbox with env", "[sessions.a]\npath = \"/x\"\nenv = \"A=1\"\n[sessions.a.sandbox]\nnetwork = \"off\"\n", 4, 11, "not with env"),
+            ("sandbox with env", "[sessions.a]\npath = \"/x\"\nenv = \"A=1\"\n[sessions.a.sandbox]\nnetwork = \"off\"\n", 4, 13, "not with env"),
         ];
         for (what, text, line, column, message) in cases {
             let e = parse(text, "orchestra.toml").expect_err(what);

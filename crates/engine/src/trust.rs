@@ -135,7 +135,9 @@ impl Asked {
                 });
             }
             // A manifest session's box is the repo's say too (what its agent may reach).
-            let boxed: Vec<String> = (manifest.sessions.iter())
+            let boxed: Vec<String> = manifest
+                .sessions
+                .iter()
                 .filter(|(_, s)| s.sandboxed())
                 .map(|(label, s)| {
                     let network = match s.sandbox.as_ref().and_then(|b| b.network()) {

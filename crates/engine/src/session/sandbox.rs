@@ -89,7 +89,10 @@ pub fn wrap(
         };
         copy_config(person, &home, COPIED)?;
         if inside == Inside::Agent {
-            let config: Vec<&str> = (kind.config.iter().copied())
+            let config: Vec<&str> = kind
+                .config
+                .iter()
+                .copied()
                 .filter(|c| !moved.iter().any(|(_, place, _)| place == c))
                 .collect();
             copy_config(person, &home, &config)?;
