@@ -213,6 +213,9 @@ pub struct PrepareArgs {
     /// The session was blocked until now: move its branch onto the work it waited for.
     #[arg(long)]
     pub unblocked: bool,
+    /// Continue the agent's conversation (a restart), with no prompt.
+    #[arg(long)]
+    pub resume: bool,
     /// Type the prompt and answer the trust dialog of the agent that just started.
     #[arg(long)]
     pub after_start: bool,

@@ -44,21 +44,33 @@ pub fn run(ctx: &Context, args: &PrepareArgs, out: &mut Output<'_>) -> Result<()
             return Err(hold(&session, &message));
         }
     }
-    Err(start_agent(ctx, &session, note.as_deref(), out))
+    Err(start_agent(
+        ctx,
+        &session,
+        note.as_deref(),
+        args.resume,
+        out,
+    ))
 }
 
 /// Ends this process by becoming the session's agent, with the prompt it starts with (and
-/// `note` after it). Returns only when that cannot be done.
+/// `note` after it), or its conversation continued (`resume`: a restart's, no prompt).
+/// Returns only when that cannot be done.
 fn start_agent(
     ctx: &Context,
     session: &Session,
     note: Option<&str>,
+    resume: bool,
     out: &mut Output<'_>,
 ) -> Error {
     let dir = session_dir(&ctx.home, &session.id);
-    let mut prompt = std::fs::read_to_string(dir.join(START_PROMPT))
-        .ok()
-        .or_else(|| session.prompt.clone());
+    let mut prompt = if resume {
+        None
+    } else {
+        std::fs::read_to_string(dir.join(START_PROMPT))
+            .ok()
+            .or_else(|| session.prompt.clone())
+    };
     if let Some(note) = note {
         let text = prompt.get_or_insert_with(String::new);
         text.push_str("\n\n");
@@ -66,7 +78,7 @@ fn start_agent(
     }
     let prompt = prompt.map(|p| p.trim_start().to_string());
     let (launch, env) =
-        match crate::session::launch::agent_launch(ctx, session, prompt.as_deref(), false) {
+        match crate::session::launch::agent_launch(ctx, session, prompt.as_deref(), resume) {
             Ok(launched) => launched,
             Err(e) => return e,
         };

@@ -9,7 +9,9 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::harness::{bin, require, wait_until, which, write_script, ClaudeWorld, Env};
+use crate::harness::{
+    bin, require, wait_until, which, write_script, AgentCli, AgentWorld, ClaudeWorld, Env,
+};
 
 /// Whether bwrap is here (CI installs it: tests/run.sh).
 fn bwrap_here() -> bool {
@@ -613,4 +615,360 @@ fn a_flooded_drop_folder_is_read_only_so_far_and_keeps_the_status_line_quick() {
     // The words read were recorded (the screen may say otherwise since).
     let events = env.orchestra(&["events", "flood", "--json"]).ok().stdout;
     assert!(events.contains("waiting"), "{events}");
+}
+
+/// The tool call a real agent is scripted to make in its box: the person's key read (it
+/// must fail), a file edited and committed, then `orchestra done`, each saying so.
+fn boxed_tool_call(key: &Path) -> String {
+    format!(
+        "[[bash: cat {key} || echo no-key''-here; echo edited > edited.txt && git add edited.txt && git -c user.name=a -c user.email=a@b commit -qm boxed-commit && echo COMM''ITTED; {orchestra} done && echo DO''NE-SAID]]",
+        key = key.display(),
+        orchestra = bin()
+    )
+}
+
+/// What every real kind in a box must show after [`boxed_tool_call`]: the key never
+/// read, the edit committed on its branch, its own hook or notify (`hook`) saying idle
+/// through its drop folder, `done` heard on a tick, the person's `config` unchanged.
+#[track_caller]
+fn worked_in_its_box(
+    env: &Env,
+    api: &crate::harness::StandIn,
+    label: &str,
+    hook: &str,
+    config: &Path,
+    before: &[u8],
+) {
+    assert!(
+        wait_until(Duration::from_secs(120), || api
+            .requests()
+            .contains("DONE-SAID")),
+        "the tool never ran to its end:\n{}\n{}",
+        env.screen(label),
+        api.requests()
+    );
+    let requests = api.requests();
+    assert!(
+        requests.contains("no-key-here"),
+        "the key's read failed visibly"
+    );
+    assert!(requests.contains("COMMITTED"), "{requests}");
+    assert!(
+        !requests.contains("PRIVATE-KEY-MATERIAL"),
+        "the key reached the model"
+    );
+    let log = env.git(&["log", "--format=%s", &format!("session/{label}")]);
+    assert!(log.contains("boxed-commit"), "{log}");
+    env.reaches(label, "idle", Duration::from_secs(60));
+    let changes = env.state_changes(label);
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.new == "idle" && c.detail.contains(hook)),
+        "idle never came from {hook}: {changes:?}"
+    );
+    env.orchestra(&["refresh"]).ok();
+    let row = env.session(label);
+    assert_eq!(row["status"], "done", "{row}");
+    assert_eq!(row["sandbox"], "on", "{row}");
+    assert_eq!(row["yolo"], true, "{row}");
+    assert_eq!(
+        std::fs::read(config).unwrap(),
+        before,
+        "{}",
+        config.display()
+    );
+}
+
+/// The person's key, where a hostile tool call would look for it.
+fn persons_key(home: &Path) -> PathBuf {
+    let key = home.join(".ssh/id_ed25519");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    std::fs::write(&key, "PRIVATE-KEY-MATERIAL\n").unwrap();
+    key
+}
+
+#[test]
+fn the_real_codex_in_the_sandbox_edits_is_idle_by_its_notify_and_done_with_its_own_codex_home() {
+    if !bwrap_here() {
+        return;
+    }
+    let Some(mut c) = AgentWorld::start(
+        AgentCli::codex(),
+        |env| vec![env.worktree_path("boxed")],
+        None,
+    ) else {
+        return;
+    };
+    // orchestra reads codex's rollouts where the person's CLI keeps them (CODEX_HOME).
+    c.share("CODEX_HOME");
+    let key = persons_key(&c.home);
+    let codex_home = c.home.join(".codex");
+    let config = codex_home.join("config.toml");
+    let before = std::fs::read(&config).unwrap();
+    let agent = format!(
+        "{} --no-daemon",
+        shell_words::quote(&c.cli.to_string_lossy())
+    );
+    c.env
+        .orchestra(&[
+            "dispatch",
+            "boxed",
+            "--sandbox",
+            "--yolo",
+            "--agent",
+            &agent,
+            "--prompt",
+            &boxed_tool_call(&key),
+        ])
+        .ok();
+    worked_in_its_box(&c.env, &c.api, "boxed", "codex-notify", &config, &before);
+    // Its CODEX_HOME in the box is its own copy, shown where the person's lies: its
+    // rollout is in the copy, the person's folder got none.
+    let id = c.env.session("boxed")["id"].as_str().unwrap().to_string();
+    let copy = c.env.home.join("sessions").join(&id).join("home/.codex");
+    assert!(copy.join("sessions").is_dir(), "{}", copy.display());
+    assert!(!codex_home.join("sessions").exists());
+    // `cost` reads it there.
+    assert!(
+        wait_until(Duration::from_secs(20), || {
+            c.env.orchestra(&["cost"]).ok();
+            c.env.session("boxed")["tokens"]["output"]
+                .as_u64()
+                .unwrap_or(0)
+                > 0
+        }),
+        "cost never read the sandboxed codex's rollout: {}",
+        c.env.session("boxed")
+    );
+}
+
+#[test]
+fn the_real_gemini_in_the_sandbox_edits_is_idle_by_its_hooks_and_done_with_copies_not_links() {
+    if !bwrap_here() {
+        return;
+    }
+    let Some(mut g) = AgentWorld::start(AgentCli::gemini(), |_| Vec::new(), None) else {
+        return;
+    };
+    g.patience = Duration::from_secs(60);
+    // orchestra builds each session's Gemini home from the person's.
+    g.share("HOME");
+    let key = persons_key(&g.home);
+    // The person's own Gemini files: a memory the CLI reads (a link to it would lead
+    // nowhere in the box), a folder of their chats it must not see.
+    std::fs::write(
+        g.home.join(".gemini/GEMINI.md"),
+        "Remember the word PERSONAL-MEMORY-7.\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(g.home.join(".gemini/tmp")).unwrap();
+    let config = g.home.join(".gemini/settings.json");
+    let before = std::fs::read(&config).unwrap();
+    g.env
+        .orchestra(&[
+            "dispatch",
+            "boxed",
+            "--sandbox",
+            "--yolo",
+            "--agent",
+            &g.agent,
+            "--prompt",
+            &boxed_tool_call(&key),
+        ])
+        .ok();
+    worked_in_its_box(&g.env, &g.api, "boxed", "AfterAgent", &config, &before);
+    assert!(g.api.requests().contains("PERSONAL-MEMORY-7"));
+    // Its chats are in its own Gemini home; the person's folder got none.
+    let id = g.env.session("boxed")["id"].as_str().unwrap().to_string();
+    let own = g
+        .env
+        .home
+        .join("sessions")
+        .join(&id)
+        .join("gemini-home/.gemini");
+    let memory = std::fs::symlink_metadata(own.join("GEMINI.md")).unwrap();
+    assert!(memory.is_file(), "a copy, not a link");
+    assert!(own.join("tmp").is_dir(), "{}", own.display());
+    assert_eq!(
+        std::fs::read_dir(g.home.join(".gemini/tmp"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn a_restarted_sandboxed_claude_resumes_its_conversation_from_its_own_home() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    let wt = env.worktree_path("again");
+    let Some(world) = ClaudeWorld::start(&env, &[&wt]) else {
+        return;
+    };
+    env.start_server(&world.env);
+    let agent = shell_words::quote(&world.claude.to_string_lossy()).into_owned();
+    env.orchestra(&[
+        "dispatch",
+        "again",
+        "--sandbox",
+        "--agent",
+        &agent,
+        "--prompt",
+        "[[say: first answer 4471]]",
+    ])
+    .ok();
+    env.reaches("again", "idle", Duration::from_secs(90));
+    assert!(world.api.requests().contains("first answer 4471"));
+    env.orchestra(&["brief", "again", "/exit"]).ok();
+    env.reaches("again", "exited", Duration::from_secs(30));
+    let run = env.orchestra(&["restart", "again"]).ok();
+    assert!(
+        run.stdout.contains("conversation resumed"),
+        "{}",
+        run.stdout
+    );
+    // In its box again (bwrap's words hold the agent's), with --resume.
+    let argv = env.pane_process_once("again", "cmdline", |c| c.contains("--resume"));
+    assert!(argv.starts_with("bwrap"), "{argv}");
+    assert!(argv.contains("--resume"), "{argv}");
+    env.reaches("again", "idle", Duration::from_secs(90));
+    let before = world.api.requests_json().len();
+    env.orchestra(&["brief", "again", "[[say: second answer]] go on"])
+        .ok();
+    assert!(
+        wait_until(Duration::from_secs(60), || world
+            .api
+            .heard_since(before, "first answer 4471")),
+        "the resumed conversation did not reach the model:\n{}",
+        env.screen("again")
+    );
+}
+
+#[test]
+fn a_dependent_of_a_sandboxed_session_starts_once_its_done_is_replayed() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    env.start_server(&[]);
+    // The upstream's agent makes its artifact, then says done from inside its box.
+    let agent = format!(
+        "sh -c {}",
+        shell_words::quote(&format!(
+            "while [ ! -e go ]; do sleep 0.2; done; echo made > out.txt; {} done && touch said; exec sleep 600",
+            bin()
+        ))
+    );
+    env.orchestra(&[
+        "dispatch",
+        "up",
+        "--sandbox",
+        "--agent",
+        &agent,
+        "--kind",
+        "generic",
+    ])
+    .ok();
+    let mut waiting = crate::harness::shell_dispatch("down").to_vec();
+    waiting.extend(["--after", "up:out.txt", "--sandbox"]);
+    env.orchestra(&waiting).ok();
+    assert_eq!(env.session("down")["status"], "blocked");
+    let wt = env.worktree_path("up");
+    std::fs::write(wt.join("go"), "").unwrap();
+    assert!(
+        wait_until(Duration::from_secs(30), || wt.join("said").exists()),
+        "the boxed upstream never said done:\n{}",
+        env.screen("up")
+    );
+    // Its word waits in its drop folder: nothing has heard it yet.
+    let id = env.session("up")["id"].as_str().unwrap().to_string();
+    let inbox = env.home.join("inbox").join(&id);
+    assert_eq!(std::fs::read_dir(&inbox).unwrap().count(), 1);
+    assert_ne!(env.session("up")["status"], "done");
+    assert_eq!(env.session("down")["status"], "blocked");
+    // One tick replays it: the upstream is done and its dependent starts, in its box.
+    env.orchestra(&["refresh"]).ok();
+    assert_eq!(env.session("up")["status"], "done", "{}", env.session("up"));
+    assert!(
+        wait_until(Duration::from_secs(20), || env.session("down")["status"]
+            == "running"),
+        "{}",
+        env.session("down")
+    );
+    let argv = env.pane_process_once("down", "cmdline", |c| c.starts_with("bwrap"));
+    assert!(
+        argv.starts_with("bwrap"),
+        "the dependent runs in its box: {argv}"
+    );
+}
+
+#[test]
+fn a_sandboxed_manifest_session_is_allowed_like_a_setup_and_comes_up_in_its_box() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    let person = env.root.join("person");
+    let key = persons_key(&person);
+    env.start_server(&[("HOME".into(), person.to_string_lossy().into_owned())]);
+    let folder = env.root.join("notes");
+    std::fs::create_dir_all(&folder).unwrap();
+    let agent = format!(
+        "sh -c {}",
+        shell_words::quote(&format!(
+            "cat {} > seen.txt 2>&1 || echo refused-key >> seen.txt; echo home=$HOME >> seen.txt; exec sleep 600",
+            key.display()
+        ))
+    );
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[orchestrator]\nagent = {}\n\n[sessions.notes]\npath = {}\n\n[sessions.notes.sandbox]\nnetwork = \"off\"\n",
+            toml::Value::String(agent),
+            toml::Value::String(folder.to_string_lossy().into_owned())
+        ),
+    )
+    .unwrap();
+    env.git(&["add", "orchestra.toml"]);
+    env.git(&["commit", "-q", "-m", "orchestra.toml"]);
+    // Not allowed yet: refused, nothing up.
+    let run = env.orchestra(&["up", "notes"]).fails_with(2);
+    assert!(
+        run.stderr
+            .contains("sessions.sandbox `notes (network off)`")
+            && run.stderr.contains("orchestra allow"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.list_json().len(), 0);
+    env.orchestra(&["allow"]).ok();
+    let up = env.orchestra(&["up", "notes"]).ok();
+    assert!(up.stdout.contains("notes: up here"), "{}", up.stdout);
+    let seen = folder.join("seen.txt");
+    assert!(
+        wait_until(Duration::from_secs(30), || std::fs::read_to_string(&seen)
+            .is_ok_and(|t| t.contains("home="))),
+        "the boxed agent never ran:\n{}",
+        env.screen("notes")
+    );
+    let said = std::fs::read_to_string(&seen).unwrap();
+    assert!(
+        said.contains("refused-key") && !said.contains("PRIVATE-KEY"),
+        "{said}"
+    );
+    let id = env.session("notes")["id"].as_str().unwrap().to_string();
+    let own = env.home.join("sessions").join(&id).join("home");
+    assert!(said.contains(&format!("home={}", own.display())), "{said}");
+    let argv = env.pane_process_once("notes", "cmdline", |c| c.starts_with("bwrap"));
+    assert!(argv.starts_with("bwrap"), "{argv}");
+    let row = env.session("notes");
+    assert_eq!(row["sandbox"], "off", "{row}");
+    let window = row["window"].as_str().unwrap().to_string();
+    let mark = env.tmux(&["show-options", "-wv", "-t", &window, "@orchestra_sandbox"]);
+    assert_eq!(mark.trim(), "sandboxed,net-off");
+    env.orchestra(&["down", "notes"]).ok();
+    assert_eq!(env.list_json().len(), 0);
 }

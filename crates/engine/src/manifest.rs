@@ -106,6 +106,16 @@ pub struct ManifestSession {
     pub permission_mode: Option<crate::agent::PermissionMode>,
     #[serde(default)]
     pub blocked_by: Vec<String>,
+    /// `sandbox = true` or `[sessions.NAME.sandbox]`: its agent runs in a box, as a
+    /// dispatched one with `--sandbox` (here only, allowed like a setup).
+    pub sandbox: Option<SandboxSetting>,
+}
+
+impl ManifestSession {
+    /// Whether its agent runs in a sandbox.
+    pub fn sandboxed(&self) -> bool {
+        self.sandbox.as_ref().is_some_and(SandboxSetting::on)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
@@ -520,6 +530,21 @@ fn validate(m: &Manifest, text: &str, file: &str) -> Result<(), ManifestError> {
                 return Err(err(
                     locate(text, &header, field),
                     format!("sessions.{label}: cannot split {field:?} like a shell would"),
+                ));
+            }
+        }
+        if s.sandboxed() {
+            let refused = if s.host.is_some() {
+                Some("a sandbox is made on this machine only: not with host")
+            } else if s.env.is_some() {
+                Some("not with env (its snippet would run outside the box): give the variables to the tmux server instead")
+            } else {
+                None
+            };
+            if let Some(why) = refused {
+                return Err(err(
+                    locate(text, &header, "sandbox"),
+                    format!("sessions.{label}.sandbox: {why}"),
                 ));
             }
         }
@@ -1178,6 +1203,8 @@ then = 'brief analysis "Data ready at /share/output"'
             ("notion key for github", "[tasks]\nsource = \"github\"\nproject = \"x\"\n", 3, 1, "a setting of source \"notion\""),
             ("done for github", "[tasks]\nsource = \"github\"\ndone = \"Done\"\n", 3, 1, "closes the issue"),
             ("bad assignee", "[tasks]\nsource = \"github\"\nassignee = \"a b\"\n", 3, 1, "not a GitHub login"),
+            ("sandbox on a host", "[hosts.h]\naddress = \"h\"\n[sessions.a]\npath = \"/x\"\nhost = \"h\"\nsandbox = true\n", 6, 1, "not with host"),
+            ("sandbox with env", "[sessions.a]\npath = \"/x\"\nenv = \"A=1\"\n[sessions.a.sandbox]\nnetwork = \"off\"\n", 4, 13, "not with env"),
         ];
         for (what, text, line, column, message) in cases {
             let e = parse(text, "orchestra.toml").expect_err(what);

@@ -21,7 +21,8 @@ use crate::manifest::ManifestError;
 /// One command of a repository's orchestra.toml that orchestra would run on its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepoCommand {
-    /// Where it is set: "worktree.setup", "worktree.teardown", "orchestrator.wrap_up_cmd".
+    /// Where it is set: "worktree.setup", "worktree.teardown", "orchestrator.wrap_up_cmd",
+    /// "sessions.sandbox" (the manifest sessions in a box).
     pub setting: &'static str,
     /// The command as the person reads it (a setup's words joined as a shell would).
     pub line: String,
@@ -131,6 +132,26 @@ impl Asked {
                 commands.push(RepoCommand {
                     setting: "worktree.teardown",
                     line,
+                });
+            }
+            // A manifest session's box is the repo's say too (what its agent may reach).
+            let boxed: Vec<String> = manifest
+                .sessions
+                .iter()
+                .filter(|(_, s)| s.sandboxed())
+                .map(|(label, s)| {
+                    let network = match s.sandbox.as_ref().and_then(|b| b.network()) {
+                        Some(crate::manifest::NetworkSetting::Word(w)) => w.clone(),
+                        Some(crate::manifest::NetworkSetting::Hosts(h)) => h.join(" "),
+                        None => "on".to_string(),
+                    };
+                    format!("{label} (network {network})")
+                })
+                .collect();
+            if !boxed.is_empty() {
+                commands.push(RepoCommand {
+                    setting: "sessions.sandbox",
+                    line: boxed.join(", "),
                 });
             }
             let wrap_up = manifest.orchestrator.wrap_up_cmd.trim();
@@ -421,6 +442,29 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("orchestra.toml"), toml).expect("write");
         dir
+    }
+
+    #[test]
+    fn a_manifest_sessions_sandbox_is_allowed_as_it_is_written() {
+        let home = tempfile::tempdir().expect("home");
+        let repo = repo_with(
+            "[sessions.web]\npath = \".\"\nsandbox = true\n[sessions.api]\npath = \".\"\n",
+        );
+        let asked = Asked::of(repo.path()).expect("reads");
+        assert_eq!(asked.phrase(), "sessions.sandbox `web (network on)`");
+        assert!(!asked.commands_allowed(home.path()));
+        asked.allow(home.path()).expect("allow");
+        std::fs::write(
+            repo.path().join("orchestra.toml"),
+            "[sessions.web]\npath = \".\"\n[sessions.web.sandbox]\nnetwork = \"off\"\n",
+        )
+        .expect("write");
+        let asked = Asked::of(repo.path()).expect("reads");
+        assert_eq!(asked.phrase(), "sessions.sandbox `web (network off)`");
+        assert!(
+            !asked.commands_allowed(home.path()),
+            "a changed box needs allowing again"
+        );
     }
 
     #[test]

@@ -27,12 +27,14 @@ pub enum Mount {
     Read(PathBuf),
     /// Seen and writable: what is written there is written outside.
     Write(PathBuf),
+    /// The folder `from` seen writable at `at` (a copy shown where the original lies).
+    WriteAt { from: PathBuf, at: PathBuf },
 }
 
 impl Mount {
     fn path(&self) -> &Path {
         match self {
-            Mount::Hide(p) | Mount::Read(p) | Mount::Write(p) => p,
+            Mount::Hide(p) | Mount::Read(p) | Mount::Write(p) | Mount::WriteAt { at: p, .. } => p,
         }
     }
 }
@@ -66,6 +68,10 @@ pub fn argv(spec: &Spec, command: &[String]) -> Vec<String> {
             Mount::Hide(p) => Mount::Hide(real(&p)),
             Mount::Read(p) => Mount::Read(real(&p)),
             Mount::Write(p) => Mount::Write(real(&p)),
+            Mount::WriteAt { from, at } => Mount::WriteAt {
+                from: real(&from),
+                at: real(&at),
+            },
         })
         // A folder that is not there has nothing to hide; a file is not hidden by a tmpfs.
         .filter(|m| !matches!(m, Mount::Hide(p) if !p.is_dir()))
@@ -79,6 +85,13 @@ pub fn argv(spec: &Spec, command: &[String]) -> Vec<String> {
             Mount::Hide(_) => words.extend(["--tmpfs".to_string(), path]),
             Mount::Read(_) => words.extend(["--ro-bind".to_string(), path.clone(), path]),
             Mount::Write(_) => words.extend(["--bind".to_string(), path.clone(), path]),
+            Mount::WriteAt { from, .. } => {
+                words.extend([
+                    "--bind".to_string(),
+                    from.to_string_lossy().into_owned(),
+                    path,
+                ]);
+            }
         }
     }
     words.push("--unshare-all".into());
@@ -165,6 +178,10 @@ mod tests {
                 vec![
                     Mount::Write(PathBuf::from("/nowhere/w/x/y")),
                     Mount::Read(PathBuf::from("/nowhere/bin/tool")),
+                    Mount::WriteAt {
+                        from: PathBuf::from("/nowhere/copy"),
+                        at: PathBuf::from("/nowhere/person/.tool"),
+                    },
                 ],
                 Network::Off,
             ),
@@ -180,6 +197,10 @@ mod tests {
         let read = text.find("--ro-bind /nowhere/bin/tool").unwrap();
         let write = text.find("--bind /nowhere/w/x/y /nowhere/w/x/y").unwrap();
         assert!(read < write, "the deeper path last: {text}");
+        assert!(
+            text.contains("--bind /nowhere/copy /nowhere/person/.tool"),
+            "{text}"
+        );
         assert!(text.contains("--unshare-all --die-with-parent"), "{text}");
         assert!(!text.contains("--share-net"), "{text}");
         assert!(text.contains("--clearenv --setenv TERM xterm"), "{text}");

@@ -119,6 +119,11 @@ pub struct Sandboxed {
     /// The environment variables it is given (its API keys, its own settings); a name
     /// ending in `*` is a prefix.
     pub env: &'static [&'static str],
+    /// Variables that name one of those folders somewhere else (`CODEX_HOME`), each with
+    /// the folder's place in the home: where the person set one, the copy is made of
+    /// that folder and shown in the box where it lies, so paths its settings spell still
+    /// lead there.
+    pub moved_by: &'static [(&'static str, &'static str)],
     /// The words on its command line that make it run without asking; none: it has no
     /// such mode and `--yolo` is refused.
     pub no_ask: &'static [&'static str],
@@ -461,6 +466,9 @@ mod tests {
             // A sandbox takes nothing of the home that is not relative to it, and no
             // variable of the person's shell by a prefix too short to mean one tool.
             let sandboxed = agent.sandboxed();
+            for (name, place) in sandboxed.moved_by {
+                assert!(sandboxed.config.contains(place), "{kind:?}: {name}");
+            }
             for path in sandboxed.config {
                 assert!(
                     !path.starts_with('/') && !path.contains(".."),

@@ -130,15 +130,18 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
             continue;
         }
         let files: Vec<(PathBuf, Format)> = match s.agent_kind {
-            AgentKind::Claude => match sandboxed_claude(home, s).or_else(|| claude.clone()) {
-                Some(config) => known
-                    .iter()
-                    .flat_map(|uuid| log::log_files(&config, &s.worktree, uuid))
-                    .map(|f| (f, Format::Claude))
-                    .collect(),
-                None => Vec::new(),
-            },
-            AgentKind::Codex => match &codex {
+            AgentKind::Claude => {
+                match sandboxed_config(home, s, ".claude").or_else(|| claude.clone()) {
+                    Some(config) => known
+                        .iter()
+                        .flat_map(|uuid| log::log_files(&config, &s.worktree, uuid))
+                        .map(|f| (f, Format::Claude))
+                        .collect(),
+                    None => Vec::new(),
+                }
+            }
+            AgentKind::Codex => match sandboxed_config(home, s, ".codex").or_else(|| codex.clone())
+            {
                 Some(codex) => known
                     .iter()
                     .filter_map(|thread| {
@@ -148,7 +151,7 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
                             .keys()
                             .find(|k| k.ends_with(&suffix))
                             .map(PathBuf::from)
-                            .or_else(|| codex::rollout(codex, thread))
+                            .or_else(|| codex::rollout(&codex, thread))
                     })
                     .map(|f| (f, Format::Codex))
                     .collect(),
@@ -179,15 +182,15 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
     store.record_log_reads(&reads)
 }
 
-/// A sandboxed claude's config folder: in the home of its own its box gave it (the
-/// session's `home` folder, engine's `session::sandbox::HOME_DIR`), where it writes its
-/// conversation logs.
-fn sandboxed_claude(home: Option<&Path>, s: &Session) -> Option<PathBuf> {
+/// A sandboxed agent's config folder `place` (claude's `.claude`, codex's `.codex`): in
+/// the home of its own its box gave it (the session's `home` folder, engine's
+/// `session::sandbox::HOME_DIR`), where it writes its conversation logs.
+fn sandboxed_config(home: Option<&Path>, s: &Session, place: &str) -> Option<PathBuf> {
     s.sandbox?;
     Some(
         crate::paths::session_dir(home?, &s.id)
             .join("home")
-            .join(".claude"),
+            .join(place),
     )
 }
 

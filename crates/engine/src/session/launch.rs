@@ -65,7 +65,7 @@ pub fn agent_launch_forked(
     // Made by dispatch (unless --no-hooks); brought up to date on every start, as the
     // person's settings may have changed. If they cannot be read now, last time's stay.
     let gemini_home = (wiring == HookWiring::GeminiHome && gemini_home.is_dir()).then(|| {
-        let _ = prepare_gemini_home(ctx, &dir, &session.id);
+        let _ = prepare_gemini_home(ctx, &dir, &session.id, session.sandbox.is_some());
         gemini_home
     });
     let trust_worktree = agent.trust() == Trust::AtLaunch
@@ -206,7 +206,7 @@ fn write_gemini_home(
     id: &str,
     out: &mut dyn Report,
 ) -> Result<(), Error> {
-    match prepare_gemini_home(ctx, dir, id) {
+    match prepare_gemini_home(ctx, dir, id, false) {
         Ok(()) => Ok(()),
         Err(e @ agent::gemini::GeminiHomeError::Settings { .. }) => {
             // A half-made home must not be taken for a good one by later starts.
@@ -221,17 +221,25 @@ fn write_gemini_home(
     }
 }
 
+/// `boxed`: for a sandboxed session, whose box hides the person's home (copies, no
+/// links: `agent::gemini::prepare_boxed_home`).
 fn prepare_gemini_home(
     ctx: &Context,
     dir: &Path,
     id: &str,
+    boxed: bool,
 ) -> Result<(), agent::gemini::GeminiHomeError> {
     let exe = std::env::current_exe().map_err(|source| agent::gemini::GeminiHomeError::Io {
         path: PathBuf::from("the orchestra binary"),
         source,
     })?;
     let hooks = agent::gemini::hooks(&exe, &ctx.home, id);
-    agent::gemini::prepare_home(
+    let prepare = if boxed {
+        agent::gemini::prepare_boxed_home
+    } else {
+        agent::gemini::prepare_home
+    };
+    prepare(
         &dir.join(agent::gemini::HOME_DIR),
         &agent::gemini::person_home(),
         &hooks,
@@ -359,7 +367,7 @@ pub fn start_agent_in_pane(
         // pane and gives the agent its allowed one; it types the prompt itself after.
         let result = (|| {
             let (tmux, pane) = crate::session::agent_pane(session)?;
-            let argv = window_argv(&session.id, false)?;
+            let argv = boxed_window_argv(&session.id, resume)?;
             let env = agent_env(ctx, session);
             Ok(tmux.respawn(&pane, Path::new(&session.worktree), &env, &argv)?)
         })();
@@ -558,6 +566,16 @@ pub fn window_argv(id: &str, unblocked: bool) -> Result<Vec<String>, Error> {
     ];
     if unblocked {
         argv.push("--unblocked".into());
+    }
+    Ok(argv)
+}
+
+/// [`window_argv`] for a sandboxed session's restart: `resume`, its `prepare` continues
+/// the conversation (in the box's home of its own) instead of starting one.
+pub fn boxed_window_argv(id: &str, resume: bool) -> Result<Vec<String>, Error> {
+    let mut argv = window_argv(id, false)?;
+    if resume {
+        argv.push("--resume".into());
     }
     Ok(argv)
 }

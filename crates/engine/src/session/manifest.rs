@@ -90,13 +90,25 @@ pub fn up_one(
     if let Some(mode) = spec.permission_mode {
         mode.add_to(kind, &mut command)?;
     }
+    // In a box like a dispatch's with --sandbox, allowed like a setup.
+    let boxed = match spec.sandbox.as_ref().filter(|b| b.on()) {
+        Some(setting) => {
+            crate::trust::require_commands_allowed(&ctx.home, plan.repo.main_worktree())?;
+            Some(crate::session::sandbox::network_of(setting, &plan.path)?)
+        }
+        None => None,
+    };
     let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
     // claude resumes its conversation; aider reads back the history carried in. gemini's
     // and codex's latest chat in the person's own folder may be the person's, not this
-    // session's: they start afresh.
-    let resume =
-        crate::agent::of(kind).resumes_in_person_folder(resume_uuid.is_some(), !history.is_empty());
-    let agent_uuid = resume_uuid.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    // session's: they start afresh. A boxed one's conversation was in the home of its
+    // own that `down` removed: it starts afresh too.
+    let resume = boxed.is_none()
+        && crate::agent::of(kind)
+            .resumes_in_person_folder(resume_uuid.is_some(), !history.is_empty());
+    let agent_uuid = resume_uuid
+        .filter(|_| boxed.is_none())
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cwd = PathBuf::from(&spec.path);
     if spec.host.is_none() && !cwd.is_dir() {
         return Err(Error::BadInput(format!(
@@ -118,6 +130,7 @@ pub fn up_one(
         plan.path.to_string_lossy().into_owned(),
         spec.host.clone(),
     );
+    session.sandbox = boxed;
     let dir = session_dir(&ctx.home, &id);
     let (mut argv, env) = if spec.host.is_none() {
         // Here: what dispatch gives an agent of this kind, from the same functions.
@@ -131,9 +144,18 @@ pub fn up_one(
                 })
             })
             .and_then(|()| write_hook_settings(ctx, &dir, &id, kind, &command, true, out))
-            .and_then(|()| agent_launch(ctx, &session, None, resume));
+            .and_then(|()| {
+                if boxed.is_some() {
+                    // A box starts from the window's `prepare`, which clears the
+                    // environment tmux gives the pane (`session::sandbox`).
+                    let argv = crate::session::launch::boxed_window_argv(&id, resume)?;
+                    Ok((argv, agent_env(ctx, &session)))
+                } else {
+                    agent_launch(ctx, &session, None, resume).map(|(l, env)| (l.argv, env))
+                }
+            });
         match launched {
-            Ok((launch, env)) => (launch.argv, env),
+            Ok(launched) => launched,
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(e);
@@ -172,6 +194,18 @@ pub fn up_one(
         .tmux
         .clone()
         .unwrap_or_else(|| format!("orchestra-{name}"));
+    let mode = crate::session::sandbox::mode(&session);
+    let mut marks = vec![
+        (crate::tmux::options::WINDOW_ID, id.as_str()),
+        (crate::tmux::options::WINDOW_LABEL, name),
+        (
+            crate::tmux::options::WINDOW_STATE,
+            AgentState::Unknown.as_str(),
+        ),
+    ];
+    if !mode.is_empty() {
+        marks.push((crate::tmux::options::WINDOW_SANDBOX, mode.as_str()));
+    }
     let created = tmux
         .new_window(
             &WindowSpec {
@@ -181,14 +215,7 @@ pub fn up_one(
                 env: &env,
                 placement: Placement::Detached(tmux_name.clone()),
             },
-            &[
-                (crate::tmux::options::WINDOW_ID, &id),
-                (crate::tmux::options::WINDOW_LABEL, name),
-                (
-                    crate::tmux::options::WINDOW_STATE,
-                    AgentState::Unknown.as_str(),
-                ),
-            ],
+            &marks,
         )
         .inspect_err(|_| {
             let _ = std::fs::remove_dir_all(&dir);

@@ -8,7 +8,9 @@ use crate::context::Context;
 use crate::error::Error;
 use crate::git::Repo;
 use crate::report::Report;
-use crate::session::launch::{agent_env, agent_launch, start_agent_in_pane, window_argv};
+use crate::session::launch::{
+    agent_env, agent_launch, boxed_window_argv, start_agent_in_pane, window_argv,
+};
 use crate::session::manifest::{down_one, up_one, Carried, Plan};
 use crate::session::{agent_pane, record_if_gone, session_tmux};
 use crate::state::{AgentState, Session, Status, Store};
@@ -97,8 +99,13 @@ pub fn dispatched(
     } else {
         // The window is gone: a new one on the server we are talking to.
         let (launch, env) = agent_launch(ctx, session, None, resume)?;
-        let (argv, badge) = if setup_again || session.sandbox.is_some() {
+        let (argv, badge) = if setup_again {
             (window_argv(&session.id, false)?, Status::Setup.as_str())
+        } else if session.sandbox.is_some() {
+            (
+                boxed_window_argv(&session.id, resume)?,
+                Status::Setup.as_str(),
+            )
         } else {
             (launch.argv, AgentState::Unknown.as_str())
         };

@@ -71,18 +71,38 @@ pub fn wrap(
     crate::paths::private_dir(&home).map_err(Error::io(format!("creating {}", home.display())))?;
     let person = non_empty_env("HOME").map(PathBuf::from);
     let kind = agent::of(session.agent_kind).sandboxed();
-    if let Some(person) = &person {
-        let config: &[&str] = match inside {
-            Inside::Agent => kind.config,
-            Inside::Setup => &[],
+    // The kind's folders the person keeps elsewhere (`CODEX_HOME`): copied from there.
+    let moved: Vec<(&str, &str, PathBuf)> = match inside {
+        Inside::Agent => kind
+            .moved_by
+            .iter()
+            .filter_map(|(var, place)| non_empty_env(var).map(|p| (*var, *place, p.into())))
+            .collect(),
+        Inside::Setup => Vec::new(),
+    };
+    let copying = |person: Option<&PathBuf>| -> std::io::Result<()> {
+        for (_, place, from) in &moved {
+            copy_one(from, &home.join(place))?;
+        }
+        let Some(person) = person else {
+            return Ok(());
         };
-        copy_config(person, &home, COPIED)
-            .and_then(|()| copy_config(person, &home, config))
-            .map_err(Error::io(format!(
-                "copying settings into {}",
-                home.display()
-            )))?;
-    }
+        copy_config(person, &home, COPIED)?;
+        if inside == Inside::Agent {
+            let config: Vec<&str> = kind
+                .config
+                .iter()
+                .copied()
+                .filter(|c| !moved.iter().any(|(_, place, _)| place == c))
+                .collect();
+            copy_config(person, &home, &config)?;
+        }
+        Ok(())
+    };
+    copying(person.as_ref()).map_err(Error::io(format!(
+        "copying settings into {}",
+        home.display()
+    )))?;
     let worktree = PathBuf::from(&session.worktree);
     let mut mounts = Vec::new();
     if let Some(person) = &person {
@@ -111,6 +131,20 @@ pub fn wrap(
         mounts.push(Mount::Hide(folder.to_path_buf()));
     }
     mounts.push(Mount::Write(worktree.clone()));
+    let mut moved_env = Vec::new();
+    for (var, place, from) in &moved {
+        let copy = home.join(place);
+        if from.is_dir() && copy.is_dir() {
+            // Where the person's folder lies: the paths its settings spell lead to the copy.
+            mounts.push(Mount::WriteAt {
+                from: copy,
+                at: from.clone(),
+            });
+            moved_env.push((var.to_string(), from.to_string_lossy().into_owned()));
+        } else {
+            moved_env.push((var.to_string(), copy.to_string_lossy().into_owned()));
+        }
+    }
     // Of orchestra's home only the session's own folder and its drop folder: the record
     // (state.db), the other sessions' folders and the rest are not there at all; the
     // hooks and `orchestra done` inside leave their words in the drop folder (`inbox`).
@@ -140,7 +174,7 @@ pub fn wrap(
             inner.push((name, value));
         }
     }
-    for (name, value) in env {
+    for (name, value) in moved_env.iter().chain(env) {
         inner.retain(|(n, _)| n != name);
         inner.push((name.clone(), value.clone()));
     }
@@ -185,24 +219,29 @@ fn installed_with(program: &Path) -> PathBuf {
 /// and caches stay the person's). What the agent changes later are its copies.
 fn copy_config(from: &Path, to: &Path, config: &[&str]) -> std::io::Result<()> {
     for entry in config {
-        let (source, target) = (from.join(entry), to.join(entry));
-        if target.exists() {
-            continue;
-        }
-        let Ok(meta) = std::fs::metadata(&source) else {
-            continue;
-        };
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        if meta.is_file() {
-            std::fs::copy(&source, &target)?;
-        } else if meta.is_dir() {
-            std::fs::create_dir_all(&target)?;
-            for file in std::fs::read_dir(&source)?.flatten() {
-                if file.file_type().is_ok_and(|t| t.is_file()) {
-                    std::fs::copy(file.path(), target.join(file.file_name()))?;
-                }
+        copy_one(&from.join(entry), &to.join(entry))?;
+    }
+    Ok(())
+}
+
+/// [`copy_config`]'s copy of one file or folder `source` as `target`, unless made already.
+fn copy_one(source: &Path, target: &Path) -> std::io::Result<()> {
+    if target.exists() {
+        return Ok(());
+    }
+    let Ok(meta) = std::fs::metadata(source) else {
+        return Ok(());
+    };
+    if let Some(parent) = target.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    if meta.is_file() {
+        std::fs::copy(source, target)?;
+    } else if meta.is_dir() {
+        std::fs::create_dir_all(target)?;
+        for file in std::fs::read_dir(source)?.flatten() {
+            if file.file_type().is_ok_and(|t| t.is_file()) {
+                std::fs::copy(file.path(), target.join(file.file_name()))?;
             }
         }
     }
@@ -257,6 +296,23 @@ pub fn chosen(main: &Path, asked: &Asked<'_>) -> Result<Option<Network>, Error> 
     };
     probe().map_err(|e| Error::BadInput(e.to_string()))?;
     Ok(Some(network))
+}
+
+/// The network of a manifest session's box (`setting` on), `file` its orchestra.toml;
+/// refused (bad input) as a dispatch's would be, bubblewrap missing too.
+pub fn network_of(setting: &SandboxSetting, file: &Path) -> Result<Network, Error> {
+    let network = match setting.network() {
+        Some(NetworkSetting::Word(word)) => network_word(word, "sandbox network")?,
+        Some(NetworkSetting::Hosts(_)) => {
+            return Err(Error::BadInput(format!(
+                "{}: a session's sandbox network as a list of hosts is not supported yet: write \"on\" or \"off\"",
+                file.display()
+            )))
+        }
+        None => Network::On,
+    };
+    probe().map_err(|e| Error::BadInput(e.to_string()))?;
+    Ok(network)
 }
 
 fn network_word(word: &str, what: &str) -> Result<Network, Error> {

@@ -122,6 +122,7 @@ impl Agent for Aider {
                 "OPENROUTER_API_KEY",
                 "DEEPSEEK_API_KEY",
             ],
+            moved_by: &[],
             no_ask: &["--yes-always"],
         }
     }

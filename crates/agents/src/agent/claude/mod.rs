@@ -149,6 +149,7 @@ impl Agent for Claude {
                 "DISABLE_AUTOUPDATER",
                 "DISABLE_ERROR_REPORTING",
             ],
+            moved_by: &[("CLAUDE_CONFIG_DIR", ".claude")],
             no_ask: &["--dangerously-skip-permissions"],
         }
     }

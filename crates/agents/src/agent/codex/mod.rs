@@ -120,6 +120,7 @@ impl Agent for Codex {
         Sandboxed {
             config: &[".codex"],
             env: &["OPENAI_*", "CODEX_*"],
+            moved_by: &[("CODEX_HOME", ".codex")],
             no_ask: &["--dangerously-bypass-approvals-and-sandbox"],
         }
     }

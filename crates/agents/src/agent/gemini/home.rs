@@ -212,12 +212,36 @@ pub fn prepare_home(home: &Path, person: &Path, hooks: &Value) -> Result<(), Gem
     prepare_home_with(home, person, "hooks", |text| merged_settings(text, hooks))
 }
 
+/// [`prepare_home`] for a sandboxed session, whose box hides the person's home: the
+/// person's `.gemini` files are copied once instead of linked (the copy is the CLI's to
+/// change), their folders (other chats, extensions) and `~/.agents` left out, and links
+/// made before by [`prepare_home`] taken away.
+pub fn prepare_boxed_home(
+    home: &Path,
+    person: &Path,
+    hooks: &Value,
+) -> Result<(), GeminiHomeError> {
+    prepare(home, person, "hooks", true, |text| {
+        merged_settings(text, hooks)
+    })
+}
+
 /// [`prepare_home`] with the settings `ours` makes of the person's (their text, if any);
 /// `without` names what the agent lacks when it cannot read them.
 pub fn prepare_home_with(
     home: &Path,
     person: &Path,
     without: &'static str,
+    ours_of: impl FnOnce(Option<&str>) -> Result<Value, String>,
+) -> Result<(), GeminiHomeError> {
+    prepare(home, person, without, false, ours_of)
+}
+
+fn prepare(
+    home: &Path,
+    person: &Path,
+    without: &'static str,
+    boxed: bool,
     ours_of: impl FnOnce(Option<&str>) -> Result<Value, String>,
 ) -> Result<(), GeminiHomeError> {
     let theirs = person.join(".gemini");
@@ -253,6 +277,10 @@ pub fn prepare_home_with(
         links.push((agents, home.join(".agents")));
     }
     for (target, link) in links {
+        if boxed {
+            copy_in(&target, &link)?;
+            continue;
+        }
         // Something already there is a link made last time, or the CLI's own file.
         if std::fs::symlink_metadata(&link).is_err() {
             std::os::unix::fs::symlink(&target, &link).map_err(io(&link))?;
@@ -261,6 +289,20 @@ pub fn prepare_home_with(
     let path = ours.join("settings.json");
     let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
     crate::paths::replace_private(&path, text).map_err(io(&path))
+}
+
+/// In a box, the person's file `target` as a copy at `link` (once: later the CLI's), a
+/// link made there before taken away, a folder left out.
+fn copy_in(target: &Path, link: &Path) -> Result<(), GeminiHomeError> {
+    if std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
+        std::fs::remove_file(link).map_err(io(link))?;
+    }
+    if std::fs::metadata(target).is_ok_and(|m| m.is_file())
+        && std::fs::symlink_metadata(link).is_err()
+    {
+        std::fs::copy(target, link).map_err(io(link))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -382,6 +424,41 @@ mod tests {
         assert!(
             err.to_string().contains("without orchestra's tools"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_boxed_home_copies_the_persons_files_where_it_had_links_and_keeps_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let person = dir.path().join("person");
+        std::fs::create_dir_all(person.join(".gemini/tmp")).unwrap();
+        std::fs::create_dir_all(person.join(".agents")).unwrap();
+        std::fs::write(person.join(".gemini/settings.json"), "{}").unwrap();
+        std::fs::write(person.join(".gemini/trustedFolders.json"), "{\"a\": 1}").unwrap();
+        let home = dir.path().join("session/gemini-home");
+        let ours = hooks(Path::new("/o"), Path::new("/h"), "s");
+        // Dispatch made links; the box's start takes them away.
+        prepare_home(&home, &person, &ours).unwrap();
+        prepare_boxed_home(&home, &person, &ours).unwrap();
+        let trusted = home.join(".gemini/trustedFolders.json");
+        assert!(!std::fs::symlink_metadata(&trusted)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&trusted).unwrap(), "{\"a\": 1}");
+        for gone in [".gemini/tmp", ".agents"] {
+            assert!(
+                std::fs::symlink_metadata(home.join(gone)).is_err(),
+                "{gone}"
+            );
+        }
+        // The copy is the CLI's: changed, it stays; the person's is never written.
+        std::fs::write(&trusted, "{\"b\": 2}").unwrap();
+        prepare_boxed_home(&home, &person, &ours).unwrap();
+        assert_eq!(std::fs::read_to_string(&trusted).unwrap(), "{\"b\": 2}");
+        assert_eq!(
+            std::fs::read_to_string(person.join(".gemini/trustedFolders.json")).unwrap(),
+            "{\"a\": 1}"
         );
     }
 

@@ -136,6 +136,7 @@ impl Agent for Gemini {
         Sandboxed {
             config: &[".gemini"],
             env: &["GEMINI_*", "GOOGLE_*"],
+            moved_by: &[],
             no_ask: &["--yolo"],
         }
     }

@@ -98,6 +98,7 @@ impl Agent for Generic {
         Sandboxed {
             config: &[],
             env: &[],
+            moved_by: &[],
             no_ask: &[],
         }
     }

@@ -146,6 +146,7 @@ impl Agent for Opencode {
         Sandboxed {
             config: &[".config/opencode", ".local/share/opencode"],
             env: &["OPENCODE_*", "ANTHROPIC_*", "OPENAI_*"],
+            moved_by: &[],
             no_ask: &[],
         }
     }
