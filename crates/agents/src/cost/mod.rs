@@ -183,7 +183,7 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
 /// session's `home` folder, engine's `session::sandbox::HOME_DIR`), where it writes its
 /// conversation logs.
 fn sandboxed_claude(home: Option<&Path>, s: &Session) -> Option<PathBuf> {
-    s.sandbox?;
+    s.sandbox.as_ref()?;
     Some(
         crate::paths::session_dir(home?, &s.id)
             .join("home")
