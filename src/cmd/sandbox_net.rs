@@ -21,15 +21,16 @@ pub fn run(args: &SandboxNetArgs) -> Result<(), Error> {
             Allowed::list(allow.split(','))
                 .map_err(|e| Error::BadInput(format!("--allow: {e}")))?;
             let log = socket.with_file_name(net::LOG);
+            let (socket, pid) = (socket.to_string_lossy(), std::process::id().to_string());
             let words = [
                 "sandbox-net",
                 "proxy",
                 "--socket",
-                &socket.to_string_lossy(),
+                &*socket,
                 "--allow",
-                allow,
+                allow.as_str(),
                 "--parent",
-                &std::process::id().to_string(),
+                pid.as_str(),
             ]
             .map(String::from);
             net::start(&exe()?, &words, "proxy", Some(&log)).map_err(failed)?;
@@ -40,15 +41,20 @@ pub fn run(args: &SandboxNetArgs) -> Result<(), Error> {
             port,
             command,
         } => {
+            let (socket, port, pid) = (
+                socket.to_string_lossy(),
+                port.to_string(),
+                std::process::id().to_string(),
+            );
             let words = [
                 "sandbox-net",
                 "bridge",
                 "--socket",
-                &socket.to_string_lossy(),
+                &*socket,
                 "--port",
-                &port.to_string(),
+                port.as_str(),
                 "--parent",
-                &std::process::id().to_string(),
+                pid.as_str(),
             ]
             .map(String::from);
             net::start(&exe()?, &words, "bridge", None).map_err(failed)?;

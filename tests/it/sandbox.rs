@@ -689,7 +689,14 @@ fn a_box_limited_to_a_host_reaches_it_through_the_proxy_only_and_kill_9_leaves_n
     let hosts = format!("127.0.0.1:{allowed}");
     for (label, victim) in [("limited", "agent"), ("limited2", "bwrap")] {
         env.orchestra(&[
-            "dispatch", label, "--sandbox", "--network", &hosts, "--agent", &agent, "--kind",
+            "dispatch",
+            label,
+            "--sandbox",
+            "--network",
+            &hosts,
+            "--agent",
+            &agent,
+            "--kind",
             "generic",
         ])
         .ok();
@@ -715,7 +722,10 @@ fn a_box_limited_to_a_host_reaches_it_through_the_proxy_only_and_kill_9_leaves_n
         }
         assert!(text.contains("other-code=403"), "{text}");
         let body = std::fs::read_to_string(wt.join("other.txt")).unwrap();
-        assert!(body.contains("is not in this session's allowed hosts"), "{body}");
+        assert!(
+            body.contains("is not in this session's allowed hosts"),
+            "{body}"
+        );
         assert_eq!(other_seen.load(std::sync::atomic::Ordering::SeqCst), 0);
         let row = env.session(label);
         assert_eq!(row["sandbox"], hosts.as_str(), "{row}");
@@ -749,7 +759,8 @@ fn a_box_limited_to_a_host_reaches_it_through_the_proxy_only_and_kill_9_leaves_n
             .status()
             .unwrap();
         assert!(
-            wait_until(Duration::from_secs(10), || running_with(&socket_word).is_empty()
+            wait_until(Duration::from_secs(10), || running_with(&socket_word)
+                .is_empty()
                 && running_with("sandbox-net\0").is_empty()
                 && !socket.exists()),
             "kill -9 of the {victim} left {:?}, socket there: {}",

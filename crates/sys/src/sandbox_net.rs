@@ -127,7 +127,7 @@ fn watch_parent(parent: u32, socket: Option<PathBuf>) {
             // setup's) may have made its own there already.
             if let Some(s) = socket
                 .as_deref()
-                .filter(|s| mine.is_some() && ours(s) == mine)
+                .filter(|s| mine.is_some() && ours(*s) == mine)
             {
                 let _ = std::fs::remove_file(s);
             }
@@ -310,7 +310,9 @@ fn target(head: &str) -> Result<Target, (u16, String)> {
     for line in lines.filter(|l| !l.is_empty()) {
         let name = line.split(':').next().unwrap_or_default().trim();
         // Hop-by-hop: this proxy's, not the host's; one request per connection.
-        if name.len() >= 6 && name[..6].eq_ignore_ascii_case("proxy-")
+        if name
+            .get(..6)
+            .is_some_and(|p| p.eq_ignore_ascii_case("proxy-"))
             || name.eq_ignore_ascii_case("connection")
             || name.eq_ignore_ascii_case("keep-alive")
         {

@@ -167,18 +167,19 @@ pub fn wrap(
         mounts.push(Mount::Read(socket));
         let port = crate::sandbox_net::BRIDGE_PORT;
         let proxy = format!("http://127.0.0.1:{port}");
+        let p = proxy.as_str();
         let proxied = [
-            ("HTTPS_PROXY", proxy.as_str()),
-            ("HTTP_PROXY", &proxy),
-            ("ALL_PROXY", &proxy),
-            ("https_proxy", &proxy),
-            ("http_proxy", &proxy),
-            ("all_proxy", &proxy),
+            ("HTTPS_PROXY", p),
+            ("HTTP_PROXY", p),
+            ("ALL_PROXY", p),
+            ("https_proxy", p),
+            ("http_proxy", p),
+            ("all_proxy", p),
             // Nothing bypasses it: the box's loopback holds only the bridge.
             ("NO_PROXY", ""),
             ("no_proxy", ""),
         ];
-        inner.retain(|(n, _)| !proxied.iter().any(|(p, _)| p == n));
+        inner.retain(|(n, _)| !proxied.iter().any(|(p, _)| n == *p));
         inner.extend(
             proxied
                 .iter()
@@ -194,7 +195,7 @@ pub fn wrap(
             port.to_string(),
             "--".into(),
         ];
-        command.splice(0..0, bridge);
+        command = bridge.into_iter().chain(command).collect();
         let hosts: Vec<String> = hosts.iter().map(ToString::to_string).collect();
         outside = vec![
             exe,
@@ -213,8 +214,10 @@ pub fn wrap(
         env: (inside == Inside::Setup).then(|| inner.clone()),
         cwd: worktree,
     };
-    let mut argv = crate::sandbox::argv(&spec, &command);
-    argv.splice(0..0, outside);
+    let argv: Vec<String> = outside
+        .into_iter()
+        .chain(crate::sandbox::argv(&spec, &command))
+        .collect();
     Ok(match inside {
         Inside::Agent => (argv, inner),
         Inside::Setup => (argv, Vec::new()),
