@@ -127,7 +127,7 @@ fn watch_parent(parent: u32, socket: Option<PathBuf>) {
             // setup's) may have made its own there already.
             if let Some(s) = socket
                 .as_deref()
-                .filter(|s| mine.is_some() && ours(*s) == mine)
+                .filter(|s| mine.is_some() && ours(s) == mine)
             {
                 let _ = std::fs::remove_file(s);
             }
