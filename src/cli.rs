@@ -194,6 +194,58 @@ pub enum Command {
     /// for a session unblocked just now, the move of its branch), then the agent itself.
     #[command(hide = true)]
     Prepare(PrepareArgs),
+    /// What a sandbox whose network is a list of hosts runs: around bwrap (`outside`,
+    /// which starts the proxy) and around its command inside (`inside`, which starts the
+    /// bridge to it), and those two servers themselves.
+    #[command(hide = true, name = "sandbox-net")]
+    SandboxNet(SandboxNetArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxNetArgs {
+    #[command(subcommand)]
+    pub part: SandboxNetPart,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SandboxNetPart {
+    /// Starts the proxy on SOCKET, then becomes COMMAND (bwrap).
+    Outside {
+        #[arg(long)]
+        socket: PathBuf,
+        /// The hosts, separated by commas.
+        #[arg(long)]
+        allow: String,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// Starts the bridge on 127.0.0.1:PORT to SOCKET, then becomes COMMAND (the agent).
+    Inside {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long)]
+        port: u16,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// The proxy, for as long as process PARENT is its parent.
+    Proxy {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long)]
+        allow: String,
+        #[arg(long)]
+        parent: u32,
+    },
+    /// The bridge, for as long as process PARENT is its parent.
+    Bridge {
+        #[arg(long)]
+        socket: PathBuf,
+        #[arg(long)]
+        port: u16,
+        #[arg(long)]
+        parent: u32,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -19,4 +19,6 @@ pub use orchestra_engine::{
     prompts, radar, remote_hooks, session, sync, tasks, tell, trust, worktree,
 };
 pub use orchestra_model::{duration, inert, label, report};
-pub use orchestra_sys::{fault, git, http, lock, notify, paths, process, remote, state, tmux};
+pub use orchestra_sys::{
+    fault, git, http, lock, notify, paths, process, remote, sandbox_net, state, tmux,
+};

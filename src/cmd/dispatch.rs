@@ -154,7 +154,7 @@ fn fan_out(ctx: &Context, args: &DispatchArgs, out: &mut Output<'_>) -> Result<(
                 base: args.base.as_deref(),
                 hooks: !args.no_hooks,
                 requested_by: args.requested_by.as_deref(),
-                sandbox,
+                sandbox: sandbox.clone(),
                 yolo: args.yolo,
             },
         )?);

@@ -37,7 +37,7 @@ pub fn run(ctx: &Context, args: &ForkArgs, out: &mut Output<'_>) -> Result<(), E
             (command, kind)
         }
     };
-    let (sandbox, yolo) = (source.sandbox, source.yolo);
+    let (sandbox, yolo) = (source.sandbox.clone(), source.yolo);
     let mut planned = fork::plan(
         &ctx.home,
         &store,

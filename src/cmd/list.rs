@@ -90,7 +90,10 @@ impl ListRow {
             requested_by: None,
             group: None,
             check: None,
-            sandbox: s.sandbox.map(|n| n.as_str().to_string()),
+            sandbox: s
+                .sandbox
+                .as_ref()
+                .map(orchestra_model::sandbox::Network::word),
             yolo: s.yolo,
         }
     }

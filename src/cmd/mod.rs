@@ -32,6 +32,7 @@ pub mod prepare;
 pub mod refresh;
 pub mod restart;
 pub mod review;
+pub mod sandbox_net;
 pub mod slugify;
 pub mod status;
 pub mod status_line;
@@ -92,6 +93,7 @@ pub fn run(ctx: &Context, command: &Command, out: &mut Output<'_>) -> Result<(),
         Command::Tmux(args) => tmux_cmd::run(ctx, args, out),
         Command::Notify(args) => notify::notify(ctx, args, out),
         Command::Prepare(args) => prepare::run(ctx, args, out),
+        Command::SandboxNet(args) => sandbox_net::run(args),
         Command::Up(args) => up::up(ctx, args, out),
         Command::Down(args) => up::down(ctx, args, out),
         Command::Status(args) => status::status(ctx, args, out),

@@ -418,9 +418,9 @@ fn a_sandbox_that_cannot_be_had_and_yolo_outside_one_are_refused_with_nothing_ma
         "orchestra: --network is the sandbox's: add --sandbox",
     );
     refused(
-        &with(&["--sandbox", "--network", "api.example"]),
+        &with(&["--sandbox", "--network", "api.example:0"]),
         None,
-        "orchestra: --network \"api.example\": on or off (a list of hosts is not supported yet)",
+        "orchestra: --network \"api.example:0\": \"api.example:0\": the port is a number from 1 to 65535 (on, off, or hosts separated by commas)",
     );
     refused(
         &with(&["--sandbox", "--yolo"]),
@@ -429,7 +429,7 @@ fn a_sandbox_that_cannot_be_had_and_yolo_outside_one_are_refused_with_nothing_ma
     );
     std::fs::write(
         env.repo.join("orchestra.toml"),
-        "[sandbox]\nnetwork = [\"api.example\"]\n",
+        "[sandbox]\nnetwork = [\"api.example\", \"*.example.com\"]\n",
     )
     .unwrap();
     let file = env.repo.join("orchestra.toml");
@@ -437,7 +437,7 @@ fn a_sandbox_that_cannot_be_had_and_yolo_outside_one_are_refused_with_nothing_ma
         &with(&[]),
         None,
         &format!(
-            "orchestra: {}: [sandbox] network as a list of hosts is not supported yet: write \"on\" or \"off\"",
+            "orchestra: {}: [sandbox] network: \"*.example.com\": a host is a name or an address (no patterns, schemes or paths)",
             file.display()
         ),
     );
@@ -971,4 +971,159 @@ fn a_sandboxed_manifest_session_is_allowed_like_a_setup_and_comes_up_in_its_box(
     assert_eq!(mark.trim(), "sandboxed,net-off");
     env.orchestra(&["down", "notes"]).ok();
     assert_eq!(env.list_json().len(), 0);
+}
+
+/// An agent in a box whose network is one listed host: through the bridge and the proxy
+/// (curl honours `http_proxy`, and `-p` tunnels with CONNECT) it reaches that host, not
+/// another loopback address standing in for an unlisted one, and nothing directly.
+const LIMITED: &str = r#"#!/bin/bash
+# limited.sh ALLOWED_PORT OTHER_PORT
+a=$1 b=$2 out="$PWD/net.txt"
+: > "$out"
+says() { if [ "$2" = 0 ]; then echo "$1: reached"; else echo "$1: refused"; fi >> "$out"; }
+curl -sf -m 10 "http://127.0.0.1:$a/x" | grep -q allowed-body; says proxied-allowed $?
+curl -sf -m 10 -p "http://127.0.0.1:$a/x" | grep -q allowed-body; says tunnel-allowed $?
+code=$(curl -s -m 10 -o "$PWD/other.txt" -w '%{http_code}' "http://127.0.0.2:$b/x"); [ "$code" = 200 ]; says proxied-other $?
+echo "other-code=$code" >> "$out"
+curl -sf -m 10 -p "http://127.0.0.2:$b/x" >/dev/null; says tunnel-other $?
+curl -sf -m 5 --noproxy '*' "http://127.0.0.1:$a/x" >/dev/null; says direct-allowed $?
+(exec 3<>"/dev/tcp/127.0.0.2/$b") 2>/dev/null; says direct-other $?
+echo finished >> "$out"
+exec sleep 600
+"#;
+
+/// A server on `ip` answering every request with `body`; the count of requests it saw.
+fn serve(ip: &str, body: &'static str) -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind((ip, 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = conn.read(&mut buf);
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+/// The pids whose command line names `needle`.
+fn running_with(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+                && alive(*pid)
+        })
+        .collect()
+}
+
+#[test]
+fn a_box_limited_to_a_host_reaches_it_through_the_proxy_only_and_kill_9_leaves_nothing() {
+    if !bwrap_here() || !require("curl", which("curl").is_some()) {
+        return;
+    }
+    let env = Env::new();
+    env.start_server(&[]);
+    let (allowed, _) = serve("127.0.0.1", "allowed-body");
+    let (other, other_seen) = serve("127.0.0.2", "other-body");
+    let script = env.root.join("limited.sh");
+    write_script(&script, LIMITED);
+    let agent = format!(
+        "{} {allowed} {other}",
+        shell_words::quote(&script.to_string_lossy())
+    );
+    let hosts = format!("127.0.0.1:{allowed}");
+    for (label, victim) in [("limited", "agent"), ("limited2", "bwrap")] {
+        env.orchestra(&[
+            "dispatch",
+            label,
+            "--sandbox",
+            "--network",
+            &hosts,
+            "--agent",
+            &agent,
+            "--kind",
+            "generic",
+        ])
+        .ok();
+        let wt = env.worktree_path(label);
+        let said = wt.join("net.txt");
+        assert!(
+            wait_until(Duration::from_secs(60), || std::fs::read_to_string(&said)
+                .is_ok_and(|t| t.contains("finished"))),
+            "the agent never finished: {:?}\n{}",
+            std::fs::read_to_string(&said),
+            env.screen(label)
+        );
+        let text = std::fs::read_to_string(&said).unwrap();
+        for (what, how) in [
+            ("proxied-allowed", "reached"),
+            ("tunnel-allowed", "reached"),
+            ("proxied-other", "refused"),
+            ("tunnel-other", "refused"),
+            ("direct-allowed", "refused"),
+            ("direct-other", "refused"),
+        ] {
+            assert!(text.contains(&format!("{what}: {how}")), "{what}:\n{text}");
+        }
+        assert!(text.contains("other-code=403"), "{text}");
+        let body = std::fs::read_to_string(wt.join("other.txt")).unwrap();
+        assert!(
+            body.contains("is not in this session's allowed hosts"),
+            "{body}"
+        );
+        assert_eq!(other_seen.load(std::sync::atomic::Ordering::SeqCst), 0);
+        let row = env.session(label);
+        assert_eq!(row["sandbox"], hosts.as_str(), "{row}");
+        let id = row["id"].as_str().unwrap().to_string();
+        let socket = env.home.join("sessions").join(&id).join("net.sock");
+        assert!(socket.exists());
+        let socket_word = socket.to_string_lossy().into_owned();
+        for server in ["sandbox-net\0proxy", "sandbox-net\0bridge"] {
+            assert_eq!(running_with(server).len(), 1, "{server}");
+        }
+        let pane = row["pane"].as_str().unwrap().to_string();
+        let pid: u32 = env
+            .tmux(&["display-message", "-p", "-t", &pane, "#{pane_pid}"])
+            .trim()
+            .parse()
+            .unwrap();
+        let tree = descendants(pid);
+        let target = if victim == "bwrap" {
+            pid
+        } else {
+            *tree
+                .iter()
+                .find(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/cmdline"))
+                        .is_ok_and(|c| c.starts_with("sleep"))
+                })
+                .unwrap()
+        };
+        std::process::Command::new("kill")
+            .args(["-9", &target.to_string()])
+            .status()
+            .unwrap();
+        assert!(
+            wait_until(Duration::from_secs(10), || running_with(&socket_word)
+                .is_empty()
+                && running_with("sandbox-net\0").is_empty()
+                && !socket.exists()),
+            "kill -9 of the {victim} left {:?}, socket there: {}",
+            running_with(&socket_word),
+            socket.exists()
+        );
+    }
 }

@@ -29,4 +29,6 @@ pub mod worktree;
 // The lower crates under the names the modules were written with.
 use orchestra_agents::{agent, cost};
 use orchestra_model::{duration, inert, label, report};
-use orchestra_sys::{fault, git, http, lock, notify, paths, process, remote, sandbox, state, tmux};
+use orchestra_sys::{
+    fault, git, http, lock, notify, paths, process, remote, sandbox, sandbox_net, state, tmux,
+};

@@ -13,6 +13,7 @@ pub mod paths;
 pub mod process;
 pub mod remote;
 pub mod sandbox;
+pub mod sandbox_net;
 pub mod state;
 pub mod tmux;
 

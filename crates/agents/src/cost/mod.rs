@@ -186,7 +186,7 @@ pub fn refresh(store: &Store, sessions: &[Session]) -> Result<(), StateError> {
 /// the home of its own its box gave it (the session's `home` folder, engine's
 /// `session::sandbox::HOME_DIR`), where it writes its conversation logs.
 fn sandboxed_config(home: Option<&Path>, s: &Session, place: &str) -> Option<PathBuf> {
-    s.sandbox?;
+    s.sandbox.as_ref()?;
     Some(
         crate::paths::session_dir(home?, &s.id)
             .join("home")

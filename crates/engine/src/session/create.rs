@@ -292,7 +292,7 @@ pub fn dispatch_undoable(
             port,
             prompt.clone(),
         );
-        session.sandbox = plan.request.sandbox;
+        session.sandbox.clone_from(&plan.request.sandbox);
         session.yolo = plan.request.yolo;
         let sandboxed = session.sandbox.is_some();
         let (launch, env) = agent_launch_forked(

@@ -105,7 +105,7 @@ pub fn agent_launch_forked(
     }
     let mut env = agent_env(ctx, session);
     env.append(&mut launch.env);
-    if let Some(network) = session.sandbox {
+    if let Some(network) = &session.sandbox {
         // The whole environment it starts with: its starter clears its own first.
         let inside = crate::session::sandbox::Inside::Agent;
         let (argv, boxed) =

@@ -169,7 +169,7 @@ pub fn setup(
     ));
     let env = crate::worktree::command_env(session);
     // In the session's box, with its environment on bwrap's command line (no API key).
-    let (argv, env) = match session.sandbox {
+    let (argv, env) = match &session.sandbox {
         Some(network) => crate::session::sandbox::wrap(
             home,
             session,

@@ -18,7 +18,7 @@ use crate::sandbox::{Mount, Spec};
 use crate::state::Session;
 
 pub use crate::sandbox::probe;
-pub use orchestra_model::sandbox::Network;
+pub use orchestra_model::sandbox::{Allowed, Network};
 
 /// The session's own home inside its box: in its folder, so it goes with the session.
 pub const HOME_DIR: &str = "home";
@@ -59,7 +59,7 @@ pub enum Inside {
 pub fn wrap(
     home_dir: &Path,
     session: &Session,
-    network: Network,
+    network: &Network,
     command: &[String],
     env: &[(String, String)],
     inside: Inside,
@@ -184,13 +184,74 @@ pub fn wrap(
     // What a CLI asks before it runs without asking as root (claude's
     // --dangerously-skip-permissions): this is a sandbox.
     inner.push(("IS_SANDBOX".into(), "1".into()));
+    let mut command = command.to_vec();
+    let mut outside = Vec::new();
+    if let Some(hosts) = network.hosts() {
+        // The box's own network namespace reaches nothing; the proxy outside, on a socket
+        // in the session's folder (read-only inside: the agent cannot take its place),
+        // lets through to the listed hosts, and the bridge inside is the box's proxy.
+        let exe = std::env::current_exe()
+            .and_then(|e| e.canonicalize())
+            .map_err(Error::io(
+                "finding this program, the sandbox's network proxy",
+            ))?;
+        let exe = exe.to_string_lossy().into_owned();
+        let socket = dir.join(crate::sandbox_net::SOCKET);
+        let socket_word = socket.to_string_lossy().into_owned();
+        mounts.push(Mount::Read(socket));
+        let port = crate::sandbox_net::BRIDGE_PORT;
+        let proxy = format!("http://127.0.0.1:{port}");
+        let p = proxy.as_str();
+        let proxied = [
+            ("HTTPS_PROXY", p),
+            ("HTTP_PROXY", p),
+            ("ALL_PROXY", p),
+            ("https_proxy", p),
+            ("http_proxy", p),
+            ("all_proxy", p),
+            // Nothing bypasses it: the box's loopback holds only the bridge.
+            ("NO_PROXY", ""),
+            ("no_proxy", ""),
+        ];
+        inner.retain(|(n, _)| !proxied.iter().any(|(p, _)| n == *p));
+        inner.extend(
+            proxied
+                .iter()
+                .map(|(n, v)| ((*n).to_string(), (*v).to_string())),
+        );
+        let bridge = [
+            exe.clone(),
+            "sandbox-net".into(),
+            "inside".into(),
+            "--socket".into(),
+            socket_word.clone(),
+            "--port".into(),
+            port.to_string(),
+            "--".into(),
+        ];
+        command = bridge.into_iter().chain(command).collect();
+        let hosts: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+        outside = vec![
+            exe,
+            "sandbox-net".into(),
+            "outside".into(),
+            "--socket".into(),
+            socket_word,
+            "--allow".into(),
+            hosts.join(","),
+            "--".into(),
+        ];
+    }
     let spec = Spec {
         mounts,
-        network,
+        network: network.clone(),
         env: (inside == Inside::Setup).then(|| inner.clone()),
         cwd: worktree,
     };
-    let argv = crate::sandbox::argv(&spec, command);
+    let argv: Vec<String> = outside
+        .into_iter()
+        .chain(crate::sandbox::argv(&spec, &command))
+        .collect();
     Ok(match inside {
         Inside::Agent => (argv, inner),
         Inside::Setup => (argv, Vec::new()),
@@ -285,12 +346,15 @@ pub fn chosen(main: &Path, asked: &Asked<'_>) -> Result<Option<Network>, Error> 
     }
     let network = match (asked.network, setting.as_ref().and_then(|s| s.network())) {
         (Some(word), _) => network_word(word, "--network")?,
-        (None, Some(NetworkSetting::Word(word))) => network_word(word, "[sandbox] network")?,
-        (None, Some(NetworkSetting::Hosts(_))) => {
-            return Err(Error::BadInput(format!(
-                "{}: [sandbox] network as a list of hosts is not supported yet: write \"on\" or \"off\"",
-                file.display()
-            )))
+        (None, Some(NetworkSetting::Word(word))) => {
+            network_word(word, "[sandbox] network").map_err(|e| in_file(&file, e))?
+        }
+        (None, Some(NetworkSetting::Hosts(hosts))) => {
+            Allowed::list(hosts.iter().map(String::as_str))
+                .map(Network::Hosts)
+                .map_err(|e| {
+                    Error::BadInput(format!("{}: [sandbox] network: {e}", file.display()))
+                })?
         }
         (None, None) => Network::On,
     };
@@ -316,11 +380,18 @@ pub fn network_of(setting: &SandboxSetting, file: &Path) -> Result<Network, Erro
 }
 
 fn network_word(word: &str, what: &str) -> Result<Network, Error> {
-    Network::parse(word).ok_or_else(|| {
+    Network::read(word).map_err(|e| {
         Error::BadInput(format!(
-            "{what} {word:?}: on or off (a list of hosts is not supported yet)"
+            "{what} {word:?}: {e} (on, off, or hosts separated by commas)"
         ))
     })
+}
+
+fn in_file(file: &Path, e: Error) -> Error {
+    match e {
+        Error::BadInput(line) => Error::BadInput(format!("{}: {line}", file.display())),
+        other => other,
+    }
 }
 
 /// The words `--yolo` adds to a `kind` agent's command, refused for a kind that has no
@@ -343,9 +414,10 @@ pub fn add_no_ask(kind: AgentKind, command: &mut Vec<String>) -> Result<(), Erro
 /// off), "yolo" for its no-ask mode; empty for neither.
 pub fn mode(session: &Session) -> String {
     let mut words = Vec::new();
-    match session.sandbox {
+    match &session.sandbox {
         Some(Network::On) => words.push("sandboxed"),
         Some(Network::Off) => words.push("sandboxed,net-off"),
+        Some(Network::Hosts(_)) => words.push("sandboxed,net-hosts"),
         None => {}
     }
     if session.yolo {

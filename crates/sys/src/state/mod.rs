@@ -233,7 +233,8 @@ pub struct Session {
     pub yolo: bool,
 }
 
-/// A sandbox's network as its word in the record and in JSON (`"on"`, `"off"`, null).
+/// A sandbox's network as its word in the record and in JSON (`"on"`, `"off"`, its hosts
+/// joined by commas, null).
 mod network_word {
     use super::Network;
 
@@ -242,7 +243,7 @@ mod network_word {
         s: S,
     ) -> Result<S::Ok, S::Error> {
         match n {
-            Some(n) => s.serialize_str(n.as_str()),
+            Some(n) => s.serialize_str(&n.word()),
             None => s.serialize_none(),
         }
     }
@@ -548,7 +549,7 @@ impl Store {
                 s.state_source.as_str(),
                 s.manifest,
                 s.owns_tmux_session,
-                s.sandbox.map(Network::as_str),
+                s.sandbox.as_ref().map(Network::word),
                 s.yolo,
             ],
         );
