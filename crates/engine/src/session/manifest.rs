@@ -130,7 +130,7 @@ pub fn up_one(
         plan.path.to_string_lossy().into_owned(),
         spec.host.clone(),
     );
-    session.sandbox = boxed;
+    session.sandbox = boxed.clone();
     let dir = session_dir(&ctx.home, &id);
     let (mut argv, env) = if spec.host.is_none() {
         // Here: what dispatch gives an agent of this kind, from the same functions.
