@@ -179,6 +179,11 @@ def patch_adding(path, body):
     return f"*** Begin Patch\n*** Add File: {path}\n{lines}*** End Patch\n"
 
 
+def never_asks(request):
+    """Whether codex's instructions say its approval policy is never (no one to ask)."""
+    return "Approval policy is currently never" in json.dumps(request.get("input") or [])
+
+
 def answer_to(text, turn, request, tools_allowed=True):
     """The reply a prompt's markers ask for (a tool call gets its id from Model.issue)."""
     s = script(text)
@@ -187,11 +192,12 @@ def answer_to(text, turn, request, tools_allowed=True):
         return Reply(turn, error=code if 400 <= code <= 599 else 500)
     if tools_allowed and "bash" in s:
         # Asking to run outside the sandbox is how the model asks a person (on-request).
-        args = {
-            "cmd": s["bash"],
-            "sandbox_permissions": "require_escalated",
-            "justification": "Run a scripted command?",
-        }
+        # Under approval policy "never" (--yolo) codex rejects a command that asks, as its
+        # instructions say: the model runs it plainly.
+        args = {"cmd": s["bash"]}
+        if not never_asks(request):
+            args["sandbox_permissions"] = "require_escalated"
+            args["justification"] = "Run a scripted command?"
         return Reply(turn, tool=("function", "exec_command", json.dumps(args)))
     if tools_allowed and "write" in s:
         path, _, body = s["write"].partition("|")

@@ -62,6 +62,16 @@ class Turns(unittest.TestCase):
         done = self.c.send(result(call_id))
         self.assertEqual((done.turn, done.text), ("tool-result", "x is made"))
 
+    def test_under_approval_never_a_bash_marker_runs_without_asking(self):
+        # What codex 0.171.0 sends with --dangerously-bypass-approvals-and-sandbox (--yolo).
+        never = {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": (
+            "<permissions instructions>\nApproval policy is currently never. Do not provide the "
+            "`sandbox_permissions` for any reason, commands will be rejected.\n</permissions instructions>")}]}
+        ask = self.c.send(never, user("[[bash: touch x]]"))
+        args = json.loads(ask.tool[2])
+        self.assertEqual(args["cmd"], "touch x")
+        self.assertNotIn("sandbox_permissions", args)
+
     def test_a_tool_marker_calls_the_named_tool_in_its_namespace(self):
         mcp = {"type": "namespace", "name": "mcp__orchestra", "tools": [{"type": "function", "name": "note"}]}
         ask = self.c.send(user('[[tool: note | {"text": "hi"}]]'), tools=TOOLS + [mcp])

@@ -820,8 +820,16 @@ fn a_restarted_sandboxed_claude_resumes_its_conversation_from_its_own_home() {
         "[[say: first answer 4471]]",
     ])
     .ok();
+    // Its first turn reaches the model (its idle may be seen before the turn's start).
+    assert!(
+        wait_until(Duration::from_secs(90), || world
+            .api
+            .requests()
+            .contains("first answer 4471")),
+        "the first turn never reached the model:\n{}",
+        env.screen("again")
+    );
     env.reaches("again", "idle", Duration::from_secs(90));
-    assert!(world.api.requests().contains("first answer 4471"));
     env.orchestra(&["brief", "again", "/exit"]).ok();
     env.reaches("again", "exited", Duration::from_secs(30));
     let run = env.orchestra(&["restart", "again"]).ok();
