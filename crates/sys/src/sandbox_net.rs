@@ -234,6 +234,10 @@ fn read_head(conn: &mut impl Read) -> Result<Head, u16> {
     let started = Instant::now();
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            // A head that ends past the bound is too long, however it arrived.
+            if end + 4 > MAX_HEAD {
+                return Err(431);
+            }
             let rest = buf.split_off(end + 4);
             let text = String::from_utf8(buf).map_err(|_| 400u16)?;
             return Ok(Head { text, rest });
