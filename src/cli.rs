@@ -935,7 +935,7 @@ pub struct DispatchArgs {
     /// as one group LABEL. Default: 1 of each.
     #[arg(long, value_name = "N")]
     pub count: Option<usize>,
-    /// Run the agent and its setup in a bubblewrap sandbox: the system read-only, only
+    /// Run the agent, its setup and its check in a bubblewrap sandbox: the system read-only, only
     /// its worktree (and the repo's .git) writable, the home and other worktrees hidden,
     /// the environment by an allow-list. Default: orchestra.toml's `sandbox`, else off.
     #[arg(long, conflicts_with = "no_sandbox")]
@@ -944,9 +944,10 @@ pub struct DispatchArgs {
     /// the agent may run without asking outside one.
     #[arg(long)]
     pub no_sandbox: bool,
-    /// The sandbox's network: on (the host's) or off (its own loopback only).
+    /// The sandbox's network: on (the host's), off (its own loopback only), or hosts
+    /// separated by commas (HOST or HOST:PORT; reached through orchestra's proxy only).
     /// Default: orchestra.toml's [sandbox] network, else on.
-    #[arg(long, value_name = "on|off")]
+    #[arg(long, value_name = "on|off|HOST,…")]
     pub network: Option<String>,
     /// The agent runs without asking (claude --dangerously-skip-permissions, codex
     /// --dangerously-bypass-approvals-and-sandbox, gemini --yolo, aider --yes-always):

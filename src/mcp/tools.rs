@@ -50,6 +50,33 @@ impl Tool {
             "name": self.name,
             "description": format!("{} {DECISIONS}", self.about),
             "inputSchema": super::schema::json_schema(self.fields),
+            "outputSchema": self.output_schema(),
+        })
+    }
+
+    /// What its `structuredContent` holds, as `shaped` in the command makes it: the
+    /// command's `--json` (an object as it is, an array under its key), or its lines;
+    /// the notes it gave on stderr beside either. Objects stay open: a command's `--json`
+    /// may gain fields, and a client must not break on one.
+    pub fn output_schema(&self) -> Value {
+        let strings = serde_json::json!({"type": "array", "items": {"type": "string"}});
+        let mut properties = Map::new();
+        properties.insert("notes".into(), strings.clone());
+        properties.insert("lines".into(), strings);
+        let required: Vec<&str> = match self.shape {
+            Shape::Json(key) => {
+                properties.insert(
+                    key.into(),
+                    serde_json::json!({"type": "array", "items": {"type": "object"}}),
+                );
+                Vec::new()
+            }
+            Shape::Lines => vec!["lines"],
+        };
+        serde_json::json!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
         })
     }
 }

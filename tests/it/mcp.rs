@@ -18,6 +18,8 @@ struct Client {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     next: i64,
+    /// Each tool's outputSchema, read from tools/list at the first result checked.
+    outputs: Option<std::collections::HashMap<String, Value>>,
 }
 
 impl Client {
@@ -45,6 +47,7 @@ impl Client {
             stdin,
             lines,
             next: 0,
+            outputs: None,
         };
         let init = client.request(
             "initialize",
@@ -100,7 +103,38 @@ impl Client {
         let result = self.call(tool, args);
         assert_eq!(result["isError"], false, "{tool}: {result}");
         assert!(result["content"][0]["text"].is_string(), "{result}");
-        result["structuredContent"].clone()
+        let structured = result["structuredContent"].clone();
+        // What the tool says it returns is what it returns (the spec's MUST).
+        let schema = self.output_schema(tool);
+        if let Err(wrong) = conforms(&schema, &structured) {
+            panic!("{tool}'s result breaks its outputSchema: {wrong}\n{structured}\n{schema}");
+        }
+        structured
+    }
+
+    fn output_schema(&mut self, tool: &str) -> Value {
+        if self.outputs.is_none() {
+            let listed = self.request("tools/list", json!({}));
+            let tools = listed["result"]["tools"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            self.outputs = Some(
+                tools
+                    .into_iter()
+                    .map(|t| {
+                        (
+                            t["name"].as_str().unwrap_or_default().to_string(),
+                            t["outputSchema"].clone(),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        self.outputs
+            .as_ref()
+            .and_then(|o| o.get(tool).cloned())
+            .unwrap_or_else(|| panic!("{tool} has no outputSchema"))
     }
 
     /// A tool error's one line.
@@ -132,6 +166,43 @@ impl Client {
 }
 
 const BASH: &str = "bash --norc --noprofile";
+
+/// Whether `value` is what `schema` says (the part of JSON Schema the tools use: type,
+/// properties, required, items); the first place it is not.
+fn conforms(schema: &Value, value: &Value) -> Result<(), String> {
+    let typed = match schema["type"].as_str() {
+        None => true,
+        Some("object") => value.is_object(),
+        Some("array") => value.is_array(),
+        Some("string") => value.is_string(),
+        Some("boolean") => value.is_boolean(),
+        Some("integer") => value.is_i64() || value.is_u64(),
+        Some("number") => value.is_number(),
+        Some(other) => return Err(format!("the schema's type {other} is unknown to the test")),
+    };
+    if !typed {
+        return Err(format!("{value} is not {}", schema["type"]));
+    }
+    for key in schema["required"].as_array().into_iter().flatten() {
+        let key = key.as_str().unwrap_or_default();
+        if value.get(key).is_none() {
+            return Err(format!("{key} is required"));
+        }
+    }
+    if let Some(properties) = schema["properties"].as_object() {
+        for (key, sub) in properties {
+            if let Some(v) = value.get(key) {
+                conforms(sub, v).map_err(|e| format!("{key}: {e}"))?;
+            }
+        }
+    }
+    if let (Some(items), Some(values)) = (schema.get("items"), value.as_array()) {
+        for (i, v) in values.iter().enumerate() {
+            conforms(items, v).map_err(|e| format!("[{i}]: {e}"))?;
+        }
+    }
+    Ok(())
+}
 
 fn labels(rows: &Value) -> Vec<String> {
     rows.as_array()
@@ -172,6 +243,7 @@ fn every_tool_answers_over_mcp_and_none_takes_the_persons_decisions() {
     );
     for t in &tools {
         assert_eq!(t["inputSchema"]["type"], "object", "{t}");
+        assert_eq!(t["outputSchema"]["type"], "object", "{t}");
         assert!(
             t["description"]
                 .as_str()

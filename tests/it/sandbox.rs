@@ -1135,3 +1135,72 @@ fn a_box_limited_to_a_host_reaches_it_through_the_proxy_only_and_kill_9_leaves_n
         );
     }
 }
+
+#[test]
+fn a_sandboxed_sessions_check_runs_in_its_box_and_an_unboxed_ones_outside() {
+    if !bwrap_here() {
+        return;
+    }
+    let env = Env::new();
+    let person = env.root.join("person");
+    std::fs::create_dir_all(person.join(".ssh")).unwrap();
+    let key = person.join(".ssh/id_ed25519");
+    std::fs::write(&key, "CHECK-KEY-MATERIAL\n").unwrap();
+    let outside = env.root.join("outside.txt");
+    env.start_server(&[("HOME".into(), person.to_string_lossy().into_owned())]);
+    // The check tries what an agent would: the key, a file outside its worktree.
+    let check = format!(
+        "echo \"check home=$HOME\"; cat {key} || echo check-refused-key; (echo x > {out}) 2>/dev/null || echo check-refused-write",
+        key = key.display(),
+        out = outside.display()
+    );
+    std::fs::write(
+        env.repo.join("orchestra.toml"),
+        format!(
+            "[worktree]\ncheck = [\"sh\", \"-c\", {}]\n",
+            toml::Value::String(check)
+        ),
+    )
+    .unwrap();
+    env.git(&["add", "orchestra.toml"]);
+    env.git(&["commit", "-q", "-m", "orchestra.toml"]);
+    env.orchestra(&["allow"]).ok();
+    env.orchestra(&[
+        "dispatch",
+        "boxed",
+        "--sandbox",
+        "--agent",
+        "bash --norc --noprofile",
+        "--kind",
+        "generic",
+    ])
+    .ok();
+    env.dispatch_shell("plain").ok();
+
+    env.orchestra(&["check", "boxed"]).ok();
+    let boxed = env.session("boxed");
+    let tail = boxed["check"]["tail"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let id = boxed["id"].as_str().unwrap();
+    let own_home = env.home.join("sessions").join(id).join("home");
+    assert!(
+        tail.contains(&format!("check home={}", own_home.display())),
+        "{tail}"
+    );
+    assert!(
+        tail.contains("check-refused-key") && !tail.contains("CHECK-KEY-MATERIAL"),
+        "{tail}"
+    );
+    // Its write outside went to the box's private /tmp, gone with the box.
+    assert!(!outside.exists());
+    assert_eq!(boxed["check"]["passed"], true, "{boxed}");
+
+    // The same check of a session without a box reaches both: what the box stops is real.
+    env.orchestra(&["check", "plain"]).ok();
+    let plain = env.session("plain");
+    let tail = plain["check"]["tail"].as_str().unwrap_or_default();
+    assert!(tail.contains("CHECK-KEY-MATERIAL"), "{tail}");
+    assert!(outside.exists());
+}

@@ -467,7 +467,17 @@ mod tests {
         let mut g = vec!["gemini".to_string()];
         add_no_ask(AgentKind::Gemini, &mut g).unwrap();
         assert_eq!(g, ["gemini", "--yolo"]);
+        let mut x = vec!["codex".to_string()];
+        add_no_ask(AgentKind::Codex, &mut x).unwrap();
+        assert_eq!(x, ["codex", "--dangerously-bypass-approvals-and-sandbox"]);
+        let mut a = vec!["aider".to_string()];
+        add_no_ask(AgentKind::Aider, &mut a).unwrap();
+        assert_eq!(a, ["aider", "--yes-always"]);
         assert!(add_no_ask(AgentKind::Generic, &mut vec!["sh".into()]).is_err());
+        // opencode's permissions live in its config, not on its command line.
+        let mut o = vec!["opencode".to_string()];
+        assert!(add_no_ask(AgentKind::Opencode, &mut o).is_err());
+        assert_eq!(o, ["opencode"]);
     }
 
     #[test]
