@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use crate::cli::ReviewArgs;
 use crate::cmd::{open_repo, run_in_popup, Context, Output};
 use crate::error::Error;
-use crate::git::{self, Repo};
+use crate::git;
 use crate::session::{find_branch_session, target_branch};
 
 pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(), Error> {
@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs, out: &mut Output<'_>) -> Result<(),
             "\n=== uncommitted in {} (not part of the branch yet) ===\n",
             session.worktree
         ));
-        text.push_str(&Repo::uncommitted_text(worktree, color)?);
+        text.push_str(&repo.uncommitted_text(worktree, color)?);
     }
     page(&text, out)
 }

@@ -51,11 +51,43 @@ echo pwned > "$root/outside.txt" 2>/dev/null
 echo pwned > "$other/pwned.txt" 2>/dev/null
 echo pwned >> "$(dirname "$(dirname "$key")")/.bashrc" 2>/dev/null
 echo "home=$HOME term=$TERM" >> "$out"
+# The main repository's git folder: what would run out there, or merge without a yes.
+common=$(git rev-parse --path-format=absolute --git-common-dir)
+printf '[core]\n\tfsmonitor = "touch %s/gitpwned-config; false"\n' "$root" >> "$common/config" 2>/dev/null; says write-git-config $?
+mkdir -p "$common/hooks" 2>/dev/null
+for hook in post-merge pre-commit post-checkout reference-transaction; do
+  printf '#!/bin/sh\ntouch %s/gitpwned-hook\n' "$root" > "$common/hooks/$hook" 2>/dev/null; says "add-git-hook-$hook" $?
+done
+echo "pwned" > "$common/info/attributes" 2>/dev/null; says write-git-info $?
+new=$(git -c user.name=a -c user.email=a@b commit-tree -m hostile "HEAD^{tree}")
+[ -n "$new" ] || echo "no-hostile-commit" >> "$out"
+git update-ref refs/heads/main "$new" 2>/dev/null; says move-main $?
+git update-ref refs/heads/session/other "$new" 2>/dev/null; says move-other-session $?
+echo "$new refs/heads/main" >> "$common/packed-refs" 2>/dev/null; says write-packed-refs $?
+rm -f "$common/refs/heads/session/other" 2>/dev/null; [ ! -e "$common/refs/heads/session/other" ]; says delete-other-session $?
+od=$(grep -lx "$other/.git" "$common"/worktrees/*/gitdir 2>/dev/null | head -1)
+[ -n "$od" ] || echo "other-admin-not-found" >> "$out"
+echo "$new" > "${od%/gitdir}/HEAD" 2>/dev/null; says write-other-worktree-head $?
+own=$(git rev-parse --absolute-git-dir)
+echo "$root" > "$own/commondir" 2>/dev/null; says write-own-commondir $?
 echo edited > edited.txt && git add edited.txt && git -c user.name=a -c user.email=a@b commit -qm "edited in the box" && echo "committed" >> "$out"
 "$orchestra" list >/dev/null 2>&1
 "$orchestra" event --session "$ORCHESTRA_SESSION" waiting && echo "hook-said" >> "$out"
 [ -n "$NO_STAY" ] || while [ ! -e go-done ]; do sleep 0.2; done
 "$orchestra" done >> "$out" 2>&1 && echo "done-said" >> "$out"
+# Its worktree's .git file is its own to write: led to a git folder of its making, whose
+# config and hooks would run whatever orchestra's git did there next.
+if [ -z "$NO_STAY" ]; then
+  git init -q crafted && cp .git .git.real
+  git config -f crafted/.git/config core.fsmonitor "touch $root/gitpwned-crafted; false"
+  git config -f crafted/.git/config core.hooksPath "$PWD/crafted-hooks"
+  git config -f crafted/.git/config core.worktree "$PWD"
+  mkdir -p crafted-hooks
+  for hook in post-merge post-checkout pre-commit reference-transaction; do
+    printf '#!/bin/sh\ntouch %s/gitpwned-crafted\n' "$root" > "crafted-hooks/$hook"; chmod +x "crafted-hooks/$hook"
+  done
+  echo "gitdir: $PWD/crafted/.git" > .git && echo "crafted-git-file" >> "$out"
+fi
 echo finished >> "$out"
 [ -n "$NO_STAY" ] || exec sleep 600
 "#;
@@ -132,6 +164,9 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
         "env-secret",
         "network-off",
         "write-system",
+        "write-git-config",
+        "add-git-hook-post-merge",
+        "write-git-info",
     ] {
         assert!(
             outside.contains(&format!("{escape}: ESCAPED")),
@@ -143,6 +178,20 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     std::fs::remove_file(env.root.join("outside.txt")).unwrap();
     std::fs::remove_file(other.join("pwned.txt")).unwrap();
     std::fs::write(person.join(".bashrc"), "# mine\n").unwrap();
+    // The outside run's own git ran the config it wrote (its scratch repository's).
+    let pwned = |root: &Path| -> Vec<String> {
+        std::fs::read_dir(root)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("gitpwned"))
+            .collect()
+    };
+    for marker in pwned(&env.root) {
+        std::fs::remove_file(env.root.join(marker)).unwrap();
+    }
+    let main_tip = env.git(&["rev-parse", "main"]);
+    let other_tip = env.git(&["rev-parse", "session/other"]);
 
     let agent = args
         .iter()
@@ -210,6 +259,10 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     );
     let said = std::fs::read_to_string(&escapes).unwrap();
     assert!(!said.contains("ESCAPED"), "{said}");
+    assert!(
+        !said.contains("not-found") && !said.contains("no-hostile-commit"),
+        "{said}"
+    );
     for escape in [
         "read-ssh-key",
         "read-other-session",
@@ -222,6 +275,18 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
         "env-api-key-of-another-kind",
         "network-off",
         "write-system",
+        "write-git-config",
+        "add-git-hook-post-merge",
+        "add-git-hook-pre-commit",
+        "add-git-hook-post-checkout",
+        "add-git-hook-reference-transaction",
+        "write-git-info",
+        "move-main",
+        "move-other-session",
+        "write-packed-refs",
+        "delete-other-session",
+        "write-other-worktree-head",
+        "write-own-commondir",
     ] {
         assert!(
             said.contains(&format!("{escape}: refused")),
@@ -277,8 +342,27 @@ fn a_hostile_agent_in_the_sandbox_reaches_nothing_it_was_not_given_and_still_wor
     std::fs::remove_file(&escapes).unwrap();
     std::fs::remove_file(wt.join("setup.txt")).unwrap();
     std::fs::remove_file(wt.join("go-done")).unwrap();
+    // Nothing of the repository it could not have moved moved, nothing it wrote ran.
+    assert_eq!(env.git(&["rev-parse", "main"]), main_tip);
+    assert_eq!(env.git(&["rev-parse", "session/other"]), other_tip);
+    let config = std::fs::read_to_string(env.repo.join(".git/config")).unwrap();
+    assert!(!config.contains("gitpwned"), "{config}");
+    assert!(!env.repo.join(".git/hooks/post-merge").exists());
+    // Its worktree's .git file leads to its own git folder: orchestra's review and merge
+    // on the person's yes run nothing of it (the merge refuses a worktree that is not
+    // the repository's), and once the person puts the file back, the merge goes through.
+    assert!(said.contains("crafted-git-file"), "{said}");
+    env.orchestra(&["review", "boxed"]).ok();
+    let refused = env.orchestra(&["merge", "boxed", "--yes"]);
+    assert_ne!(refused.code, 0, "{}", refused.stdout);
+    assert_eq!(pwned(&env.root), Vec::<String>::new());
+    std::fs::rename(wt.join(".git.real"), wt.join(".git")).unwrap();
+    for made in ["crafted", "crafted-hooks"] {
+        std::fs::remove_dir_all(wt.join(made)).unwrap();
+    }
     env.orchestra(&["merge", "boxed", "--yes"]).ok();
     assert!(env.repo.join("edited.txt").exists());
+    assert_eq!(pwned(&env.root), Vec::<String>::new());
     drop(listener);
 }
 

@@ -208,6 +208,34 @@ mod tests {
     }
 
     #[test]
+    fn a_file_read_only_inside_a_writable_folder_inside_a_read_only_one_is_bound_last() {
+        // A repository's git folder: read-only, its branch's folder writable, another
+        // session's ref in it read-only again, whatever order the caller named them in.
+        let words = argv(
+            &spec(
+                vec![
+                    Mount::Read(PathBuf::from("/nowhere/r/.git/refs/heads/s/other")),
+                    Mount::Write(PathBuf::from("/nowhere/r/.git/refs/heads/s")),
+                    Mount::Read(PathBuf::from("/nowhere/r/.git")),
+                ],
+                Network::Off,
+            ),
+            &["agent".into()],
+        );
+        let text = words.join(" ");
+        let git = text
+            .find("--ro-bind /nowhere/r/.git /nowhere/r/.git")
+            .unwrap();
+        let heads = text
+            .find("--bind /nowhere/r/.git/refs/heads/s /nowhere/r/.git/refs/heads/s")
+            .unwrap();
+        let other = text
+            .find("--ro-bind /nowhere/r/.git/refs/heads/s/other /nowhere/r/.git/refs/heads/s/other")
+            .unwrap();
+        assert!(git < heads && heads < other, "{text}");
+    }
+
+    #[test]
     fn the_network_on_is_the_hosts_and_a_cleared_environment_is_only_when_asked() {
         let mut s = spec(Vec::new(), Network::On);
         s.env = None;

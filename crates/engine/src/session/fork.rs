@@ -123,6 +123,7 @@ pub fn make(
     let worktree = Path::new(&source.worktree);
     let head = crate::git::Repo::worktree_head(worktree)?;
     let snapshot = crate::git::snapshot_commit(
+        repo,
         worktree,
         &format!(
             "orchestra fork: the uncommitted work of {} carried to {label}",

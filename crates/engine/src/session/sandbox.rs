@@ -110,10 +110,11 @@ pub fn wrap(
     }
     if let Ok(repo) = Repo::discover(Path::new(&session.repo)) {
         let main = repo.main_worktree().to_path_buf();
-        // The main worktree's files are the person's, not this session's; its .git holds
-        // the objects and refs a commit in the worktree writes.
+        // The main worktree's files are the person's, not this session's.
         mounts.push(Mount::Hide(main.clone()));
-        mounts.push(Mount::Write(main.join(".git")));
+        git_mounts(&repo, &worktree, &session.branch, &mut mounts).map_err(Error::io(
+            "making the repository's git folder ready for a box",
+        ))?;
     }
     if let Some(root) = worktree.parent() {
         // Where the other sessions' worktrees are.
@@ -256,6 +257,56 @@ pub fn wrap(
         Inside::Agent => (argv, inner),
         Inside::Setup => (argv, Vec::new()),
     })
+}
+
+/// What of the repository's git folder the box sees: all of it read-only (its config,
+/// hooks, info, packed-refs, the other branches and worktrees: what runs or merges out
+/// here), writable only what a commit on the session's own branch writes: the objects
+/// (their packs and alternates not), the folder of its branch's ref and reflog (git makes
+/// `<ref>.lock` beside the ref; the others there stay read-only, each bound over), and
+/// its own worktree's git folder (but what leads out of it: `commondir`, `gitdir`,
+/// `config.worktree`). Folders and files git may lack are made first, empty, so that
+/// each can be bound (a box cannot make a read-only file where none is).
+fn git_mounts(
+    repo: &Repo,
+    worktree: &Path,
+    branch: &str,
+    mounts: &mut Vec<Mount>,
+) -> std::io::Result<()> {
+    let git = repo.git_dir().to_path_buf();
+    mounts.push(Mount::Read(git.clone()));
+    let objects = git.join("objects");
+    mounts.push(Mount::Write(objects.clone()));
+    for fixed in ["info", "pack"] {
+        std::fs::create_dir_all(objects.join(fixed))?;
+        mounts.push(Mount::Read(objects.join(fixed)));
+    }
+    // A branch name is checked by git (no `..`, no leading `/`) before it is recorded.
+    for at in [git.join("refs/heads"), git.join("logs/refs/heads")] {
+        let own = at.join(branch);
+        let Some(folder) = own.parent() else { continue };
+        std::fs::create_dir_all(folder)?;
+        mounts.push(Mount::Write(folder.to_path_buf()));
+        for entry in std::fs::read_dir(folder)?.flatten() {
+            let path = entry.path();
+            if path != own {
+                mounts.push(Mount::Read(path));
+            }
+        }
+    }
+    if let Some(admin) = repo.worktree_admin(worktree) {
+        mounts.push(Mount::Write(admin.clone()));
+        let own_config = admin.join("config.worktree");
+        if !own_config.exists() {
+            std::fs::write(&own_config, "")?;
+        }
+        for leads_out in ["commondir", "gitdir", "config.worktree"] {
+            if admin.join(leads_out).exists() {
+                mounts.push(Mount::Read(admin.join(leads_out)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What must be readable for `program` to run: the package it came in when it is a node
@@ -456,6 +507,65 @@ mod tests {
             std::fs::read_to_string(person.path().join(".claude.json")).unwrap(),
             "{\"a\":1}"
         );
+    }
+
+    #[test]
+    fn of_the_git_folder_only_what_a_commit_on_its_own_branch_writes_is_writable() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("r");
+        let repo = crate::git::init_repository(&main).unwrap();
+        let base = repo.resolve_commit(None).unwrap();
+        let own = dir.path().join("w/a");
+        let theirs = dir.path().join("w/b");
+        repo.add_worktree(&own, "session/a", base, "ida").unwrap();
+        repo.add_worktree(&theirs, "session/b", base, "idb")
+            .unwrap();
+        let mut mounts = Vec::new();
+        git_mounts(&repo, &own, "session/a", &mut mounts).unwrap();
+        let git = repo.git_dir().canonicalize().unwrap();
+        let admin = repo.worktree_admin(&own).unwrap();
+        let mine = admin.file_name().unwrap().to_owned();
+        let has = |m: Mount| mounts.contains(&m);
+        assert!(has(Mount::Read(repo.git_dir().to_path_buf())), "{mounts:?}");
+        for writable in [
+            repo.git_dir().join("objects"),
+            repo.git_dir().join("refs/heads/session"),
+            repo.git_dir().join("logs/refs/heads/session"),
+            admin.clone(),
+        ] {
+            assert!(
+                has(Mount::Write(writable.clone())),
+                "{writable:?} {mounts:?}"
+            );
+        }
+        for read_only in [
+            repo.git_dir().join("objects/pack"),
+            repo.git_dir().join("objects/info"),
+            repo.git_dir().join("refs/heads/session/b"),
+            admin.join("commondir"),
+            admin.join("gitdir"),
+            admin.join("config.worktree"),
+        ] {
+            assert!(
+                has(Mount::Read(read_only.clone())),
+                "{read_only:?} {mounts:?}"
+            );
+        }
+        // Nothing else of it is writable: not its own ref's neighbours, not the other
+        // worktree's folder, not the config.
+        for m in &mounts {
+            if let Mount::Write(p) = m {
+                let p = p.canonicalize().unwrap();
+                assert!(p.starts_with(&git), "{p:?}");
+                assert!(
+                    !p.starts_with(git.join("worktrees")) || p.ends_with(&mine),
+                    "{p:?}"
+                );
+            }
+        }
+        assert!(!has(Mount::Read(
+            repo.git_dir().join("refs/heads/session/a")
+        )));
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository, Sort};
 use serde::Serialize;
 
-use super::{git_text, run_git, GitError, Repo};
+use super::{git_output, git_text, GitError, Repo, GIT_DEADLINE};
+use crate::process::Run;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitInfo {
@@ -283,14 +284,18 @@ impl Repo {
     pub fn review_text(&self, base: &str, branch: &str, color: bool) -> Result<String, GitError> {
         let range = format!("{base}..{branch}");
         let cap = REVIEW_CAP;
-        let dir = &self.main_worktree;
+        let dir = || {
+            Run::new("git", GIT_DEADLINE)
+                .arg("-C")
+                .arg(&self.main_worktree)
+        };
         let (log, log_cut) = git_text(
-            dir,
+            dir(),
             &["log", "--color=never", "--format=%h %s (%an, %ar)", &range],
             cap,
         )?;
-        let (stat, stat_cut) = git_text(dir, &["diff", "--color=never", "--stat", &range], cap)?;
-        let (diff, diff_cut) = git_text(dir, &["diff", "--color=never", &range], cap)?;
+        let (stat, stat_cut) = git_text(dir(), &["diff", "--color=never", "--stat", &range], cap)?;
+        let (diff, diff_cut) = git_text(dir(), &["diff", "--color=never", &range], cap)?;
         let mut text = shown_log(&log, color);
         text.push_str(&cut_note(log_cut, cap, &format!("git log {range}")));
         text.push('\n');
@@ -360,8 +365,8 @@ impl Repo {
     /// Brings the clean worktree at `path` from `old` to `new` (index and files), as a
     /// fast-forward would.
     pub fn update_worktree(&self, path: &Path, old: Oid, new: Oid) -> Result<(), GitError> {
-        run_git(
-            path,
+        git_output(
+            self.worktree_git(path)?,
             &["read-tree", "-m", "-u", &old.to_string(), &new.to_string()],
         )
         .map(|_| ())
@@ -369,13 +374,30 @@ impl Repo {
 
     /// What is uncommitted in the worktree at `path`: `status --short` and the diff of
     /// tracked files against HEAD, shown and bounded as [`Repo::review_text`] shows.
-    pub fn uncommitted_text(path: &Path, color: bool) -> Result<String, GitError> {
+    /// Submodules are not looked into: a submodule's `.git` file in the worktree is the
+    /// session's to write, and git would run in the git folder it names.
+    pub fn uncommitted_text(&self, path: &Path, color: bool) -> Result<String, GitError> {
         let cap = REVIEW_CAP;
-        let (status, status_cut) = git_text(path, &["status", "--short"], cap)?;
+        let (status, status_cut) = git_text(
+            self.worktree_git(path)?,
+            &["status", "--short", "--ignore-submodules=all"],
+            cap,
+        )?;
         let mut text = crate::inert::lines(&status);
         text.push_str(&cut_note(status_cut, cap, "git status --short"));
         text.push('\n');
-        let (diff, diff_cut) = git_text(path, &["diff", "--color=never", "HEAD"], cap)?;
+        let (diff, diff_cut) = git_text(
+            self.worktree_git(path)?,
+            &[
+                "diff",
+                "--color=never",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--ignore-submodules=all",
+                "HEAD",
+            ],
+            cap,
+        )?;
         text.push_str(&shown_diff(&diff, color));
         text.push_str(&cut_note(diff_cut, cap, "git diff HEAD"));
         Ok(text)

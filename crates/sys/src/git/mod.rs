@@ -122,6 +122,50 @@ impl Repo {
         &self.main_worktree
     }
 
+    /// The repository's own git folder (the common one every worktree shares).
+    pub fn git_dir(&self) -> &Path {
+        self.repo.path()
+    }
+
+    /// The git folder git keeps for this repository's linked worktree at `path`
+    /// (`<git dir>/worktrees/<name>/`), found from the repository's own list of them,
+    /// never from the worktree's `.git` file: a sandboxed agent can rewrite that file to
+    /// lead to a git folder of its own making, whose config would run its commands here.
+    pub fn worktree_admin(&self, path: &Path) -> Option<PathBuf> {
+        let want = path.canonicalize().ok()?;
+        let names = self.repo.worktrees().ok()?;
+        names.iter().flatten().find_map(|name| {
+            let wt = self.repo.find_worktree(name).ok()?;
+            let at = wt.path().canonicalize().ok()?;
+            (at == want).then(|| self.repo.path().join("worktrees").join(name))
+        })
+    }
+
+    /// git run in the worktree at `path` (the main one or a linked one of this
+    /// repository), its git folder named from the repository ([`Repo::worktree_admin`]),
+    /// with git's ways of running a command of the folder's choosing turned off
+    /// ([`HARDENED`]): what a session's agent wrote in its worktree runs nothing here.
+    fn worktree_git(&self, path: &Path) -> Result<Run, GitError> {
+        let run = Run::new("git", GIT_DEADLINE).args(HARDENED);
+        if path.canonicalize().ok().as_deref() == Some(self.main_worktree.as_path()) {
+            return Ok(run.arg("-C").arg(&self.main_worktree));
+        }
+        let admin = self
+            .worktree_admin(path)
+            .ok_or_else(|| GitError::NotARepo(path.to_path_buf()))?;
+        let mut git_dir = std::ffi::OsString::from("--git-dir=");
+        git_dir.push(&admin);
+        let mut work_tree = std::ffi::OsString::from("--work-tree=");
+        work_tree.push(path);
+        Ok(run
+            .arg("-C")
+            .arg(path)
+            .arg(git_dir)
+            .arg(work_tree)
+            // What the worktree's own `commondir` says is not asked either.
+            .env("GIT_COMMON_DIR", self.repo.path()))
+    }
+
     /// The key sessions are recorded under: the main worktree's canonical path.
     pub fn id(&self) -> String {
         self.main_worktree.to_string_lossy().into_owned()
@@ -440,8 +484,8 @@ impl Repo {
         if !dirty.is_empty() {
             return Ok(FastForward::Uncommitted(dirty));
         }
-        run_git(
-            worktree,
+        git_output(
+            self.worktree_git(worktree)?,
             &["merge", "--ff-only", "--quiet", &to.to_string()],
         )?;
         Ok(FastForward::Moved { from })
@@ -567,6 +611,19 @@ fn free_archive_name_in(repo: &Repository, stem: &str) -> String {
 /// stuck (a lock another process holds, a filesystem that stopped answering).
 pub const GIT_DEADLINE: Duration = Duration::from_secs(10 * 60);
 
+/// What every git run in a worktree is given (`-c` passes on to the gits it starts, a
+/// submodule's too): no file system monitor, no hooks, no submodule recursion — each a
+/// command the repository's config (or a worktree's own) could name.
+const HARDENED: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "submodule.recurse=false",
+    "--no-pager",
+];
+
 fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
     git_output(Run::new("git", GIT_DEADLINE).arg("-C").arg(dir), args)
 }
@@ -610,10 +667,8 @@ fn cli_error(args: &[&str], stderr: &[u8]) -> GitError {
 /// What git printed for a person to read, at most `cap` bytes of it (cut at a line's
 /// end): `true` when it printed more. git stopped at the cap (its pipe closed) is not a
 /// failure; it failing before is.
-fn git_text(dir: &Path, args: &[&str], cap: usize) -> Result<(String, bool), GitError> {
-    let output = Run::new("git", GIT_DEADLINE)
-        .arg("-C")
-        .arg(dir)
+fn git_text(run: Run, args: &[&str], cap: usize) -> Result<(String, bool), GitError> {
+    let output = run
         .args(args)
         .cap(cap)
         .finish()
@@ -685,7 +740,7 @@ pub fn commit_all(path: &Path, message: &str) -> Result<Oid, GitError> {
 /// what a fork carries of its source's work. The worktree, its index and its refs are left
 /// as they are (git adds to a copy of the index in a temporary folder). The HEAD itself
 /// when nothing is uncommitted.
-pub fn snapshot_commit(path: &Path, message: &str) -> Result<Oid, GitError> {
+pub fn snapshot_commit(main: &Repo, path: &Path, message: &str) -> Result<Oid, GitError> {
     let repo = Repository::open(path)?;
     let head = repo.head()?.peel_to_commit()?;
     let scratch = std::env::temp_dir().join(format!(
@@ -707,13 +762,7 @@ pub fn snapshot_commit(path: &Path, message: &str) -> Result<Oid, GitError> {
             })?;
         }
         let git = |args: &[&str]| {
-            git_output(
-                Run::new("git", GIT_DEADLINE)
-                    .arg("-C")
-                    .arg(path)
-                    .env("GIT_INDEX_FILE", &index),
-                args,
-            )
+            git_output(main.worktree_git(path)?.env("GIT_INDEX_FILE", &index), args)
         };
         git(&["add", "--all", "--", "."])?;
         let tree = Oid::from_str(git(&["write-tree"])?.trim())?;
