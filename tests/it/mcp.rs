@@ -13,7 +13,7 @@ use crate::harness::{wait_until, AgentCli, AgentWorld, ClaudeWorld, Env};
 
 /// An MCP client on a server's stdio: one JSON-RPC message a line each way. Every line
 /// the server writes must be a JSON-RPC message (stdout is the protocol's alone).
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -23,7 +23,7 @@ struct Client {
 }
 
 impl Client {
-    fn start(env: &Env, session: &str) -> Client {
+    pub(crate) fn start(env: &Env, session: &str) -> Client {
         let mut child = env
             .orchestra_command(&env.repo, &["mcp", "--session", session])
             .stdin(Stdio::piped())
@@ -99,7 +99,7 @@ impl Client {
         answer["result"].clone()
     }
 
-    fn ok(&mut self, tool: &str, args: Value) -> Value {
+    pub(crate) fn ok(&mut self, tool: &str, args: Value) -> Value {
         let result = self.call(tool, args);
         assert_eq!(result["isError"], false, "{tool}: {result}");
         assert!(result["content"][0]["text"].is_string(), "{result}");

@@ -976,3 +976,50 @@ fn a_repos_mcp_json_gives_a_token_only_once_allowed_and_never_another_secret() {
     env.orchestra(&["tasks"]).fails_with(2);
     never_watched(&notion);
 }
+
+#[test]
+fn the_orchestrators_tools_list_and_pick_a_task_and_name_who_asked() {
+    let mut env = Env::new();
+    let Some(notion) = Notion::start(&env, &workspace()) else {
+        return;
+    };
+    configure(&mut env, &notion, TASKS, "");
+    env.start_server(&[]);
+    let mut mcp = crate::mcp::Client::start(&env, "orchestrator");
+    // tasks_list: the project's open tasks, as `tasks --json` lists them.
+    let listed = mcp.ok("tasks_list", json!({}));
+    let titles: Vec<&str> = listed["tasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .filter_map(|t| t["title"].as_str())
+        .collect();
+    assert!(titles.contains(&"Fix the login redirect"), "{listed}");
+    assert!(!titles.contains(&"Old work"), "{listed}");
+    assert!(!titles.contains(&"Another project's task"), "{listed}");
+    // tasks_pick with dispatch: the task in progress, a session on it, asked for by the
+    // orchestrator.
+    let picked = mcp.ok(
+        "tasks_pick",
+        json!({"id": LOGIN, "dispatch": true, "agent": "cat"}),
+    );
+    let label = "fix-the-login-redirect";
+    assert!(
+        picked["lines"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|x| x
+                .as_str()
+                .is_some_and(|x| x.contains(&format!("dispatched {label}"))))),
+        "{picked}"
+    );
+    let session = env.session(label);
+    assert_eq!(session["task"], LOGIN);
+    assert_eq!(session["requested_by"], "orchestrator", "{session}");
+    assert_eq!(
+        notion.patches(),
+        [(
+            format!("/v1/pages/{LOGIN}"),
+            json!({"properties": {"Status": {"status": {"name": "In progress"}}}})
+        )]
+    );
+}
