@@ -528,7 +528,7 @@ pub enum TmuxCommand {
     },
     /// A sub-menu listing the sessions, each running ACTION on the chosen one.
     Pick {
-        #[arg(value_parser = ["review", "merge", "compare", "brief", "fork", "approve", "deny", "kill", "tasks"])]
+        #[arg(value_parser = ["review", "merge", "compare", "brief", "fork", "pr", "approve", "deny", "kill", "tasks"])]
         action: String,
         #[arg(long)]
         client: Option<String>,
@@ -537,7 +537,7 @@ pub enum TmuxCommand {
     /// the command itself with its outcome as a message.
     #[command(hide = true)]
     Act {
-        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "allow", "review", "merge", "compare", "brief", "fork", "approve", "deny", "kill", "task"])]
+        #[arg(value_parser = ["dispatch", "status", "watch", "conflicts", "allow", "review", "merge", "compare", "brief", "fork", "pr", "approve", "deny", "kill", "task"])]
         action: String,
         /// The session, by id (what the sub-menus pass).
         #[arg(long, value_name = "ID")]
@@ -556,9 +556,9 @@ pub enum TmuxCommand {
     /// status or the conflicts until Enter.
     #[command(hide = true)]
     Ask {
-        #[arg(value_parser = ["dispatch", "brief", "fork", "status", "conflicts", "allow"])]
+        #[arg(value_parser = ["dispatch", "brief", "fork", "pr", "status", "conflicts", "allow"])]
         what: String,
-        /// The session to brief or fork, by id.
+        /// The session to brief, fork or open a pull request of, by id.
         #[arg(long, value_name = "ID")]
         session: Option<String>,
         #[arg(long, value_name = "DIR")]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::cli::{
     ApproveArgs, Command, ConflictsArgs, DenyArgs, ForkArgs, KillArgs, ManifestArg, PickArgs,
-    RepoArg, StatusArgs, TmuxArgs, TmuxCommand,
+    PrArgs, RepoArg, StatusArgs, TmuxArgs, TmuxCommand,
 };
 use crate::cmd::{
     dispatch_command, open_repo, pick_task, quietly, run as run_command, Context, Output,
@@ -141,6 +141,7 @@ fn ask(
         "dispatch" => ask_dispatch(ctx, repo),
         "brief" => crate::plugin::ask::brief_dialog(ctx, session),
         "fork" => ask_fork(ctx, session),
+        "pr" => ask_pr(ctx, session),
         "allow" => open_repo(repo).and_then(|repo| crate::plugin::ask::allow_dialog(ctx, &repo)),
         "status" => {
             let args = StatusArgs {
@@ -204,6 +205,26 @@ fn ask_fork(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Erro
         "forked {} into {}",
         asked.source.label, asked.label
     )))
+}
+
+/// The menu's Pull request…: `orchestra pr LABEL` on the popup's terminal, so the draft
+/// opens in $EDITOR there for the person to edit and save (or empty, to send nothing);
+/// what it printed becomes the message.
+fn ask_pr(ctx: &Context, session: Option<&str>) -> Result<Option<String>, Error> {
+    let session = crate::plugin::menu::menu_session(ctx, session)?;
+    let pr = Command::Pr(PrArgs {
+        label: Some(session.label.clone()),
+        repo: RepoArg {
+            repo: Some(session.repo.clone().into()),
+        },
+        yes: false,
+        ready: false,
+        title: None,
+        base: None,
+        background: false,
+        json: false,
+    });
+    outcome(|out| run_command(ctx, &pr, out))
 }
 
 /// The tmux option naming the agent command the menu's Dispatch… runs.

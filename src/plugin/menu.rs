@@ -21,6 +21,8 @@ pub fn show(ctx: &Context, tmux: &Tmux, client: &str) -> Result<(), Error> {
         ("Review…", "r", pick("review")),
         ("Merge…", "m", pick("merge")),
         ("Brief…", "b", pick("brief")),
+        // The pull request's draft edited in $EDITOR, on the popup's terminal.
+        ("Pull request…", "p", pick("pr")),
         // A second approach from where a session stands: the new label asked in a popup.
         ("Fork…", "f", pick("fork")),
         ("Approve", "a", pick("approve")),
@@ -258,6 +260,12 @@ pub fn choose(
             crate::session::fork::source(&ctx.home, &ctx.store()?, &opened, label)?;
             let args = ["tmux", "ask", "fork", "--session", &session.id];
             let title = format!(" fork {label} ");
+            popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
+            Ok(Chosen::Shown)
+        }
+        "pr" => {
+            let args = ["tmux", "ask", "pr", "--session", &session.id];
+            let title = format!(" pull request {label} ");
             popup_orchestra(ctx, Some(client), Path::new(repo), &title, &args)?;
             Ok(Chosen::Shown)
         }

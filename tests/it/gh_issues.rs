@@ -341,6 +341,60 @@ fn kill_of_a_locally_squash_merged_session_closes_its_issue_and_a_closed_one_is_
     assert_eq!(issues.writes().len(), before, "no second close, no comment");
 }
 
+/// A pull request whose body says `Fixes #1`, merged on GitHub: GitHub closes #1; the
+/// background read finds the merge, and `kill` then deletes the branch as merged and
+/// writes nothing to #1 (no second close, no comment).
+#[test]
+fn an_issue_closed_by_its_pull_request_merged_on_github_is_not_closed_again() {
+    let Some(issues) = Issues::start(world(json!([])), "") else {
+        return;
+    };
+    let env = &issues.env;
+    env.start_server(&[]);
+    env.orchestra(&["tasks", "pick", "1", "--dispatch", "--agent", "cat"])
+        .ok();
+    let label = "fix-the-login-redirect";
+    commit_file(
+        &env.worktree_path(label),
+        "login.txt",
+        "fixed\n",
+        "Fix the login",
+    );
+    env.orchestra(&["pr", label, "--yes"]).ok();
+    let number = env.session(label)["pull_request"]["number"]
+        .as_u64()
+        .unwrap();
+    let bodies: Vec<Value> = issues
+        .writes()
+        .into_iter()
+        .filter(|(m, p, _)| m == "POST" && p == "/repos/me/app/pulls")
+        .map(|(_, _, body)| body)
+        .collect();
+    assert!(
+        bodies[0]["body"].as_str().unwrap().contains("\nFixes #1\n"),
+        "{bodies:?}"
+    );
+    assert!(issues.listed().contains(&"1".to_string()));
+    issues.control(json!({"repo": "me/app", "pull": {"number": number, "merged": true}}));
+    // GitHub closed #1 with the merge.
+    assert!(!issues.listed().contains(&"1".to_string()));
+    let before = issues.writes().len();
+    let read: Value =
+        serde_json::from_str(&env.orchestra(&["pr", "--background", "--json"]).ok().stdout)
+            .unwrap();
+    assert_eq!(read["changed"], json!([label]), "{read}");
+    let merged = format!("merged in #{number}");
+    assert_eq!(env.session(label)["merged"].as_str(), Some(merged.as_str()));
+    let killed = env.orchestra(&["kill", label]).ok();
+    assert!(
+        killed.stdout.contains(&merged) && killed.stdout.contains("issue #1 is closed already"),
+        "{}",
+        killed.stdout
+    );
+    assert!(!env.branches().iter().any(|b| b.contains(label)));
+    assert_eq!(issues.writes().len(), before, "no second close, no comment");
+}
+
 #[test]
 fn bad_issue_input_is_refused_in_one_line_and_changes_nothing() {
     let faults = json!([

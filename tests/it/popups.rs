@@ -590,3 +590,65 @@ fn fork_from_the_menu_asks_the_new_label_and_compare_shows_the_pair() {
     );
     assert_eq!(env.list_json().len(), 2);
 }
+
+/// Pull request… picks a session and runs `orchestra pr` in a popup: the drafted title
+/// and body open in $EDITOR on the popup's terminal, and what the person saved there is
+/// what GitHub (our stand-in) receives; the outcome is the message.
+#[test]
+fn a_pull_request_from_the_menu_is_edited_in_the_popup_then_sent() {
+    // The editor: asks the title on its terminal, writes it over the draft's first line.
+    let editor =
+        std::env::temp_dir().join(format!("orchestra-pr-editor-{}.sh", std::process::id()));
+    crate::harness::write_script(
+        &editor,
+        "#!/bin/sh\ngrep -q '## Commits' \"$1\" || exit 3\nprintf 'the title, please: '\nread title\nsed -i \"1s/.*/$title/\" \"$1\"\n",
+    );
+    let editor_path = editor.to_string_lossy().into_owned();
+    let Some(world) = crate::pr::World::start_serving(&[("EDITOR", &editor_path), ("VISUAL", "")])
+    else {
+        return;
+    };
+    let world = world.with_origin();
+    let env = &world.env;
+    cd_person_pane(env, &env.repo);
+    load_plugin(env);
+    let person = Person::attach(env);
+
+    let seen = messages(env).len();
+    choose(&person, "Pull request…", "p");
+    choose_session(&person, "login");
+    person.wait_to_see("the title, please:");
+    assert!(
+        world
+            .api
+            .requests_json()
+            .iter()
+            .all(|r| r["method"] == "GET"),
+        "sent before the person saved"
+    );
+    person.type_text("Login: edited in the popup");
+    person.keys(&["Enter"]);
+    wait_popup_closed(&person, "the title, please:");
+    let url_start = "orchestra: opened draft pull request #1: http";
+    assert!(
+        wait_until(Duration::from_secs(30), || messages(env)
+            .iter()
+            .skip(seen)
+            .any(|m| m.starts_with(url_start))),
+        "{:#?}",
+        messages(env)
+    );
+    let post = world
+        .api
+        .requests_json()
+        .into_iter()
+        .find(|r| r["method"] == "POST")
+        .expect("a pull request was asked for");
+    assert_eq!(post["body"]["title"], "Login: edited in the popup");
+    assert!(post["body"]["body"]
+        .as_str()
+        .unwrap()
+        .contains("Test the redirect"));
+    assert_eq!(env.session("login")["pull_request"]["number"], 1);
+    let _ = std::fs::remove_file(&editor);
+}

@@ -33,6 +33,18 @@ impl World {
 
     /// [`World::start`] with pull requests the repository already has.
     fn start_with(faults: Value, pulls: Value) -> Option<World> {
+        World::build(faults, pulls, None)
+    }
+
+    /// [`World::start`] with the tmux server started in the environment orchestra runs in
+    /// (the stand-in's address, the token: a person who exported them before starting
+    /// tmux), with ORCHESTRA_HOME and `vars` too, so what its popups run reaches the
+    /// stand-in.
+    pub(crate) fn start_serving(vars: &[(&str, &str)]) -> Option<World> {
+        World::build(json!([]), json!([]), Some(vars))
+    }
+
+    fn build(faults: Value, pulls: Value, server: Option<&[(&str, &str)]>) -> Option<World> {
         if !require("python3", which("python3").is_some()) {
             return None;
         }
@@ -73,7 +85,18 @@ impl World {
         env.env.push(("ORCHESTRA_GITHUB_API".into(), api.url()));
         env.env.push(("GH_TOKEN".into(), TOKEN.into()));
         env.env.push(("GITHUB_TOKEN".into(), String::new()));
-        env.start_server(&[]);
+        let server_env: Vec<(String, String)> = match server {
+            None => Vec::new(),
+            Some(vars) => [(
+                "ORCHESTRA_HOME".to_string(),
+                env.home.to_string_lossy().into_owned(),
+            )]
+            .into_iter()
+            .chain(env.env.iter().cloned())
+            .chain(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect(),
+        };
+        env.start_server(&server_env);
         env.dispatch_shell("login").ok();
         let wt = env.worktree_path("login");
         commit_file(
@@ -132,7 +155,8 @@ impl World {
     }
 
     /// The token is nowhere it must not be: the stand-in's log, any file under the home,
-    /// any argv of git orchestra ran, the tmux server's environment, what was printed.
+    /// any argv of git orchestra ran, any process's command line, the tmux server's
+    /// environment, any pane's screen, what was printed.
     pub(crate) fn assert_token_nowhere(&self, printed: &[&str]) {
         let log = std::fs::read_to_string(self.api_log()).unwrap_or_default();
         assert!(
@@ -153,6 +177,23 @@ impl World {
             "{argv}"
         );
         assert!(!argv.contains(TOKEN), "{argv}");
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+                assert!(
+                    !cmdline.windows(TOKEN.len()).any(|w| w == TOKEN.as_bytes()),
+                    "the token is on the command line of {}",
+                    entry.path().display()
+                );
+            }
+        }
+        let panes = self.env.tmux(&["list-panes", "-a", "-F", "#{pane_id}"]);
+        assert!(!panes.trim().is_empty());
+        for pane in panes.lines() {
+            let screen = self
+                .env
+                .tmux(&["capture-pane", "-p", "-S", "-", "-t", pane]);
+            assert!(!screen.contains(TOKEN), "the token is on {pane}:\n{screen}");
+        }
         let tmux_env = self.env.tmux(&["show-environment", "-g"]);
         assert!(
             !tmux_env.contains(TOKEN),
@@ -368,6 +409,87 @@ fn a_failing_service_is_exit_1_in_one_line() {
         run.stderr
     );
     assert_eq!(world.count("POST"), 0);
+}
+
+#[test]
+fn a_token_github_forbids_the_pull_request_is_the_persons_to_fix_in_one_line() {
+    // A plain 403, no retry-after, no rate limit named: the token lacks the permission.
+    let faults = json!([{"method": "POST", "path": "/pulls", "status": 403, "times": 1,
+        "answer": {"message": "Resource not accessible by personal access token",
+                   "documentation_url": "https://docs.github.com/rest", "status": "403"}}]);
+    let Some(world) = World::start(faults) else {
+        return;
+    };
+    let world = world.with_origin();
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(2);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("forbids")
+            && run.stderr.contains("403 Resource not accessible")
+            && run.stderr.contains("pull requests: write")
+            && run.stderr.contains("is pushed"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("rate limit"), "{}", run.stderr);
+    assert!(world.pull_request("login").is_null());
+}
+
+#[test]
+fn an_answer_later_than_the_deadline_says_so_and_a_second_run_finds_what_it_made() {
+    // The create arrives and is made, but its answer comes after the 30 s deadline.
+    let faults = json!([{"method": "POST", "path": "/pulls", "delay": 33, "times": 1}]);
+    let Some(world) = World::start(faults) else {
+        return;
+    };
+    let world = world.with_origin();
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(1);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("did not answer within 30s") && run.stderr.contains("is pushed"),
+        "{}",
+        run.stderr
+    );
+    assert!(world.pull_request("login").is_null());
+    // The stand-in logs the create again once it has made it.
+    assert!(
+        wait_until(std::time::Duration::from_secs(20), || world.count("POST")
+            == 2),
+        "{:?}",
+        world.requests()
+    );
+    let again = world.env.orchestra(&["pr", "login", "--yes"]).ok();
+    assert!(
+        again.stdout.contains("pull request #1") && !again.stdout.contains("opened"),
+        "{}",
+        again.stdout
+    );
+    assert_eq!(world.pull_request("login")["number"], 1);
+}
+
+#[test]
+fn a_protected_branch_refused_by_the_remote_is_one_line_and_nothing_is_made() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    write_script(
+        &world.bare.join("hooks/pre-receive"),
+        "#!/bin/sh\necho 'session/* is protected: push to a fork' >&2\nexit 1\n",
+    );
+    let run = world.env.orchestra(&["pr", "login", "--yes"]).fails_with(1);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("was rejected")
+            && run.stderr.contains("session/login")
+            && run.stderr.contains("pre-receive hook declined"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(world.pushed("session/login"), None);
+    assert_eq!(world.count("POST"), 0);
+    assert_eq!(world.requests().len(), 1, "only the repository was read");
+    assert!(world.pull_request("login").is_null());
 }
 
 #[test]

@@ -95,6 +95,8 @@ fn a_failing_check_reaches_the_mark_list_status_line_and_one_notification() {
         health_json[0]["pull_request"], "#1 draft ✗lint",
         "{health_json}"
     );
+    let frame = world.env.orchestra(&["watch", "--count", "1"]).ok().stdout;
+    assert!(frame.contains("#1 draft ✗lint"), "{frame}");
     let window = world.env.session("login")["window"]
         .as_str()
         .unwrap()
@@ -138,7 +140,7 @@ fn a_failing_check_reaches_the_mark_list_status_line_and_one_notification() {
         "{:?}",
         notes(&noted)
     );
-    world.assert_token_nowhere(&[&list, &line]);
+    world.assert_token_nowhere(&[&list, &line, &frame]);
 }
 
 #[test]
@@ -149,6 +151,11 @@ fn a_pull_request_merged_on_the_server_makes_kill_delete_the_branch_unarchived()
     let world = world.with_origin();
     let env = &world.env;
     env.orchestra(&["pr", "login", "--yes"]).ok();
+    // A session waiting for login's branch: released once login's work is merged.
+    let mut waiting = crate::harness::shell_dispatch("ui").to_vec();
+    waiting.extend(["--after", "login:branch:session/login"]);
+    env.orchestra(&waiting).ok();
+    assert_eq!(env.session("ui")["status"], "blocked");
     // Another session changing the same file: the radar pairs them while login is open.
     env.dispatch_shell("other").ok();
     commit_file(
@@ -183,6 +190,107 @@ fn a_pull_request_merged_on_the_server_makes_kill_delete_the_branch_unarchived()
     let branches = env.git(&["branch", "--list", "archive/*", "session/login"]);
     assert!(branches.trim().is_empty(), "{branches}");
     assert!(!env.worktree_path("login").exists());
+    assert!(
+        !killed.stdout.contains("stays blocked"),
+        "{}",
+        killed.stdout
+    );
+    env.orchestra(&["refresh"]).ok();
+    assert!(
+        wait_until(Duration::from_secs(20), || env.session("ui")["status"]
+            == "running"),
+        "{}",
+        env.session("ui")
+    );
+}
+
+#[test]
+fn a_commit_after_the_merged_head_is_work_the_forge_never_saw_so_kill_archives_it() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    let env = &world.env;
+    env.orchestra(&["pr", "login", "--yes"]).ok();
+    poll(&world);
+    control(
+        &world,
+        json!({"repo": "me/app", "pull": {"number": 1, "merged": true}}),
+    );
+    poll(&world);
+    let merged_head = env.session("login")["pull_request"]["head_sha"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        merged_head,
+        env.git(&["rev-parse", "session/login"]).trim(),
+        "the merged head is the branch's tip"
+    );
+    // Committed after the merge: the branch's tip is no longer what was merged.
+    commit_file(
+        &env.worktree_path("login"),
+        "later.txt",
+        "after the merge\n",
+        "A change after the merge",
+    );
+    let row = env.session("login");
+    assert!(row["merged"].is_null(), "{row}");
+    let killed = env.orchestra(&["kill", "login"]).ok();
+    assert!(!killed.stdout.contains("merged in #1"), "{}", killed.stdout);
+    let archived: Vec<String> = env
+        .branches()
+        .into_iter()
+        .filter(|b| b.starts_with("archive/login-"))
+        .collect();
+    assert_eq!(archived.len(), 1, "{archived:?}");
+    assert_eq!(
+        env.git(&["show", &format!("{}:later.txt", archived[0])]),
+        "after the merge\n"
+    );
+}
+
+#[test]
+fn the_status_line_starts_the_background_read_on_its_interval() {
+    let Some(world) = World::start(json!([])) else {
+        return;
+    };
+    let world = world.with_origin();
+    let env = &world.env;
+    env.orchestra(&["pr", "login", "--yes"]).ok();
+    let lists = || {
+        world
+            .api
+            .requests_json()
+            .iter()
+            .filter(|r| {
+                r["method"] == "GET"
+                    && r["path"].as_str().is_some_and(|p| {
+                        p.starts_with("/repos/me/app/pulls?") && p.contains("sort=updated")
+                    })
+            })
+            .count()
+    };
+    assert_eq!(lists(), 0);
+    // Off: the status line starts no read.
+    env.tmux(&["set-option", "-g", "@orchestra-pr-interval", "off"]);
+    for _ in 0..3 {
+        env.orchestra(&["status-line"]).ok();
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    assert_eq!(lists(), 0, "a read started with the interval off");
+    // Every second: the first status line starts one, a later one the next.
+    env.tmux(&["set-option", "-g", "@orchestra-pr-interval", "1"]);
+    for wanted in [1, 2] {
+        assert!(
+            wait_until(Duration::from_secs(20), || {
+                env.orchestra(&["status-line"]).ok();
+                lists() >= wanted
+            }),
+            "no list request {wanted}: {:?}",
+            world.api.requests_json()
+        );
+    }
 }
 
 #[test]
