@@ -1227,9 +1227,7 @@ fn a_sandboxed_sessions_check_runs_in_its_box_and_an_unboxed_ones_outside() {
     }
     let env = Env::new();
     let person = env.root.join("person");
-    std::fs::create_dir_all(person.join(".ssh")).unwrap();
-    let key = person.join(".ssh/id_ed25519");
-    std::fs::write(&key, "CHECK-KEY-MATERIAL\n").unwrap();
+    let key = persons_key(&person);
     let outside = env.root.join("outside.txt");
     env.start_server(&[("HOME".into(), person.to_string_lossy().into_owned())]);
     // The check tries what an agent would: the key, a file outside its worktree.
@@ -1274,7 +1272,7 @@ fn a_sandboxed_sessions_check_runs_in_its_box_and_an_unboxed_ones_outside() {
         "{tail}"
     );
     assert!(
-        tail.contains("check-refused-key") && !tail.contains("CHECK-KEY-MATERIAL"),
+        tail.contains("check-refused-key") && !tail.contains("PRIVATE-KEY-MATERIAL"),
         "{tail}"
     );
     // Its write outside went to the box's private /tmp, gone with the box.
@@ -1285,6 +1283,6 @@ fn a_sandboxed_sessions_check_runs_in_its_box_and_an_unboxed_ones_outside() {
     env.orchestra(&["check", "plain"]).ok();
     let plain = env.session("plain");
     let tail = plain["check"]["tail"].as_str().unwrap_or_default();
-    assert!(tail.contains("CHECK-KEY-MATERIAL"), "{tail}");
+    assert!(tail.contains("PRIVATE-KEY-MATERIAL"), "{tail}");
     assert!(outside.exists());
 }

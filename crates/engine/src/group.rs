@@ -392,20 +392,9 @@ pub fn check(
             session.label, session.worktree
         )));
     }
-    let env = crate::worktree::command_env(session);
     // A sandboxed session's check runs in its box, as its setup does: the repo's command
     // is the repo's words, and the box is what keeps them to the worktree.
-    let (argv, env) = match &session.sandbox {
-        Some(network) => crate::session::sandbox::wrap(
-            home,
-            session,
-            network,
-            &argv,
-            &env,
-            crate::session::sandbox::Inside::Setup,
-        )?,
-        None => (argv, env),
-    };
+    let (argv, env) = crate::session::sandbox::job_command(home, session, argv)?;
     let started = Instant::now();
     let (ended, output) = crate::worktree::run_captured(&crate::worktree::Job {
         argv: &argv,

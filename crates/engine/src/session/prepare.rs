@@ -167,19 +167,7 @@ pub fn setup(
         shell_words::join(&argv),
         spell(timeout)
     ));
-    let env = crate::worktree::command_env(session);
-    // In the session's box, with its environment on bwrap's command line (no API key).
-    let (argv, env) = match &session.sandbox {
-        Some(network) => crate::session::sandbox::wrap(
-            home,
-            session,
-            network,
-            &argv,
-            &env,
-            crate::session::sandbox::Inside::Setup,
-        )?,
-        None => (argv, env),
-    };
+    let (argv, env) = crate::session::sandbox::job_command(home, session, argv)?;
     let started = Instant::now();
     let ended = crate::worktree::run_in_terminal(&Job {
         argv: &argv,

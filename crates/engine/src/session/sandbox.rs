@@ -52,6 +52,21 @@ pub enum Inside {
     Setup,
 }
 
+/// A repo command of `session`'s (its setup, its check) as it runs: in the session's box
+/// when it has one, with its environment on bwrap's command line (no API key); else
+/// `command` with orchestra's environment for a session's commands.
+pub fn job_command(
+    home_dir: &Path,
+    session: &Session,
+    command: Vec<String>,
+) -> Result<Boxed, Error> {
+    let env = crate::worktree::command_env(session);
+    match &session.sandbox {
+        Some(network) => wrap(home_dir, session, network, &command, &env, Inside::Setup),
+        None => Ok((command, env)),
+    }
+}
+
 /// `command` wrapped to run in `session`'s box, and the environment to start it with
 /// (all of it: the starter clears its own first); for [`Inside::Setup`] that is empty
 /// and the box's is on its command line. `env` is what orchestra gives the session
