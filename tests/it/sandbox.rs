@@ -923,7 +923,10 @@ fn a_restarted_sandboxed_claude_resumes_its_conversation_from_its_own_home() {
         run.stdout
     );
     // In its box again (bwrap's words hold the agent's), with --resume.
-    let argv = env.pane_process_once("again", "cmdline", |c| c.contains("--resume"));
+    // The pane runs `orchestra prepare … --resume` first, which then execs bwrap.
+    let argv = env.pane_process_once("again", "cmdline", |c| {
+        c.starts_with("bwrap") && c.contains("--resume")
+    });
     assert!(argv.starts_with("bwrap"), "{argv}");
     assert!(argv.contains("--resume"), "{argv}");
     env.reaches("again", "idle", Duration::from_secs(90));
